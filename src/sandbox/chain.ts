@@ -1,0 +1,200 @@
+/**
+ * The sandbox's own accounts on its ledger, and the transactions it signs itself:
+ * genesis (USDC mint, fee payer, treasury, demo wallet), refunds back to payers, and the
+ * LiteSVM-backed signer the x402 reference facilitator settles through.
+ */
+import {
+  appendTransactionMessageInstructions,
+  blockhash as toBlockhash,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  none,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  some,
+  address,
+  type Address,
+  type Instruction,
+  type KeyPairSigner,
+} from "@solana/kit";
+import {
+  TOKEN_PROGRAM_ADDRESS,
+  findAssociatedTokenPda,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getMintEncoder,
+  getMintToCheckedInstruction,
+  getTransferCheckedInstruction,
+} from "@solana-program/token";
+import { toFacilitatorSvmSigner, type FacilitatorSvmSigner } from "@x402/svm";
+import { USDC_DECIMALS } from "../domain/money.js";
+import type { Ledger } from "./ledger.js";
+
+const SOL = 1_000_000_000n;
+
+export interface ServiceKeys {
+  feePayer: KeyPairSigner;
+  treasury: KeyPairSigner;
+  mintAuthority: KeyPairSigner;
+}
+
+export async function associatedTokenAddress(owner: string, mint: string): Promise<Address> {
+  const [ata] = await findAssociatedTokenPda({
+    owner: address(owner),
+    mint: address(mint),
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  });
+  return ata;
+}
+
+/** Builds and fully signs a transaction against the ledger's current blockhash. */
+export async function signWith(
+  ledger: Ledger,
+  feePayer: KeyPairSigner,
+  instructions: Instruction[],
+): Promise<string> {
+  const latest = ledger.latestBlockhash();
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(feePayer, m),
+    (m) =>
+      setTransactionMessageLifetimeUsingBlockhash(
+        { blockhash: toBlockhash(latest.blockhash), lastValidBlockHeight: latest.lastValidBlockHeight },
+        m,
+      ),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  );
+  const signed = await signTransactionMessageWithSigners(message);
+  return getBase64EncodedWireTransaction(signed);
+}
+
+async function submitOrThrow(ledger: Ledger, wire: string, what: string): Promise<string> {
+  const result = ledger.submit(wire);
+  if (!result.ok) throw new Error(`${what} failed on the ledger: ${result.error}`);
+  return result.signature;
+}
+
+/**
+ * First start of a sandbox home: the USDC mint (at the real devnet address, its authority
+ * ours), SOL for the fee payer, the treasury's token account (the payee's account must
+ * exist before the first payment) and the demo wallet, funded with `walletFunding` USDC.
+ */
+export async function genesis(
+  ledger: Ledger,
+  keys: ServiceKeys,
+  mint: string,
+  wallet: KeyPairSigner,
+  walletFunding: bigint,
+): Promise<void> {
+  ledger.setAccount({
+    address: mint,
+    lamports: 1_461_600n,
+    owner: TOKEN_PROGRAM_ADDRESS,
+    data: new Uint8Array(
+      getMintEncoder().encode({
+        mintAuthority: some(keys.mintAuthority.address),
+        supply: 0n,
+        decimals: USDC_DECIMALS,
+        isInitialized: true,
+        freezeAuthority: none(),
+      }),
+    ),
+  });
+  ledger.airdrop(keys.feePayer.address, 1_000n * SOL);
+  await ensureTokenAccount(ledger, keys, keys.treasury.address, mint);
+  await fundWallet(ledger, keys, mint, wallet.address, walletFunding);
+}
+
+export async function ensureTokenAccount(ledger: Ledger, keys: ServiceKeys, owner: string, mint: string): Promise<Address> {
+  const ata = await associatedTokenAddress(owner, mint);
+  if (ledger.tokenAccount(ata)) return ata;
+  const ix = getCreateAssociatedTokenIdempotentInstruction({
+    payer: keys.feePayer,
+    ata,
+    owner: address(owner),
+    mint: address(mint),
+  });
+  await submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "creating a token account");
+  return ata;
+}
+
+/** Mints USDC to a wallet (creating its token account if needed): a real MintToChecked. */
+export async function fundWallet(
+  ledger: Ledger,
+  keys: ServiceKeys,
+  mint: string,
+  owner: string,
+  amount: bigint,
+): Promise<string> {
+  const ata = await ensureTokenAccount(ledger, keys, owner, mint);
+  const ix = getMintToCheckedInstruction({
+    mint: address(mint),
+    token: ata,
+    mintAuthority: keys.mintAuthority,
+    amount,
+    decimals: USDC_DECIMALS,
+  });
+  return submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "funding the wallet");
+}
+
+/** Sends `amount` from the treasury back to `payer`'s token account: a refund. */
+export async function refundTransfer(
+  ledger: Ledger,
+  keys: ServiceKeys,
+  mint: string,
+  payer: string,
+  amount: bigint,
+): Promise<string> {
+  const source = await associatedTokenAddress(keys.treasury.address, mint);
+  const destination = await ensureTokenAccount(ledger, keys, payer, mint);
+  const ix = getTransferCheckedInstruction({
+    source,
+    mint: address(mint),
+    destination,
+    authority: keys.treasury,
+    amount,
+    decimals: USDC_DECIMALS,
+  });
+  return submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "the refund transfer");
+}
+
+/**
+ * The facilitator signer the x402 reference `ExactSvmScheme` settles through: signing is
+ * the reference implementation's own; simulate, send and confirm go to the ledger.
+ */
+export function ledgerFacilitatorSigner(ledger: Ledger, feePayer: KeyPairSigner, network: string): FacilitatorSvmSigner {
+  // No RPC is ever called through this base: only its signing and addresses are used.
+  const base = toFacilitatorSvmSigner(feePayer, { defaultRpcUrl: "http://127.0.0.1:9" });
+  const checkNetwork = (n: string) => {
+    if (n !== network) throw new Error(`this ledger serves ${network}, not ${n}`);
+  };
+  return {
+    getAddresses: () => base.getAddresses(),
+    signTransaction: (tx, payer, n) => {
+      checkNetwork(n);
+      return base.signTransaction(tx, payer, n);
+    },
+    async simulateTransaction(tx, n) {
+      checkNetwork(n);
+      // LiteSVM verifies every signature, so the fee payer co-signs before simulating;
+      // the payer's own signature is checked as it would be on chain.
+      const signed = await base.signTransaction(tx, feePayer.address, n);
+      const result = ledger.simulate(signed);
+      if (!result.ok) throw new Error(`simulation failed: ${result.error}`);
+    },
+    async sendTransaction(tx, n) {
+      checkNetwork(n);
+      const result = ledger.submit(tx);
+      if (!result.ok) throw new Error(`transaction rejected by the ledger: ${result.error}`);
+      return result.signature;
+    },
+    async confirmTransaction(signature, n) {
+      checkNetwork(n);
+      if (!ledger.transaction(signature)) throw new Error(`transaction ${signature} is not on the ledger`);
+    },
+    async getTokenAccountBalance(tokenAccount) {
+      return ledger.tokenAccount(tokenAccount)?.amount ?? null;
+    },
+  };
+}

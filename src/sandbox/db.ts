@@ -1,0 +1,148 @@
+/**
+ * The sandbox's SQLite file: schema and versioned migrations. WAL with synchronous=FULL,
+ * so a committed row survives a kill -9 or a power cut.
+ */
+import Database from "better-sqlite3";
+
+const MIGRATIONS: string[] = [
+  // 1: everything the v1 service keeps.
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+  CREATE TABLE quotes (
+    quote_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    action TEXT NOT NULL,
+    input TEXT NOT NULL,            -- canonical JSON
+    amount TEXT NOT NULL,           -- atomic units
+    budget TEXT NOT NULL,           -- JSON {amount, currency}
+    requirements TEXT NOT NULL,     -- JSON x402 PaymentRequirements, the binding copy
+    context TEXT,                   -- JSON, what the action needs at execution (e.g. server plan)
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    execution_id TEXT
+  );
+
+  CREATE TABLE payments (
+    payment_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    quote_id TEXT NOT NULL,
+    message_hash TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL CHECK (status IN ('settling', 'settled')),
+    transaction_sig TEXT,
+    payer TEXT,
+    amount TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX payments_one_per_quote ON payments(quote_id);
+
+  CREATE TABLE executions (
+    execution_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    quote_id TEXT NOT NULL UNIQUE,
+    action TEXT NOT NULL,
+    input TEXT NOT NULL,
+    status TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    region TEXT NOT NULL,
+    resource_id TEXT,
+    output TEXT,
+    error TEXT,
+    refund TEXT,
+    outcome TEXT NOT NULL DEFAULT 'succeed',
+    delay_ms INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX executions_due ON executions(next_at) WHERE next_at IS NOT NULL;
+  CREATE INDEX executions_tenant ON executions(tenant, created_at);
+
+  CREATE TABLE resources (
+    resource_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    execution_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE webhooks (
+    webhook_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE webhook_deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    webhook_id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    next_at INTEGER,
+    last_error TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_at) WHERE next_at IS NOT NULL;
+
+  CREATE TABLE idempotency (
+    tenant TEXT NOT NULL,
+    key TEXT NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('running', 'done')),
+    status INTEGER,
+    headers TEXT,
+    body TEXT,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant, key, method, path)
+  );
+  CREATE INDEX idempotency_age ON idempotency(created_at);
+
+  CREATE TABLE ledger_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    signature TEXT,
+    message_hash TEXT,
+    slot INTEGER NOT NULL,
+    block_time INTEGER NOT NULL,
+    detail TEXT
+  );
+  CREATE INDEX ledger_log_signature ON ledger_log(signature) WHERE signature IS NOT NULL;
+  CREATE INDEX ledger_log_message ON ledger_log(message_hash) WHERE message_hash IS NOT NULL;
+  `,
+];
+
+export function openDatabase(path: string): Database.Database {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("foreign_keys = ON");
+  db.pragma("busy_timeout = 5000");
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(
+      `sandbox database is at schema version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade paid-actions-mcp`,
+    );
+  }
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,449 @@
+/**
+ * The sandbox's Solana ledger: a LiteSVM instance (signature and blockhash checks on) made
+ * durable by an operation log in SQLite plus a periodic snapshot file.
+ *
+ * Every state change (a successful transaction, an account write at genesis, a blockhash
+ * rotation) is applied to LiteSVM and appended to `ledger_log` in the same synchronous
+ * step, so a kill -9 can only lose an operation that nobody was told about. On open, the
+ * newest snapshot is loaded and the log after it is replayed (blockhash check off during
+ * replay only: the transactions were valid when they landed).
+ */
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import type Database from "better-sqlite3";
+import { LiteSVM, FailedTransactionMetadata, type TransactionMetadata } from "litesvm";
+import {
+  address,
+  getBase58Decoder,
+  getBase64Decoder,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  lamports as toLamports,
+  type Address,
+  type Transaction,
+} from "@solana/kit";
+import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from "@solana-program/token";
+
+const SNAPSHOT_MAGIC = Buffer.from("PAMLEDG1");
+const SLOTS_PER_BLOCKHASH = 150n;
+
+const TX_ERRORS = [
+  "AccountInUse", "AccountLoadedTwice", "AccountNotFound", "ProgramAccountNotFound",
+  "InsufficientFundsForFee", "InvalidAccountForFee", "AlreadyProcessed", "BlockhashNotFound",
+  "CallChainTooDeep", "MissingSignatureForFee", "InvalidAccountIndex", "SignatureFailure",
+  "InvalidProgramForExecution", "SanitizeFailure", "ClusterMaintenance", "AccountBorrowOutstanding",
+  "WouldExceedMaxBlockCostLimit", "UnsupportedVersion", "InvalidWritableAccount",
+  "WouldExceedMaxAccountCostLimit", "WouldExceedAccountDataBlockLimit", "TooManyAccountLocks",
+  "AddressLookupTableNotFound", "InvalidAddressLookupTableOwner", "InvalidAddressLookupTableData",
+  "InvalidAddressLookupTableIndex", "InvalidRentPayingAccount", "WouldExceedMaxVoteCostLimit",
+  "WouldExceedAccountDataTotalLimit", "MaxLoadedAccountsDataSizeExceeded", "ResanitizationNeeded",
+  "InvalidLoadedAccountsDataSizeLimit", "UnbalancedTransaction", "ProgramCacheHitMaxLimit",
+  "CommitCancelled",
+] as const;
+
+export interface TokenBalance {
+  accountIndex: number;
+  mint: string;
+  owner: string;
+  amount: bigint;
+}
+
+/** What the ledger remembers of a transaction that landed. */
+export interface LandedTransaction {
+  signature: string;
+  slot: bigint;
+  blockTime: number;
+  /** base64 wire transaction, fully signed. */
+  wire: string;
+  messageHash: string;
+  fee: bigint;
+  logs: string[];
+  computeUnits: bigint;
+  preBalances: bigint[];
+  postBalances: bigint[];
+  preTokenBalances: TokenBalance[];
+  postTokenBalances: TokenBalance[];
+}
+
+export type SubmitResult =
+  | { ok: true; signature: string; landed: LandedTransaction }
+  | { ok: false; signature: string; error: string; logs: string[] };
+
+export type SimulateResult =
+  | { ok: true; logs: string[]; unitsConsumed: bigint }
+  | { ok: false; error: string; logs: string[] };
+
+export interface EncodedAccountView {
+  address: string;
+  lamports: bigint;
+  owner: string;
+  executable: boolean;
+  data: Uint8Array;
+}
+
+export interface LedgerOptions {
+  db: Database.Database;
+  snapshotPath: string;
+  now: () => number;
+  /** A blockhash handed out more than this long ago is replaced on the next request. */
+  blockhashTtlMs: number;
+  /** Snapshot after this many logged operations (and on close). */
+  snapshotEvery?: number;
+}
+
+type LogKind = "tx" | "set_account" | "airdrop" | "rotate";
+
+interface LogRow {
+  seq: number;
+  kind: LogKind;
+  payload: string;
+}
+
+const base64 = { encode: getBase64Encoder(), decode: getBase64Decoder() };
+const base58 = getBase58Decoder();
+const txDecoder = getTransactionDecoder();
+const messageDecoder = getCompiledTransactionMessageDecoder();
+
+export function decodeWireTransaction(wireBase64: string): Transaction {
+  return txDecoder.decode(base64.encode.encode(wireBase64));
+}
+
+/** sha256 of the message bytes: the identity of a payment, whoever signs it last. */
+export function messageHashOf(tx: Transaction): string {
+  return createHash("sha256").update(tx.messageBytes as unknown as Uint8Array).digest("hex");
+}
+
+/** The transaction's id on Solana: its first signature (the fee payer's), base58. */
+export function signatureOf(tx: Transaction): string {
+  const first = Object.values(tx.signatures)[0];
+  return first ? base58.decode(first) : "";
+}
+
+export function describeTxError(failed: FailedTransactionMetadata): string {
+  const err = failed.err();
+  if (typeof err === "number") return TX_ERRORS[err] ?? `TransactionError(${err})`;
+  return err.toString();
+}
+
+export function staticAccountsOf(tx: Transaction): Address[] {
+  return [...messageDecoder.decode(tx.messageBytes).staticAccounts];
+}
+
+export class Ledger {
+  private svm: LiteSVM;
+  private blockhashIssuedAt: number;
+  private opsSinceSnapshot = 0;
+  private readonly snapshotEvery: number;
+  private readonly insertLog: Database.Statement;
+
+  private constructor(
+    private readonly opts: LedgerOptions,
+    svm: LiteSVM,
+  ) {
+    this.svm = svm;
+    this.blockhashIssuedAt = opts.now();
+    this.snapshotEvery = opts.snapshotEvery ?? 200;
+    this.insertLog = opts.db.prepare(
+      `INSERT INTO ledger_log (kind, payload, signature, message_hash, slot, block_time, detail)
+       VALUES (@kind, @payload, @signature, @messageHash, @slot, @blockTime, @detail)`,
+    );
+  }
+
+  /** Opens the ledger: snapshot, then replay of every logged operation after it. */
+  static open(opts: LedgerOptions): Ledger {
+    let svm: LiteSVM;
+    let fromSeq = 0;
+    if (existsSync(opts.snapshotPath)) {
+      const file = readFileSync(opts.snapshotPath);
+      if (file.length < 16 || !file.subarray(0, 8).equals(SNAPSHOT_MAGIC)) {
+        throw new Error(`ledger snapshot ${opts.snapshotPath} is not a paid-actions-mcp ledger snapshot`);
+      }
+      fromSeq = Number(file.readBigUInt64LE(8));
+      svm = LiteSVM.fromBytes(new Uint8Array(file.subarray(16)));
+    } else {
+      svm = new LiteSVM();
+    }
+    const ledger = new Ledger(opts, svm);
+    ledger.replay(fromSeq);
+    return ledger;
+  }
+
+  private replay(afterSeq: number): void {
+    const rows = this.opts.db
+      .prepare(`SELECT seq, kind, payload FROM ledger_log WHERE seq > ? ORDER BY seq`)
+      .all(afterSeq) as LogRow[];
+    if (rows.length === 0) return;
+    this.svm.withBlockhashCheck(false);
+    try {
+      for (const row of rows) this.apply(row.kind, row.payload, true);
+    } finally {
+      this.svm.withBlockhashCheck(true);
+    }
+    this.opsSinceSnapshot = rows.length;
+  }
+
+  /** Applies one operation to LiteSVM. Throws when a replayed operation does not apply. */
+  private apply(kind: LogKind, payload: string, replaying: boolean): TransactionMetadata | FailedTransactionMetadata | undefined {
+    switch (kind) {
+      case "tx": {
+        const result = this.svm.sendTransaction(decodeWireTransaction(payload));
+        if (replaying && result instanceof FailedTransactionMetadata) {
+          const reason = describeTxError(result);
+          // A transaction already in the snapshot's history is already applied.
+          if (reason !== "AlreadyProcessed") throw new Error(`ledger replay failed: ${reason}`);
+        }
+        return result;
+      }
+      case "set_account": {
+        const a = JSON.parse(payload) as { address: string; lamports: string; owner: string; executable: boolean; data: string };
+        const data = base64.encode.encode(a.data) as Uint8Array;
+        this.svm.setAccount({
+          address: address(a.address),
+          lamports: toLamports(BigInt(a.lamports)),
+          programAddress: address(a.owner),
+          executable: a.executable,
+          data,
+          space: BigInt(data.length),
+        });
+        return undefined;
+      }
+      case "airdrop": {
+        const a = JSON.parse(payload) as { address: string; lamports: string };
+        const result = this.svm.airdrop(address(a.address), toLamports(BigInt(a.lamports)));
+        if (!result || result instanceof FailedTransactionMetadata) {
+          throw new Error(`airdrop failed: ${result ? describeTxError(result) : "no result"}`);
+        }
+        return undefined;
+      }
+      case "rotate": {
+        const slot = this.svm.getClock().slot;
+        this.svm.expireBlockhash();
+        this.svm.warpToSlot(slot + SLOTS_PER_BLOCKHASH);
+        return undefined;
+      }
+    }
+  }
+
+  private log(row: {
+    kind: LogKind;
+    payload: string;
+    signature?: string | null;
+    messageHash?: string | null;
+    detail?: string | null;
+  }): void {
+    this.insertLog.run({
+      kind: row.kind,
+      payload: row.payload,
+      signature: row.signature ?? null,
+      messageHash: row.messageHash ?? null,
+      slot: Number(this.svm.getClock().slot),
+      blockTime: Math.floor(this.opts.now() / 1000),
+      detail: row.detail ?? null,
+    });
+    if (++this.opsSinceSnapshot >= this.snapshotEvery) this.snapshot();
+  }
+
+  /** Writes (creates or overwrites) an account, logged. For genesis set-up only. */
+  setAccount(account: { address: string; lamports: bigint; owner: string; executable?: boolean; data: Uint8Array }): void {
+    const payload = JSON.stringify({
+      address: account.address,
+      lamports: account.lamports.toString(),
+      owner: account.owner,
+      executable: account.executable ?? false,
+      data: base64.decode.decode(account.data),
+    });
+    this.apply("set_account", payload, false);
+    this.log({ kind: "set_account", payload });
+  }
+
+  airdrop(to: string, amount: bigint): void {
+    const payload = JSON.stringify({ address: to, lamports: amount.toString() });
+    this.apply("airdrop", payload, false);
+    this.log({ kind: "airdrop", payload });
+  }
+
+  /** The blockhash clients should sign with now; a stale one is rotated first. */
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: bigint; slot: bigint } {
+    if (this.opts.now() - this.blockhashIssuedAt >= this.opts.blockhashTtlMs) this.rotateBlockhash();
+    const slot = this.svm.getClock().slot;
+    return { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: slot + SLOTS_PER_BLOCKHASH, slot };
+  }
+
+  /** The blockhash LiteSVM accepts right now, without rotating. */
+  currentBlockhash(): string {
+    return this.svm.latestBlockhash();
+  }
+
+  isBlockhashValid(blockhash: string): boolean {
+    return blockhash === this.svm.latestBlockhash();
+  }
+
+  /** Moves the ledger to a new blockhash: transactions signed against the old one fail. */
+  rotateBlockhash(): void {
+    this.apply("rotate", "{}", false);
+    this.log({ kind: "rotate", payload: "{}" });
+    this.blockhashIssuedAt = this.opts.now();
+  }
+
+  slot(): bigint {
+    return this.svm.getClock().slot;
+  }
+
+  account(addr: string): EncodedAccountView | undefined {
+    const acc = this.svm.getAccount(address(addr));
+    if (!acc.exists) return undefined;
+    return {
+      address: addr,
+      lamports: acc.lamports,
+      owner: acc.programAddress,
+      executable: acc.executable,
+      data: acc.data as Uint8Array,
+    };
+  }
+
+  lamports(addr: string): bigint {
+    return this.account(addr)?.lamports ?? 0n;
+  }
+
+  /** Decoded SPL token account, or undefined if the address holds none. */
+  tokenAccount(addr: string): { mint: string; owner: string; amount: bigint } | undefined {
+    const acc = this.account(addr);
+    if (!acc || acc.owner !== TOKEN_PROGRAM_ADDRESS || acc.data.length !== 165) return undefined;
+    const token = getTokenDecoder().decode(acc.data);
+    return { mint: token.mint, owner: token.owner, amount: token.amount };
+  }
+
+  private snapshotBalances(accounts: Address[]): { lamports: bigint[]; tokens: TokenBalance[] } {
+    const lamports: bigint[] = [];
+    const tokens: TokenBalance[] = [];
+    accounts.forEach((a, accountIndex) => {
+      lamports.push(this.lamports(a));
+      const token = this.tokenAccount(a);
+      if (token) tokens.push({ accountIndex, ...token });
+    });
+    return { lamports, tokens };
+  }
+
+  /**
+   * Submits a fully signed transaction. On success it is applied and logged in one
+   * synchronous step, and described for getTransaction.
+   */
+  submit(wireBase64: string): SubmitResult {
+    let tx: Transaction;
+    try {
+      tx = decodeWireTransaction(wireBase64);
+    } catch {
+      return { ok: false, signature: "", error: "SanitizeFailure", logs: [] };
+    }
+    const signature = signatureOf(tx);
+    const accounts = staticAccountsOf(tx);
+    const pre = this.snapshotBalances(accounts);
+    const result = this.apply("tx", wireBase64, false);
+    if (!result || result instanceof FailedTransactionMetadata) {
+      const failed = result as FailedTransactionMetadata;
+      return { ok: false, signature, error: describeTxError(failed), logs: failed.meta().logs() };
+    }
+    const post = this.snapshotBalances(accounts);
+    const feePayer = accounts[0];
+    const fee = feePayer ? pre.lamports[0]! - post.lamports[0]! : 0n;
+    const landed: LandedTransaction = {
+      signature,
+      slot: this.svm.getClock().slot,
+      blockTime: Math.floor(this.opts.now() / 1000),
+      wire: wireBase64,
+      messageHash: messageHashOf(tx),
+      fee: fee > 0n ? fee : 0n,
+      logs: result.logs(),
+      computeUnits: result.computeUnitsConsumed(),
+      preBalances: pre.lamports,
+      postBalances: post.lamports,
+      preTokenBalances: pre.tokens,
+      postTokenBalances: post.tokens,
+    };
+    this.log({
+      kind: "tx",
+      payload: wireBase64,
+      signature,
+      messageHash: landed.messageHash,
+      detail: JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
+    });
+    return { ok: true, signature, landed };
+  }
+
+  simulate(wireBase64: string): SimulateResult {
+    let tx: Transaction;
+    try {
+      tx = decodeWireTransaction(wireBase64);
+    } catch {
+      return { ok: false, error: "SanitizeFailure", logs: [] };
+    }
+    const result = this.svm.simulateTransaction(tx);
+    if (result instanceof FailedTransactionMetadata) {
+      return { ok: false, error: describeTxError(result), logs: result.meta().logs() };
+    }
+    const meta = result.meta();
+    return { ok: true, logs: meta.logs(), unitsConsumed: meta.computeUnitsConsumed() };
+  }
+
+  /** A landed transaction by signature, from the durable log. */
+  transaction(signature: string): LandedTransaction | undefined {
+    const row = this.opts.db
+      .prepare(`SELECT detail FROM ledger_log WHERE signature = ? AND kind = 'tx'`)
+      .get(signature) as { detail: string } | undefined;
+    return row ? reviveLanded(row.detail) : undefined;
+  }
+
+  /** A landed transaction by the hash of its message. */
+  transactionByMessageHash(messageHash: string): LandedTransaction | undefined {
+    const row = this.opts.db
+      .prepare(`SELECT detail FROM ledger_log WHERE message_hash = ? AND kind = 'tx'`)
+      .get(messageHash) as { detail: string } | undefined;
+    return row ? reviveLanded(row.detail) : undefined;
+  }
+
+  /**
+   * Writes the whole ledger state with the sequence number of the last operation in it:
+   * temp file, fsync, rename. A crash mid-write leaves the previous snapshot intact.
+   */
+  snapshot(): void {
+    const seqRow = this.opts.db.prepare(`SELECT MAX(seq) AS seq FROM ledger_log`).get() as { seq: number | null };
+    const seq = BigInt(seqRow.seq ?? 0);
+    const bytes = this.svm.toBytes();
+    const header = Buffer.alloc(16);
+    SNAPSHOT_MAGIC.copy(header, 0);
+    header.writeBigUInt64LE(seq, 8);
+    const tmp = `${this.opts.snapshotPath}.tmp`;
+    const fd = openSync(tmp, "w", 0o600);
+    try {
+      writeSync(fd, header);
+      writeSync(fd, bytes);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.opts.snapshotPath);
+    this.opsSinceSnapshot = 0;
+  }
+
+  close(): void {
+    if (this.opsSinceSnapshot > 0) this.snapshot();
+  }
+}
+
+function reviveLanded(detail: string): LandedTransaction {
+  const raw = JSON.parse(detail) as Record<string, unknown>;
+  const big = (v: unknown) => BigInt(v as string);
+  const tokens = (list: unknown) =>
+    (list as Array<Record<string, unknown>>).map((t) => ({ ...t, amount: big(t.amount) }) as TokenBalance);
+  return {
+    ...(raw as unknown as LandedTransaction),
+    slot: big(raw.slot),
+    fee: big(raw.fee),
+    computeUnits: big(raw.computeUnits),
+    preBalances: (raw.preBalances as string[]).map(big),
+    postBalances: (raw.postBalances as string[]).map(big),
+    preTokenBalances: tokens(raw.preTokenBalances),
+    postTokenBalances: tokens(raw.postTokenBalances),
+  };
+}
