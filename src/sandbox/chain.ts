@@ -138,8 +138,11 @@ export async function fundWallet(
   return submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "funding the wallet");
 }
 
-/** Sends `amount` from the treasury back to `payer`'s token account: a refund. */
-export async function refundTransfer(
+/**
+ * A signed transfer of `amount` from the treasury back to `payer`'s token account (a
+ * refund), not yet sent: the caller records it before sending.
+ */
+export async function refundTransferWire(
   ledger: Ledger,
   keys: ServiceKeys,
   mint: string,
@@ -156,7 +159,7 @@ export async function refundTransfer(
     amount,
     decimals: USDC_DECIMALS,
   });
-  return submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "the refund transfer");
+  return signWith(ledger, keys.feePayer, [ix]);
 }
 
 /**

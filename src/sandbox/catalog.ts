@@ -1,0 +1,473 @@
+/**
+ * The sandbox's action catalog: for each action, its input schema (zod, published as JSON
+ * Schema 2020-12), a pricing model that explains every price, budget hints, and the
+ * simulated provider's output. Prices are bigint atomic USDC units.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { AGENT_SERVICES, findAgentService } from "./agent-services.js";
+
+const usdc = (text: string): bigint => {
+  const value = parseDecimal(text);
+  if (value === undefined) throw new Error(`bad price literal ${text}`);
+  return value;
+};
+
+export const SERVER_PLANS = {
+  nano: { hourly: usdc("0.005"), vcpus: 1, memoryGb: 0.5 },
+  small: { hourly: usdc("0.012"), vcpus: 1, memoryGb: 2 },
+  medium: { hourly: usdc("0.045"), vcpus: 2, memoryGb: 8 },
+  large: { hourly: usdc("0.18"), vcpus: 8, memoryGb: 32 },
+  gpu: { hourly: usdc("1.20"), vcpus: 16, memoryGb: 96 },
+} as const;
+type PlanName = keyof typeof SERVER_PLANS;
+const PLAN_NAMES = Object.keys(SERVER_PLANS) as [PlanName, ...PlanName[]];
+
+const REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1"] as const;
+
+const JURISDICTION_FEES = {
+  "US-DE": { fee: usdc("89.00"), types: ["llc", "c-corp"] },
+  "US-WY": { fee: usdc("49.00"), types: ["llc", "c-corp"] },
+  UK: { fee: usdc("29.00"), types: ["ltd"] },
+  EE: { fee: usdc("265.00"), types: ["ou"] },
+  SG: { fee: usdc("315.00"), types: ["pte-ltd"] },
+} as const;
+type Jurisdiction = keyof typeof JURISDICTION_FEES;
+const REGISTERED_AGENT_FEE = usdc("49.00");
+
+const TLD_YEARLY: Record<string, bigint> = {
+  com: usdc("12.00"),
+  net: usdc("14.00"),
+  org: usdc("11.00"),
+  io: usdc("39.00"),
+  dev: usdc("15.00"),
+  ai: usdc("80.00"),
+  xyz: usdc("2.00"),
+};
+
+const STORAGE_GB_MONTH = { object: usdc("0.023"), archive: usdc("0.004") } as const;
+
+const DurationHours = z.int().min(1).max(8760).describe("How long to keep the server, in hours (1-8760)");
+const SshKey = z
+  .string()
+  .max(4096)
+  .regex(/^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( [^\r\n]{0,200})?$/, "must be an OpenSSH public key");
+
+const Money = z.object({
+  amount: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/, "must be a decimal string"),
+  currency: z.literal("USDC"),
+});
+
+export const ServersProvisionInput = z.strictObject({
+  region: z.enum(REGIONS).describe("Data-center region"),
+  plan: z.enum(PLAN_NAMES).describe("Server size: nano, small, medium, large or gpu"),
+  image: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9.\-]*$/).default("ubuntu-24.04").describe("OS image"),
+  durationHours: DurationHours,
+  sshKeys: z.array(SshKey).max(10).default([]).describe("OpenSSH public keys to install for root"),
+});
+
+export const ServersRenewInput = z.strictObject({
+  serverId: z.string().regex(/^svr_[A-Za-z0-9]{1,40}$/).describe("The server to extend (svr_...)"),
+  durationHours: DurationHours,
+});
+
+export const CompaniesCreateInput = z.strictObject({
+  jurisdiction: z.enum(Object.keys(JURISDICTION_FEES) as [Jurisdiction, ...Jurisdiction[]]),
+  companyType: z.enum(["llc", "c-corp", "ltd", "ou", "pte-ltd"]),
+  name: z.string().min(2).max(120).describe("Company name, as it should be registered"),
+  owners: z
+    .array(
+      z.strictObject({
+        type: z.enum(["individual", "company"]),
+        fullName: z.string().min(1).max(200),
+        country: z.string().regex(/^[A-Z]{2}$/, "must be an ISO 3166-1 alpha-2 code"),
+      }),
+    )
+    .min(1)
+    .max(20),
+  registeredAgent: z.boolean().default(false).describe("Add a registered agent for the first year"),
+});
+
+export const DomainsRegisterInput = z.strictObject({
+  domain: z
+    .string()
+    .max(253)
+    .regex(/^(?!-)[a-z0-9-]{1,63}(?<!-)\.[a-z]{2,24}$/, "must be a second-level domain such as example.com, lower-case"),
+  years: z.int().min(1).max(10).default(1),
+  privacy: z.boolean().default(true).describe("WHOIS privacy"),
+  nameservers: z.array(z.string().max(253)).max(6).default([]),
+});
+
+export const StoragePurchaseInput = z.strictObject({
+  tier: z.enum(["object", "archive"]),
+  sizeGb: z.int().min(1).max(100_000),
+  durationMonths: z.int().min(1).max(36),
+  region: z.enum(REGIONS),
+});
+
+export const AgentServicesPurchaseInput = z.strictObject({
+  serviceId: z.string().regex(/^svc_[A-Za-z0-9]{1,40}$/).describe("Service to hire (svc_...), from agent-services search"),
+  task: z.string().min(1).max(4000).describe("What the service should do"),
+  deliveryMode: z.enum(["json", "text"]).default("json"),
+  maxPrice: Money.optional().describe("Refuse if the service's price is above this"),
+});
+
+/** What an action's pricing needs to know about the caller's world (their servers). */
+export interface PricingWorld {
+  server(serverId: string): { plan: string; region: string } | undefined;
+  domainTaken(domain: string): boolean;
+}
+
+export type PriceResult =
+  | { ok: true; amount: bigint; breakdown: Record<string, unknown>; region: string }
+  | { ok: false; status: 400 | 404; path: string; message: string };
+
+export interface ActionDef {
+  name: string;
+  description: string;
+  supportsAsync: boolean;
+  schema: z.ZodType<Record<string, unknown>>;
+  pricing: Record<string, unknown>;
+  budgetHints: { typical: string; max: string };
+  provider: string;
+  /** Dedicated endpoint (POST), for the documentation and routing. */
+  endpoint: string;
+  /** Key under which the created resource's id is returned. */
+  resourceKey: string;
+  resourcePrefix: string;
+  price(input: Record<string, unknown>, world: PricingWorld): PriceResult;
+}
+
+const fixed = (amount: bigint, breakdown: Record<string, unknown>, region: string): PriceResult => ({
+  ok: true,
+  amount,
+  breakdown,
+  region,
+});
+
+export const ACTIONS: readonly ActionDef[] = [
+  {
+    name: "companies.create",
+    description:
+      "Forms a company with a formation agent: files the formation documents in the chosen jurisdiction and returns the company record with its documents.",
+    supportsAsync: true,
+    schema: CompaniesCreateInput,
+    pricing: {
+      model: "fixed",
+      currency: "USDC",
+      formula: "jurisdiction filing fee + registered agent fee (if registeredAgent)",
+      jurisdictionFees: Object.fromEntries(Object.entries(JURISDICTION_FEES).map(([k, v]) => [k, formatDecimal(v.fee)])),
+      registeredAgentFee: formatDecimal(REGISTERED_AGENT_FEE),
+      companyTypes: Object.fromEntries(Object.entries(JURISDICTION_FEES).map(([k, v]) => [k, v.types])),
+    },
+    budgetHints: { typical: "89.00", max: formatDecimal(usdc("315.00") + REGISTERED_AGENT_FEE) },
+    provider: "sandbox-formations",
+    endpoint: "/companies",
+    resourceKey: "companyId",
+    resourcePrefix: "co",
+    price(raw) {
+      const input = raw as z.infer<typeof CompaniesCreateInput>;
+      const j = JURISDICTION_FEES[input.jurisdiction];
+      if (!(j.types as readonly string[]).includes(input.companyType)) {
+        return {
+          ok: false,
+          status: 400,
+          path: "input.companyType",
+          message: `${input.jurisdiction} forms ${j.types.join(" or ")}, not ${input.companyType}`,
+        };
+      }
+      const agent = input.registeredAgent ? REGISTERED_AGENT_FEE : 0n;
+      return fixed(
+        j.fee + agent,
+        { filingFee: formatDecimal(j.fee), registeredAgentFee: formatDecimal(agent) },
+        input.jurisdiction.toLowerCase(),
+      );
+    },
+  },
+  {
+    name: "servers.provision",
+    description:
+      "Provisions a virtual server for a fixed number of hours and returns its id and public IP once it is running.",
+    supportsAsync: true,
+    schema: ServersProvisionInput,
+    pricing: {
+      model: "per_unit",
+      currency: "USDC",
+      unit: "hour",
+      formula: "plan hourly rate x durationHours",
+      hourlyRates: Object.fromEntries(Object.entries(SERVER_PLANS).map(([k, v]) => [k, formatDecimal(v.hourly)])),
+    },
+    budgetHints: { typical: "0.29", max: formatDecimal(SERVER_PLANS.gpu.hourly * 8760n) },
+    provider: "sandbox-cloud",
+    endpoint: "/servers/provision",
+    resourceKey: "serverId",
+    resourcePrefix: "svr",
+    price(raw) {
+      const input = raw as z.infer<typeof ServersProvisionInput>;
+      const rate = SERVER_PLANS[input.plan].hourly;
+      return fixed(
+        rate * BigInt(input.durationHours),
+        { hourlyRate: formatDecimal(rate), hours: input.durationHours },
+        input.region,
+      );
+    },
+  },
+  {
+    name: "servers.renew",
+    description: "Extends a running or reserved server by more hours, at its plan's hourly rate.",
+    supportsAsync: true,
+    schema: ServersRenewInput,
+    pricing: {
+      model: "per_unit",
+      currency: "USDC",
+      unit: "hour",
+      formula: "the server's plan hourly rate x durationHours",
+      hourlyRates: Object.fromEntries(Object.entries(SERVER_PLANS).map(([k, v]) => [k, formatDecimal(v.hourly)])),
+    },
+    budgetHints: { typical: "0.29", max: formatDecimal(SERVER_PLANS.gpu.hourly * 8760n) },
+    provider: "sandbox-cloud",
+    endpoint: "/servers/{serverId}/renew",
+    resourceKey: "serverId",
+    resourcePrefix: "svr",
+    price(raw, world) {
+      const input = raw as z.infer<typeof ServersRenewInput>;
+      const server = world.server(input.serverId);
+      if (!server) return { ok: false, status: 404, path: "input.serverId", message: `server ${input.serverId} not found` };
+      const rate = SERVER_PLANS[server.plan as PlanName]?.hourly ?? SERVER_PLANS.small.hourly;
+      return fixed(
+        rate * BigInt(input.durationHours),
+        { hourlyRate: formatDecimal(rate), hours: input.durationHours, plan: server.plan },
+        server.region,
+      );
+    },
+  },
+  {
+    name: "domains.register",
+    description: "Registers a domain name for 1-10 years with WHOIS privacy, and sets its nameservers.",
+    supportsAsync: true,
+    schema: DomainsRegisterInput,
+    pricing: {
+      model: "per_unit",
+      currency: "USDC",
+      unit: "year",
+      formula: "TLD yearly rate x years",
+      yearlyRates: Object.fromEntries(Object.entries(TLD_YEARLY).map(([k, v]) => [k, formatDecimal(v)])),
+    },
+    budgetHints: { typical: "12.00", max: formatDecimal(usdc("80.00") * 10n) },
+    provider: "sandbox-registrar",
+    endpoint: "/domains/register",
+    resourceKey: "domainId",
+    resourcePrefix: "dom",
+    price(raw, world) {
+      const input = raw as z.infer<typeof DomainsRegisterInput>;
+      const tld = input.domain.split(".").pop() ?? "";
+      const rate = TLD_YEARLY[tld];
+      if (rate === undefined) {
+        return {
+          ok: false,
+          status: 400,
+          path: "input.domain",
+          message: `.${tld} is not offered; offered: ${Object.keys(TLD_YEARLY).map((t) => `.${t}`).join(", ")}`,
+        };
+      }
+      if (world.domainTaken(input.domain)) {
+        return { ok: false, status: 400, path: "input.domain", message: `${input.domain} is already registered` };
+      }
+      return fixed(rate * BigInt(input.years), { yearlyRate: formatDecimal(rate), years: input.years }, "global");
+    },
+  },
+  {
+    name: "storage.purchase",
+    description: "Buys object or archive storage capacity for a number of months and returns the bucket and its endpoint.",
+    supportsAsync: true,
+    schema: StoragePurchaseInput,
+    pricing: {
+      model: "per_unit",
+      currency: "USDC",
+      unit: "GB-month",
+      formula: "tier rate x sizeGb x durationMonths",
+      ratesPerGbMonth: Object.fromEntries(Object.entries(STORAGE_GB_MONTH).map(([k, v]) => [k, formatDecimal(v)])),
+    },
+    budgetHints: { typical: "2.30", max: formatDecimal(STORAGE_GB_MONTH.object * 100_000n * 36n) },
+    provider: "sandbox-storage",
+    endpoint: "/storage/purchase",
+    resourceKey: "bucketId",
+    resourcePrefix: "bkt",
+    price(raw) {
+      const input = raw as z.infer<typeof StoragePurchaseInput>;
+      const rate = STORAGE_GB_MONTH[input.tier];
+      return fixed(
+        rate * BigInt(input.sizeGb) * BigInt(input.durationMonths),
+        { ratePerGbMonth: formatDecimal(rate), sizeGb: input.sizeGb, months: input.durationMonths },
+        input.region,
+      );
+    },
+  },
+  {
+    name: "agent-services.purchase",
+    description:
+      "Hires an agent service from the marketplace (find one with agent-services search) to do a task, and returns its deliverable.",
+    supportsAsync: true,
+    schema: AgentServicesPurchaseInput,
+    pricing: {
+      model: "fixed",
+      currency: "USDC",
+      formula: "the service's listed price per task",
+      priceRange: {
+        min: formatDecimal(AGENT_SERVICES.reduce((m, s) => (s.price < m ? s.price : m), AGENT_SERVICES[0]!.price)),
+        max: formatDecimal(AGENT_SERVICES.reduce((m, s) => (s.price > m ? s.price : m), 0n)),
+      },
+    },
+    budgetHints: { typical: "0.50", max: "25.00" },
+    provider: "sandbox-agent-market",
+    endpoint: "/agent-services/purchase",
+    resourceKey: "purchaseId",
+    resourcePrefix: "pur",
+    price(raw) {
+      const input = raw as z.infer<typeof AgentServicesPurchaseInput>;
+      const service = findAgentService(input.serviceId);
+      if (!service) return { ok: false, status: 404, path: "input.serviceId", message: `agent service ${input.serviceId} not found` };
+      if (input.maxPrice) {
+        const cap = parseDecimal(input.maxPrice.amount);
+        if (cap === undefined || service.price > cap) {
+          return {
+            ok: false,
+            status: 400,
+            path: "input.maxPrice",
+            message: `${service.serviceId} costs ${formatDecimal(service.price)} USDC, above maxPrice ${input.maxPrice.amount}`,
+          };
+        }
+      }
+      return fixed(service.price, { servicePrice: formatDecimal(service.price), service: service.name }, "global");
+    },
+  },
+];
+
+const BY_NAME = new Map(ACTIONS.map((a) => [a.name, a]));
+
+export function findAction(name: string): ActionDef | undefined {
+  return BY_NAME.get(name);
+}
+
+const schemaCache = new Map<string, Record<string, unknown>>();
+export function inputJsonSchema(action: ActionDef): Record<string, unknown> {
+  let schema = schemaCache.get(action.name);
+  if (!schema) {
+    schema = z.toJSONSchema(action.schema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
+    schemaCache.set(action.name, schema);
+  }
+  return schema;
+}
+
+export function describeAction(action: ActionDef) {
+  return {
+    name: action.name,
+    description: action.description,
+    supportsAsync: action.supportsAsync,
+    inputSchema: inputJsonSchema(action),
+    pricing: action.pricing,
+    budgetHints: action.budgetHints,
+    endpoint: action.endpoint,
+  };
+}
+
+// ---- Simulated providers' outputs ----------------------------------------------
+
+function digest(seed: string): Buffer {
+  return createHash("sha256").update(seed).digest();
+}
+
+const addHours = (iso: string, hours: number) => new Date(Date.parse(iso) + hours * 3_600_000).toISOString();
+
+/**
+ * The output an honest provider returns for a finished execution. Derived from the
+ * execution id, so a restart reproduces it exactly.
+ */
+export function providerOutput(
+  action: ActionDef,
+  input: Record<string, unknown>,
+  ctx: { executionId: string; resourceId: string; completedAt: string; previous?: Record<string, unknown> },
+): Record<string, unknown> {
+  const d = digest(ctx.executionId);
+  switch (action.name) {
+    case "servers.provision": {
+      const i = input as z.infer<typeof ServersProvisionInput>;
+      return {
+        serverId: ctx.resourceId,
+        status: "running",
+        ipv4: `203.0.113.${(d[0]! % 250) + 2}`,
+        ipv6: `2001:db8:${d.readUInt16BE(1).toString(16)}::${d.readUInt16BE(3).toString(16)}`,
+        region: i.region,
+        plan: i.plan,
+        image: i.image,
+        sshUser: "root",
+        sshKeysInstalled: i.sshKeys.length,
+        expiresAt: addHours(ctx.completedAt, i.durationHours),
+      };
+    }
+    case "servers.renew": {
+      const i = input as z.infer<typeof ServersRenewInput>;
+      const previousExpiry = typeof ctx.previous?.expiresAt === "string" ? ctx.previous.expiresAt : ctx.completedAt;
+      const base = Date.parse(previousExpiry) > Date.parse(ctx.completedAt) ? previousExpiry : ctx.completedAt;
+      return { serverId: i.serverId, extendedByHours: i.durationHours, expiresAt: addHours(base, i.durationHours) };
+    }
+    case "companies.create": {
+      const i = input as z.infer<typeof CompaniesCreateInput>;
+      const number = `${i.jurisdiction}-${d.readUInt32BE(0).toString().padStart(10, "0")}`;
+      const base = `https://sandbox.paid-actions.invalid/companies/${ctx.resourceId}`;
+      const documents = [
+        { kind: "certificate_of_formation", name: "Certificate of Formation.pdf", url: `${base}/certificate.pdf` },
+        {
+          kind: i.companyType === "llc" ? "operating_agreement" : "articles",
+          name: i.companyType === "llc" ? "Operating Agreement.pdf" : "Articles of Association.pdf",
+          url: `${base}/governing.pdf`,
+        },
+      ];
+      if (i.jurisdiction.startsWith("US")) documents.push({ kind: "ein_letter", name: "EIN Confirmation Letter.pdf", url: `${base}/ein.pdf` });
+      return { companyId: ctx.resourceId, formationStatus: "formed", registrationNumber: number, documents };
+    }
+    case "domains.register": {
+      const i = input as z.infer<typeof DomainsRegisterInput>;
+      return {
+        domainId: ctx.resourceId,
+        domain: i.domain,
+        status: "active",
+        registrar: "sandbox-registrar",
+        privacy: i.privacy,
+        nameservers: i.nameservers.length > 0 ? i.nameservers : ["ns1.sandbox-dns.invalid", "ns2.sandbox-dns.invalid"],
+        expiresAt: addHours(ctx.completedAt, i.years * 8760),
+      };
+    }
+    case "storage.purchase": {
+      const i = input as z.infer<typeof StoragePurchaseInput>;
+      const bucketName = `pa-${d.subarray(0, 6).toString("hex")}`;
+      return {
+        bucketId: ctx.resourceId,
+        bucketName,
+        endpoint: `https://${i.region}.storage.sandbox.invalid/${bucketName}`,
+        tier: i.tier,
+        sizeGb: i.sizeGb,
+        region: i.region,
+        expiresAt: addHours(ctx.completedAt, i.durationMonths * 730),
+      };
+    }
+    case "agent-services.purchase": {
+      const i = input as z.infer<typeof AgentServicesPurchaseInput>;
+      const service = findAgentService(i.serviceId);
+      const summary = `${service?.name ?? i.serviceId} completed the task: ${i.task.slice(0, 200)}`;
+      return {
+        purchaseId: ctx.resourceId,
+        serviceId: i.serviceId,
+        deliveryMode: i.deliveryMode,
+        deliverable:
+          i.deliveryMode === "json"
+            ? { format: "json", result: { summary, confidence: 0.8 + (d[0]! % 20) / 100, items: [] } }
+            : { format: "text", result: summary },
+        deliveredAt: ctx.completedAt,
+      };
+    }
+    default:
+      return {};
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * Webhooks: registration per API key, durable deliveries of `execution.updated`, signed
+ * `Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, retried with
+ * exponential backoff. Deliveries live in SQLite, so retries survive a restart.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import type Database from "better-sqlite3";
+import { z } from "zod";
+import { invalidRequest, notFound, zodIssues } from "./errors.js";
+import { newId } from "./ids.js";
+
+export const WEBHOOK_EVENTS = ["execution.updated"] as const;
+const MAX_ATTEMPTS = 8;
+const DELIVERY_TIMEOUT_MS = 5_000;
+const MAX_WEBHOOKS_PER_KEY = 20;
+
+export const WebhookCreate = z.strictObject({
+  url: z
+    .string()
+    .max(2048)
+    .refine((u) => {
+      try {
+        const url = new URL(u);
+        return url.protocol === "http:" || url.protocol === "https:";
+      } catch {
+        return false;
+      }
+    }, "must be an absolute http(s) URL"),
+  events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).default(["execution.updated"]),
+  description: z.string().max(200).optional(),
+});
+
+interface WebhookRow {
+  webhook_id: string;
+  tenant: string;
+  url: string;
+  events: string;
+  secret: string;
+  created_at: number;
+}
+
+interface DeliveryRow {
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string;
+  body: string;
+  attempts: number;
+  status: string;
+  next_at: number | null;
+}
+
+/** Signs a raw body the way receivers verify it. */
+export function signWebhook(secret: string, timestamp: number, body: string): string {
+  const v1 = createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+  return `t=${timestamp},v1=${v1}`;
+}
+
+export interface WebhooksOptions {
+  db: Database.Database;
+  now: () => number;
+  log: (line: string) => void;
+  fetch?: typeof fetch;
+}
+
+export class Webhooks {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private closed = false;
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(private readonly o: WebhooksOptions) {}
+
+  create(tenant: string, body: unknown) {
+    const parsed = WebhookCreate.safeParse(body);
+    if (!parsed.success) throw invalidRequest("invalid webhook", zodIssues(parsed.error.issues));
+    const count = (this.o.db.prepare(`SELECT COUNT(*) AS n FROM webhooks WHERE tenant = ?`).get(tenant) as { n: number }).n;
+    if (count >= MAX_WEBHOOKS_PER_KEY) {
+      throw invalidRequest(`at most ${MAX_WEBHOOKS_PER_KEY} webhooks per API key; delete one first`);
+    }
+    const row: WebhookRow = {
+      webhook_id: newId("wh"),
+      tenant,
+      url: parsed.data.url,
+      events: JSON.stringify(parsed.data.events),
+      secret: `whsec_${randomBytes(24).toString("base64url")}`,
+      created_at: this.o.now(),
+    };
+    this.o.db
+      .prepare(`INSERT INTO webhooks (webhook_id, tenant, url, events, secret, created_at) VALUES (@webhook_id, @tenant, @url, @events, @secret, @created_at)`)
+      .run(row);
+    return { ...this.view(row), secret: row.secret };
+  }
+
+  private view(row: WebhookRow) {
+    return {
+      webhookId: row.webhook_id,
+      url: row.url,
+      events: JSON.parse(row.events) as string[],
+      createdAt: new Date(row.created_at).toISOString(),
+    };
+  }
+
+  list(tenant: string) {
+    const rows = this.o.db.prepare(`SELECT * FROM webhooks WHERE tenant = ? ORDER BY created_at`).all(tenant) as WebhookRow[];
+    return { items: rows.map((r) => this.view(r)) };
+  }
+
+  delete(tenant: string, webhookId: string) {
+    const row = this.o.db.prepare(`SELECT * FROM webhooks WHERE webhook_id = ? AND tenant = ?`).get(webhookId, tenant) as
+      | WebhookRow
+      | undefined;
+    if (!row) throw notFound(`webhook ${webhookId}`);
+    this.o.db.transaction(() => {
+      this.o.db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'`).run(webhookId);
+      this.o.db.prepare(`DELETE FROM webhooks WHERE webhook_id = ?`).run(webhookId);
+    })();
+    return { webhookId, deleted: true };
+  }
+
+  /** Queues an event for every matching webhook of the tenant. Synchronous: call inside the state change's transaction. */
+  enqueue(tenant: string, type: (typeof WEBHOOK_EVENTS)[number], data: Record<string, unknown>): void {
+    const hooks = this.o.db.prepare(`SELECT * FROM webhooks WHERE tenant = ?`).all(tenant) as WebhookRow[];
+    const now = this.o.now();
+    for (const hook of hooks) {
+      if (!(JSON.parse(hook.events) as string[]).includes(type)) continue;
+      const eventId = newId("evt");
+      const body = JSON.stringify({ id: eventId, type, createdAt: new Date(now).toISOString(), data });
+      this.o.db
+        .prepare(
+          `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, body, status, next_at, created_at)
+           VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
+        )
+        .run(newId("whd"), hook.webhook_id, eventId, body, now, now);
+    }
+    if (hooks.length > 0) setImmediate(() => this.schedule());
+  }
+
+  schedule(): void {
+    if (this.closed) return;
+    const next = this.o.db.prepare(`SELECT MIN(next_at) AS at FROM webhook_deliveries WHERE status = 'pending'`).get() as {
+      at: number | null;
+    };
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (next.at === null) return;
+    this.timer = setTimeout(() => void this.run(), Math.max(0, Math.min(next.at - this.o.now(), 60_000)));
+  }
+
+  private async run(): Promise<void> {
+    if (this.running || this.closed) return;
+    this.running = true;
+    try {
+      const due = this.o.db
+        .prepare(`SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? ORDER BY next_at LIMIT 50`)
+        .all(this.o.now()) as DeliveryRow[];
+      await Promise.all(due.map((d) => this.track(this.deliver(d))));
+    } finally {
+      this.running = false;
+      this.schedule();
+    }
+  }
+
+  private track(p: Promise<void>): Promise<void> {
+    this.inflight.add(p);
+    return p.finally(() => this.inflight.delete(p));
+  }
+
+  private async deliver(d: DeliveryRow): Promise<void> {
+    const hook = this.o.db.prepare(`SELECT * FROM webhooks WHERE webhook_id = ?`).get(d.webhook_id) as WebhookRow | undefined;
+    if (!hook) {
+      this.o.db.prepare(`DELETE FROM webhook_deliveries WHERE delivery_id = ?`).run(d.delivery_id);
+      return;
+    }
+    const timestamp = Math.floor(this.o.now() / 1000);
+    let error: string | undefined;
+    try {
+      const res = await (this.o.fetch ?? fetch)(hook.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "paid-actions-sandbox-webhooks/1",
+          "webhook-id": d.event_id,
+          "webhook-signature": signWebhook(hook.secret, timestamp, d.body),
+        },
+        body: d.body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      });
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
+    } catch (e) {
+      error = (e as Error).name === "TimeoutError" ? "timed out" : "connection failed";
+    }
+    if (this.closed) return;
+    const attempts = d.attempts + 1;
+    if (!error) {
+      this.o.db.prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, next_at = NULL, last_error = NULL WHERE delivery_id = ?`).run(attempts, d.delivery_id);
+    } else if (attempts >= MAX_ATTEMPTS) {
+      this.o.db.prepare(`UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_at = NULL, last_error = ? WHERE delivery_id = ?`).run(attempts, error, d.delivery_id);
+      this.o.log(`webhook ${hook.webhook_id}: gave up on event ${d.event_id} after ${attempts} attempts (${error})`);
+    } else {
+      const backoff = Math.min(3_600_000, 1000 * 2 ** (attempts - 1));
+      this.o.db
+        .prepare(`UPDATE webhook_deliveries SET attempts = ?, next_at = ?, last_error = ? WHERE delivery_id = ?`)
+        .run(attempts, this.o.now() + backoff, error, d.delivery_id);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.allSettled([...this.inflight]);
+  }
+}
+
