@@ -122,12 +122,12 @@ const MIGRATIONS: string[] = [
   `,
 ];
 
-export function openDatabase(path: string): Database.Database {
+export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
-  db.pragma("busy_timeout = 5000");
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   migrate(db);
   return db;
 }

@@ -9,7 +9,6 @@ import type Database from "better-sqlite3";
 import { z } from "zod";
 import { canonicalJson, ExecutionRequest, QuoteRequest, type ErrorCode } from "../domain/wire.js";
 import { AgentServicesSearch, searchAgentServices } from "./agent-services.js";
-import { findAction } from "./catalog.js";
 import { ApiError, invalidRequest, zodIssues } from "./errors.js";
 import { newId } from "./ids.js";
 import type { Ledger } from "./ledger.js";
@@ -101,10 +100,18 @@ export function createHttpHandler(o: HttpOptions) {
     return Math.max(1, Math.ceil((1 - b.tokens) / o.rateLimit.perSecond));
   }
 
-  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let draining = false;
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newId("req", 16);
     res.setHeader("X-Request-Id", requestId);
     try {
+      if (draining) {
+        req.resume();
+        throw new ApiError(503, "unavailable", "the service is shutting down; retry with the same Idempotency-Key", {}, {
+          "Retry-After": "1",
+          Connection: "close",
+        });
+      }
       const url = new URL(req.url ?? "/", "http://sandbox.invalid");
       const method = req.method ?? "GET";
       if (url.pathname === "/solana" || url.pathname === "/solana/") {
@@ -146,10 +153,19 @@ export function createHttpHandler(o: HttpOptions) {
     } catch (e) {
       return send(res, errorReply(e, requestId, o.log), requestId);
     }
+  }
+  /** From now on, every request is answered 503 unavailable (safe to retry). */
+  handle.drain = () => {
+    draining = true;
   };
+  return handle;
 }
 
 function errorReply(e: unknown, requestId: string, log: (line: string) => void): Reply {
+  const sqliteCode = (e as { code?: unknown })?.code;
+  if (sqliteCode === "SQLITE_BUSY" || sqliteCode === "SQLITE_LOCKED") {
+    e = new ApiError(503, "unavailable", "the service's storage is busy; retry with the same Idempotency-Key", {}, { "Retry-After": "1" });
+  }
   if (e instanceof ApiError) {
     return {
       status: e.status,
@@ -418,9 +434,6 @@ function buildRoutes(o: HttpOptions): Route[] {
     r("DELETE", "/webhooks/:id", (ctx, [id]) => ({ status: 200, body: webhooks.delete(ctx.tenant, id!) })),
   ];
 }
-
-/** Whether an action name has a catalog entry (for error messages elsewhere). */
-export const knownAction = (name: string) => findAction(name) !== undefined;
 
 // ---- Solana JSON-RPC ---------------------------------------------------------------
 

@@ -37,6 +37,8 @@ export interface SandboxOptions {
   rateLimit?: RateLimit;
   /** Slow clients: a request must arrive whole within this time. */
   requestTimeoutMs?: number;
+  /** How long a write waits for a lock held by another process before answering 503. */
+  busyTimeoutMs?: number;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -155,9 +157,11 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const lock = lockHome(home);
   const cleanups: Array<() => void> = [() => rmSync(lock, { force: true })];
   try {
-    const db = openDatabase(join(home, "sandbox.sqlite"));
+    const db = openDatabase(join(home, "sandbox.sqlite"), options.busyTimeoutMs);
     cleanups.unshift(() => db.close());
-    chmodSync(join(home, "sandbox.sqlite"), 0o600);
+    for (const suffix of ["", "-wal", "-shm"]) {
+      if (existsSync(join(home, `sandbox.sqlite${suffix}`))) chmodSync(join(home, `sandbox.sqlite${suffix}`), 0o600);
+    }
     clearUnfinishedIdempotency(db, now());
 
     let apiKeys = options.apiKeys?.filter((k) => k.length > 0) ?? [];
@@ -243,6 +247,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
+        handler.drain();
         service.close();
         await new Promise<void>((ok) => {
           server.close(() => ok());

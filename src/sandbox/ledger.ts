@@ -225,23 +225,43 @@ export class Ledger {
     }
   }
 
-  private log(row: {
-    kind: LogKind;
-    payload: string;
-    signature?: string | null;
-    messageHash?: string | null;
-    detail?: string | null;
-  }): void {
-    this.insertLog.run({
-      kind: row.kind,
-      payload: row.payload,
-      signature: row.signature ?? null,
-      messageHash: row.messageHash ?? null,
-      slot: Number(this.svm.getClock().slot),
-      blockTime: Math.floor(this.opts.now() / 1000),
-      detail: row.detail ?? null,
-    });
-    if (++this.opsSinceSnapshot >= this.snapshotEvery) this.snapshot();
+  /**
+   * Applies an operation and appends it to the log inside one BEGIN IMMEDIATE
+   * transaction: the write lock is taken before LiteSVM changes, so the in-memory ledger
+   * never holds an operation the log does not. `describe` runs after a successful apply
+   * (inside the transaction) and returns what to log; returning undefined logs nothing.
+   */
+  private applyDurably<T>(
+    kind: LogKind,
+    payload: string,
+    describe: (result: TransactionMetadata | FailedTransactionMetadata | undefined) => {
+      value: T;
+      log?: { signature?: string; messageHash?: string; detail?: string };
+    },
+    before?: () => void,
+  ): T {
+    const value = this.opts.db
+      .transaction(() => {
+        before?.();
+        const result = this.apply(kind, payload, false);
+        const described = describe(result);
+        if (described.log) {
+          this.insertLog.run({
+            kind,
+            payload,
+            signature: described.log.signature ?? null,
+            messageHash: described.log.messageHash ?? null,
+            slot: Number(this.svm.getClock().slot),
+            blockTime: Math.floor(this.opts.now() / 1000),
+            detail: described.log.detail ?? null,
+          });
+          this.opsSinceSnapshot++;
+        }
+        return described.value;
+      })
+      .immediate();
+    if (this.opsSinceSnapshot >= this.snapshotEvery) this.snapshot();
+    return value;
   }
 
   /** Writes (creates or overwrites) an account, logged. For genesis set-up only. */
@@ -253,14 +273,12 @@ export class Ledger {
       executable: account.executable ?? false,
       data: base64.decode.decode(account.data),
     });
-    this.apply("set_account", payload, false);
-    this.log({ kind: "set_account", payload });
+    this.applyDurably("set_account", payload, () => ({ value: undefined, log: {} }));
   }
 
   airdrop(to: string, amount: bigint): void {
     const payload = JSON.stringify({ address: to, lamports: amount.toString() });
-    this.apply("airdrop", payload, false);
-    this.log({ kind: "airdrop", payload });
+    this.applyDurably("airdrop", payload, () => ({ value: undefined, log: {} }));
   }
 
   /** The blockhash clients should sign with now; a stale one is rotated first. */
@@ -281,8 +299,7 @@ export class Ledger {
 
   /** Moves the ledger to a new blockhash: transactions signed against the old one fail. */
   rotateBlockhash(): void {
-    this.apply("rotate", "{}", false);
-    this.log({ kind: "rotate", payload: "{}" });
+    this.applyDurably("rotate", "{}", () => ({ value: undefined, log: {} }));
     this.blockhashIssuedAt = this.opts.now();
   }
 
@@ -338,37 +355,34 @@ export class Ledger {
     }
     const signature = signatureOf(tx);
     const accounts = staticAccountsOf(tx);
-    const pre = this.snapshotBalances(accounts);
-    const result = this.apply("tx", wireBase64, false);
-    if (!result || result instanceof FailedTransactionMetadata) {
-      const failed = result as FailedTransactionMetadata;
-      return { ok: false, signature, error: describeTxError(failed), logs: failed.meta().logs() };
-    }
-    const post = this.snapshotBalances(accounts);
-    const feePayer = accounts[0];
-    const fee = feePayer ? pre.lamports[0]! - post.lamports[0]! : 0n;
-    const landed: LandedTransaction = {
-      signature,
-      slot: this.svm.getClock().slot,
-      blockTime: Math.floor(this.opts.now() / 1000),
-      wire: wireBase64,
-      messageHash: messageHashOf(tx),
-      fee: fee > 0n ? fee : 0n,
-      logs: result.logs(),
-      computeUnits: result.computeUnitsConsumed(),
-      preBalances: pre.lamports,
-      postBalances: post.lamports,
-      preTokenBalances: pre.tokens,
-      postTokenBalances: post.tokens,
-    };
-    this.log({
-      kind: "tx",
-      payload: wireBase64,
-      signature,
-      messageHash: landed.messageHash,
-      detail: JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
+    let pre: { lamports: bigint[]; tokens: TokenBalance[] } | undefined;
+    return this.applyDurably<SubmitResult>("tx", wireBase64, (result) => {
+      if (!result || result instanceof FailedTransactionMetadata) {
+        const failed = result as FailedTransactionMetadata;
+        return { value: { ok: false, signature, error: describeTxError(failed), logs: failed.meta().logs() } };
+      }
+      const post = this.snapshotBalances(accounts);
+      const before = pre!;
+      const fee = accounts.length > 0 ? before.lamports[0]! - post.lamports[0]! : 0n;
+      const landed: LandedTransaction = {
+        signature,
+        slot: this.svm.getClock().slot,
+        blockTime: Math.floor(this.opts.now() / 1000),
+        wire: wireBase64,
+        messageHash: messageHashOf(tx),
+        fee: fee > 0n ? fee : 0n,
+        logs: result.logs(),
+        computeUnits: result.computeUnitsConsumed(),
+        preBalances: before.lamports,
+        postBalances: post.lamports,
+        preTokenBalances: before.tokens,
+        postTokenBalances: post.tokens,
+      };
+      const detail = JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+      return { value: { ok: true, signature, landed }, log: { signature, messageHash: landed.messageHash, detail } };
+    }, () => {
+      pre = this.snapshotBalances(accounts);
     });
-    return { ok: true, signature, landed };
   }
 
   simulate(wireBase64: string): SimulateResult {
