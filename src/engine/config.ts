@@ -1,0 +1,272 @@
+/**
+ * Configuration: environment variables and an optional JSON file (`PAID_ACTIONS_CONFIG`),
+ * the environment winning, validated once. Limits are the human's: nothing an agent sends
+ * can raise them. A config that does not parse is reported key by key, and every paying
+ * operation fails closed on it.
+ */
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { parseDecimal } from "../domain/money.js";
+import { resolveNetwork, SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../domain/networks.js";
+
+export const DEFAULT_LIMITS = { maxPerCall: "5", maxPerDay: "25", approvalAbove: "1" } as const;
+
+export interface Limits {
+  maxPerCall: bigint;
+  maxPerDay: bigint;
+  maxTotal?: bigint;
+  approvalAbove: bigint;
+  /** Action name patterns with `*` wildcards. */
+  allowActions: string[];
+  /** Per-action caps, lower than maxPerCall to matter. */
+  perAction: Record<string, bigint>;
+  /** When set, only these payees may be paid. */
+  allowedPayees?: string[];
+}
+
+export interface Config {
+  /** "sandbox": no service configured, the embedded reference service is used. */
+  mode: "sandbox" | "service";
+  baseUrl?: string;
+  /** Stable identity of the service in the journal (the embedded sandbox's port changes). */
+  serviceId?: string;
+  apiKey?: string;
+  walletPath?: string;
+  rpcUrl?: string;
+  /** CAIP-2 id of the cluster payments are made on, and its USDC mint. */
+  network: string;
+  networkExplicit: boolean;
+  mint: string;
+  home: string;
+  limits: Limits;
+  http: { timeoutMs: number; maxAttempts: number };
+  configFile?: string;
+}
+
+export interface ConfigIssue {
+  /** The environment variable or `<file>:<path>` that is wrong. */
+  key: string;
+  message: string;
+}
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; issues: ConfigIssue[]; home: string };
+
+const DEFAULT_RPC: Record<string, string> = {
+  [SOLANA_MAINNET]: "https://api.mainnet-beta.solana.com",
+  [SOLANA_DEVNET]: "https://api.devnet.solana.com",
+};
+
+const Amount = z.union([z.string(), z.number()]).transform(String);
+
+const FileSchema = z.strictObject({
+  baseUrl: z.string().optional(),
+  apiKey: z.string().optional(),
+  wallet: z.string().optional(),
+  rpcUrl: z.string().optional(),
+  network: z.string().optional(),
+  home: z.string().optional(),
+  limits: z
+    .strictObject({
+      maxPerCall: Amount.optional(),
+      maxPerDay: Amount.optional(),
+      maxTotal: Amount.optional(),
+      approvalAbove: Amount.optional(),
+      allowActions: z.union([z.string(), z.array(z.string())]).optional(),
+      perAction: z.record(z.string(), Amount).optional(),
+      allowedPayees: z.array(z.string()).optional(),
+    })
+    .optional(),
+  http: z
+    .strictObject({
+      timeoutMs: z.int().min(100).max(120_000).optional(),
+      maxAttempts: z.int().min(1).max(10).optional(),
+    })
+    .optional(),
+});
+
+const ENV = {
+  baseUrl: "PAID_ACTIONS_BASE_URL",
+  apiKey: "PAID_ACTIONS_API_KEY",
+  wallet: "PAID_ACTIONS_WALLET",
+  rpcUrl: "SOLANA_RPC_URL",
+  network: "PAID_ACTIONS_NETWORK",
+  home: "PAID_ACTIONS_HOME",
+  maxPerCall: "PAID_ACTIONS_MAX_PER_CALL",
+  maxPerDay: "PAID_ACTIONS_MAX_PER_DAY",
+  maxTotal: "PAID_ACTIONS_MAX_TOTAL",
+  approvalAbove: "PAID_ACTIONS_APPROVAL_ABOVE",
+  allowActions: "PAID_ACTIONS_ALLOW_ACTIONS",
+} as const;
+
+const ACTION_PATTERN = /^[a-z0-9*-]+(\.[a-z0-9*-]+)?$|^\*$/;
+const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/** `*` matches any run of characters; everything else is literal. */
+export function actionAllowed(patterns: readonly string[], action: string): boolean {
+  return patterns.some((p) => new RegExp(`^${p.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, "\\$&")).join(".*")}$`).test(action));
+}
+
+function defaultHome(env: NodeJS.ProcessEnv): string {
+  return resolve(env[ENV.home] || join(homedir(), ".paid-actions-mcp"));
+}
+
+/**
+ * Reads and validates the configuration. Never throws: a broken config comes back as a
+ * list of issues, each naming its key.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => string = (p) => readFileSync(p, "utf8")): ConfigResult {
+  const issues: ConfigIssue[] = [];
+  const configFile = env.PAID_ACTIONS_CONFIG || undefined;
+  let file: z.infer<typeof FileSchema> = {};
+  if (configFile) {
+    let text: string | undefined;
+    try {
+      text = readFile(configFile);
+    } catch {
+      issues.push({ key: "PAID_ACTIONS_CONFIG", message: `cannot read config file ${configFile}` });
+    }
+    if (text !== undefined) {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        issues.push({ key: configFile, message: "is not valid JSON" });
+      }
+      if (json !== undefined) {
+        const parsed = FileSchema.safeParse(json);
+        if (parsed.success) file = parsed.data;
+        else {
+          for (const i of parsed.error.issues) {
+            issues.push({ key: `${configFile}:${i.path.join(".") || "(root)"}`, message: i.message });
+          }
+        }
+      }
+    }
+  }
+  const fileKey = (path: string) => `${configFile}:${path}`;
+  /** The environment wins over the file. Returns [value, key-for-messages]. */
+  const pick = (envName: string, fileValue: string | undefined, filePath: string): [string | undefined, string] => {
+    const fromEnv = env[envName];
+    if (fromEnv !== undefined && fromEnv !== "") return [fromEnv, envName];
+    return [fileValue, fileKey(filePath)];
+  };
+
+  const amount = (envName: string, fileValue: string | undefined, filePath: string, fallback?: string): bigint | undefined => {
+    const [raw, key] = pick(envName, fileValue, filePath);
+    const text = raw ?? fallback;
+    if (text === undefined) return undefined;
+    const value = parseDecimal(text.trim());
+    if (value === undefined) {
+      issues.push({ key, message: `${JSON.stringify(text)} is not a USDC amount (a decimal such as "5" or "0.25", at most 6 decimals)` });
+    }
+    return value;
+  };
+
+  const home = resolve(pick(ENV.home, file.home, "home")[0] ?? defaultHome(env));
+  const [baseUrlRaw, baseUrlKey] = pick(ENV.baseUrl, file.baseUrl, "baseUrl");
+  let baseUrl: string | undefined;
+  if (baseUrlRaw !== undefined) {
+    try {
+      const url = new URL(baseUrlRaw);
+      if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("protocol");
+      if (url.protocol === "http:" && !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
+        issues.push({ key: baseUrlKey, message: "must use https (plain http is allowed only for 127.0.0.1/localhost)" });
+      }
+      if (url.username || url.password) issues.push({ key: baseUrlKey, message: "must not carry credentials; use PAID_ACTIONS_API_KEY" });
+      baseUrl = url.toString().replace(/\/+$/, "");
+      if (!baseUrl.endsWith("/v1")) issues.push({ key: baseUrlKey, message: `must end in the version segment /v1 (got ${baseUrl})` });
+    } catch {
+      issues.push({ key: baseUrlKey, message: `${JSON.stringify(baseUrlRaw)} is not an http(s) URL` });
+    }
+  }
+  const mode = baseUrlRaw === undefined ? "sandbox" : "service";
+  const [apiKey, apiKeyKey] = pick(ENV.apiKey, file.apiKey, "apiKey");
+  if (mode === "service" && !apiKey) issues.push({ key: ENV.apiKey, message: "is required when PAID_ACTIONS_BASE_URL is set" });
+  if (apiKey !== undefined && !/^[\x21-\x7e]{1,512}$/.test(apiKey)) {
+    issues.push({ key: apiKeyKey, message: "must be 1-512 printable characters without spaces" });
+  }
+  const [walletRaw] = pick(ENV.wallet, file.wallet, "wallet");
+  if (mode === "service" && !walletRaw) {
+    issues.push({ key: ENV.wallet, message: "is required when PAID_ACTIONS_BASE_URL is set: the path of a Solana CLI keypair file" });
+  }
+  const [rpcRaw, rpcKey] = pick(ENV.rpcUrl, file.rpcUrl, "rpcUrl");
+  if (rpcRaw !== undefined) {
+    try {
+      const u = new URL(rpcRaw);
+      if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("protocol");
+    } catch {
+      issues.push({ key: rpcKey, message: `${JSON.stringify(rpcRaw)} is not an http(s) URL` });
+    }
+  }
+  const [networkRaw, networkKey] = pick(ENV.network, file.network, "network");
+  let network = mode === "sandbox" ? SOLANA_DEVNET : SOLANA_MAINNET;
+  if (networkRaw !== undefined) {
+    const resolved = resolveNetwork(networkRaw.trim());
+    if (!resolved) {
+      issues.push({ key: networkKey, message: `${JSON.stringify(networkRaw)} is not a known network; use solana, solana-devnet or a CAIP-2 id such as ${SOLANA_MAINNET}` });
+    } else if (mode === "sandbox" && resolved !== SOLANA_DEVNET) {
+      issues.push({
+        key: networkKey,
+        message: `the embedded sandbox emulates solana-devnet; unset it, or set PAID_ACTIONS_BASE_URL to a service on ${resolved}`,
+      });
+    } else network = resolved;
+  }
+
+  const l = file.limits ?? {};
+  const maxPerCall = amount(ENV.maxPerCall, l.maxPerCall, "limits.maxPerCall", DEFAULT_LIMITS.maxPerCall);
+  const maxPerDay = amount(ENV.maxPerDay, l.maxPerDay, "limits.maxPerDay", DEFAULT_LIMITS.maxPerDay);
+  const maxTotal = amount(ENV.maxTotal, l.maxTotal, "limits.maxTotal");
+  const approvalAbove = amount(ENV.approvalAbove, l.approvalAbove, "limits.approvalAbove", DEFAULT_LIMITS.approvalAbove);
+
+  const [allowRaw, allowKey] = pick(ENV.allowActions, Array.isArray(l.allowActions) ? l.allowActions.join(",") : l.allowActions, "limits.allowActions");
+  const allowActions = (allowRaw ?? "*").split(",").map((s) => s.trim()).filter(Boolean);
+  if (allowActions.length === 0) issues.push({ key: allowKey, message: "lists no action; use * to allow all" });
+  for (const p of allowActions) {
+    if (!ACTION_PATTERN.test(p)) issues.push({ key: allowKey, message: `${JSON.stringify(p)} is not an action pattern such as servers.* or domains.register` });
+  }
+  const perAction: Record<string, bigint> = {};
+  for (const [name, value] of Object.entries(l.perAction ?? {})) {
+    const v = parseDecimal(value);
+    if (v === undefined) issues.push({ key: fileKey(`limits.perAction.${name}`), message: `${JSON.stringify(value)} is not a USDC amount` });
+    else perAction[name] = v;
+  }
+  if (l.allowedPayees) {
+    for (const p of l.allowedPayees) {
+      if (!BASE58_ADDRESS.test(p)) issues.push({ key: fileKey("limits.allowedPayees"), message: `${JSON.stringify(p)} is not a Solana address` });
+    }
+  }
+
+  if (issues.length > 0) return { ok: false, issues, home };
+  return {
+    ok: true,
+    config: {
+      mode,
+      baseUrl,
+      apiKey: apiKey || undefined,
+      walletPath: walletRaw ? resolve(walletRaw) : undefined,
+      rpcUrl: rpcRaw ?? (mode === "service" ? DEFAULT_RPC[network] : undefined),
+      network,
+      networkExplicit: networkRaw !== undefined,
+      mint: USDC_MINT[network]!,
+      home,
+      limits: {
+        maxPerCall: maxPerCall!,
+        maxPerDay: maxPerDay!,
+        maxTotal,
+        approvalAbove: approvalAbove!,
+        allowActions,
+        perAction,
+        allowedPayees: l.allowedPayees,
+      },
+      http: { timeoutMs: file.http?.timeoutMs ?? 10_000, maxAttempts: file.http?.maxAttempts ?? 4 },
+      configFile,
+    },
+  };
+}
+
+/** A one-line description of each issue, for errors and `doctor`. */
+export function describeIssues(issues: readonly ConfigIssue[]): string {
+  return issues.map((i) => `${i.key}: ${i.message}`).join("; ");
+}

@@ -1,0 +1,171 @@
+/**
+ * Assembles the engine from a configuration: the journal and transcripts under the home
+ * dir, the service client, the payer, the reconciler — and, when no service is
+ * configured, the embedded reference service (started in-process on a free loopback
+ * port, or reused when one already runs for the same home).
+ */
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { loadConfig, type Config, type ConfigResult } from "./config.js";
+import { Engine, type Step } from "./engine.js";
+import { Journal } from "./journal.js";
+import { loadPayer } from "./payer.js";
+import { Reconciler } from "./reconciler.js";
+import { createServiceClient, type ServiceClient } from "./service-client.js";
+import { Transcripts } from "./transcripts.js";
+import { newId } from "../sandbox/ids.js";
+import { readSandboxInfo, sandboxOwner, startSandbox, SandboxBusyError, type Sandbox, type SandboxInfo, type SandboxOptions } from "../sandbox/index.js";
+import { PaidActionError } from "./errors.js";
+
+export interface OpenOptions {
+  env: NodeJS.ProcessEnv;
+  now?: () => number;
+  log?: (line: string) => void;
+  onStep?: (step: Step, intentId: string) => void;
+  /** Start the background reconciler (default true). */
+  reconcile?: boolean;
+  /** Resume unfinished intents at open (default true). */
+  resume?: boolean;
+  /** Options for an embedded sandbox this process starts. */
+  sandbox?: Partial<SandboxOptions>;
+  reconcilerIntervalMs?: { min: number; max: number };
+}
+
+export interface EmbeddedSandbox {
+  info: SandboxInfo;
+  /** This process runs it (and stops it on close). */
+  owned: boolean;
+  home: string;
+  instance?: Sandbox;
+}
+
+export interface PaidActions {
+  configResult: ConfigResult;
+  config?: Config;
+  engine: Engine;
+  reconciler?: Reconciler;
+  journal: Journal;
+  transcripts: Transcripts;
+  client?: ServiceClient;
+  sandbox?: EmbeddedSandbox;
+  home: string;
+  close(): Promise<void>;
+}
+
+async function healthy(info: SandboxInfo): Promise<boolean> {
+  try {
+    const res = await fetch(`${info.baseUrl.replace(/\/v1$/, "")}/health`, { signal: AbortSignal.timeout(2_000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Reuses the sandbox running for this home, or starts one in this process. */
+export async function embeddedSandbox(home: string, options: Partial<SandboxOptions> = {}, log?: (line: string) => void): Promise<EmbeddedSandbox> {
+  const sandboxHome = join(home, "sandbox");
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const owner = sandboxOwner(sandboxHome);
+    if (owner !== undefined && owner !== process.pid) {
+      const info = readSandboxInfo(sandboxHome);
+      if (info && (await healthy(info))) return { info, owned: false, home: sandboxHome };
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    try {
+      const instance = await startSandbox({ log: log ? (l) => log(`[sandbox] ${l}`) : () => undefined, ...options, home: sandboxHome, port: options.port ?? 0 });
+      return {
+        info: { baseUrl: instance.baseUrl, apiKey: instance.apiKey, rpcUrl: instance.rpcUrl, network: instance.network, asset: instance.asset, walletPath: instance.walletPath },
+        owned: true,
+        home: sandboxHome,
+        instance,
+      };
+    } catch (e) {
+      if (!(e instanceof SandboxBusyError)) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new PaidActionError("service_unavailable", `the embedded sandbox for ${sandboxHome} is locked by another process that does not answer`, {}, true);
+}
+
+export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
+  const now = o.now ?? Date.now;
+  const log = o.log ?? ((line: string) => process.stderr.write(`[paid-actions] ${line}\n`));
+  const configResult = loadConfig(o.env);
+  const home = configResult.ok ? configResult.config.home : configResult.home;
+  const journal = new Journal(join(home, "journal.sqlite"));
+  const transcripts = new Transcripts(home);
+  let sandbox: EmbeddedSandbox | undefined;
+  let config: Config | undefined;
+  try {
+    if (configResult.ok) {
+      config = { ...configResult.config };
+      if (config.mode === "sandbox") {
+        sandbox = await embeddedSandbox(home, o.sandbox ?? {}, log);
+        config.baseUrl = sandbox.info.baseUrl;
+        config.apiKey = sandbox.info.apiKey;
+        config.walletPath ??= sandbox.info.walletPath;
+        config.rpcUrl ??= sandbox.info.rpcUrl;
+        config.serviceId = `sandbox:${sandbox.home}`;
+      }
+      transcripts.addSecret(config.apiKey);
+    }
+  } catch (e) {
+    journal.close();
+    throw e;
+  }
+
+  const client = config
+    ? createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: config.http.maxAttempts, now })
+    : undefined;
+  const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
+  const engine = new Engine({
+    config: config ?? { issues: configResult.ok ? [] : configResult.issues },
+    journal,
+    client,
+    payer: () => loadPayer(config!.walletPath!, config!.rpcUrl),
+    transcripts,
+    now,
+    newId: (prefix) => newId(prefix),
+    owner,
+    log: (line) => log(transcripts.scrub(line)),
+    onStep: o.onStep,
+  });
+
+  let reconciler: Reconciler | undefined;
+  if (config) {
+    const pollClient = createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: 1, now });
+    reconciler = new Reconciler({
+      engine,
+      journal,
+      client: pollClient,
+      now,
+      minIntervalMs: o.reconcilerIntervalMs?.min,
+      maxIntervalMs: o.reconcilerIntervalMs?.max,
+      log: (line) => log(transcripts.scrub(line)),
+    });
+    engine.on("scheduled", () => reconciler?.schedule());
+    if (o.resume ?? true) await engine.resumeUnfinished();
+    if (o.reconcile ?? true) reconciler.start();
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    configResult,
+    config,
+    engine,
+    reconciler,
+    journal,
+    transcripts,
+    client,
+    sandbox,
+    home,
+    close: () =>
+      (closing ??= (async () => {
+        await reconciler?.stop();
+        journal.close();
+        if (sandbox?.owned) await sandbox.instance?.close();
+      })()),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The payer: builds x402 proofs with the x402 reference client (`@x402/svm`'s exact
+ * scheme), from the configured keypair and Solana RPC. The proof is what a standard x402
+ * client sends in `PAYMENT-SIGNATURE`: base64(JSON(PaymentPayload)).
+ */
+import { createKeyPairSignerFromBytes } from "@solana/kit";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
+import type { PaymentRequirements } from "../domain/wire.js";
+import { KeypairFileError, readKeypairFile } from "../domain/keypair.js";
+import { PaidActionError } from "./errors.js";
+
+export interface Payer {
+  /** The wallet's address (base58). */
+  address: string;
+  createProof(requirements: PaymentRequirements, resourceUrl?: string): Promise<string>;
+}
+
+/** Loads the wallet (refusing one readable by group or others) and returns a payer. */
+export async function loadPayer(walletPath: string, rpcUrl: string | undefined): Promise<Payer> {
+  let bytes: Uint8Array;
+  try {
+    bytes = readKeypairFile(walletPath);
+  } catch (e) {
+    if (e instanceof KeypairFileError) throw new PaidActionError("wallet_invalid", e.message, { walletPath, reason: e.reason });
+    throw e;
+  }
+  let signer;
+  try {
+    signer = await createKeyPairSignerFromBytes(bytes);
+  } catch {
+    throw new PaidActionError("wallet_invalid", `wallet file ${walletPath} does not hold a valid ed25519 keypair`, { walletPath, reason: "malformed" });
+  } finally {
+    bytes.fill(0);
+  }
+  const scheme = new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined);
+  return {
+    address: signer.address,
+    async createProof(requirements, resourceUrl) {
+      let result;
+      try {
+        result = await scheme.createPaymentPayload(2, requirements as unknown as X402Requirements);
+      } catch (e) {
+        throw new PaidActionError(
+          "payment_failed",
+          `could not build the payment transaction: ${(e as Error).message.slice(0, 300)} (check SOLANA_RPC_URL and that the wallet holds USDC)`,
+          {},
+          true,
+        );
+      }
+      const payload = {
+        x402Version: 2,
+        ...(resourceUrl ? { resource: { url: resourceUrl } } : {}),
+        accepted: requirements,
+        payload: result.payload,
+      };
+      return Buffer.from(JSON.stringify(payload)).toString("base64");
+    },
+  };
+}

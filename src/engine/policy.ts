@@ -1,0 +1,186 @@
+/**
+ * Pure decisions, no I/O: whether a priced intent may be paid under the human's limits,
+ * and whether a payment challenge is exactly what was priced. Table-tested.
+ */
+import { formatDecimal, parseAtomic, parseDecimal } from "../domain/money.js";
+import type { PaymentRequirements } from "../domain/wire.js";
+import { actionAllowed, type Limits } from "./config.js";
+
+export interface Usage {
+  /** Reserved + spent in the rolling 24 h window, atomic units. */
+  day: bigint;
+  /** Reserved + spent ever (refunds credited back), atomic units. */
+  total: bigint;
+}
+
+export type BudgetDecision =
+  | { ok: true; ceiling: bigint; needsApproval: boolean }
+  | {
+      ok: false;
+      code: "budget_exceeded" | "action_not_allowed" | "payee_not_allowed";
+      message: string;
+      context: Record<string, unknown>;
+    };
+
+/** The highest price this one call may pay: the human's caps, lowered by the agent's budget. */
+export function callCeiling(limits: Limits, action: string, agentBudget?: bigint): { ceiling: bigint; by: string } {
+  let ceiling = limits.maxPerCall;
+  let by = "maxPerCall";
+  const perAction = limits.perAction[action];
+  if (perAction !== undefined && perAction < ceiling) {
+    ceiling = perAction;
+    by = `perAction[${action}]`;
+  }
+  if (agentBudget !== undefined && agentBudget < ceiling) {
+    ceiling = agentBudget;
+    by = "budget";
+  }
+  return { ceiling, by };
+}
+
+/**
+ * May `amount` be paid for `action` to `payee`, given what is already spent or reserved?
+ * The agent's budget can only lower the per-call ceiling, never raise any limit.
+ */
+export function evaluateBudget(
+  limits: Limits,
+  usage: Usage,
+  charge: { action: string; amount: bigint; payee?: string; agentBudget?: bigint },
+): BudgetDecision {
+  const usdc = formatDecimal;
+  if (!actionAllowed(limits.allowActions, charge.action)) {
+    return {
+      ok: false,
+      code: "action_not_allowed",
+      message: `${charge.action} is not in the allowed actions (${limits.allowActions.join(", ")}); a human can change PAID_ACTIONS_ALLOW_ACTIONS`,
+      context: { action: charge.action, allowActions: limits.allowActions },
+    };
+  }
+  if (charge.payee !== undefined && limits.allowedPayees && !limits.allowedPayees.includes(charge.payee)) {
+    return {
+      ok: false,
+      code: "payee_not_allowed",
+      message: `payee ${charge.payee} is not in the configured allowed payees`,
+      context: { payee: charge.payee },
+    };
+  }
+  const { ceiling, by } = callCeiling(limits, charge.action, charge.agentBudget);
+  if (charge.amount > ceiling) {
+    return {
+      ok: false,
+      code: "budget_exceeded",
+      message: `the price ${usdc(charge.amount)} USDC is above the ${by === "budget" ? "budget given for this call" : `per-call limit (${by})`} of ${usdc(ceiling)} USDC`,
+      context: { limit: by, amount: usdc(charge.amount), ceiling: usdc(ceiling) },
+    };
+  }
+  if (usage.day + charge.amount > limits.maxPerDay) {
+    return {
+      ok: false,
+      code: "budget_exceeded",
+      message: `paying ${usdc(charge.amount)} USDC would exceed the daily limit of ${usdc(limits.maxPerDay)} USDC (${usdc(usage.day)} spent or reserved in the last 24 h)`,
+      context: {
+        limit: "maxPerDay",
+        amount: usdc(charge.amount),
+        maxPerDay: usdc(limits.maxPerDay),
+        spentLast24h: usdc(usage.day),
+        remaining: usdc(limits.maxPerDay > usage.day ? limits.maxPerDay - usage.day : 0n),
+      },
+    };
+  }
+  if (limits.maxTotal !== undefined && usage.total + charge.amount > limits.maxTotal) {
+    return {
+      ok: false,
+      code: "budget_exceeded",
+      message: `paying ${usdc(charge.amount)} USDC would exceed the total limit of ${usdc(limits.maxTotal)} USDC (${usdc(usage.total)} spent or reserved)`,
+      context: {
+        limit: "maxTotal",
+        amount: usdc(charge.amount),
+        maxTotal: usdc(limits.maxTotal),
+        spentTotal: usdc(usage.total),
+        remaining: usdc(limits.maxTotal > usage.total ? limits.maxTotal - usage.total : 0n),
+      },
+    };
+  }
+  return { ok: true, ceiling, needsApproval: charge.amount > limits.approvalAbove };
+}
+
+/** What the quote fixed, against which every challenge is checked. */
+export interface PricedIntent {
+  quoteId: string;
+  /** Atomic units, from the quote's decimal amount. */
+  amount: bigint;
+  expiresAt: number;
+  /** The payee the quote named (accepts[0].payTo), or the first challenge's when it named none. */
+  payee?: string;
+}
+
+export interface Drift {
+  field: string;
+  expected: string;
+  actual: string;
+}
+
+export type ChallengeCheck = { ok: true; requirements: PaymentRequirements } | { ok: false; drifts: Drift[] };
+
+/**
+ * Is this challenge exactly what was priced? Scheme `exact`, the configured network and
+ * USDC mint, the quoted atomic amount, the quote's payee, memo = quote id, a fee payer that
+ * is not our own wallet, and a quote that has not expired. Returns every drift, not just
+ * the first, so a human sees the whole picture.
+ */
+export function checkChallenge(
+  priced: PricedIntent,
+  accepts: readonly PaymentRequirements[],
+  expected: { network: string; mint: string; wallet: string },
+  now: number,
+): ChallengeCheck {
+  const candidates = accepts.filter((a) => a.scheme === "exact" && a.network === expected.network);
+  const drifts: Drift[] = [];
+  if (now >= priced.expiresAt) {
+    drifts.push({ field: "expiresAt", expected: `after ${new Date(now).toISOString()}`, actual: new Date(priced.expiresAt).toISOString() });
+  }
+  const requirements = candidates[0];
+  if (!requirements) {
+    const first = accepts[0];
+    drifts.push({
+      field: "scheme/network",
+      expected: `exact on ${expected.network}`,
+      actual: first ? `${String(first.scheme)} on ${String(first.network)}` : "no payment option",
+    });
+    return { ok: false, drifts };
+  }
+  const amount = parseAtomic(requirements.amount);
+  if (amount === undefined || amount !== priced.amount) {
+    drifts.push({
+      field: "amount",
+      expected: `${priced.amount} (${formatDecimal(priced.amount)} USDC)`,
+      actual: amount === undefined ? JSON.stringify(requirements.amount).slice(0, 64) : `${amount} (${formatDecimal(amount)} USDC)`,
+    });
+  }
+  if (requirements.asset !== expected.mint) drifts.push({ field: "asset", expected: expected.mint, actual: String(requirements.asset).slice(0, 64) });
+  if (priced.payee !== undefined && requirements.payTo !== priced.payee) {
+    drifts.push({ field: "payTo", expected: priced.payee, actual: String(requirements.payTo).slice(0, 64) });
+  }
+  const extra = requirements.extra ?? {};
+  if (extra.memo !== priced.quoteId) {
+    drifts.push({ field: "extra.memo", expected: priced.quoteId, actual: JSON.stringify(extra.memo ?? null).slice(0, 80) });
+  }
+  if (typeof extra.feePayer !== "string" || extra.feePayer.length === 0) {
+    drifts.push({ field: "extra.feePayer", expected: "the service's fee payer", actual: "missing" });
+  } else if (extra.feePayer === expected.wallet) {
+    drifts.push({ field: "extra.feePayer", expected: "an address other than our wallet", actual: extra.feePayer });
+  }
+  if (typeof requirements.maxTimeoutSeconds !== "number" || !(requirements.maxTimeoutSeconds > 0)) {
+    drifts.push({ field: "maxTimeoutSeconds", expected: "a positive number", actual: JSON.stringify(requirements.maxTimeoutSeconds ?? null) });
+  }
+  return drifts.length === 0 ? { ok: true, requirements } : { ok: false, drifts };
+}
+
+/** Parses a quote's decimal amount; undefined unless a plain non-negative decimal within u64. */
+export function quoteAmount(text: unknown): bigint | undefined {
+  return typeof text === "string" ? parseDecimal(text) : undefined;
+}
+
+export function describeDrifts(drifts: readonly Drift[]): string {
+  return drifts.map((d) => `${d.field}: expected ${d.expected}, got ${d.actual}`).join("; ");
+}

@@ -1,0 +1,237 @@
+/**
+ * The HTTP client for a v1 service (undici): short per-request timeouts, retries on
+ * connection errors, timeouts, 429 and 5xx with exponential backoff and full jitter that
+ * honour `Retry-After` — always with the same Idempotency-Key — bounded response sizes,
+ * no redirects, and zod validation of every response (unknown fields kept).
+ */
+import { request, type Dispatcher } from "undici";
+import type { z } from "zod";
+import { ErrorBody } from "../domain/wire.js";
+import { PaidActionError } from "./errors.js";
+
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RETRY_AFTER_MS = 30_000;
+
+export interface Exchange {
+  attempt: number;
+  method: string;
+  path: string;
+  requestHeaders: Record<string, string>;
+  requestBody?: unknown;
+  status?: number;
+  responseHeaders?: Record<string, string>;
+  responseBody?: unknown;
+  error?: string;
+  durationMs: number;
+}
+
+export interface ServiceClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs: number;
+  maxAttempts: number;
+  dispatcher?: Dispatcher;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+  /** Sees every attempt, for transcripts. Headers here still hold secrets: redact before storing. */
+  onExchange?: (e: Exchange) => void;
+}
+
+export interface RequestOptions<T> {
+  body?: unknown;
+  headers?: Record<string, string>;
+  idempotencyKey?: string;
+  /** Validates a 2xx body. */
+  schema: z.ZodType<T>;
+  /** Sees every attempt of this request (for the call's transcript). */
+  trace?: (e: Exchange) => void;
+}
+
+export type ServiceResponse<T> =
+  | { ok: true; status: number; body: T; headers: Record<string, string> }
+  | { ok: false; status: number; error: { code: string; message: string; [k: string]: unknown }; headers: Record<string, string> };
+
+class TransportError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "timeout" | "connection" | "body",
+  ) {
+    super(message);
+  }
+}
+
+function retryAfterMs(header: string | undefined, now: number): number | undefined {
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
+  return out;
+}
+
+async function readBounded(body: Dispatcher.ResponseData["body"]): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_RESPONSE_BYTES) {
+      body.destroy();
+      throw new TransportError(`response body larger than ${MAX_RESPONSE_BYTES} bytes`, "body");
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new TransportError("response body is not valid UTF-8", "body");
+  }
+}
+
+export type ServiceClient = ReturnType<typeof createServiceClient>;
+
+export function createServiceClient(o: ServiceClientOptions) {
+  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const random = o.random ?? Math.random;
+  const now = o.now ?? Date.now;
+  const base = o.baseUrl.replace(/\/+$/, "");
+
+  async function once(method: string, path: string, headers: Record<string, string>, body: string | undefined) {
+    const res = await request(`${base}${path}`, {
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body,
+      headersTimeout: o.timeoutMs,
+      bodyTimeout: o.timeoutMs,
+      signal: AbortSignal.timeout(o.timeoutMs * 2),
+      dispatcher: o.dispatcher,
+    }).catch((e: unknown) => {
+      const err = e as { code?: string; name?: string; message?: string };
+      if (err.code === "UND_ERR_HEADERS_TIMEOUT" || err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
+        throw new TransportError(`no answer within ${o.timeoutMs} ms`, "timeout");
+      }
+      throw new TransportError(`connection failed (${err.code ?? err.name ?? "error"})`, "connection");
+    });
+    let text: string;
+    try {
+      text = await readBounded(res.body);
+    } catch (e) {
+      if (e instanceof TransportError) throw e;
+      const err = e as { code?: string; name?: string };
+      if (err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
+        throw new TransportError(`the response did not finish within ${o.timeoutMs} ms`, "timeout");
+      }
+      throw new TransportError(`connection lost while reading the response (${err.code ?? err.name ?? "error"})`, "connection");
+    }
+    return { status: res.statusCode, headers: flatHeaders(res.headers), text };
+  }
+
+  async function call<T>(method: string, path: string, opts: RequestOptions<T>): Promise<ServiceResponse<T>> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${o.apiKey}`,
+      accept: "application/json",
+      "user-agent": "paid-actions-mcp",
+      ...(opts.headers ?? {}),
+    };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] = "application/json";
+    }
+    if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
+
+    let lastProblem = "";
+    let lastRetryAfter: number | undefined;
+    for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
+      const started = now();
+      let result: { status: number; headers: Record<string, string>; text: string } | undefined;
+      let transport: TransportError | undefined;
+      try {
+        result = await once(method, path, headers, body);
+      } catch (e) {
+        if (!(e instanceof TransportError)) throw e;
+        transport = e;
+      }
+      let parsed: unknown;
+      let parseFailed = false;
+      if (result && result.text.length > 0) {
+        try {
+          parsed = JSON.parse(result.text);
+        } catch {
+          parseFailed = true;
+        }
+      }
+      const exchange: Exchange = {
+        attempt,
+        method,
+        path,
+        requestHeaders: headers,
+        requestBody: opts.body,
+        status: result?.status,
+        responseHeaders: result?.headers,
+        responseBody: parseFailed ? `[non-JSON body, ${result?.text.length} chars]` : parsed,
+        error: transport?.message,
+        durationMs: now() - started,
+      };
+      o.onExchange?.(exchange);
+      opts.trace?.(exchange);
+
+      let retryable = false;
+      if (transport) {
+        retryable = transport.kind !== "body" || attempt < o.maxAttempts;
+        lastProblem = transport.message;
+      } else if (result) {
+        const { status } = result;
+        if (status === 429 || status >= 500) {
+          retryable = true;
+          lastRetryAfter = retryAfterMs(result.headers["retry-after"], now());
+          lastProblem = `HTTP ${status}${parsed && ErrorBody.safeParse(parsed).success ? ` ${(parsed as ErrorBody).error.code}` : ""}`;
+        } else if (status >= 300 && status < 400) {
+          throw new PaidActionError("service_error", `the service answered ${method} ${path} with a redirect (HTTP ${status}${result.headers.location ? ` to ${result.headers.location.slice(0, 200)}` : ""}); redirects are not followed`, {
+            status,
+          });
+        } else if (parseFailed || (result.text.length === 0 && status !== 204)) {
+          // A truncated or garbled body on a state-changing call: the same key makes a retry safe.
+          retryable = true;
+          lastProblem = `HTTP ${status} with ${parseFailed ? "a body that is not JSON" : "an empty body"}`;
+        } else if (status >= 200 && status < 300) {
+          const valid = opts.schema.safeParse(parsed);
+          if (!valid.success) {
+            const first = valid.error.issues[0];
+            throw new PaidActionError("service_error", `the service's answer to ${method} ${path} does not match the v1 interface: ${first ? `${first.path.join(".") || "(root)"}: ${first.message}` : "invalid"}`, {
+              status,
+            });
+          }
+          return { ok: true, status, body: valid.data, headers: result.headers };
+        } else {
+          const err = ErrorBody.safeParse(parsed);
+          const error = err.success
+            ? (err.data.error as { code: string; message: string })
+            : { code: `http_${status}`, message: `HTTP ${status} without a v1 error body` };
+          return { ok: false, status, error: { ...error, message: String(error.message).slice(0, 500) }, headers: result.headers };
+        }
+      }
+      if (!retryable || attempt === o.maxAttempts) break;
+      const backoff = Math.min(5_000, 200 * 2 ** (attempt - 1));
+      let wait = Math.floor(random() * backoff);
+      if (lastRetryAfter !== undefined) {
+        if (lastRetryAfter > MAX_RETRY_AFTER_MS) break;
+        wait = Math.max(wait, lastRetryAfter);
+      }
+      await sleep(wait);
+      lastRetryAfter = undefined;
+    }
+    throw new PaidActionError(
+      "service_unavailable",
+      `the service did not answer ${method} ${path} usefully after ${o.maxAttempts} attempts (${lastProblem}); it is safe to retry later with the same intent`,
+      { lastProblem, ...(lastRetryAfter !== undefined ? { retryAfterSeconds: Math.ceil(lastRetryAfter / 1000) } : {}) },
+      true,
+    );
+  }
+
+  return { call, baseUrl: base };
+}
