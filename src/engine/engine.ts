@@ -127,7 +127,8 @@ export interface EngineDeps {
   log: (line: string) => void;
   /** Test hook: called at each step boundary (the crash test kills the process here). */
   onStep?: (step: Step, intentId: string) => void;
-  sleep?: (ms: number) => Promise<void>;
+  /** A quote's own challenge is used up to this age; older, a fresh one is asked for (default 15 s). */
+  challengeMaxAgeMs?: number;
 }
 
 const LEASE_MS = 120_000;
@@ -356,6 +357,7 @@ export class Engine extends EventEmitter {
           amount: null,
           payee: null,
           quote_expires_at: null,
+          quoted_at: null,
           requirements: null,
           approval_id: null,
           budget_state: "none",
@@ -510,6 +512,7 @@ export class Engine extends EventEmitter {
       amount: amount.toString(),
       payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null,
       quote_expires_at: expiresAt,
+      quoted_at: this.d.now(),
     });
     this.step("quote_recorded", next);
     return next;
@@ -641,13 +644,19 @@ export class Engine extends EventEmitter {
     );
   }
 
-  /** The challenge to sign: the quote's own, else /payments/prepare, else the 402 of POST /executions. */
+  /**
+   * The challenge to sign: the quote's own while it is fresh; otherwise (an approval took
+   * time, its blockhash hint may be stale) or when the quote has none, a fresh one from
+   * /payments/prepare; failing that, the 402 of POST /executions. Whatever its source, it
+   * is checked against what the quote fixed.
+   */
   private async challenge(intent: IntentRow): Promise<PaymentRequirements> {
     const { config, client } = this.ready();
     const quote = JSON.parse(intent.quote!) as Quote;
     let accepts = quote.paymentRequirement.accepts;
     let source = "quote";
-    if (!accepts || accepts.length === 0) {
+    const fresh = this.d.now() - (intent.quoted_at ?? 0) <= (this.d.challengeMaxAgeMs ?? 15_000);
+    if (!accepts || accepts.length === 0 || !fresh) {
       const res = await client.call("POST", "/payments/prepare", { body: { quoteId: intent.quote_id }, idempotencyKey: intent.idem_key, schema: PrepareResponse, trace: this.trace(intent) });
       this.transcript(intent, "prepare", { status: res.status, body: res.ok ? res.body : res.error });
       if (res.ok) {
@@ -657,8 +666,11 @@ export class Engine extends EventEmitter {
         accepts = res.body.paymentRequired.accepts;
         source = "prepare";
       } else if (res.status === 404 || res.status === 405 || res.status === 501) {
-        accepts = await this.challengeFrom402(intent);
-        source = "402";
+        // No prepare endpoint: the quote's own challenge, or the 402 branch.
+        if (!accepts || accepts.length === 0) {
+          accepts = await this.challengeFrom402(intent);
+          source = "402";
+        }
       } else if (res.status === 410) {
         throw new PaidActionError("quote_expired", `quote ${intent.quote_id} expired (the service says so); nothing was signed`, { quoteId: intent.quote_id });
       } else {
@@ -760,15 +772,14 @@ export class Engine extends EventEmitter {
       this.step("confirm_recorded", next);
       return next;
     }
-    if (res.status === 404 && res.error.code !== "not_found") {
-      // No confirm endpoint: the proof settles with the execution request instead.
+    if (res.status === 404 || res.status === 405 || res.status === 501) {
+      // No confirm endpoint: the proof travels with the execution request and settles there.
       return this.commit(intent, { state: "paid" });
     }
     switch (res.error.code) {
       case "payment_invalid":
       case "quote_expired":
-      case "invalid_request":
-      case "not_found": {
+      case "invalid_request": {
         // The service refused the proof: it did not and will not settle it.
         const err = new PaidActionError(res.error.code === "quote_expired" ? "quote_expired" : "payment_invalid", `the service refused the payment (${res.error.code}${typeof res.error.reason === "string" ? `: ${res.error.reason.slice(0, 120)}` : ""}): ${res.error.message}; nothing was charged`, {
           serviceCode: res.error.code,

@@ -29,6 +29,8 @@ export interface OpenOptions {
   /** Options for an embedded sandbox this process starts. */
   sandbox?: Partial<SandboxOptions>;
   reconcilerIntervalMs?: { min: number; max: number };
+  /** See EngineDeps.challengeMaxAgeMs. */
+  challengeMaxAgeMs?: number;
 }
 
 export interface EmbeddedSandbox {
@@ -131,6 +133,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     owner,
     log: (line) => log(transcripts.scrub(line)),
     onStep: o.onStep,
+    challengeMaxAgeMs: o.challengeMaxAgeMs,
   });
 
   let reconciler: Reconciler | undefined;

@@ -48,6 +48,7 @@ export interface IntentRow {
   amount: string | null;
   payee: string | null;
   quote_expires_at: number | null;
+  quoted_at: number | null;
   requirements: string | null;
   proof: string | null;
   payment: string | null;
@@ -105,6 +106,7 @@ const MIGRATIONS: string[] = [
     amount TEXT,
     payee TEXT,
     quote_expires_at INTEGER,
+    quoted_at INTEGER,
     requirements TEXT,
     proof TEXT,
     payment TEXT,
