@@ -163,6 +163,18 @@ const MIGRATIONS: string[] = [
 
 const DAY_MS = 24 * 3_600_000;
 
+/** Lease owners are `<pid>-<random>`: a lease of a process that no longer runs is stale. */
+export function leaseOwnerAlive(owner: string): boolean {
+  const pid = Number(owner.split("-")[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 export class Journal {
   readonly db: Database.Database;
 
@@ -235,6 +247,13 @@ export class Journal {
    * Returns false when someone else holds the lease.
    */
   claim(intentId: string, owner: string, now: number, ttlMs: number): boolean {
+    const held = this.db.prepare(`SELECT lease_owner, lease_until FROM intents WHERE intent_id = ?`).get(intentId) as
+      | { lease_owner: string | null; lease_until: number | null }
+      | undefined;
+    if (held?.lease_owner && held.lease_owner !== owner && !leaseOwnerAlive(held.lease_owner)) {
+      // The process that held it is gone (a crash): its lease means nothing any more.
+      this.db.prepare(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(intentId, held.lease_owner);
+    }
     const result = this.db
       .prepare(
         `UPDATE intents SET lease_owner = @owner, lease_until = @until

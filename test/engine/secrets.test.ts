@@ -1,0 +1,87 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PaidActionError } from "../../src/engine/errors.js";
+import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { on } from "../helpers/proxy.js";
+
+describe("secrets never leave their place", () => {
+  let f: EngineFixture;
+  const logs: string[] = [];
+  beforeAll(async () => {
+    f = await engineFixture({
+      open: { log: (line) => logs.push(line), reconcile: true, reconcilerIntervalMs: { min: 20, max: 100 } },
+      env: { PAID_ACTIONS_MAX_PER_CALL: "1" },
+      // The service answers one confirm with an error that echoes the request: the proof must not leak through it.
+      rules: [
+        {
+          match: on("POST", "/v1/payments/confirm"),
+          times: 1,
+          action: { kind: "raw", handler: (_req, res, body) => { res.writeHead(503, { "content-type": "application/json" }); res.end(JSON.stringify({ error: { code: "unavailable", message: `echo: ${body}` } })); } },
+        },
+      ],
+    });
+  });
+  afterAll(() => f.close());
+
+  it("a full flow and refusals leave no API key, wallet secret or proof in transcripts, logs, errors or outputs", async () => {
+    const outputs: unknown[] = [];
+    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_secret1" });
+    outputs.push(paid);
+    for (const req of [
+      { action: "servers.provision", input: { ...SMALL_SERVER, plan: "gpu" } },
+      { action: "domains.register", input: { domain: "x" } },
+    ]) {
+      try {
+        await f.pa.engine.pay(req, { callId: "call_secret2" });
+      } catch (e) {
+        outputs.push((e as PaidActionError).toJSON(), (e as Error).message, (e as Error).stack);
+      }
+    }
+    outputs.push(await f.pa.engine.quote({ action: "servers.provision", input: SMALL_SERVER }));
+    const deadline = Date.now() + 5_000;
+    while ((await f.pa.engine.getExecution(paid.executionId, true))?.status !== "completed" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    outputs.push(await f.pa.engine.getExecution(paid.executionId, false), f.pa.engine.listExecutions({}), f.pa.engine.spending());
+
+    const row = f.pa.journal.intent(paid.intentId)!;
+    const proof = row.proof!;
+    expect(proof.length).toBeGreaterThan(100);
+    const apiKey = f.t.sb.apiKey;
+    const walletFile = readFileSync(f.t.sb.walletPath, "utf8");
+    const walletBytes = Uint8Array.from(JSON.parse(walletFile) as number[]);
+    const seed = Buffer.from(walletBytes.subarray(0, 32));
+    const secrets: Record<string, string[]> = {
+      "API key": [apiKey],
+      proof: [proof, JSON.parse(Buffer.from(proof, "base64").toString()).payload.transaction],
+      "wallet secret": [walletFile.trim(), seed.toString("hex"), seed.toString("base64"), JSON.stringify(Array.from(walletBytes.subarray(0, 32))).slice(1, -1)],
+    };
+
+    const transcriptDir = join(f.home, "transcripts");
+    const haystacks: Record<string, string> = {
+      logs: logs.join("\n"),
+      outputs: JSON.stringify(outputs),
+    };
+    for (const file of readdirSync(transcriptDir)) haystacks[`transcript ${file}`] = readFileSync(join(transcriptDir, file), "utf8");
+    expect(Object.keys(haystacks).some((k) => k.startsWith("transcript call_secret1"))).toBe(true);
+    expect(haystacks["transcript call_secret1.jsonl"]).toContain("[redacted]");
+    expect(haystacks["transcript call_secret1.jsonl"]).toContain("/payments/confirm");
+
+    for (const [what, values] of Object.entries(secrets)) {
+      for (const value of values) {
+        for (const [where, text] of Object.entries(haystacks)) {
+          expect(text.includes(value), `${what} found in ${where}`).toBe(false);
+        }
+      }
+    }
+
+    // The journal keeps the proof in its own column, and nowhere else.
+    const rows = f.pa.journal.db.prepare(`SELECT * FROM intents`).all() as Array<Record<string, unknown>>;
+    for (const r of rows) {
+      for (const [column, value] of Object.entries(r)) {
+        if (column === "proof" || typeof value !== "string") continue;
+        expect(value.includes(proof), `proof in journal column ${column}`).toBe(false);
+        expect(value.includes(apiKey), `API key in journal column ${column}`).toBe(false);
+      }
+    }
+  });
+});

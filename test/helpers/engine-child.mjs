@@ -1,0 +1,27 @@
+// A child process running the engine (built dist/), for crash and multi-process tests.
+// Input (env): the engine's configuration, plus
+//   CHILD_CRASH_AT   a step name: SIGKILL this process when the engine reaches it
+//   CHILD_CALLS      JSON array of pay requests to run concurrently
+// Output (stdout): one JSON line per call: {ok, result} or {ok: false, code, message}.
+import { openPaidActions } from "../../dist/engine/index.js";
+
+const crashAt = process.env.CHILD_CRASH_AT;
+const calls = JSON.parse(process.env.CHILD_CALLS ?? "[]");
+const pa = await openPaidActions({
+  env: process.env,
+  reconcile: false,
+  log: (line) => process.stderr.write(`${line}\n`),
+  onStep: (step) => {
+    if (step === crashAt) process.kill(process.pid, "SIGKILL");
+  },
+});
+const results = await Promise.all(
+  calls.map((req) =>
+    pa.engine.pay(req).then(
+      (result) => ({ ok: true, result }),
+      (e) => ({ ok: false, code: e.code ?? "error", message: String(e.message) }),
+    ),
+  ),
+);
+for (const r of results) process.stdout.write(`${JSON.stringify(r)}\n`);
+await pa.close();
