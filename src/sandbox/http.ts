@@ -101,6 +101,7 @@ export function createHttpHandler(o: HttpOptions) {
   }
 
   let draining = false;
+  const inflight = new Set<string>();
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newId("req", 16);
     res.setHeader("X-Request-Id", requestId);
@@ -148,7 +149,7 @@ export function createHttpHandler(o: HttpOptions) {
 
       const { body, raw } = await readJsonBody(req, method);
       const ctx: Ctx = { requestId, tenant, method, path: url.pathname, req, body, rawBody: raw };
-      if (route.mutating) return send(res, await withIdempotency(o, ctx, () => route!.handler(ctx, params)), requestId);
+      if (route.mutating) return send(res, await withIdempotency(o, ctx, inflight, () => route!.handler(ctx, params)), requestId);
       return send(res, await route.handler(ctx, params), requestId);
     } catch (e) {
       return send(res, errorReply(e, requestId, o.log), requestId);
@@ -237,12 +238,21 @@ interface IdemRow {
   body: string | null;
 }
 
-/** Outcomes a retry with the same key must run again: 5xx, and the 402 pay-and-retry branch. */
-function storable(status: number): boolean {
-  return status < 500 && status !== 402;
+/**
+ * Outcomes a retry with the same key must run again: 5xx, the 402 pay-and-retry branch,
+ * and a transient idempotency_in_progress (another request was settling the same payment).
+ */
+function storable(reply: Reply): boolean {
+  const code = (reply.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return reply.status < 500 && reply.status !== 402 && code !== "idempotency_in_progress";
 }
 
-async function withIdempotency(o: HttpOptions, ctx: Ctx, run: () => Reply | Promise<Reply>): Promise<Reply> {
+/**
+ * `inflight` holds the keys this process is running right now. A 'running' row that is not
+ * in it belongs to a request that died (a crash, or a write that failed while storing its
+ * outcome): the same request may take it over.
+ */
+async function withIdempotency(o: HttpOptions, ctx: Ctx, inflight: Set<string>, run: () => Reply | Promise<Reply>): Promise<Reply> {
   const key = ctx.req.headers["idempotency-key"];
   if (key === undefined) return run();
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
@@ -255,13 +265,15 @@ async function withIdempotency(o: HttpOptions, ctx: Ctx, run: () => Reply | Prom
     .update(canonicalJson({ method: ctx.method, path: ctx.path, body: ctx.body ?? null, quote: quoteHeader ?? null }))
     .digest("hex");
   const id = { tenant: ctx.tenant, key, method: ctx.method, path: ctx.path };
+  const flightKey = `${ctx.tenant}\n${key}\n${ctx.method}\n${ctx.path}`;
 
   // Check and claim in one synchronous transaction, before the first await.
   const claim = o.db.transaction((): IdemRow | undefined => {
     const row = o.db
       .prepare(`SELECT fingerprint, state, status, headers, body, created_at FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
       .get(id) as (IdemRow & { created_at: number }) | undefined;
-    if (row && row.created_at > o.now() - IDEMPOTENCY_TTL_MS) return row;
+    const stale = row !== undefined && row.state === "running" && !inflight.has(flightKey) && row.fingerprint === fingerprint;
+    if (row && !stale && row.created_at > o.now() - IDEMPOTENCY_TTL_MS) return row;
     if (row) o.db.prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`).run(id);
     o.db
       .prepare(`INSERT INTO idempotency (tenant, key, method, path, fingerprint, state, created_at) VALUES (@tenant, @key, @method, @path, @fingerprint, 'running', @now)`)
@@ -284,17 +296,25 @@ async function withIdempotency(o: HttpOptions, ctx: Ctx, run: () => Reply | Prom
   }
 
   let reply: Reply;
+  inflight.add(flightKey);
   try {
     reply = await run();
   } catch (e) {
     reply = errorReply(e, ctx.requestId, o.log);
+  } finally {
+    inflight.delete(flightKey);
   }
-  if (storable(reply.status)) {
-    o.db
-      .prepare(`UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
-      .run({ ...id, status: reply.status, headers: JSON.stringify(reply.headers ?? {}), body: JSON.stringify(reply.body) });
-  } else {
-    o.db.prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`).run(id);
+  try {
+    if (storable(reply)) {
+      o.db
+        .prepare(`UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
+        .run({ ...id, status: reply.status, headers: JSON.stringify(reply.headers ?? {}), body: JSON.stringify(reply.body) });
+    } else {
+      o.db.prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`).run(id);
+    }
+  } catch (e) {
+    // The row stays 'running' without an owner: a retry with the same key takes it over.
+    o.log(`could not record the outcome of ${ctx.method} ${ctx.path} (key kept for a retry): ${(e as Error).message}`);
   }
   return reply;
 }

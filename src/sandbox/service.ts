@@ -100,6 +100,8 @@ export class SandboxService {
   private lifecycleRunning = false;
   private closed = false;
   private readonly busyExecutions = new Set<string>();
+  /** Message hashes being settled by a request of this process right now. */
+  private readonly settlingNow = new Set<string>();
 
   constructor(private readonly o: ServiceOptions) {
     this.facilitator = new FacilitatorScheme(ledgerFacilitatorSigner(o.ledger, o.keys.feePayer, o.network));
@@ -301,13 +303,18 @@ export class SandboxService {
     };
   }
 
+  /** A rejected proof: like every 402, it carries the challenge in the body and in PAYMENT-REQUIRED (decisions.md). */
+  private paymentInvalid(reason: string, message: string, quote?: QuoteRow) {
+    if (!quote) return new ApiError(402, "payment_invalid", message, { reason });
+    const challenge = this.paymentRequired(quote, reason);
+    return new ApiError(402, "payment_invalid", message, { reason, quoteId: quote.quote_id, paymentRequired: challenge }, {
+      "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64"),
+    });
+  }
+
   /** Decodes a proof header/body value: base64(JSON(x402 v2 PaymentPayload)). */
   decodeProof(proof: string, quote?: QuoteRow): { payload: PaymentPayload; messageHash: string } {
-    const invalid = (reason: string, message: string) =>
-      new ApiError(402, "payment_invalid", message, {
-        reason,
-        ...(quote ? { quoteId: quote.quote_id, paymentRequired: this.paymentRequired(quote, reason) } : {}),
-      });
+    const invalid = (reason: string, message: string) => this.paymentInvalid(reason, message, quote);
     if (typeof proof !== "string" || proof.length === 0 || proof.length > 16_384) {
       throw invalid("invalid_payload", "the payment proof is empty or too large");
     }
@@ -349,13 +356,9 @@ export class SandboxService {
    */
   async settle(tenant: string, quote: QuoteRow, proof: string): Promise<PaymentRow> {
     const { payload, messageHash } = this.decodeProof(proof, quote);
-    const invalid = (reason: string, message: string) =>
-      new ApiError(402, "payment_invalid", message, {
-        reason,
-        quoteId: quote.quote_id,
-        paymentRequired: this.paymentRequired(quote, reason),
-      });
+    const invalid = (reason: string, message: string) => this.paymentInvalid(reason, message, quote);
 
+    this.reconcileStale(quote.quote_id, messageHash);
     const used = this.o.db.prepare(`SELECT * FROM payments WHERE message_hash = ?`).get(messageHash) as PaymentRow | undefined;
     if (used) {
       if (used.quote_id !== quote.quote_id || used.tenant !== tenant) {
@@ -419,17 +422,20 @@ export class SandboxService {
       .run(payment);
 
     let result;
+    this.settlingNow.add(messageHash);
     try {
       result = await this.facilitator.settle(
         payload as unknown as X402PaymentPayload,
         stored as unknown as X402PaymentRequirements,
       );
-    } catch (e) {
+    } catch {
       // Unknown outcome: leave it to the ledger to say whether it landed.
       this.reconcilePayment(payment);
       const after = this.paymentOf(quote.quote_id);
       if (after?.status === "settled") return after;
       throw new ApiError(503, "unavailable", "settlement failed unexpectedly; retry with the same key", {}, { "Retry-After": "1" });
+    } finally {
+      this.settlingNow.delete(messageHash);
     }
     if (!result.success) {
       this.o.db.prepare(`DELETE FROM payments WHERE payment_id = ?`).run(payment.payment_id);
@@ -441,6 +447,17 @@ export class SandboxService {
       .run(result.transaction, result.payer ?? "", this.o.now(), payment.payment_id);
     this.o.log(`settled ${formatDecimal(BigInt(quote.amount))} USDC for ${quote.quote_id} in ${result.transaction}`);
     return this.paymentOf(quote.quote_id)!;
+  }
+
+  /**
+   * A 'settling' row that no request of this process is working on was left by a request
+   * that died or could not record its outcome: the ledger decides what became of it.
+   */
+  private reconcileStale(quoteId: string, messageHash?: string): void {
+    const rows = this.o.db
+      .prepare(`SELECT * FROM payments WHERE status = 'settling' AND (quote_id = ? OR message_hash = ?)`)
+      .all(quoteId, messageHash ?? "") as PaymentRow[];
+    for (const row of rows) if (!this.settlingNow.has(row.message_hash)) this.reconcilePayment(row);
   }
 
   /** A payment left 'settling' (crash, unexpected error): the ledger decides. */
@@ -481,8 +498,8 @@ export class SandboxService {
   ) {
     let quoteId = req.quoteId ?? (req.proof ? this.quoteIdFromProof(req.proof) : undefined);
     if (!quoteId) {
-      if (req.proof) this.decodeProof(req.proof); // a malformed proof says so
       const { row } = this.createQuote(tenant, req.action, req.input, null);
+      if (req.proof) this.decodeProof(req.proof, row); // a malformed proof says so, with the challenge to pay
       throw this.paymentRequiredError(row, "no quote or payment attached: pay the attached challenge and retry with the same Idempotency-Key");
     }
     const quote = this.quote(tenant, quoteId);
@@ -498,6 +515,7 @@ export class SandboxService {
         executionId: quote.execution_id,
       });
     }
+    this.reconcileStale(quote.quote_id);
     let payment = this.paymentOf(quote.quote_id);
     if (req.proof) {
       payment = await this.settle(tenant, quote, req.proof);
