@@ -655,7 +655,7 @@ export class Engine extends EventEmitter {
     const quote = JSON.parse(intent.quote!) as Quote;
     let accepts = quote.paymentRequirement.accepts;
     let source = "quote";
-    const fresh = this.d.now() - (intent.quoted_at ?? 0) <= (this.d.challengeMaxAgeMs ?? 15_000);
+    const fresh = this.d.now() - (intent.quoted_at ?? 0) < (this.d.challengeMaxAgeMs ?? 15_000);
     if (!accepts || accepts.length === 0 || !fresh) {
       const res = await client.call("POST", "/payments/prepare", { body: { quoteId: intent.quote_id }, idempotencyKey: intent.idem_key, schema: PrepareResponse, trace: this.trace(intent) });
       this.transcript(intent, "prepare", { status: res.status, body: res.ok ? res.body : res.error });

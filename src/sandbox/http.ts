@@ -124,6 +124,11 @@ export function createHttpHandler(o: HttpOptions) {
 
       const tenant = authenticate(req.headers.authorization);
       if (!tenant) {
+        // Key guessing is throttled too, per client address.
+        const wait = takeToken(`anon:${req.socket.remoteAddress ?? "?"}`);
+        if (wait > 0) {
+          throw new ApiError(429, "rate_limited", `too many unauthenticated requests; retry after ${wait} s`, { retryAfter: wait }, { "Retry-After": String(wait) });
+        }
         throw new ApiError(401, "unauthorized", "missing or unknown API key: send Authorization: Bearer <API_KEY>", {}, {
           "WWW-Authenticate": 'Bearer realm="paid-actions-sandbox"',
         });

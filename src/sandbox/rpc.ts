@@ -2,7 +2,14 @@
  * A Solana JSON-RPC 2.0 endpoint over the sandbox ledger: what a standard Solana client
  * (@solana/kit) and the x402 client need, answered from the ledger's real state.
  */
-import { getBase58Encoder, getBase64Decoder, getBase58Decoder } from "@solana/kit";
+import {
+  getBase58Encoder,
+  getBase64Decoder,
+  getBase58Decoder,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+} from "@solana/kit";
 import type { Ledger, LandedTransaction, TokenBalance } from "./ledger.js";
 
 const VERSION = { "solana-core": "2.2.0-litesvm", "feature-set": 0 };
@@ -29,8 +36,11 @@ class RpcError extends Error {
 }
 
 const base64 = getBase64Decoder();
+const base64Encode = getBase64Encoder();
 const base58Decode = getBase58Decoder();
 const base58Encode = getBase58Encoder();
+const txDecoder = getTransactionDecoder();
+const messageDecoder = getCompiledTransactionMessageDecoder();
 
 /** Serializes with u64 values as bare JSON integers, as a Solana node does. */
 export function stringifyRpc(value: unknown): string {
@@ -144,16 +154,74 @@ function encodeTransaction(landed: LandedTransaction, encoding: unknown) {
     loadedAddresses: { readonly: [], writable: [] },
     computeUnitsConsumed: landed.computeUnits,
   };
+  const decoded = decodeLanded(landed.wire);
   let transaction: Json;
   if (encoding === "base58") {
     transaction = [base58Decode.decode(Buffer.from(landed.wire, "base64")), "base58"];
-  } else if (encoding === undefined || encoding === "base64" || encoding === "json" || encoding === "jsonParsed") {
-    // json/jsonParsed are answered in base64: the wire bytes are the ground truth.
+  } else if (encoding === "base64") {
     transaction = [landed.wire, "base64"];
+  } else if (encoding === undefined || encoding === "json" || encoding === "jsonParsed") {
+    // "json" is a Solana node's default encoding; a standard client reads it as an object.
+    transaction = jsonTransaction(decoded, encoding === "jsonParsed") ?? [landed.wire, "base64"];
   } else {
     throw new RpcError(-32602, `Invalid params: unsupported encoding ${String(encoding)}`);
   }
-  return { slot: landed.slot, blockTime: BigInt(landed.blockTime), version: 0, transaction, meta };
+  return { slot: landed.slot, blockTime: BigInt(landed.blockTime), version: decoded.message.version, transaction, meta };
+}
+
+function decodeLanded(wire: string) {
+  const tx = txDecoder.decode(base64Encode.encode(wire));
+  return { tx, message: messageDecoder.decode(tx.messageBytes) };
+}
+
+/**
+ * A transaction in the "json" encoding of a Solana node ({signatures, message}); with
+ * `parsed`, the "jsonParsed" shape, where instructions are given by program id and
+ * accounts (the partially decoded form a node uses for programs it has no parser for).
+ */
+function jsonTransaction({ tx, message }: ReturnType<typeof decodeLanded>, parsed: boolean): Json | undefined {
+  // Only legacy and v0 messages have a JSON form here; anything newer stays in base64.
+  if (message.version !== "legacy" && message.version !== 0) return undefined;
+  const keys = message.staticAccounts.map(String);
+  const { numSignerAccounts, numReadonlySignerAccounts, numReadonlyNonSignerAccounts } = message.header;
+  const signatures = Object.values(tx.signatures).map((s) => (s ? base58Decode.decode(s) : "1".repeat(64)));
+  const data = (ix: { data?: ArrayLike<number> }) => base58Decode.decode(new Uint8Array(ix.data ?? []));
+  const lookups: Json[] | undefined =
+    "addressTableLookups" in message && message.addressTableLookups
+      ? message.addressTableLookups.map((l) => ({
+          accountKey: l.lookupTableAddress as string,
+          writableIndexes: [...l.writableIndexes],
+          readonlyIndexes: [...l.readonlyIndexes],
+        }))
+      : undefined;
+  const writable = (i: number) =>
+    i < numSignerAccounts ? i < numSignerAccounts - numReadonlySignerAccounts : i < keys.length - numReadonlyNonSignerAccounts;
+  const instructions = message.instructions.map((ix): Json =>
+    parsed
+      ? {
+          programId: keys[ix.programAddressIndex] ?? "",
+          accounts: (ix.accountIndices ?? []).map((i) => keys[i] ?? ""),
+          data: data(ix),
+          stackHeight: null,
+        }
+      : { programIdIndex: ix.programAddressIndex, accounts: [...(ix.accountIndices ?? [])], data: data(ix), stackHeight: null },
+  );
+  return {
+    signatures,
+    message: {
+      accountKeys: parsed
+        ? keys.map((pubkey, i) => ({ pubkey, signer: i < numSignerAccounts, writable: writable(i), source: "transaction" }))
+        : keys,
+      header: {
+        numRequiredSignatures: numSignerAccounts,
+        numReadonlySignedAccounts: numReadonlySignerAccounts,
+        numReadonlyUnsignedAccounts: numReadonlyNonSignerAccounts,
+      },
+      recentBlockhash: String(message.lifetimeToken),
+      instructions,
+      ...(lookups ? { addressTableLookups: lookups } : {}),
+    },
+  };
 }
 
 function wireFromParam(params: unknown[]): string {

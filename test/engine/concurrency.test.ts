@@ -1,10 +1,11 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Journal } from "../../src/engine/journal.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { ensureBuilt } from "../helpers/process.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CHILD = join(ROOT, "test", "helpers", "engine-child.mjs");
@@ -29,7 +30,7 @@ describe("two processes sharing one journal", () => {
   let t: TestSandbox;
   let home: string;
   beforeAll(async () => {
-    execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "ignore" });
+    ensureBuilt();
     t = await startTestSandbox({ rateLimit: { perSecond: 1000, burst: 1000 } });
     home = mkdtempSync(join(tmpdir(), "pam-shared-"));
   });

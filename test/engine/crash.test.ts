@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEPS } from "../../src/engine/engine.js";
 import { Journal } from "../../src/engine/journal.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { ensureBuilt } from "../helpers/process.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CHILD = join(ROOT, "test", "helpers", "engine-child.mjs");
@@ -32,7 +33,7 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
   let home: string;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "ignore" });
+    ensureBuilt();
     t = await startTestSandbox();
     home = mkdtempSync(join(tmpdir(), "pam-crash-"));
     env = {

@@ -49,7 +49,7 @@ interface Upstream {
 
 function forward(target: URL, req: SeenRequest): Promise<Upstream> {
   return new Promise((resolve, reject) => {
-    const headers = { ...req.headers, host: target.host };
+    const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host };
     delete headers["content-length"];
     const up = httpRequest(
       { hostname: target.hostname, port: target.port, method: req.method, path: req.path, headers: { ...headers, "content-length": Buffer.byteLength(req.body) } },
@@ -134,7 +134,7 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
       }
       case "truncate": {
         const up = await forward(target, r);
-        const headers = { ...up.headers, "content-length": String(up.body.length) };
+        const headers: Record<string, string | string[] | undefined> = { ...up.headers, "content-length": String(up.body.length) };
         delete headers["transfer-encoding"];
         res.writeHead(up.status, headers);
         res.write(up.body.subarray(0, Math.floor(up.body.length / 2)));
