@@ -1,28 +1,84 @@
 #!/usr/bin/env node
 /**
- * The composition root: the only module that reads argv and the environment, builds the
- * real adapters and wires them. Every command prints for humans on stderr; stdout is left
- * to machine output (JSON-RPC, for the MCP server).
+ * The composition root: the only module that reads argv and the environment. It parses
+ * the command line and hands each command what it needs. stdout is reserved for the
+ * command's own output (JSON-RPC only, for `serve`); messages for humans go to stderr.
  */
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
-import { DEFAULT_PORT, DEFAULT_PROVIDER_DELAY_MS, DEFAULT_QUOTE_TTL_MS, DEFAULT_RATE_LIMIT, SandboxBusyError, startSandbox } from "./sandbox/index.js";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 class UsageError extends Error {}
 
-const HELP: Record<string, string> = {
-  main: `paid-actions-mcp ${VERSION} — buy real-world actions from an MCP agent, within limits a human set
+const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIONS_CONFIG; the environment wins):
+  PAID_ACTIONS_BASE_URL      the v1 service (absent: the embedded sandbox)
+  PAID_ACTIONS_API_KEY       its bearer key          PAID_ACTIONS_WALLET   Solana CLI keypair file
+  SOLANA_RPC_URL             Solana JSON-RPC         PAID_ACTIONS_NETWORK  solana | solana-devnet | CAIP-2
+  PAID_ACTIONS_HOME          journal and transcripts (default ~/.paid-actions-mcp)
+  PAID_ACTIONS_MAX_PER_CALL (5)  PAID_ACTIONS_MAX_PER_DAY (25)  PAID_ACTIONS_MAX_TOTAL
+  PAID_ACTIONS_APPROVAL_ABOVE (1)  PAID_ACTIONS_ALLOW_ACTIONS (*, comma list with * wildcards)`;
 
-Usage: paid-actions-mcp <command> [options]
+const HELP: Record<string, string> = {
+  main: `paid-actions-mcp ${VERSION} — an MCP server that lets an agent buy real-world actions,
+paying USDC with x402 on Solana, within limits a human set.
+
+Usage: paid-actions-mcp [command] [options]
 
 Commands:
-  sandbox     Run the reference service (v1 API + Solana JSON-RPC on an embedded ledger)
+  serve        The MCP server over stdio (the default when no command is given)
+  demo         A scripted agent session against the sandbox (what \`npm start\` runs)
+  executions   List what was bought, from the journal
+  transcript   List recent tool calls, or show one call's redacted transcript
+  approve      Approve a payment an agent asked for (or list those waiting)
+  doctor       Check configuration, service, wallet, balance and journal
+  sandbox      Run the reference service (v1 API + Solana JSON-RPC on an embedded ledger)
 
 Run 'paid-actions-mcp <command> --help' for a command's options.
+
+${ENV_HELP}
+`,
+  serve: `Usage: paid-actions-mcp [serve]
+
+The MCP server over stdio, as an MCP host launches it. stdout carries JSON-RPC only;
+logs go to stderr. One tool per action of the service, plus quote_action, get_execution,
+list_executions, wait_for_execution, get_spending, search_agent_services, get_company.
+Without PAID_ACTIONS_BASE_URL it runs against the embedded sandbox (started in this
+process, or reused if one already runs for the same home); PAID_ACTIONS_SANDBOX_DELAY_MS
+sets that sandbox's provider delay.
+
+${ENV_HELP}
+`,
+  demo: `Usage: paid-actions-mcp demo [--home DIR]
+
+A scripted agent session: launches 'paid-actions-mcp serve' over stdio with the MCP SDK's
+Client, lists the tools, prices an action, pays for one within budget, is refused one over
+budget, follows the execution to completed through a subscription and resource reads, and
+shows spending and where the transcript is. Uses a fresh sandbox in a temp dir unless --home.
+`,
+  executions: `Usage: paid-actions-mcp executions [--status S] [--action A] [--limit N] [--attention] [--json]
+
+Lists executions from the journal (newest first). --attention lists intents a human should
+look at (an outcome that could not be settled automatically). Reads only; pays nothing.
+`,
+  transcript: `Usage: paid-actions-mcp transcript [callId] [--limit N] [--json]
+
+Without a callId, lists the most recent tool calls. With one, prints its redacted
+transcript: every request and response, decision and timing. API keys, wallet secrets and
+payment proofs never appear.
+`,
+  approve: `Usage: paid-actions-mcp approve [approvalId]
+
+Approves one payment an agent was refused with approval_required: that quote, that amount,
+once, until the quote expires. The agent then calls the tool again with the same input and
+the approvalId. Without an id, lists approvals waiting.
+`,
+  doctor: `Usage: paid-actions-mcp doctor
+
+Checks the configuration, that the service answers, the wallet (and its file permissions),
+its USDC balance, and the journal's health. Exit code 0 when ready to pay.
 `,
   sandbox: `Usage: paid-actions-mcp sandbox [--port N] [--home DIR] [--api-key KEY]...
 
@@ -32,13 +88,13 @@ http://127.0.0.1:N/solana. Writes DIR/sandbox.json with {baseUrl, apiKey, rpcUrl
 network, asset, walletPath}. A restart on the same DIR continues where it stopped.
 
 Options:
-  --port N                 Port on 127.0.0.1 (default ${DEFAULT_PORT}; 0 picks a free one)
+  --port N                 Port on 127.0.0.1 (default 8402; 0 picks a free one)
   --home DIR               Where state lives (default $PAID_ACTIONS_HOME/sandbox or ~/.paid-actions-mcp/sandbox)
   --api-key KEY            Accept this bearer key; repeat for more tenants. Without it, one
                            key is generated on first start and kept in DIR
-  --provider-delay-ms MS   How long a simulated provider takes (default ${DEFAULT_PROVIDER_DELAY_MS})
-  --quote-ttl-seconds S    Quote lifetime (default ${DEFAULT_QUOTE_TTL_MS / 1000})
-  --rate-limit N           Requests per second per API key, burst 4x (default ${DEFAULT_RATE_LIMIT.perSecond})
+  --provider-delay-ms MS   How long a simulated provider takes (default 3000)
+  --quote-ttl-seconds S    Quote lifetime (default 300)
+  --rate-limit N           Requests per second per API key, bursts of 4x (default 50)
   -h, --help               This help
 
 Sandbox-only request headers: X-Sandbox-Outcome: fail (the provider fails and the payment
@@ -59,90 +115,105 @@ function intOption(value: string | undefined, name: string, min: number, max: nu
   return Number(value);
 }
 
-async function sandboxCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      port: { type: "string" },
-      home: { type: "string" },
-      "api-key": { type: "string", multiple: true },
-      "provider-delay-ms": { type: "string" },
-      "quote-ttl-seconds": { type: "string" },
-      "rate-limit": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    process.stderr.write(HELP.sandbox!);
-    return 0;
-  }
-  const rate = intOption(values["rate-limit"], "rate-limit", 1, 100_000);
-  const quoteTtl = intOption(values["quote-ttl-seconds"], "quote-ttl-seconds", 1, 86_400);
-  const sandbox = await startSandbox({
-    home: values.home ?? join(defaultHome(env), "sandbox"),
-    port: intOption(values.port, "port", 0, 65_535) ?? DEFAULT_PORT,
-    apiKeys: values["api-key"],
-    providerDelayMs: intOption(values["provider-delay-ms"], "provider-delay-ms", 0, 3_600_000),
-    quoteTtlMs: quoteTtl === undefined ? undefined : quoteTtl * 1000,
-    rateLimit: rate === undefined ? undefined : { perSecond: rate, burst: rate * 4 },
-  });
-  process.stderr.write(
-    [
-      `paid-actions-mcp sandbox ${VERSION} is running (Ctrl-C to stop)`,
-      `  API:         ${sandbox.baseUrl}`,
-      `  API key:     ${sandbox.apiKey}${sandbox.apiKeys.length > 1 ? ` (+${sandbox.apiKeys.length - 1} more)` : ""}`,
-      `  Solana RPC:  ${sandbox.rpcUrl}`,
-      `  Network:     ${sandbox.network} (devnet, emulated)`,
-      `  USDC mint:   ${sandbox.asset}`,
-      `  Wallet:      ${sandbox.walletPath}`,
-      `  State:       ${sandbox.home} (sandbox.json has the above)`,
-      "",
-    ].join("\n"),
-  );
-  await new Promise<void>((done) => {
-    const stop = (signal: string) => {
-      process.stderr.write(`\n${signal}: stopping the sandbox…\n`);
-      void sandbox.close().then(done);
-    };
-    process.once("SIGINT", () => stop("SIGINT"));
-    process.once("SIGTERM", () => stop("SIGTERM"));
-  });
-  process.stderr.write("sandbox stopped; state is saved\n");
-  return 0;
+function parse<O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O, positionals = 0) {
+  const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean" as const, short: "h" } }, strict: true, allowPositionals: positionals > 0 });
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  return parsed;
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const [command, ...rest] = argv;
+  const [first, ...rest] = argv;
+  const command = first === undefined || first.startsWith("-") ? (first === "--help" || first === "-h" ? "help" : first === "--version" || first === "-v" ? "version" : "serve") : first;
+  const args = command === "serve" && first !== "serve" ? argv : rest;
+  const help = (name: string) => {
+    process.stderr.write(HELP[name]!);
+    return 0;
+  };
   try {
     switch (command) {
-      case "sandbox":
-        return await sandboxCommand(rest, env);
-      case "--version":
-      case "-v":
+      case "help":
+        return help("main");
+      case "version":
         process.stdout.write(`${VERSION}\n`);
         return 0;
-      case "--help":
-      case "-h":
-      case "help":
-      case undefined:
-        process.stderr.write(HELP.main!);
-        return 0;
+      case "serve": {
+        const { values } = parse(args, {});
+        if (values.help) return help("serve");
+        const { serve } = await import("./commands/serve.js");
+        return await serve(env, VERSION);
+      }
+      case "demo": {
+        const { values } = parse(args, { home: { type: "string" } });
+        if (values.help) return help("demo");
+        const { demo } = await import("./commands/demo.js");
+        return await demo(env, { home: values.home });
+      }
+      case "executions": {
+        const { values } = parse(args, { status: { type: "string" }, action: { type: "string" }, limit: { type: "string" }, attention: { type: "boolean" }, json: { type: "boolean" } });
+        if (values.help) return help("executions");
+        const statuses = ["pending", "processing", "completed", "failed", "refunded"];
+        if (values.status !== undefined && !statuses.includes(values.status)) throw new UsageError(`--status must be one of ${statuses.join(", ")}`);
+        const { executionsCommand } = await import("./commands/journal-commands.js");
+        return executionsCommand(env, { status: values.status, action: values.action, limit: intOption(values.limit, "limit", 1, 100), attention: values.attention, json: values.json });
+      }
+      case "transcript": {
+        const { values, positionals } = parse(args, { limit: { type: "string" }, json: { type: "boolean" } }, 1);
+        if (values.help) return help("transcript");
+        const { transcriptCommand } = await import("./commands/journal-commands.js");
+        return transcriptCommand(env, positionals[0], { limit: intOption(values.limit, "limit", 1, 1000), json: values.json });
+      }
+      case "approve": {
+        const { values, positionals } = parse(args, {}, 1);
+        if (values.help) return help("approve");
+        const { approveCommand } = await import("./commands/journal-commands.js");
+        return approveCommand(env, positionals[0]);
+      }
+      case "doctor": {
+        const { values } = parse(args, {});
+        if (values.help) return help("doctor");
+        const { doctor } = await import("./commands/doctor.js");
+        return await doctor(env);
+      }
+      case "sandbox": {
+        const { values } = parse(args, {
+          port: { type: "string" },
+          home: { type: "string" },
+          "api-key": { type: "string", multiple: true },
+          "provider-delay-ms": { type: "string" },
+          "quote-ttl-seconds": { type: "string" },
+          "rate-limit": { type: "string" },
+        });
+        if (values.help) return help("sandbox");
+        const rate = intOption(values["rate-limit"], "rate-limit", 1, 100_000);
+        const quoteTtl = intOption(values["quote-ttl-seconds"], "quote-ttl-seconds", 1, 86_400);
+        const { sandboxCommand } = await import("./commands/sandbox.js");
+        return await sandboxCommand(
+          {
+            home: values.home ?? join(defaultHome(env), "sandbox"),
+            port: intOption(values.port, "port", 0, 65_535),
+            apiKeys: values["api-key"],
+            providerDelayMs: intOption(values["provider-delay-ms"], "provider-delay-ms", 0, 3_600_000),
+            quoteTtlMs: quoteTtl === undefined ? undefined : quoteTtl * 1000,
+            rateLimit: rate === undefined ? undefined : { perSecond: rate, burst: rate * 4 },
+          },
+          VERSION,
+        );
+      }
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     }
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`paid-actions-mcp: ${(e as Error).message}\nRun 'paid-actions-mcp ${command ?? ""} --help' for usage.\n`);
+    const code = (e as { code?: string }).code;
+    if (e instanceof UsageError || code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`paid-actions-mcp: ${(e as Error).message}\nRun 'paid-actions-mcp ${HELP[command] ? `${command} ` : ""}--help' for usage.\n`);
       return 2;
     }
-    if (e instanceof SandboxBusyError) {
-      process.stderr.write(`paid-actions-mcp: ${e.message}\n`);
+    if ((e as Error).name === "SandboxBusyError") {
+      process.stderr.write(`paid-actions-mcp: ${(e as Error).message}\n`);
       return 1;
     }
-    if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      process.stderr.write(`paid-actions-mcp: port already in use: ${(e as Error).message}; pick another with --port\n`);
+    if (code === "EADDRINUSE") {
+      process.stderr.write(`paid-actions-mcp: the port is already in use (${(e as Error).message}); pick another with --port\n`);
       return 1;
     }
     process.stderr.write(`paid-actions-mcp: ${(e as Error).message}\n`);

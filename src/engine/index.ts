@@ -14,7 +14,7 @@ import { Reconciler } from "./reconciler.js";
 import { createServiceClient, type ServiceClient } from "./service-client.js";
 import { Transcripts } from "./transcripts.js";
 import { newId } from "../sandbox/ids.js";
-import { readSandboxInfo, sandboxOwner, startSandbox, SandboxBusyError, type Sandbox, type SandboxInfo, type SandboxOptions } from "../sandbox/index.js";
+import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
 import { PaidActionError } from "./errors.js";
 
 export interface OpenOptions {
@@ -66,6 +66,8 @@ async function healthy(info: SandboxInfo): Promise<boolean> {
 
 /** Reuses the sandbox running for this home, or starts one in this process. */
 export async function embeddedSandbox(home: string, options: Partial<SandboxOptions> = {}, log?: (line: string) => void): Promise<EmbeddedSandbox> {
+  // Loaded only when needed: a configured service never pays for the ledger's start-up.
+  const { readSandboxInfo, sandboxOwner, startSandbox, SandboxBusyError } = await import("../sandbox/index.js");
   const sandboxHome = join(home, "sandbox");
   for (let attempt = 0; attempt < 50; attempt++) {
     const owner = sandboxOwner(sandboxHome);
@@ -89,6 +91,29 @@ export async function embeddedSandbox(home: string, options: Partial<SandboxOpti
     }
   }
   throw new PaidActionError("service_unavailable", `the embedded sandbox for ${sandboxHome} is locked by another process that does not answer`, {}, true);
+}
+
+/**
+ * The journal and transcripts only, for commands that read or approve (`executions`,
+ * `transcript`, `approve`): no service, no sandbox, no network.
+ */
+export function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now) {
+  const configResult = loadConfig(env);
+  const home = configResult.ok ? configResult.config.home : configResult.home;
+  const journal = new Journal(join(home, "journal.sqlite"));
+  const transcripts = new Transcripts(home);
+  const engine = new Engine({
+    config: configResult.ok ? configResult.config : { issues: configResult.issues },
+    journal,
+    client: undefined,
+    payer: () => Promise.reject(new PaidActionError("config_invalid", "this command does not pay")),
+    transcripts,
+    now,
+    newId: (prefix) => newId(prefix),
+    owner: `${process.pid}-cli`,
+    log: () => undefined,
+  });
+  return { configResult, home, journal, transcripts, engine, close: () => journal.close() };
 }
 
 export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {

@@ -21,7 +21,6 @@ import {
 } from "@solana/kit";
 import {
   TOKEN_PROGRAM_ADDRESS,
-  findAssociatedTokenPda,
   getCreateAssociatedTokenIdempotentInstruction,
   getMintEncoder,
   getMintToCheckedInstruction,
@@ -39,14 +38,8 @@ export interface ServiceKeys {
   mintAuthority: KeyPairSigner;
 }
 
-export async function associatedTokenAddress(owner: string, mint: string): Promise<Address> {
-  const [ata] = await findAssociatedTokenPda({
-    owner: address(owner),
-    mint: address(mint),
-    tokenProgram: TOKEN_PROGRAM_ADDRESS,
-  });
-  return ata;
-}
+export { associatedTokenAddress } from "../domain/token.js";
+import { associatedTokenAddress } from "../domain/token.js";
 
 /** Builds and fully signs a transaction against the ledger's current blockhash. */
 export async function signWith(

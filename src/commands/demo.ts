@@ -1,0 +1,112 @@
+/**
+ * `paid-actions-mcp demo` (and `npm start`): a scripted agent session. It launches the
+ * server exactly as a host would — `paid-actions-mcp serve` over stdio, with the SDK's
+ * Client — against a fresh sandbox, and narrates each step for a newcomer.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ResourceUpdatedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+const say = (line = "") => process.stdout.write(`${line}\n`);
+const step = (n: number, title: string) => say(`\n── ${n}. ${title} ${"─".repeat(Math.max(0, 60 - title.length))}`);
+
+function structured(result: unknown): any {
+  return (result as CallToolResult).structuredContent ?? {};
+}
+
+export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?: boolean }): Promise<number> {
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "paid-actions-demo-"));
+  const cli = fileURLToPath(new URL("../cli.js", import.meta.url));
+  const serverEnv: Record<string, string> = {
+    PATH: env.PATH ?? "",
+    PAID_ACTIONS_HOME: home,
+    PAID_ACTIONS_SANDBOX_DELAY_MS: "2500",
+  };
+
+  say("paid-actions-mcp demo — an agent buys a server, inside the limits a human set.");
+  say(`The MCP server runs as a host would run it: \`node ${cli} serve\` over stdio,`);
+  say(`in sandbox mode (no PAID_ACTIONS_BASE_URL), with its state in ${home}.`);
+  say("Default limits: 5 USDC per call, 25 USDC per day, a human's approval above 1 USDC.");
+
+  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, "serve"], env: serverEnv, stderr: "pipe" });
+  let serverLog = "";
+  transport.stderr?.on("data", (c: Buffer) => (serverLog += c.toString()));
+  const client = new Client({ name: "demo-agent", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+
+    step(1, "The agent lists the tools");
+    const { tools } = await client.listTools();
+    const paid = tools.filter((t) => t.annotations?.readOnlyHint === false);
+    say(`Paid tools (one per action of the service): ${paid.map((t) => t.name).join(", ")}`);
+    say(`Free tools: ${tools.filter((t) => t.annotations?.readOnlyHint !== false).map((t) => t.name).join(", ")}`);
+
+    const input = { region: "eu-west-1", plan: "small", durationHours: 24 };
+    step(2, "It prices a small server for 24 hours (quote_action, pays nothing)");
+    const quote = structured(await client.callTool({ name: "quote_action", arguments: { action: "servers.provision", input } }));
+    say(`Quote ${quote.quoteId}: ${quote.amount} USDC (${JSON.stringify(quote.breakdown)}), payable now: ${quote.payable}`);
+
+    step(3, "It buys it (servers_provision)");
+    const bought = await client.callTool({ name: "servers_provision", arguments: input });
+    const paidCall = structured(bought);
+    if (bought.isError) {
+      say(`Unexpected refusal: ${JSON.stringify(paidCall.error)}`);
+      return 1;
+    }
+    say(`Paid ${paidCall.payment.amount} USDC — transaction ${paidCall.payment.transaction}`);
+    say(`Execution ${paidCall.executionId} is ${paidCall.status}; the tool returned at once, the provider is still working.`);
+    say(`Next, the tool says: ${paidCall.next}`);
+
+    step(4, "It tries something over the per-call limit (companies_create, 89 USDC)");
+    const refused = await client.callTool({
+      name: "companies_create",
+      arguments: { jurisdiction: "US-DE", companyType: "llc", name: "Demo Robotics LLC", owners: [{ type: "individual", fullName: "Ada Lovelace", country: "GB" }] },
+    });
+    const refusal = structured(refused).error;
+    say(`Refused (isError: ${String(refused.isError)}), code ${refusal.code}: ${refusal.message}`);
+    say(`What to do: ${refusal.whatToDo}`);
+
+    step(5, "It follows the execution: a subscription and resource reads");
+    const uri = paidCall.resourceUri as string;
+    let updates = 0;
+    let lastStatus = paidCall.status as string;
+    const finished = new Promise<void>((resolve) => {
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
+        if (n.params.uri !== uri) return;
+        updates++;
+        const read = await client.readResource({ uri });
+        const record = JSON.parse((read.contents[0] as { text: string }).text);
+        if (record.status !== lastStatus) say(`  update: ${uri} is now ${record.status}`);
+        lastStatus = record.status;
+        if (record.status === "completed" || record.status === "refunded") resolve();
+      });
+    });
+    await client.subscribeResource({ uri });
+    say(`Subscribed to ${uri}; waiting for the provider…`);
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000));
+    await Promise.race([finished, timeout]);
+    const record = JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
+    say(`Final record (${updates} update notification(s)): status ${record.status}, server ${record.output?.serverId} at ${record.output?.ipv4}, until ${record.output?.expiresAt}`);
+
+    step(6, "It checks what was spent (get_spending)");
+    const spending = structured(await client.callTool({ name: "get_spending", arguments: {} }));
+    say(`Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`);
+
+    step(7, "Where the record is");
+    say(`Every tool call leaves a redacted transcript. This purchase: ${paidCall.transcriptUri}`);
+    say(`  paid-actions-mcp transcript ${paidCall.callId}        (with PAID_ACTIONS_HOME=${home})`);
+    say(`  paid-actions-mcp executions                 lists what was bought`);
+    say("\nDone. Point a host at this server with mcp.json (see the README).");
+    return record.status === "completed" ? 0 : 1;
+  } catch (e) {
+    say(`\nThe demo failed: ${(e as Error).message}`);
+    if (serverLog) say(`Server log:\n${serverLog}`);
+    return 1;
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * `paid-actions-mcp doctor`: is everything in place to pay? Configuration, the service,
+ * the wallet and its balance, the journal. Each check says what is wrong and how to fix it.
+ */
+import { openPaidActions } from "../engine/index.js";
+import { loadPayer } from "../engine/payer.js";
+import { ActionList } from "../domain/wire.js";
+import { formatDecimal } from "../domain/money.js";
+import { associatedTokenAddress } from "../domain/token.js";
+
+type Level = "ok" | "warn" | "fail";
+const MARK: Record<Level, string> = { ok: "ok  ", warn: "warn", fail: "FAIL" };
+
+async function rpc(url: string, method: string, params: unknown[]): Promise<any> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(5_000),
+  });
+  const json = (await res.json()) as { result?: unknown; error?: { message: string } };
+  if (json.error) throw new Error(json.error.message);
+  return json.result;
+}
+
+export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
+  const lines: Array<[Level, string]> = [];
+  const check = (level: Level, text: string) => {
+    lines.push([level, text]);
+    process.stdout.write(`[${MARK[level]}] ${text}\n`);
+  };
+  const pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
+  try {
+    const cfg = pa.configResult;
+    if (!cfg.ok) {
+      for (const i of cfg.issues) check("fail", `config: ${i.key}: ${i.message}`);
+    } else {
+      const c = pa.config!;
+      const s = pa.engine.spending();
+      check("ok", `config: ${c.mode === "sandbox" ? "sandbox mode (no PAID_ACTIONS_BASE_URL): the embedded reference service" : `service ${c.baseUrl}`}; network ${c.network}; home ${c.home}${c.configFile ? `; file ${c.configFile}` : ""}`);
+      check("ok", `limits: ${s.limits!.maxPerCall} USDC per call, ${s.limits!.maxPerDay} per 24 h${s.limits!.maxTotal ? `, ${s.limits!.maxTotal} in total` : ""}, approval above ${s.limits!.approvalAbove}; actions ${s.limits!.allowActions.join(", ")}`);
+    }
+    if (pa.client) {
+      try {
+        const res = await pa.client.call("GET", "/actions", { schema: ActionList });
+        if (res.ok) check("ok", `service: reachable, ${res.body.items.length} action(s): ${res.body.items.map((i) => i.name).join(", ")}`);
+        else check("fail", `service: GET /actions answered HTTP ${res.status} ${res.error.code}: ${res.error.message}${res.status === 401 ? " (check PAID_ACTIONS_API_KEY)" : ""}`);
+      } catch (e) {
+        check("fail", `service: not reachable (${(e as Error).message})`);
+      }
+    }
+    if (pa.config?.walletPath) {
+      try {
+        const payer = await loadPayer(pa.config.walletPath, pa.config.rpcUrl);
+        check("ok", `wallet: ${pa.config.walletPath} (address ${payer.address})`);
+        if (pa.config.rpcUrl) {
+          try {
+            const ata = await associatedTokenAddress(payer.address, pa.config.mint);
+            const bal = (await rpc(pa.config.rpcUrl, "getTokenAccountBalance", [ata])) as { value: { amount: string } };
+            const amount = BigInt(bal.value.amount);
+            check(amount > 0n ? "ok" : "warn", `balance: ${formatDecimal(amount)} USDC on ${pa.config.network} (via ${pa.config.rpcUrl})`);
+          } catch (e) {
+            check("warn", `balance: could not read the USDC balance (${(e as Error).message.slice(0, 120)}); the wallet may hold no USDC yet`);
+          }
+        }
+      } catch (e) {
+        check("fail", `wallet: ${(e as Error).message}`);
+      }
+    }
+    const integrity = pa.journal.db.pragma("integrity_check", { simple: true });
+    const counts = pa.journal.db
+      .prepare(
+        `SELECT COUNT(*) AS total,
+           SUM(state IN ('new','quoted','reserved','signed','paid')) AS unfinished,
+           SUM(state = 'attention') AS attention,
+           SUM(next_poll_at IS NOT NULL) AS following
+         FROM intents`,
+      )
+      .get() as { total: number; unfinished: number | null; attention: number | null; following: number | null };
+    check(integrity === "ok" ? "ok" : "fail", `journal: ${pa.home}/journal.sqlite, integrity ${String(integrity)}, ${counts.total} intent(s), ${counts.unfinished ?? 0} unfinished, ${counts.following ?? 0} being followed`);
+    if ((counts.attention ?? 0) > 0) check("warn", `journal: ${counts.attention} intent(s) need attention — see: paid-actions-mcp executions --attention`);
+  } finally {
+    await pa.close();
+  }
+  const failed = lines.filter(([l]) => l === "fail").length;
+  process.stdout.write(failed === 0 ? "\nReady to pay.\n" : `\n${failed} problem(s) to fix before anything can be paid.\n`);
+  return failed === 0 ? 0 : 1;
+}

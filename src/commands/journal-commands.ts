@@ -1,0 +1,124 @@
+/**
+ * Commands that read or approve from the journal: `executions`, `transcript`, `approve`.
+ * They never start a service and never pay.
+ */
+import { openJournal } from "../engine/index.js";
+import { PaidActionError } from "../engine/errors.js";
+import type { ExecutionView } from "../engine/engine.js";
+import { formatDecimal } from "../domain/money.js";
+
+const out = (line = "") => process.stdout.write(`${line}\n`);
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text.slice(0, width - 1) + "…" : text.padEnd(width);
+}
+
+export function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean }): number {
+  const j = openJournal(env);
+  try {
+    const items: ExecutionView[] = opts.attention
+      ? j.engine.needsAttention()
+      : j.engine.listExecutions({ status: opts.status, action: opts.action, limit: opts.limit ?? 20 }).items;
+    if (opts.json) {
+      out(JSON.stringify({ items }, null, 2));
+      return 0;
+    }
+    if (items.length === 0) {
+      out(opts.attention ? "Nothing needs attention." : `No executions yet in ${j.home}.`);
+      return 0;
+    }
+    out(`${pad("CREATED", 21)}${pad("EXECUTION", 26)}${pad("ACTION", 26)}${pad("STATUS", 12)}${pad("USDC", 10)}CALL`);
+    for (const e of items) {
+      out(
+        `${pad(e.createdAt.replace("T", " ").slice(0, 19), 21)}${pad(e.executionId ?? `(${e.intentId})`, 26)}${pad(e.action, 26)}${pad(e.status, 12)}${pad(e.amount ?? "-", 10)}${e.callId ?? ""}` +
+          (e.attention ? `\n  needs attention: ${e.attention}` : ""),
+      );
+    }
+    const s = j.engine.spending();
+    out();
+    out(`Spent in the last 24 h: ${s.spentLast24h} USDC (${s.reserved} reserved)${s.limits ? ` of ${s.limits.maxPerDay} per day` : ""}. Transcripts: paid-actions-mcp transcript <call>`);
+    return 0;
+  } finally {
+    j.close();
+  }
+}
+
+function summarize(entry: Record<string, unknown>): string {
+  const step = String(entry.step);
+  if (step === "http") {
+    const req = entry.request as { method?: string; path?: string } | undefined;
+    const res = entry.response as { status?: number; body?: unknown } | null;
+    return `${req?.method} ${req?.path} -> ${res ? res.status : `no answer (${String(entry.error)})`} in ${String(entry.durationMs)} ms (attempt ${String(entry.attempt)})`;
+  }
+  const rest = { ...entry };
+  delete rest.t;
+  delete rest.step;
+  delete rest.intentId;
+  const text = JSON.stringify(rest);
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+export function transcriptCommand(env: NodeJS.ProcessEnv, callId: string | undefined, opts: { json?: boolean; limit?: number }): number {
+  const j = openJournal(env);
+  try {
+    if (!callId) {
+      const list = j.transcripts.list(opts.limit ?? 20);
+      if (opts.json) {
+        out(JSON.stringify({ items: list }, null, 2));
+        return 0;
+      }
+      if (list.length === 0) {
+        out(`No transcripts yet in ${j.transcripts.dir}.`);
+        return 0;
+      }
+      out("Recent tool calls (newest first):");
+      for (const t of list) out(`  ${t.callId}  ${t.modifiedAt}  ${t.path}`);
+      out("\nShow one: paid-actions-mcp transcript <callId>");
+      return 0;
+    }
+    const entries = j.transcripts.read(callId);
+    if (!entries) {
+      process.stderr.write(`paid-actions-mcp: no transcript ${callId} in ${j.transcripts.dir}\n`);
+      return 1;
+    }
+    if (opts.json) {
+      out(JSON.stringify({ callId, entries }, null, 2));
+      return 0;
+    }
+    out(`Transcript ${callId} (${j.transcripts.pathOf(callId)}); secrets are redacted.`);
+    for (const e of entries) out(`${e.t}  ${pad(e.step, 12)} ${summarize(e)}`);
+    return 0;
+  } finally {
+    j.close();
+  }
+}
+
+export function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | undefined): number {
+  const j = openJournal(env);
+  try {
+    if (!approvalId) {
+      const pending = j.journal.pendingApprovals(Date.now());
+      if (pending.length === 0) out("No approval is waiting.");
+      for (const a of pending) {
+        out(`${a.approval_id}  ${a.action}  ${formatDecimal(BigInt(a.amount))} USDC  to ${a.payee ?? "?"}  expires ${new Date(a.expires_at).toISOString()}`);
+      }
+      if (pending.length > 0) out("\nApprove one: paid-actions-mcp approve <approvalId>");
+      return 0;
+    }
+    try {
+      const approved = j.engine.approve(approvalId);
+      const approval = j.journal.approval(approvalId);
+      out(`Approved ${approved.approvalId}: pay ${approved.amount} USDC for ${approved.action}${approval?.payee ? ` to ${approval.payee}` : ""}, once, before ${approved.expiresAt}.`);
+      out("The agent pays when it calls the tool again with the same input and this approvalId.");
+      return 0;
+    } catch (e) {
+      if (e instanceof PaidActionError) {
+        process.stderr.write(`paid-actions-mcp: ${e.message}\n`);
+        return 1;
+      }
+      throw e;
+    }
+  } finally {
+    j.close();
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The service's catalog as MCP tools: fetched at start (GET /actions, then GET
+ * /actions/{name} for each), cached in the journal so the server starts and lists its tools
+ * even when the service is briefly unreachable.
+ */
+import { z } from "zod";
+import { ActionDetail, ActionList } from "../domain/wire.js";
+import type { Journal } from "../engine/journal.js";
+import type { ServiceClient } from "../engine/service-client.js";
+
+/** Tool names hosts accept everywhere: lower-case, digits, underscores, ≤ 64. */
+export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** `servers.provision` -> `servers_provision`, `agent-services.purchase` -> `agent_services_purchase`. */
+export function toolNameFor(action: string): string {
+  return action.toLowerCase().replace(/[.-]/g, "_");
+}
+
+export interface CatalogEntry {
+  name: string;
+  detail: ActionDetail;
+}
+
+export interface Catalog {
+  entries: CatalogEntry[];
+  source: "service" | "cache" | "none";
+  fetchedAt?: number;
+  problem?: string;
+}
+
+const MAX_ACTIONS = 1000;
+
+/** Fetches the whole catalog from the service; throws when it cannot. */
+export async function fetchCatalog(client: ServiceClient): Promise<CatalogEntry[]> {
+  const list = await client.call("GET", "/actions", { schema: ActionList });
+  if (!list.ok) throw new Error(`GET /actions answered HTTP ${list.status} ${list.error.code}`);
+  const names = [...new Set(list.body.items.map((i) => i.name))].slice(0, MAX_ACTIONS);
+  const entries: CatalogEntry[] = [];
+  let index = 0;
+  const worker = async () => {
+    while (index < names.length) {
+      const name = names[index++]!;
+      const res = await client.call("GET", `/actions/${encodeURIComponent(name)}`, { schema: ActionDetail });
+      if (res.ok) entries.push({ name, detail: res.body });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, names.length) }, worker));
+  return entries.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The live catalog, falling back to the journal's cached copy. */
+export async function loadCatalog(client: ServiceClient | undefined, journal: Journal, service: string, now: number): Promise<Catalog> {
+  if (client) {
+    try {
+      const entries = await fetchCatalog(client);
+      journal.saveCatalog(service, entries.map((e) => ({ name: e.name, detail: e.detail })), now);
+      return { entries, source: "service", fetchedAt: now };
+    } catch (e) {
+      const cached = cachedCatalog(journal, service);
+      return { ...cached, problem: (e as Error).message };
+    }
+  }
+  return cachedCatalog(journal, service);
+}
+
+function cachedCatalog(journal: Journal, service: string): Catalog {
+  const rows = journal.catalog(service);
+  const entries: CatalogEntry[] = [];
+  for (const r of rows) {
+    const detail = ActionDetail.safeParse(r.detail);
+    if (detail.success) entries.push({ name: r.name, detail: detail.data });
+  }
+  return entries.length > 0 ? { entries, source: "cache", fetchedAt: rows[0]?.fetchedAt } : { entries: [], source: "none" };
+}
+
+/** The JSON Schema of an action's input, or a permissive object when the service gave none. */
+export function inputSchemaOf(detail: ActionDetail): Record<string, unknown> {
+  const schema = detail.inputSchema;
+  if (schema && schema.type === "object") return schema;
+  return { type: "object", additionalProperties: true };
+}
+
+/** A zod validator for an action's input, from its JSON Schema; permissive when it cannot be converted. */
+export function inputValidator(detail: ActionDetail): z.ZodType<Record<string, unknown>> {
+  try {
+    const converted = z.fromJSONSchema(inputSchemaOf(detail) as Parameters<typeof z.fromJSONSchema>[0]);
+    return converted as z.ZodType<Record<string, unknown>>;
+  } catch {
+    return z.record(z.string(), z.unknown());
+  }
+}
