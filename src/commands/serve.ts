@@ -25,12 +25,22 @@ export async function serve(env: NodeJS.ProcessEnv, version: string): Promise<nu
 
   const transport = new StdioServerTransport();
   let stopping: Promise<void> | undefined;
-  const stop = (why: string) =>
-    (stopping ??= (async () => {
-      log(`stopping (${why})`);
-      await mcp.close();
-      await pa.close();
-    })());
+  const stop = (why: string): Promise<void> => {
+    if (stopping) return stopping;
+    // Assigned before anything runs: closing the server fires onclose, which calls stop again.
+    let done!: () => void;
+    stopping = new Promise<void>((resolve) => (done = resolve));
+    log(`stopping (${why})`);
+    void (async () => {
+      try {
+        await mcp.close();
+        await pa.close();
+      } finally {
+        done();
+      }
+    })();
+    return stopping;
+  };
   await new Promise<void>((resolve) => {
     transport.onclose = () => void stop("the client closed the connection").then(resolve);
     process.stdin.once("end", () => void stop("stdin closed").then(resolve));

@@ -70,7 +70,7 @@ const PAID_OUTPUT_SCHEMA = {
     },
     payment: {
       type: "object",
-      properties: { transaction: { type: ["string", "null"] }, amount: { type: "string" } },
+      properties: { transaction: { anyOf: [{ type: "string" }, { type: "null" }] }, amount: { type: "string" } },
       required: ["transaction", "amount"],
     },
     resourceUri: { type: "string" },
@@ -92,8 +92,19 @@ interface MirrorTool {
   run: (args: any, extra: Extra) => Promise<CallToolResult>;
 }
 
+/** `{}` as a schema constrains nothing; hosts read `true` more portably. */
+function portable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(portable);
+  if (!node || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+    out[k] = k === "additionalProperties" && v && typeof v === "object" && Object.keys(v).length === 0 ? true : portable(v);
+  }
+  return out;
+}
+
 function jsonSchema(schema: z.ZodType): Tool["inputSchema"] {
-  const out = z.toJSONSchema(schema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
+  const out = portable(z.toJSONSchema(schema, { io: "input", target: "draft-2020-12" })) as Record<string, unknown>;
   delete out.$schema;
   return out as Tool["inputSchema"];
 }
