@@ -645,14 +645,47 @@ export class Engine extends EventEmitter {
   }
 
   /**
+   * Before anything is signed, asks the service to run this exact intent with this quote
+   * and no payment. An honest service answers 402 — which proves the quote is for this
+   * action and input (a quote for another intent is 409 quote_mismatch) and carries a
+   * fresh challenge. Returns that challenge, if readable.
+   */
+  private async preflight(intent: IntentRow): Promise<PaymentRequirements[] | undefined> {
+    const { client } = this.ready();
+    const res = await client.call("POST", "/executions", {
+      body: { action: intent.action, input: JSON.parse(intent.input) as unknown },
+      headers: { "x-quote-id": intent.quote_id! },
+      idempotencyKey: intent.idem_key,
+      schema: Execution,
+      trace: this.trace(intent),
+    });
+    this.transcript(intent, "preflight", { status: res.status, body: res.ok ? res.body : res.error });
+    if (res.ok) {
+      throw new PaidActionError("payment_loop", `the service started execution ${res.body.executionId.slice(0, 128)} without payment; nothing was paid — a human should check`, {
+        executionId: res.body.executionId,
+      });
+    }
+    if (res.status === 402) return this.readChallenge(res);
+    const { code, message } = res.error;
+    if (code === "quote_mismatch" || code === "quote_consumed") {
+      throw new PaidActionError("quote_drift", `the service says quote ${intent.quote_id} is not for this intent (${code}: ${message}); nothing was signed`, { quoteId: intent.quote_id, serviceCode: code });
+    }
+    if (res.status === 410 || code === "quote_expired") {
+      throw new PaidActionError("quote_expired", `quote ${intent.quote_id} expired (the service says so); nothing was signed`, { quoteId: intent.quote_id });
+    }
+    throw new PaidActionError("quote_rejected", `the service refused the intent before payment (HTTP ${res.status} ${code}): ${message}; nothing was signed`, { serviceCode: code, status: res.status });
+  }
+
+  /**
    * The challenge to sign: the quote's own while it is fresh; otherwise (an approval took
    * time, its blockhash hint may be stale) or when the quote has none, a fresh one from
-   * /payments/prepare; failing that, the 402 of POST /executions. Whatever its source, it
-   * is checked against what the quote fixed.
+   * /payments/prepare; failing that, the one the preflight's 402 carried. Whatever its
+   * source, it is checked against what the quote fixed.
    */
   private async challenge(intent: IntentRow): Promise<PaymentRequirements> {
     const { config, client } = this.ready();
     const quote = JSON.parse(intent.quote!) as Quote;
+    const from402 = await this.preflight(intent);
     let accepts = quote.paymentRequirement.accepts;
     let source = "quote";
     const fresh = this.d.now() - (intent.quoted_at ?? 0) < (this.d.challengeMaxAgeMs ?? 15_000);
@@ -666,9 +699,9 @@ export class Engine extends EventEmitter {
         accepts = res.body.paymentRequired.accepts;
         source = "prepare";
       } else if (res.status === 404 || res.status === 405 || res.status === 501) {
-        // No prepare endpoint: the quote's own challenge, or the 402 branch.
-        if (!accepts || accepts.length === 0) {
-          accepts = await this.challengeFrom402(intent);
+        // No prepare endpoint: the preflight's challenge, else the quote's own.
+        if (from402 && from402.length > 0) {
+          accepts = from402;
           source = "402";
         }
       } else if (res.status === 410) {
@@ -677,10 +710,13 @@ export class Engine extends EventEmitter {
         throw new PaidActionError("quote_rejected", `the service refused to prepare a payment challenge (HTTP ${res.status} ${res.error.code}): ${res.error.message}`, { serviceCode: res.error.code });
       }
     }
+    if (!accepts || accepts.length === 0) {
+      throw new PaidActionError("quote_rejected", "the service gave no payment challenge for this quote (none in the quote, /payments/prepare or the 402); nothing was signed");
+    }
     const payer = await this.payer();
     const check = checkChallenge(
       { quoteId: intent.quote_id!, amount: BigInt(intent.amount!), expiresAt: intent.quote_expires_at!, payee: intent.payee ?? undefined },
-      accepts ?? [],
+      accepts,
       { network: config.network, mint: config.mint, wallet: payer.address },
       this.d.now(),
     );
@@ -696,29 +732,7 @@ export class Engine extends EventEmitter {
     return check.requirements;
   }
 
-  /** The 402 branch: POST /executions without payment answers with the challenge. */
-  private async challengeFrom402(intent: IntentRow): Promise<PaymentRequirements[]> {
-    const { client } = this.ready();
-    const res = await client.call("POST", "/executions", {
-      body: { action: intent.action, input: JSON.parse(intent.input) as unknown },
-      headers: { "x-quote-id": intent.quote_id! },
-      idempotencyKey: intent.idem_key,
-      schema: Execution,
-      trace: this.trace(intent),
-    });
-    this.transcript(intent, "challenge_402", { status: res.status, body: res.ok ? res.body : res.error });
-    if (res.ok) {
-      throw new PaidActionError("payment_loop", "the service created an execution without payment while no challenge was available; check it by hand", {
-        executionId: res.body.executionId,
-      });
-    }
-    if (res.status !== 402) {
-      throw new PaidActionError("quote_rejected", `the service gave no payment challenge (HTTP ${res.status} ${res.error.code}): ${res.error.message}`, { serviceCode: res.error.code });
-    }
-    return this.readChallenge(res);
-  }
-
-  private readChallenge(res: Extract<ServiceResponse<unknown>, { ok: false }>): PaymentRequirements[] {
+  private readChallenge(res: Extract<ServiceResponse<unknown>, { ok: false }>): PaymentRequirements[] | undefined {
     const fromBody = PaymentRequired.safeParse(res.error.paymentRequired);
     if (fromBody.success) return fromBody.data.accepts;
     const header = res.headers["payment-required"];
@@ -730,7 +744,7 @@ export class Engine extends EventEmitter {
         // fall through
       }
     }
-    throw new PaidActionError("service_error", "the service answered 402 without a readable x402 challenge");
+    return undefined;
   }
 
   private async sign(intent: IntentRow): Promise<IntentRow> {

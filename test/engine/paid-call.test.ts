@@ -320,7 +320,12 @@ describe("engine: a paid call against the reference service", () => {
       f = await engineFixture({
         t,
         configFile: { http: { timeoutMs: 300, maxAttempts: 2 } },
-        rules: [{ match: on("POST", "/v1/executions"), action: { kind: "status", status: 503, body: { error: { code: "unavailable", message: "down" } } } }],
+        rules: [
+          {
+            match: (r) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined,
+            action: { kind: "status", status: 503, body: { error: { code: "unavailable", message: "down" } } },
+          },
+        ],
       });
       const before = await t.usdc(t.wallet.address);
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
