@@ -342,32 +342,9 @@ export class Engine extends EventEmitter {
       if (!this.d.journal.claim(intent.intent_id, this.d.owner, now, LEASE_MS)) {
         throw new PaidActionError("busy", "another process is working on this intent right now; retry in a few seconds", { intentId: intent.intent_id }, true);
       }
-      const patch: Partial<IntentRow> = opts.callId ? { call_id: opts.callId } : {};
-      if (this.restartable(intent)) {
-        // A definite failure before anything was signed: a retry is a fresh attempt, with a
-        // fresh idempotency key (the old quote is spent or expired).
-        const attempt = intent.attempt + 1;
-        Object.assign(patch, {
-          state: "new",
-          attempt,
-          idem_key: `${intent.intent_key}.a${attempt}`,
-          error: null,
-          quote_id: null,
-          quote: null,
-          amount: null,
-          payee: null,
-          quote_expires_at: null,
-          quoted_at: null,
-          requirements: null,
-          approval_id: null,
-          budget_state: "none",
-          budget_amount: null,
-          budget_at: null,
-          agent_budget: agentBudget?.toString() ?? null,
-        } satisfies Partial<IntentRow>);
-      }
-      this.d.journal.update(intent.intent_id, patch, now);
+      if (opts.callId) this.d.journal.update(intent.intent_id, { call_id: opts.callId }, now);
       intent = this.d.journal.intent(intent.intent_id)!;
+      if (this.restartable(intent)) intent = this.restart(intent, agentBudget);
       this.transcript(intent, "resume", { state: intent.state, intentKey: intent.intent_key, attempt: intent.attempt });
     }
     try {
@@ -378,10 +355,42 @@ export class Engine extends EventEmitter {
     }
   }
 
-  /** Stopped before anything was signed, and not for a reason that a retry cannot change. */
+  /**
+   * Stopped definitely with nothing settled: before anything was signed, or after the
+   * service refused a proof that can no longer land.
+   */
   private restartable(intent: IntentRow): boolean {
-    if ((intent.state !== "refused" && intent.state !== "failed") || intent.proof !== null) return false;
-    return true;
+    if (intent.state !== "refused" && intent.state !== "failed") return false;
+    if (intent.proof === null) return true;
+    const error = intent.error ? (JSON.parse(intent.error) as { context?: { resignable?: boolean } }) : undefined;
+    return error?.context?.resignable === true;
+  }
+
+  /**
+   * A fresh attempt at the same intent: a new quote under a fresh idempotency key (the old
+   * quote is expired or its payment was refused). A refused proof is dropped: it can never land.
+   */
+  private restart(intent: IntentRow, agentBudget: bigint | undefined): IntentRow {
+    const attempt = intent.attempt + 1;
+    return this.commit(intent, {
+      state: "new",
+      attempt,
+      idem_key: `${intent.intent_key}.a${attempt}`,
+      error: null,
+      quote_id: null,
+      quote: null,
+      amount: null,
+      payee: null,
+      quote_expires_at: null,
+      quoted_at: null,
+      requirements: null,
+      proof: null,
+      approval_id: null,
+      budget_state: "none",
+      budget_amount: null,
+      budget_at: null,
+      agent_budget: agentBudget?.toString() ?? null,
+    });
   }
 
   private intentForApproval(approvalId: string, fp: string): IntentRow {
@@ -794,12 +803,20 @@ export class Engine extends EventEmitter {
       case "payment_invalid":
       case "quote_expired":
       case "invalid_request": {
-        // The service refused the proof: it did not and will not settle it.
+        // The service refused the proof. A new signature is safe only once the old
+        // transaction can never land: its blockhash has expired (our RPC says so).
+        const expired = await (await this.payer()).proofExpired(intent.proof!);
         const err = new PaidActionError(res.error.code === "quote_expired" ? "quote_expired" : "payment_invalid", `the service refused the payment (${res.error.code}${typeof res.error.reason === "string" ? `: ${res.error.reason.slice(0, 120)}` : ""}): ${res.error.message}; nothing was charged`, {
           serviceCode: res.error.code,
           reason: res.error.reason,
+          resignable: expired === true,
         });
-        return this.stop(intent, "failed", err);
+        const stopped = this.stop(intent, "failed", err);
+        if (expired === true && intent.attempt < 2) {
+          this.transcript(stopped, "retry", { decision: "the refused proof's blockhash has expired, so it can never land: a fresh attempt" });
+          return this.restart(stopped, intent.agent_budget ? BigInt(intent.agent_budget) : undefined);
+        }
+        return stopped;
       }
       case "idempotency_in_progress":
         throw new PaidActionError("outcome_unknown", "the payment is still being settled by the service; the engine will check again", {}, true);

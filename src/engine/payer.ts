@@ -3,7 +3,14 @@
  * scheme), from the configured keypair and Solana RPC. The proof is what a standard x402
  * client sends in `PAYMENT-SIGNATURE`: base64(JSON(PaymentPayload)).
  */
-import { createKeyPairSignerFromBytes } from "@solana/kit";
+import {
+  createKeyPairSignerFromBytes,
+  createSolanaRpc,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  type Blockhash,
+} from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
 import type { PaymentRequirements } from "../domain/wire.js";
@@ -14,6 +21,11 @@ export interface Payer {
   /** The wallet's address (base58). */
   address: string;
   createProof(requirements: PaymentRequirements, resourceUrl?: string): Promise<string>;
+  /**
+   * Whether a proof's transaction can never land any more: its blockhash has expired on
+   * the cluster (asked of our own RPC, not the service). Undefined when that is unknown.
+   */
+  proofExpired(proof: string): Promise<boolean | undefined>;
 }
 
 /** Loads the wallet (refusing one readable by group or others) and returns a payer. */
@@ -55,6 +67,18 @@ export async function loadPayer(walletPath: string, rpcUrl: string | undefined):
         payload: result.payload,
       };
       return Buffer.from(JSON.stringify(payload)).toString("base64");
+    },
+    async proofExpired(proof) {
+      if (!rpcUrl) return undefined;
+      try {
+        const payload = JSON.parse(Buffer.from(proof, "base64").toString("utf8")) as { payload: { transaction: string } };
+        const tx = getTransactionDecoder().decode(getBase64Encoder().encode(payload.payload.transaction));
+        const blockhash = getCompiledTransactionMessageDecoder().decode(tx.messageBytes).lifetimeToken as Blockhash;
+        const valid = await createSolanaRpc(rpcUrl).isBlockhashValid(blockhash, { commitment: "processed" }).send({ abortSignal: AbortSignal.timeout(5_000) });
+        return !valid.value;
+      } catch {
+        return undefined;
+      }
     },
   };
 }

@@ -291,6 +291,36 @@ describe("engine: a paid call against the reference service", () => {
     expect(f.settledFor(paid.quote.quoteId)).toBe(1);
   });
 
+  it("a proof refused because its blockhash expired is replaced by a fresh attempt, and paid once", async () => {
+    let rotated = false;
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: on("POST", "/v1/payments/confirm"),
+          action: {
+            kind: "dynamic",
+            choose: () => {
+              if (!rotated) {
+                rotated = true;
+                t.sb.ledger.rotateBlockhash(); // the signed proof's blockhash is no longer accepted
+              }
+              return undefined;
+            },
+          },
+        },
+      ],
+    });
+    const before = await t.usdc(t.wallet.address);
+    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });
+    expect(paid.status).toBe("pending");
+    expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
+    const row = f.pa.journal.intent(paid.intentId)!;
+    expect(row.attempt).toBe(1);
+    expect(f.proxy.seen.filter((r) => r.path === "/v1/quotes")).toHaveLength(2);
+    expect(f.proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(2);
+  });
+
   describe("retries through faults never charge twice", () => {
     it("connection resets after the service acted, a timeout and 503s: same key, one settlement, one execution", async () => {
       f = await engineFixture({

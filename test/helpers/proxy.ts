@@ -24,7 +24,9 @@ export type ProxyAction =
   | { kind: "truncate" }
   | { kind: "garbage" }
   | { kind: "duplicate" }
-  | { kind: "raw"; handler: (req: IncomingMessage, res: ServerResponse, body: string) => void };
+  | { kind: "raw"; handler: (req: IncomingMessage, res: ServerResponse, body: string) => void }
+  /** Decides per request; undefined forwards untouched. */
+  | { kind: "dynamic"; choose: (req: SeenRequest) => ProxyAction | undefined };
 
 export interface ProxyRule {
   match: (req: SeenRequest) => boolean;
@@ -98,6 +100,7 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
   });
 
   async function handle(action: ProxyAction | undefined, r: SeenRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (action?.kind === "dynamic") return handle(action.choose(r), r, req, res);
     if (!action) return reply(res, await forward(target, r));
     switch (action.kind) {
       case "reset-before":

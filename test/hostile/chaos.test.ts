@@ -1,0 +1,281 @@
+/**
+ * Chaos: thousands of paid calls from an MCP client, through the built server over stdio,
+ * through a proxy that injects faults between the server and the reference service —
+ * resets before and after forwarding, delays past the client timeout, truncated and
+ * non-JSON bodies, 502/503/429 with and without Retry-After, duplicated deliveries — while
+ * the server itself is SIGKILLed and restarted at random points. Afterwards: every intent
+ * is final or marked for attention, no intent paid twice or executed twice, spend within
+ * the caps, and the journal agrees with the service and the ledger. The seed is printed;
+ * CHAOS_SEED=<seed> replays a run, CHAOS_CALLS=<n> changes its size.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Journal } from "../../src/engine/journal.js";
+import { CLI_PATH, ensureBuilt } from "../helpers/process.js";
+import { startProxy, type Proxy, type ProxyAction } from "../helpers/proxy.js";
+import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+
+const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const CALLS = Number(process.env.CHAOS_CALLS ?? 2000);
+const CONCURRENCY = 12;
+const FAULT_RATE = 0.07;
+const MAX_PER_DAY_USDC = 40n;
+
+/** mulberry32: a small seeded PRNG, so a failing run can be replayed. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Intent {
+  key: string;
+  input: { region: string; plan: string; durationHours: number; image: string };
+  attempts: number;
+  result?: { executionId: string; quoteId: string; amount: string };
+  refusal?: string;
+}
+
+const FAULTS: Array<() => ProxyAction> = [
+  () => ({ kind: "reset-before" }),
+  () => ({ kind: "reset-after" }),
+  () => ({ kind: "delay", ms: 700 }),
+  () => ({ kind: "truncate" }),
+  () => ({ kind: "garbage" }),
+  () => ({ kind: "status", status: 502, body: { error: { code: "bad_gateway", message: "upstream" } } }),
+  () => ({ kind: "status", status: 503, body: { error: { code: "unavailable", message: "later" } }, headers: { "retry-after": "0" } }),
+  () => ({ kind: "status", status: 503, body: { error: { code: "unavailable", message: "later" } } }),
+  () => ({ kind: "status", status: 429, body: { error: { code: "rate_limited", message: "slow down" } }, headers: { "retry-after": "0" } }),
+  () => ({ kind: "status", status: 429, body: { error: { code: "rate_limited", message: "slow down" } } }),
+  () => ({ kind: "duplicate" }),
+];
+
+describe("chaos: faults between server and service, and a server killed at random", () => {
+  let t: TestSandbox;
+  let proxy: Proxy;
+  let home: string;
+  let env: Record<string, string>;
+  const stderr: string[] = [];
+  const outputs: string[] = [];
+  let faultsOn = true;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    process.stderr.write(`chaos seed ${SEED} — replay with CHAOS_SEED=${SEED} npx vitest run test/hostile/chaos.test.ts\n`);
+    t = await startTestSandbox({ rateLimit: { perSecond: 100_000, burst: 100_000 }, providerDelayMs: 0 });
+    const rng = prng(SEED ^ 0x5eed);
+    proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), [
+      {
+        match: () => true,
+        action: { kind: "dynamic", choose: () => (faultsOn && rng() < FAULT_RATE ? FAULTS[Math.floor(rng() * FAULTS.length)]!() : undefined) },
+      },
+    ]);
+    home = mkdtempSync(join(tmpdir(), "pam-chaos-"));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ http: { timeoutMs: 400, maxAttempts: 4 } }));
+    env = {
+      PATH: process.env.PATH ?? "",
+      PAID_ACTIONS_BASE_URL: `${proxy.url}/v1`,
+      PAID_ACTIONS_API_KEY: t.sb.apiKey,
+      PAID_ACTIONS_WALLET: t.sb.walletPath,
+      SOLANA_RPC_URL: t.sb.rpcUrl,
+      PAID_ACTIONS_NETWORK: "solana-devnet",
+      PAID_ACTIONS_HOME: home,
+      PAID_ACTIONS_CONFIG: join(home, "config.json"),
+      PAID_ACTIONS_MAX_PER_CALL: "1",
+      PAID_ACTIONS_MAX_PER_DAY: MAX_PER_DAY_USDC.toString(),
+      PAID_ACTIONS_APPROVAL_ABOVE: "100",
+    };
+  }, 120_000);
+
+  afterAll(async () => {
+    await proxy?.close();
+    await t?.close();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  async function startServer() {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, "serve"], env, stderr: "pipe" });
+    let log = "";
+    transport.stderr?.on("data", (c: Buffer) => (log += c.toString()));
+    const client = new Client({ name: "chaos-agent", version: "1.0.0" });
+    await client.connect(transport);
+    return { client, transport, log: () => log };
+  }
+
+  it(`${CALLS} paid calls end with nothing lost, nothing paid twice, nothing over the caps`, async () => {
+    const rng = prng(SEED);
+    const plans = ["nano", "small"];
+    const intents: Intent[] = Array.from({ length: CALLS }, (_, i) => ({
+      key: `chaos-${SEED}-${i}`,
+      input: { region: "eu-west-1", plan: plans[Math.floor(rng() * plans.length)]!, durationHours: 1 + Math.floor(rng() * 4), image: `img-${SEED}-${i}` },
+      attempts: 0,
+    }));
+    const queue = [...intents];
+    const started = Date.now();
+    let kills = 0;
+    let rounds = 0;
+
+    const settle = (intent: Intent, result: any) => {
+      outputs.push(JSON.stringify(result));
+      const sc = result?.structuredContent;
+      if (!result?.isError && sc?.executionId) {
+        intent.result = { executionId: sc.executionId, quoteId: sc.quote.quoteId, amount: sc.quote.amount };
+        return;
+      }
+      const code = sc?.error?.code ?? "unknown";
+      const retry = ["service_unavailable", "outcome_unknown", "busy", "payment_invalid", "service_error", "payment_failed"].includes(code);
+      if (retry && intent.attempts < 8) queue.push(intent);
+      else intent.refusal = code;
+    };
+
+    // Rounds: run the queue until a random number of calls completed, then SIGKILL the server mid-traffic.
+    while (queue.length > 0 && rounds < 200 && Date.now() - started < 420_000) {
+      rounds++;
+      const server = await startServer();
+      const budget = 40 + Math.floor(rng() * 160);
+      let completed = 0;
+      let killed = false;
+      await new Promise<void>((roundDone) => {
+        let inflight = 0;
+        const pump = () => {
+          if (killed) return;
+          if (completed >= budget && queue.length > 0) {
+            killed = true;
+            kills++;
+            process.kill(server.transport.pid!, "SIGKILL");
+            return;
+          }
+          while (inflight < CONCURRENCY && queue.length > 0 && !killed) {
+            const intent = queue.shift()!;
+            intent.attempts++;
+            inflight++;
+            void server.client
+              .callTool({ name: "servers_provision", arguments: { ...intent.input, intentKey: intent.key } }, undefined, { timeout: 20_000 })
+              .then(
+                (r) => settle(intent, r),
+                () => queue.push(intent), // the connection died (or the call timed out): retry with the same key
+              )
+              .finally(() => {
+                inflight--;
+                completed++;
+                if (inflight === 0 && (queue.length === 0 || killed)) roundDone();
+                else pump();
+              });
+          }
+          if (inflight === 0) roundDone();
+        };
+        pump();
+      });
+      stderr.push(server.log());
+      await server.client.close().catch(() => undefined);
+    }
+
+    // Final pass without faults: every call the agent did not get an answer for is retried with its key.
+    faultsOn = false;
+    const last = await startServer();
+    for (const intent of intents) {
+      if (intent.result || intent.refusal) continue;
+      const r = await last.client.callTool({ name: "servers_provision", arguments: { ...intent.input, intentKey: intent.key } }, undefined, { timeout: 30_000 });
+      intent.attempts++;
+      outputs.push(JSON.stringify(r));
+      const sc = r.structuredContent as any;
+      if (!r.isError && sc?.executionId) intent.result = { executionId: sc.executionId, quoteId: sc.quote.quoteId, amount: sc.quote.amount };
+      else intent.refusal = sc?.error?.code ?? "unknown";
+    }
+    // A few resources and mirror tools, for the secrets scan below.
+    for (const uri of ["paid-actions://executions", "paid-actions://spending"]) outputs.push(JSON.stringify(await last.client.readResource({ uri })));
+    outputs.push(JSON.stringify(await last.client.callTool({ name: "list_executions", arguments: { limit: 100 } })));
+    outputs.push(JSON.stringify(await last.client.callTool({ name: "get_spending", arguments: {} })));
+    stderr.push(last.log());
+    await last.client.close();
+
+    const paid = intents.filter((i) => i.result);
+    const refusals = new Map<string, number>();
+    for (const i of intents) if (i.refusal) refusals.set(i.refusal, (refusals.get(i.refusal) ?? 0) + 1);
+    process.stderr.write(
+      `chaos seed ${SEED}: ${CALLS} intents, ${paid.length} paid, refusals ${JSON.stringify(Object.fromEntries(refusals))}, ` +
+        `${kills} kills in ${rounds} rounds, ${proxy.seen.length} requests through the proxy, ${Math.round((Date.now() - started) / 1000)} s\n`,
+    );
+
+    // ---- Invariants ---------------------------------------------------------------------
+    const journal = new Journal(join(home, "journal.sqlite"));
+    try {
+      const rows = journal.db.prepare(`SELECT * FROM intents`).all() as any[];
+      const byKey = new Map(rows.map((r) => [r.intent_key, r]));
+      // Every intent final or clearly marked as needing attention.
+      for (const intent of intents) {
+        const row = byKey.get(intent.key);
+        expect(row, `intent ${intent.key} is in the journal`).toBeDefined();
+        expect(["executed", "refused", "failed", "attention"], `intent ${intent.key} (seed ${SEED})`).toContain(row.state);
+        if (intent.result) {
+          expect(row.state).toBe("executed");
+          expect(row.execution_id).toBe(intent.result.executionId);
+        }
+      }
+      // Per intent at most one settled payment and at most one execution at the service.
+      const image = (input: string) => (JSON.parse(input) as { image?: string }).image;
+      const paidPerIntent = new Map<string, number>();
+      for (const p of t.sb.db.prepare(`SELECT q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`).all() as any[]) {
+        paidPerIntent.set(image(p.input)!, (paidPerIntent.get(image(p.input)!) ?? 0) + 1);
+      }
+      const execPerIntent = new Map<string, number>();
+      for (const e of t.sb.db.prepare(`SELECT input FROM executions`).all() as any[]) execPerIntent.set(image(e.input)!, (execPerIntent.get(image(e.input)!) ?? 0) + 1);
+      for (const [img, n] of paidPerIntent) expect(n, `settled payments for ${img} (seed ${SEED})`).toBe(1);
+      for (const [img, n] of execPerIntent) expect(n, `executions for ${img} (seed ${SEED})`).toBe(1);
+
+      // The journal agrees with the service: every settled payment is one the journal holds as spent.
+      const settled = t.sb.db
+        .prepare(`SELECT p.quote_id, p.transaction_sig, p.amount, q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`)
+        .all() as any[];
+      const byQuote = new Map(rows.filter((r) => r.quote_id).map((r) => [r.quote_id, r]));
+      for (const s of settled) {
+        const row = byQuote.get(s.quote_id);
+        expect(row, `a settled payment for quote ${s.quote_id} the journal does not know (seed ${SEED})`).toBeDefined();
+        expect(["spent", "reserved"]).toContain(row.budget_state);
+        if (row.payment_tx) expect(row.payment_tx).toBe(s.transaction_sig);
+        expect(row.amount).toBe(s.amount);
+      }
+      for (const row of rows.filter((r) => r.execution_id)) {
+        const e = t.sb.db.prepare(`SELECT quote_id FROM executions WHERE execution_id = ?`).get(row.execution_id) as any;
+        expect(e?.quote_id, `execution ${row.execution_id} at the service (seed ${SEED})`).toBe(row.quote_id);
+      }
+      // ...and with the ledger: what left the wallet is exactly what the service settled, within the caps.
+      const settledTotal = settled.reduce((sum, s) => sum + BigInt(s.amount), 0n);
+      const spent = 1000_000_000n - (await t.usdc(t.wallet.address));
+      expect(spent).toBe(settledTotal);
+      expect(spent).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
+      const usage = journal.usage(Date.now());
+      expect(usage.day).toBeGreaterThanOrEqual(spent);
+      expect(usage.day).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
+      expect(paid.length).toBeGreaterThan(CALLS / 20);
+
+      // ---- No secret anywhere it should not be --------------------------------------------
+      const proofs = rows.map((r) => r.proof).filter(Boolean) as string[];
+      const wallet = readFileSync(t.sb.walletPath, "utf8").trim();
+      const seed = Buffer.from(Uint8Array.from(JSON.parse(wallet) as number[]).subarray(0, 32));
+      const secrets = [t.sb.apiKey, wallet, seed.toString("hex"), seed.toString("base64"), ...proofs];
+      const transcripts = readdirSync(join(home, "transcripts")).map((f) => readFileSync(join(home, "transcripts", f), "utf8"));
+      expect(transcripts.length).toBeGreaterThan(0);
+      const haystack = [...stderr, ...outputs, ...transcripts].join("\n");
+      for (const secret of secrets.slice(0, 4)) expect(haystack.includes(secret), "a secret leaked into stderr, tool results, resources or transcripts").toBe(false);
+      // Proofs are long base64 strings: look only inside long base64 runs (linear, not proofs x haystack).
+      const proofSet = new Set(proofs);
+      const minProof = Math.min(...proofs.map((p) => p.length));
+      for (const run of haystack.match(/[A-Za-z0-9+/]{200,}={0,2}/g) ?? []) {
+        if (run.length < minProof) continue;
+        expect(proofSet.has(run) || proofs.some((p) => run.includes(p)), "a payment proof leaked").toBe(false);
+      }
+    } finally {
+      journal.close();
+    }
+  }, 600_000);
+});
