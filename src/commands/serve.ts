@@ -15,7 +15,8 @@ export async function serve(env: NodeJS.ProcessEnv, version: string): Promise<nu
 
   const delay = env.PAID_ACTIONS_SANDBOX_DELAY_MS;
   const providerDelayMs = delay !== undefined && /^\d{1,7}$/.test(delay) ? Number(delay) : undefined;
-  const pa = await openPaidActions({ env, log, sandbox: providerDelayMs !== undefined ? { providerDelayMs } : {} });
+  // Unfinished purchases are resumed in the background: tools/list answers at once.
+  const pa = await openPaidActions({ env, log, resume: "background", sandbox: providerDelayMs !== undefined ? { providerDelayMs } : {} });
   if (!pa.configResult.ok) {
     log(`configuration problems — every paying tool will refuse until they are fixed: ${pa.configResult.issues.map((i) => `${i.key}: ${i.message}`).join("; ")}`);
   }

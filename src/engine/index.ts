@@ -24,8 +24,8 @@ export interface OpenOptions {
   onStep?: (step: Step, intentId: string) => void;
   /** Start the background reconciler (default true). */
   reconcile?: boolean;
-  /** Resume unfinished intents at open (default true). */
-  resume?: boolean;
+  /** Resume unfinished intents at open (default true; "background": without waiting). */
+  resume?: boolean | "background";
   /** Options for an embedded sandbox this process starts. */
   sandbox?: Partial<SandboxOptions>;
   reconcilerIntervalMs?: { min: number; max: number };
@@ -174,7 +174,10 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
       log: (line) => log(transcripts.scrub(line)),
     });
     engine.on("scheduled", () => reconciler?.schedule());
-    if (o.resume ?? true) await engine.resumeUnfinished();
+    const resume = o.resume ?? true;
+    if (resume === "background") {
+      setImmediate(() => void engine.resumeUnfinished().then(() => reconciler?.schedule()));
+    } else if (resume) await engine.resumeUnfinished();
     if (o.reconcile ?? true) reconciler.start();
   }
 

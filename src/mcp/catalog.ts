@@ -63,7 +63,7 @@ export async function loadCatalog(client: ServiceClient | undefined, journal: Jo
   return cachedCatalog(journal, service);
 }
 
-function cachedCatalog(journal: Journal, service: string): Catalog {
+export function cachedCatalog(journal: Journal, service: string): Catalog {
   const rows = journal.catalog(service);
   const entries: CatalogEntry[] = [];
   for (const r of rows) {

@@ -9,7 +9,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -30,7 +30,7 @@ import type { ApprovalAnswer, ApprovalAsk, ExecutionEvent, ExecutionView, PaidCa
 import { PaidActionError } from "../engine/errors.js";
 import type { PaidActions } from "../engine/index.js";
 import { newId } from "../sandbox/ids.js";
-import { inputSchemaOf, inputValidator, loadCatalog, TOOL_NAME, toolNameFor, type Catalog, type CatalogEntry } from "./catalog.js";
+import { cachedCatalog, inputSchemaOf, inputValidator, loadCatalog, TOOL_NAME, toolNameFor, type Catalog, type CatalogEntry } from "./catalog.js";
 import { hintFor } from "./hints.js";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -43,6 +43,15 @@ export interface McpServerOptions {
   /** How long an approval question waits for the human (default 120 s). */
   approvalTimeoutMs?: number;
 }
+
+/**
+ * tools/call as the protocol layer parses it: loosely. The SDK's Server checks every
+ * tools/call against CallToolRequestSchema before the handler runs and answers a malformed
+ * one (arguments that are not an object, a name that is not a string) with InvalidParams;
+ * registered with the strict schema, the protocol layer's own parse would throw first and
+ * the client would get InternalError, as if the server had failed.
+ */
+const ToolsCallRequest = z.object({ method: z.literal("tools/call"), params: z.looseObject({}) });
 
 const EXTRAS = ["budget", "intentKey", "approvalId"] as const;
 const MAX_WAIT_SECONDS = 100;
@@ -149,7 +158,10 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     ? " SANDBOX: this server runs against the embedded reference service; payments settle on an emulated Solana devnet ledger with demo USDC — no real money moves."
     : "";
 
-  let catalog = await loadCatalog(pa.client, pa.journal, engine.service, now());
+  // A cached catalog answers tools/list at once; the service's copy replaces it in the
+  // background (tools/list_changed when it differs). Without a cache, fetch it now.
+  const cached = cachedCatalog(pa.journal, engine.service);
+  let catalog = cached.entries.length > 0 ? cached : await loadCatalog(pa.client, pa.journal, engine.service, now());
   if (catalog.problem) o.log(`catalog: the service did not answer (${catalog.problem}); using ${catalog.source === "cache" ? "the cached catalog" : "no paid tools yet"}`);
 
   const taskStore = new InMemoryTaskStore();
@@ -494,7 +506,9 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     tools: [...[...paidTools.values()].map((t) => t.tool), ...[...mirror.values()].map((m) => m.tool)],
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(ToolsCallRequest, async (loose, extra) => {
+    // The SDK's Server has validated it against CallToolRequestSchema before this runs.
+    const request = loose as unknown as CallToolRequest;
     const name = request.params.name;
     const paid = paidTools.get(name);
     if (paid) {
@@ -615,15 +629,16 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     refreshing ??= (async () => {
       const fresh = await loadCatalog(pa.client, pa.journal, engine.service, now());
       if (fresh.source !== "service") return;
-      const before = [...paidTools.keys()].sort().join(",");
+      const before = JSON.stringify([...paidTools.values()].map((t) => t.tool));
       catalog = fresh;
       paidTools = buildPaidTools(fresh.entries);
-      if ([...paidTools.keys()].sort().join(",") !== before) await server.sendToolListChanged().catch(() => undefined);
+      if (JSON.stringify([...paidTools.values()].map((t) => t.tool)) !== before) await server.sendToolListChanged().catch(() => undefined);
     })().finally(() => {
       refreshing = undefined;
     });
     return refreshing;
   }
+  if (catalog.source === "cache" && pa.client) setImmediate(() => void refreshCatalog().catch(() => undefined));
   let retryTimer: NodeJS.Timeout | undefined;
   if (catalog.source !== "service" && pa.client) {
     retryTimer = setInterval(() => {
