@@ -99,7 +99,7 @@ describe("mcp e2e: tools", () => {
 
     // The payment is real at the service and counted in the human's limits.
     const atService = await serviceGet(s.home, `/executions/${r.executionId}`);
-    expect(atService.executionId ?? atService.id).toBe(r.executionId);
+    expect(atService.executionId).toBe(r.executionId);
     const spending = sc(await call(s.client, "get_spending"));
     expect(usdc(spending.spentLast24h) + usdc(spending.reserved)).toBeCloseTo(0.288, 6);
 
@@ -107,6 +107,22 @@ describe("mcp e2e: tools", () => {
     const listed = sc(await call(s.client, "list_executions"));
     expect(listed.items.map((i: any) => i.executionId)).toEqual([r.executionId]);
     expect(listed).toHaveProperty("nextCursor");
+  });
+
+  it("a retry with the same intentKey lands on the same execution and pays once", async () => {
+    const s = await startServer({ delayMs: 500 });
+    const intentKey = "e2e-intent-0001";
+    const first = sc(await call(s.client, "servers_provision", { ...SMALL_SERVER, intentKey }));
+    const again = await call(s.client, "servers_provision", { ...SMALL_SERVER, intentKey });
+    expect(again.isError ?? false, text(again)).toBe(false);
+    expect(sc(again).executionId).toBe(first.executionId);
+    expect(sc(again).payment.transaction).toBe(first.payment.transaction);
+    // The same key for a different purchase is refused, not paid.
+    const other = await call(s.client, "servers_provision", { ...SMALL_SERVER, durationHours: 48, intentKey });
+    expect(other.isError).toBe(true);
+    expect(sc(other).error.code).toBe("intent_conflict");
+    expect(usdc(sc(await call(s.client, "get_spending")).spentTotal)).toBeCloseTo(0.288, 6);
+    expect((await serviceGet(s.home, "/executions")).items.map((e: any) => e.executionId)).toEqual([first.executionId]);
   });
 
   it("an over-budget call is a tool error (budget_exceeded, whatToDo), and pays nothing", async () => {
