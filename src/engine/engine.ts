@@ -258,7 +258,7 @@ export class Engine extends EventEmitter {
     if (amount === undefined || res.body.currency !== "USDC") {
       throw new PaidActionError("quote_drift", `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`);
     }
-    const decision = evaluateBudget(config.limits, this.d.journal.usage(this.d.now()), {
+    const decision = evaluateBudget(config.limits, this.d.journal.usage(this.d.now(), config.limits.maxTotal !== undefined), {
       action: req.action,
       amount,
       payee: res.body.paymentRequirement.accepts?.[0]?.payTo,
@@ -539,7 +539,8 @@ export class Engine extends EventEmitter {
       });
     }
     const charge = { action: intent.action, amount, payee: intent.payee ?? undefined, agentBudget };
-    const pre = evaluateBudget(config.limits, this.d.journal.usage(now), charge);
+    const withTotal = config.limits.maxTotal !== undefined;
+    const pre = evaluateBudget(config.limits, this.d.journal.usage(now, withTotal), charge);
     if (!pre.ok) throw new PaidActionError(pre.code, pre.message, { quoteId: intent.quote_id, ...pre.context });
 
     if (pre.needsApproval) intent = await this.approval(intent, opts);
@@ -552,6 +553,7 @@ export class Engine extends EventEmitter {
       this.d.now(),
       (usage) => evaluateBudget(config.limits, usage, { ...charge, payee }),
       { state: "reserved", requirements: JSON.stringify(requirements), payee },
+      withTotal,
     );
     if (!reserved.ok) throw new PaidActionError(reserved.code, reserved.message, { quoteId: intent.quote_id, ...reserved.context });
     const next = { ...this.d.journal.intent(intent.intent_id)! };

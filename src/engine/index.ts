@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { loadConfig, type Config, type ConfigResult } from "./config.js";
 import { Engine, type Step } from "./engine.js";
 import { Journal } from "./journal.js";
-import { loadPayer } from "./payer.js";
 import { Reconciler } from "./reconciler.js";
 import { createServiceClient, type ServiceClient } from "./service-client.js";
 import { Transcripts } from "./transcripts.js";
@@ -151,7 +150,8 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     config: config ?? { issues: configResult.ok ? [] : configResult.issues },
     journal,
     client,
-    payer: () => loadPayer(config!.walletPath!, config!.rpcUrl),
+    // The Solana and x402 libraries load with the first payment, not at start-up.
+    payer: async () => (await import("./payer.js")).loadPayer(config!.walletPath!, config!.rpcUrl),
     transcripts,
     now,
     newId: (prefix) => newId(prefix),

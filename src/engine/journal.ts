@@ -291,18 +291,25 @@ export class Journal {
 
   // ---- Budget -------------------------------------------------------------------
 
-  usage(now: number): Usage {
-    const row = this.db
+  /**
+   * Spent and reserved in the rolling 24 h window (an index range scan: its cost follows
+   * the day's payments, not the journal's size), and — only when asked, since it reads every
+   * payment ever made — in total.
+   */
+  usage(now: number, withTotal = true): Usage {
+    const day = this.db
       .prepare(
-        `SELECT
-           COALESCE(SUM(CASE WHEN budget_at > @since THEN CAST(budget_amount AS INTEGER) ELSE 0 END), 0) AS day,
-           COALESCE(SUM(CAST(budget_amount AS INTEGER)), 0) AS total,
-           COALESCE(SUM(CASE WHEN budget_state = 'reserved' THEN CAST(budget_amount AS INTEGER) ELSE 0 END), 0) AS reserved
-         FROM intents WHERE budget_state IN ('reserved', 'spent')`,
+        `SELECT COALESCE(SUM(CAST(budget_amount AS INTEGER)), 0) AS n FROM intents INDEXED BY intents_budget
+         WHERE budget_state IN ('reserved', 'spent') AND budget_at > ?`,
       )
       .safeIntegers(true)
-      .get({ since: now - DAY_MS }) as { day: bigint; total: bigint; reserved: bigint };
-    return { day: row.day, total: row.total };
+      .get(now - DAY_MS) as { n: bigint };
+    if (!withTotal) return { day: day.n, total: 0n };
+    const total = this.db
+      .prepare(`SELECT COALESCE(SUM(CAST(budget_amount AS INTEGER)), 0) AS n FROM intents WHERE budget_state IN ('reserved', 'spent')`)
+      .safeIntegers(true)
+      .get() as { n: bigint };
+    return { day: day.n, total: total.n };
   }
 
   reservedNow(): bigint {
@@ -318,10 +325,10 @@ export class Journal {
    * transaction: the usage read and the reservation write cannot interleave with another
    * process's.
    */
-  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: Partial<IntentRow> = {}): T {
+  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: Partial<IntentRow> = {}, withTotal = true): T {
     return this.db
       .transaction(() => {
-        const decision = decide(this.usage(now));
+        const decision = decide(this.usage(now, withTotal));
         if (decision.ok) {
           this.update(intentId, { ...patch, budget_state: "reserved", budget_amount: amount.toString(), budget_at: now }, now);
         }

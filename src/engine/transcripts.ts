@@ -36,6 +36,7 @@ function redactValue(value: unknown, depth = 0): unknown {
 export class Transcripts {
   readonly dir: string;
   private readonly secrets = new Set<string>();
+  private dirReady = false;
 
   constructor(home: string) {
     this.dir = join(home, "transcripts");
@@ -61,7 +62,10 @@ export class Transcripts {
 
   append(callId: string, step: string, data: Record<string, unknown> = {}): void {
     if (!CALL_ID.test(callId)) return;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    if (!this.dirReady) {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      this.dirReady = true;
+    }
     const entry = this.redact({ t: new Date().toISOString(), step, ...data });
     appendFileSync(join(this.dir, `${callId}.jsonl`), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
   }

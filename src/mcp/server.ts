@@ -188,20 +188,20 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
   interface PaidTool {
     entry: CatalogEntry;
     tool: Tool;
-    validate: z.ZodType<Record<string, unknown>>;
+    /** Built on the tool's first call: converting 500 schemas would slow the start. */
+    validator?: z.ZodType<Record<string, unknown>>;
   }
   let paidTools = new Map<string, PaidTool>();
 
-  function describePaid(entry: CatalogEntry): string {
+  function describePaid(entry: CatalogEntry, limits: ReturnType<typeof engine.spending>["limits"]): string {
     const d = entry.detail;
-    const limits = pa.config?.limits;
     const pricing = d.pricing as Record<string, unknown> | undefined;
     const parts = [
       `${d.description ?? entry.name} (service action ${entry.name}).`,
       pricing ? `Pricing: ${String(pricing.formula ?? pricing.model)}${pricing.unit ? ` (per ${String(pricing.unit)})` : ""}, in USDC.` : "",
       d.budgetHints ? `Budget hints: typically ${d.budgetHints.typical ?? "?"} USDC, at most ${d.budgetHints.max ?? "?"} USDC.` : "",
       `This tool SPENDS MONEY: it quotes the price, checks it against the human's limits` +
-        (limits ? ` (per call ≤ ${engine.spending().limits?.maxPerCall} USDC, per day ≤ ${engine.spending().limits?.maxPerDay} USDC, approval needed above ${engine.spending().limits?.approvalAbove} USDC)` : "") +
+        (limits ? ` (per call ≤ ${limits.maxPerCall} USDC, per day ≤ ${limits.maxPerDay} USDC, approval needed above ${limits.approvalAbove} USDC)` : "") +
         `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase; approvalId continues after a human approved.`,
       sandboxNote.trim(),
     ];
@@ -210,6 +210,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
 
   function buildPaidTools(entries: CatalogEntry[]): Map<string, PaidTool> {
     const map = new Map<string, PaidTool>();
+    const limits = pa.config ? engine.spending().limits : null;
     for (const entry of entries) {
       const name = toolNameFor(entry.name);
       if (!TOOL_NAME.test(name)) {
@@ -230,7 +231,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
       const tool: Tool = {
         name,
         title,
-        description: describePaid(entry),
+        description: describePaid(entry, limits),
         inputSchema: {
           ...input,
           type: "object",
@@ -246,7 +247,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
         execution: { taskSupport: "optional" },
       };
       delete (tool.inputSchema as Record<string, unknown>).$schema;
-      map.set(name, { entry, tool, validate: inputValidator(entry.detail) });
+      map.set(name, { entry, tool });
     }
     return map;
   }
@@ -305,7 +306,8 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     }
     const rawInput: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(all)) if (!(EXTRAS as readonly string[]).includes(k)) rawInput[k] = v;
-    const input = tool.validate.safeParse(rawInput);
+    tool.validator ??= inputValidator(tool.entry.detail);
+    const input = tool.validator.safeParse(rawInput);
     if (!input.success) {
       const issues = input.error.issues.slice(0, 10).map((x) => ({ path: x.path.join(".") || "(input)", message: x.message.slice(0, 200) }));
       throw new PaidActionError("invalid_input", `the input does not match ${tool.entry.name}'s schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, { issues });

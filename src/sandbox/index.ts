@@ -225,9 +225,12 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       log,
     });
 
-    const server: Server = createServer((req, res) => void handler(req, res));
-    server.requestTimeout = options.requestTimeoutMs ?? 15_000;
-    server.headersTimeout = Math.min(server.requestTimeout, 10_000);
+    const requestTimeout = options.requestTimeoutMs ?? 15_000;
+    // Node checks requestTimeout and headersTimeout only every connectionsCheckingInterval
+    // (30 s by default): a slow client would hold its connection that long, whatever the timeout.
+    const server: Server = createServer({ connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(requestTimeout / 4))) }, (req, res) => void handler(req, res));
+    server.requestTimeout = requestTimeout;
+    server.headersTimeout = Math.min(requestTimeout, 10_000);
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((ok, fail) => {
       server.once("error", fail);

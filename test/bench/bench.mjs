@@ -1,0 +1,494 @@
+// `npm run bench`: how fast a paid call is against its floor and a peer, how fast the server
+// starts, what it costs to keep running, and how the reconciler and the journal scale.
+// Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
+// Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
+import { spawn } from "node:child_process";
+import { cpus, totalmem, tmpdir, release } from "node:os";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { request } from "undici";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { createKeyPairSignerFromBytes } from "@solana/kit";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = join(ROOT, "dist", "cli.js");
+const QUICK = process.env.BENCH_QUICK === "1";
+const N_PAID = QUICK ? 40 : 200;
+const N_MEMORY = QUICK ? 100 : 1000;
+const COLD_RUNS = QUICK ? 3 : 10;
+const RECONCILE_LEVELS = QUICK ? [10, 100] : [10, 100, 1000];
+const RECONCILE_WINDOW_MS = QUICK ? 4000 : 10_000;
+const JOURNAL_LEVELS = QUICK ? [1_000, 100_000] : [1_000, 100_000, 1_000_000];
+const SERVICE_WINDOW_MS = QUICK ? 2000 : 5000;
+const INPUT = { region: "eu-west-1", plan: "nano", durationHours: 1 };
+
+const log = (line) => process.stderr.write(`${line}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const work = mkdtempSync(join(tmpdir(), "pam-bench-"));
+const children = new Set();
+process.on("exit", () => {
+  for (const c of children) c.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+});
+
+/**
+ * The sandbox's ledger accepts only its current blockhash and replaces it every 60 s, as a
+ * cluster expires them: a proof signed just before that is refused, and signed again. The
+ * benchmark does the same (the engine does it by itself), timing only the attempt that paid.
+ */
+async function timed(once, samples) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const t0 = performance.now();
+    try {
+      await once();
+      samples?.push(performance.now() - t0);
+      return;
+    } catch (e) {
+      if (attempt === 2) throw e;
+    }
+  }
+}
+
+function stats(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))];
+  return { n: s.length, median: q(0.5), p95: q(0.95), min: s[0], max: s[s.length - 1] };
+}
+const ms = (v) => (v === undefined ? "-" : v < 10 ? v.toFixed(2) : v.toFixed(1));
+
+// ---- The reference service, as a separate process --------------------------------------
+
+async function startSandbox(name, delayMs) {
+  const home = join(work, name);
+  const child = spawn(process.execPath, [CLI, "sandbox", "--port", "0", "--home", home, "--provider-delay-ms", String(delayMs), "--rate-limit", "100000"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  children.add(child);
+  let err = "";
+  child.stderr.on("data", (c) => (err += c));
+  for (let i = 0; i < 300; i++) {
+    if (existsSync(join(home, "sandbox.json")) && err.includes("is running")) break;
+    if (child.exitCode !== null) throw new Error(`sandbox exited: ${err}`);
+    await sleep(50);
+  }
+  const info = JSON.parse(readFileSync(join(home, "sandbox.json"), "utf8"));
+  return { info, child, home };
+}
+
+function serviceEnv(info, home, extra = {}) {
+  return {
+    PATH: process.env.PATH ?? "",
+    PAID_ACTIONS_BASE_URL: info.baseUrl,
+    PAID_ACTIONS_API_KEY: info.apiKey,
+    PAID_ACTIONS_WALLET: info.walletPath,
+    SOLANA_RPC_URL: info.rpcUrl,
+    PAID_ACTIONS_NETWORK: "solana-devnet",
+    PAID_ACTIONS_HOME: home,
+    PAID_ACTIONS_MAX_PER_CALL: "10",
+    PAID_ACTIONS_MAX_PER_DAY: "1000000",
+    PAID_ACTIONS_APPROVAL_ABOVE: "1000",
+    ...extra,
+  };
+}
+
+async function mcpClient(env) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "serve"], env, stderr: "ignore" });
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, pid: transport.pid };
+}
+
+function rssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+}
+
+async function loadWallet(path) {
+  return createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(path, "utf8"))));
+}
+
+// ---- 1. Paid call latency: MCP server vs floor vs peer ------------------------------------
+
+async function paidCalls(svc) {
+  log("1. paid call latency (MCP over stdio, floor, peer)…");
+  const env = serviceEnv(svc.info, join(work, "mcp-home"));
+  const { client } = await mcpClient(env);
+  await client.listTools();
+  const call = () => client.callTool({ name: "servers_provision", arguments: INPUT });
+  for (let i = 0; i < 10; i++) await call();
+  const mcp = [];
+  for (let i = 0; i < N_PAID; i++) {
+    const t0 = performance.now();
+    const r = await call();
+    mcp.push(performance.now() - t0);
+    if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
+  }
+  await client.close();
+
+  // The floor: the same HTTP requests in a tight loop with undici, proofs built the same way,
+  // and the same number of journal commits (WAL, synchronous=FULL).
+  const wallet = await loadWallet(svc.info.walletPath);
+  const scheme = new ExactSvmScheme(wallet, { rpcUrl: svc.info.rpcUrl });
+  const db = new Database(join(work, "floor.sqlite"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.exec("CREATE TABLE IF NOT EXISTS intents (id INTEGER PRIMARY KEY, state TEXT, data TEXT)");
+  const insert = db.prepare("INSERT INTO intents (state, data) VALUES (?, ?)");
+  const update = db.prepare("UPDATE intents SET state = ?, data = ? WHERE id = ?");
+  const headers = { authorization: `Bearer ${svc.info.apiKey}`, "content-type": "application/json" };
+  let k = 0;
+  const http = async (method, path, body, extra = {}) => {
+    const res = await request(`${svc.info.baseUrl}${path}`, { method, headers: { ...headers, ...extra }, body: body ? JSON.stringify(body) : undefined });
+    return { status: res.statusCode, body: await res.body.json() };
+  };
+  const floorOnce = async () => {
+    const key = `floor-${process.pid}-${k++}`;
+    const id = insert.run("new", key).lastInsertRowid; // 1 intent
+    const q = await http("POST", "/quotes", { action: "servers.provision", input: INPUT, budget: { amount: "10", currency: "USDC" } }, { "idempotency-key": key });
+    update.run("quoted", JSON.stringify(q.body), id); // 2 quote
+    const pre = await http("POST", "/executions", { action: "servers.provision", input: INPUT }, { "idempotency-key": key, "x-quote-id": q.body.quoteId });
+    if (pre.status !== 402) throw new Error(`floor preflight ${pre.status}`);
+    const reqs = q.body.paymentRequirement.accepts[0];
+    db.transaction(() => update.run("reserved", "", id)).immediate(); // 3 reservation
+    const p = await scheme.createPaymentPayload(2, reqs);
+    const proof = Buffer.from(JSON.stringify({ ...p, accepted: reqs })).toString("base64");
+    update.run("signed", proof, id); // 4 proof
+    const c = await http("POST", "/payments/confirm", { quoteId: q.body.quoteId, paymentProof: proof }, { "idempotency-key": key });
+    if (c.status !== 200) throw new Error(`floor confirm ${c.status}`);
+    update.run("paid", JSON.stringify(c.body), id); // 5 payment
+    const e = await http("POST", "/executions", { action: "servers.provision", input: INPUT }, { "idempotency-key": key, "x-quote-id": q.body.quoteId, "x-payment-proof": proof });
+    if (e.status !== 201) throw new Error(`floor execution ${e.status}`);
+    update.run("executed", JSON.stringify(e.body), id); // 6 execution
+    update.run("executed", "", id); // 7 lease released
+  };
+  for (let i = 0; i < 10; i++) await timed(floorOnce);
+  const floor = [];
+  for (let i = 0; i < N_PAID; i++) await timed(floorOnce, floor);
+  db.close();
+
+  // The peer: a stock x402 client paying POST /executions (402, pay, retry).
+  const peerClient = new x402Client();
+  peerClient.register("solana:*", new ExactSvmScheme(wallet, { rpcUrl: svc.info.rpcUrl }));
+  const paidFetch = wrapFetchWithPayment(fetch, peerClient);
+  const peerOnce = async () => {
+    const res = await paidFetch(`${svc.info.baseUrl}/executions`, {
+      method: "POST",
+      headers: { ...headers, "idempotency-key": `peer-${process.pid}-${k++}` },
+      body: JSON.stringify({ action: "servers.provision", input: INPUT }),
+    });
+    if (res.status !== 201) throw new Error(`peer ${res.status}: ${await res.text()}`);
+    await res.text();
+  };
+  for (let i = 0; i < 10; i++) await timed(peerOnce);
+  const peer = [];
+  for (let i = 0; i < N_PAID; i++) await timed(peerOnce, peer);
+  return { mcp: stats(mcp), floor: stats(floor), peer: stats(peer) };
+}
+
+// ---- 2. Cold start ---------------------------------------------------------------------
+
+async function stubCatalog(count) {
+  const names = Array.from({ length: count }, (_, i) => `bench${Math.floor(i / 10)}.action-${i}`);
+  const detail = (name) => ({
+    name,
+    description: `Generated action ${name}`,
+    supportsAsync: true,
+    inputSchema: { type: "object", properties: { size: { type: "integer", minimum: 1, maximum: 100 }, note: { type: "string", maxLength: 200 } }, required: ["size"], additionalProperties: false },
+    pricing: { model: "per_unit", currency: "USDC", unit: "size", formula: "0.01 x size" },
+    budgetHints: { typical: "0.10", max: "1.00" },
+  });
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    let body;
+    if (url.pathname === "/v1/actions") body = { items: names.map((n) => ({ name: n, supportsAsync: true })) };
+    else if (url.pathname.startsWith("/v1/actions/")) body = detail(decodeURIComponent(url.pathname.slice(12)));
+    else body = { error: { code: "not_found", message: "not here" } };
+    res.writeHead(body.error ? 404 : 200, { "content-type": "application/json" });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+}
+
+async function coldStart(env) {
+  const t0 = performance.now();
+  const { client } = await mcpClient(env);
+  const { tools } = await client.listTools();
+  const elapsed = performance.now() - t0;
+  await client.close();
+  return { elapsed, tools: tools.length };
+}
+
+async function coldStarts(svc) {
+  log("2. cold start to tools/list…");
+  const out = {};
+  for (const [label, makeEnv] of [
+    ["6 actions", async (i) => serviceEnv(svc.info, join(work, `cold6-${i}`))],
+    ["500 actions", async (i) => ({ ...serviceEnv(svc.info, join(work, `cold500-${i}`)), PAID_ACTIONS_BASE_URL: stub.url })],
+  ]) {
+    const first = [];
+    const cached = [];
+    let tools = 0;
+    for (let i = 0; i < COLD_RUNS; i++) {
+      const env = await makeEnv(i);
+      const a = await coldStart(env); // a new home: the catalog is fetched
+      const b = await coldStart(env); // the same home: the cached catalog answers
+      first.push(a.elapsed);
+      cached.push(b.elapsed);
+      tools = b.tools;
+    }
+    out[label] = { firstStart: stats(first), cachedCatalog: stats(cached), tools };
+  }
+  // The sandbox default (no service configured): the embedded reference service starts in-process.
+  const embedded = [];
+  for (let i = 0; i < Math.min(COLD_RUNS, 5); i++) {
+    const env = { PATH: process.env.PATH ?? "", PAID_ACTIONS_HOME: join(work, `coldsb-${i}`) };
+    await coldStart(env); // genesis of the embedded sandbox
+    embedded.push((await coldStart(env)).elapsed);
+  }
+  out["embedded sandbox"] = { restart: stats(embedded) };
+  return out;
+}
+let stub;
+
+// ---- 3. Memory -------------------------------------------------------------------------
+
+async function memory(svc) {
+  log(`3. memory: idle, then ${N_MEMORY} paid calls…`);
+  const env = serviceEnv(svc.info, join(work, "mem-home"));
+  const { client, pid } = await mcpClient(env);
+  await client.listTools();
+  await sleep(1500);
+  const idle = rssMb(pid);
+  const samples = [];
+  for (let i = 1; i <= N_MEMORY; i++) {
+    const r = await client.callTool({ name: "servers_provision", arguments: INPUT });
+    if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
+    if (i % 100 === 0) samples.push({ calls: i, rssMb: rssMb(pid) });
+  }
+  await sleep(1000);
+  const after = rssMb(pid);
+  await client.close();
+  // Trend: least-squares slope of RSS over the second half of the run, MB per 100 calls.
+  const half = samples.slice(Math.floor(samples.length / 2));
+  const mx = half.reduce((s, p) => s + p.calls, 0) / half.length;
+  const my = half.reduce((s, p) => s + p.rssMb, 0) / half.length;
+  const slope = half.reduce((s, p) => s + (p.calls - mx) * (p.rssMb - my), 0) / Math.max(1, half.reduce((s, p) => s + (p.calls - mx) ** 2, 0));
+  return { idleMb: idle, afterMb: after, calls: N_MEMORY, samples, slopeMbPer100Calls: slope * 100 };
+}
+
+// ---- 4. Reconciler -------------------------------------------------------------------------
+
+async function reconciler() {
+  log("4. reconciler cost with unfinished executions…");
+  const slow = await startSandbox("sandbox-slow", 3_600_000);
+  const { openPaidActions } = await import(join(ROOT, "dist", "engine", "index.js"));
+  const { Reconciler } = await import(join(ROOT, "dist", "engine", "reconciler.js"));
+  const { createServiceClient } = await import(join(ROOT, "dist", "engine", "service-client.js"));
+  const home = join(work, "reconcile-home");
+  const pa = await openPaidActions({ env: serviceEnv(slow.info, home), log: () => undefined, reconcile: false, resume: false });
+  const pollClient = createServiceClient({ baseUrl: slow.info.baseUrl, apiKey: slow.info.apiKey, timeoutMs: 10_000, maxAttempts: 1 });
+  // Finished executions the reconciler must not touch: 10,000 of them.
+  const insert = pa.journal.db.prepare(
+    `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, execution_id, exec_status, budget_state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'servers.provision', '{}', 'x', 'executed', ?, 'completed', 'spent', ?, ?)`,
+  );
+  pa.journal.db.transaction(() => {
+    for (let i = 0; i < 10_000; i++) insert.run(`int_done${i}`, `done-${i}`, `done-${i}`, pa.engine.service, `exe_done${i}`, Date.now() - 1000, Date.now());
+  })();
+  const levels = [];
+  let paid = 0;
+  for (const level of RECONCILE_LEVELS) {
+    while (paid < level) {
+      const batch = Math.min(16, level - paid);
+      await Promise.all(Array.from({ length: batch }, (_, i) => pa.engine.pay({ action: "servers.provision", input: { ...INPUT, image: `rec-${paid + i}` } })));
+      paid += batch;
+    }
+    // Every unfinished execution due now, as right after a start.
+    pa.journal.db.prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`).run(Date.now());
+    const rec = new Reconciler({ engine: pa.engine, journal: pa.journal, client: pollClient, now: Date.now });
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    rec.start();
+    await sleep(RECONCILE_WINDOW_MS);
+    await rec.stop();
+    const wall = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    levels.push({
+      unfinished: level,
+      finishedRows: 10_000,
+      requests: rec.requests,
+      requestsPerSecond: rec.requests / (wall / 1000),
+      cpuShare: (cpu.user + cpu.system) / 1000 / wall,
+    });
+  }
+  await pa.close();
+  slow.child.kill("SIGTERM");
+  return { windowMs: RECONCILE_WINDOW_MS, levels };
+}
+
+// ---- 5. Journal ------------------------------------------------------------------------------
+
+async function journal() {
+  log("5. list_executions latency over large journals…");
+  const { openJournal } = await import(join(ROOT, "dist", "engine", "index.js"));
+  const out = [];
+  let rows = 0;
+  const home = join(work, "journal-home");
+  mkdirSync(home, { recursive: true });
+  for (const level of JOURNAL_LEVELS) {
+    const j = openJournal({ PAID_ACTIONS_HOME: home });
+    const insert = j.journal.db.prepare(
+      `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, quote_id, amount, payee,
+         execution_id, exec_status, output, budget_state, budget_amount, budget_at, call_id, created_at, updated_at)
+       VALUES (@id, @id, @id, 'bench', @action, '{"region":"eu-west-1","plan":"nano","durationHours":1}', 'x', 'executed', @quote, '5000',
+         'Treasury1111111111111111111111111111111111', @exe, @status, '{"serverId":"svr_x","ipv4":"203.0.113.7"}', 'spent', '5000', @at, 'call_bench', @at, @at)`,
+    );
+    const statuses = ["completed", "completed", "completed", "refunded", "pending", "processing"];
+    const actions = ["servers.provision", "domains.register", "storage.purchase"];
+    const start = Date.now() - 1e9;
+    j.journal.db.transaction(() => {
+      for (; rows < level; rows++) {
+        insert.run({ id: `int_b${rows}`, quote: `qt_b${rows}`, exe: `exe_b${rows}`, status: statuses[rows % 6], action: actions[rows % 3], at: start + rows * 1000 });
+      }
+    })();
+    const measure = (opts) => {
+      const samples = [];
+      for (let i = 0; i < 200; i++) {
+        const t0 = performance.now();
+        const page = j.engine.listExecutions(opts);
+        samples.push(performance.now() - t0);
+        if (page.items.length === 0) throw new Error("empty page");
+      }
+      return stats(samples);
+    };
+    const first = j.engine.listExecutions({ limit: 20 });
+    const page2 = j.engine.listExecutions({ limit: 20, cursor: first.nextCursor });
+    out.push({
+      rows: level,
+      latest: measure({ limit: 20 }),
+      byStatus: measure({ limit: 20, status: "refunded" }),
+      secondPage: (() => {
+        const samples = [];
+        for (let i = 0; i < 200; i++) {
+          const t0 = performance.now();
+          j.engine.listExecutions({ limit: 20, cursor: first.nextCursor });
+          samples.push(performance.now() - t0);
+        }
+        return stats(samples);
+      })(),
+      pageSize: page2.items.length,
+    });
+    j.close();
+  }
+  return out;
+}
+
+// ---- 6. The reference service alone ------------------------------------------------------------
+
+async function service(svc) {
+  log("6. the reference service alone…");
+  const headers = { authorization: `Bearer ${svc.info.apiKey}`, "content-type": "application/json" };
+  const wallet = await loadWallet(svc.info.walletPath);
+  const scheme = new ExactSvmScheme(wallet, { rpcUrl: svc.info.rpcUrl });
+  const run = async (concurrency, windowMs, once) => {
+    let done = 0;
+    const until = performance.now() + windowMs;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < until) {
+          await timed(once);
+          done++;
+        }
+      }),
+    );
+    return done / (windowMs / 1000);
+  };
+  const quote = async () => {
+    const res = await request(`${svc.info.baseUrl}/quotes`, { method: "POST", headers, body: JSON.stringify({ action: "servers.provision", input: INPUT, budget: { amount: "1", currency: "USDC" } }) });
+    const body = await res.body.json();
+    if (res.statusCode !== 201) throw new Error(`quote ${res.statusCode}`);
+    return body;
+  };
+  const quotesPerSecond = await run(16, SERVICE_WINDOW_MS, quote);
+  const settled = async () => {
+    const q = await quote();
+    const reqs = q.paymentRequirement.accepts[0];
+    const p = await scheme.createPaymentPayload(2, reqs);
+    const proof = Buffer.from(JSON.stringify({ ...p, accepted: reqs })).toString("base64");
+    const res = await request(`${svc.info.baseUrl}/executions`, {
+      method: "POST",
+      headers: { ...headers, "x-quote-id": q.quoteId, "x-payment-proof": proof },
+      body: JSON.stringify({ action: "servers.provision", input: INPUT }),
+    });
+    await res.body.text();
+    if (res.statusCode !== 201) throw new Error(`execution ${res.statusCode}`);
+  };
+  const settledPerSecond = await run(8, SERVICE_WINDOW_MS * 2, settled);
+  return { quotesPerSecond, settledExecutionsPerSecond: settledPerSecond };
+}
+
+// ---- Run ---------------------------------------------------------------------------------------
+
+const started = performance.now();
+const machine = { cpu: cpus()[0]?.model ?? "?", cores: cpus().length, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${release()}` };
+log(`paid-actions-mcp bench${QUICK ? " (quick)" : ""} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
+const svc = await startSandbox("sandbox", 0);
+stub = await stubCatalog(500);
+const results = { machine, date: new Date().toISOString(), quick: QUICK };
+results.paidCall = await paidCalls(svc);
+results.coldStart = await coldStarts(svc);
+results.memory = await memory(svc);
+results.reconciler = await reconciler();
+results.journal = await journal();
+results.service = await service(svc);
+await stub.close();
+svc.child.kill("SIGTERM");
+results.durationSeconds = (performance.now() - started) / 1000;
+
+// ---- Report ------------------------------------------------------------------------------------
+const p = results.paidCall;
+const ratio = (a, b) => (a / b).toFixed(2);
+const pass = (ok) => (ok ? "meets target" : "MISSES target");
+const lines = [];
+const row = (...cells) => lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
+lines.push("");
+row("Paid call latency (ms)", "median", "p95", "min", "max", "");
+for (const [name, s] of [["MCP server over stdio", p.mcp], ["floor (undici + same proofs + commits)", p.floor], ["peer (@x402/fetch + @x402/svm)", p.peer]]) row(`  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
+lines.push(`  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}`);
+lines.push("");
+row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
+for (const [label, c] of Object.entries(results.coldStart)) {
+  if (c.firstStart) {
+    row(`  ${label}, first start (catalog fetched)`, ms(c.firstStart.median), ms(c.firstStart.p95), ms(c.firstStart.min), ms(c.firstStart.max), "");
+    row(`  ${label}, cached catalog`, ms(c.cachedCatalog.median), ms(c.cachedCatalog.p95), ms(c.cachedCatalog.min), ms(c.cachedCatalog.max), "");
+  } else row(`  ${label}, restart`, ms(c.restart.median), ms(c.restart.p95), ms(c.restart.min), ms(c.restart.max), "");
+}
+const c6 = results.coldStart["6 actions"].firstStart.median;
+const c500 = results.coldStart["500 actions"].firstStart.median;
+lines.push(`  targets: 6 actions < 300 ms (${pass(c6 < 300)}), 500 actions < 600 ms (${pass(c500 < 600)}) — first start`);
+lines.push("");
+const m = results.memory;
+lines.push(`Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls`);
+lines.push("");
+lines.push(`Reconciler over ${results.reconciler.windowMs / 1000} s windows, with 10,000 finished executions in the journal:`);
+for (const l of results.reconciler.levels) lines.push(`  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core`);
+lines.push("");
+lines.push("list_executions latency (ms, in process):");
+for (const j of results.journal) lines.push(`  ${String(j.rows).padStart(9)} rows: latest page p50 ${ms(j.latest.median)} p95 ${ms(j.latest.p95)}; by status p50 ${ms(j.byStatus.median)}; next page p50 ${ms(j.secondPage.median)}`);
+const big = results.journal[results.journal.length - 1];
+lines.push(`  target: p50 < 20 ms at ${big.rows.toLocaleString("en-US")} rows (${pass(big.latest.median < 20)})`);
+lines.push("");
+lines.push(`Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s`);
+lines.push(`\nTotal ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`);
+process.stdout.write(`${lines.join("\n")}\n`);
+mkdirSync(join(ROOT, ".bench"), { recursive: true });
+writeFileSync(join(ROOT, ".bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);
+process.stdout.write(`Results written to .bench/results.json\n`);
+process.exit(0);

@@ -1,0 +1,360 @@
+/**
+ * The reference service under abuse, over real HTTP on 127.0.0.1: oversized bodies (with a
+ * Content-Length and chunked), slow clients (a body or headers trickled a byte a second),
+ * floods from one API key and from clients without a key. Each abuser gets 413, a timeout
+ * or 429 — and, all the while, everyone else is served promptly.
+ *
+ * Raw sockets (node:net) where the abuse is in the framing, fetch where it is in the volume.
+ */
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { MAX_BODY_BYTES } from "../../src/sandbox/http.js";
+import { apiClient, SERVER_INPUT, startTestSandbox, type ApiResponse, type TestSandbox } from "../helpers/sandbox.js";
+
+const KEY_A = "key-flooder-0001";
+const KEY_B = "key-bystander-02";
+const QUOTE_BODY = { action: "servers.provision", input: SERVER_INPUT, budget: { amount: "5", currency: "USDC" } };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+// ---- Raw HTTP over node:net ---------------------------------------------------------------
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** When the status line arrived, ms after the socket connected. */
+  atMs: number;
+}
+
+/**
+ * A raw HTTP/1.1 client on one socket. Collects what the server sends; `response` resolves
+ * with the first complete response (Content-Length framed, as the sandbox answers), `closed`
+ * when the server (or we) closed the socket. Always bounded: destroyed after `maxMs`.
+ */
+function rawSocket(port: number, maxMs = 20_000) {
+  const socket = net.connect(port, "127.0.0.1");
+  const started = Date.now();
+  let data = Buffer.alloc(0);
+  let firstByteAt: number | undefined;
+  let resolveResponse!: (r: RawResponse) => void;
+  const response = new Promise<RawResponse>((r) => (resolveResponse = r));
+  const closed = new Promise<{ atMs: number; error?: string }>((resolve) => {
+    socket.on("error", (e) => resolve({ atMs: Date.now() - started, error: (e as NodeJS.ErrnoException).code ?? e.message }));
+    socket.on("close", () => resolve({ atMs: Date.now() - started }));
+  });
+  const tryParse = () => {
+    const end = data.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    const head = data.subarray(0, end).toString("latin1").split("\r\n");
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head[0] ?? "")?.[1]);
+    const headers: Record<string, string> = {};
+    for (const line of head.slice(1)) {
+      const i = line.indexOf(":");
+      if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+    }
+    const length = Number(headers["content-length"] ?? "0");
+    if (data.length < end + 4 + length) return;
+    resolveResponse({ status, headers, body: data.subarray(end + 4, end + 4 + length).toString("utf8"), atMs: (firstByteAt ?? Date.now()) - started });
+  };
+  socket.on("data", (chunk: Buffer) => {
+    firstByteAt ??= Date.now();
+    data = Buffer.concat([data, chunk]);
+    tryParse();
+  });
+  const guard = setTimeout(() => socket.destroy(), maxMs);
+  closed.then(() => clearTimeout(guard));
+  const connected = new Promise<void>((resolve, reject) => {
+    socket.once("connect", () => resolve());
+    socket.once("error", reject);
+  });
+  return {
+    socket,
+    connected,
+    response,
+    closed,
+    /** Everything received so far, as text. */
+    received: () => data.toString("latin1"),
+    write: (s: string | Buffer) => (socket.destroyed ? false : socket.write(s)),
+    destroy: () => socket.destroy(),
+  };
+}
+
+function head(method: string, path: string, headers: Record<string, string>): string {
+  return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+}
+
+/** A well-behaved client measuring how long each answer takes while others abuse the service. */
+async function bystander(t: TestSandbox, key: string, until: () => boolean, opts: { everyMs?: number; max?: number } = {}) {
+  const call = apiClient(t.sb.baseUrl, key);
+  const results: { status: number; ms: number; text: string }[] = [];
+  for (let i = 0; i < (opts.max ?? 200) && !until(); i++) {
+    const started = Date.now();
+    // Alternate a read and a state-changing request (a quote: body parsing, SQLite writes).
+    const res: ApiResponse = i % 2 === 0 ? await call("GET", "/actions") : await call("POST", "/quotes", { body: QUOTE_BODY });
+    results.push({ status: res.status, ms: Date.now() - started, text: res.text.slice(0, 300) });
+    await sleep(opts.everyMs ?? 50);
+  }
+  return results;
+}
+
+/** Requests in waves of `size` at once, `gapMs` apart: a flood that lasts long enough for bystanders to overlap it. */
+async function waves<T>(count: number, size: number, gapMs: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const all: Promise<T>[] = [];
+  for (let w = 0; w < count; w++) {
+    for (let j = 0; j < size; j++) all.push(make(w * size + j));
+    if (w < count - 1) await sleep(gapMs);
+  }
+  return Promise.all(all);
+}
+
+function expectServedPromptly(results: { status: number; ms: number; text: string }[], minCount: number, maxMs: number): void {
+  expect(results.length).toBeGreaterThanOrEqual(minCount);
+  for (const r of results) {
+    expect([200, 201], r.text).toContain(r.status);
+    expect(r.ms, `a bystander waited ${r.ms} ms`).toBeLessThan(maxMs);
+  }
+}
+
+let current: TestSandbox[] = [];
+const sockets = new Set<ReturnType<typeof rawSocket>>();
+async function sandbox(opts: Parameters<typeof startTestSandbox>[0] = {}): Promise<TestSandbox> {
+  const t = await startTestSandbox(opts);
+  current.push(t);
+  return t;
+}
+function raw(port: number, maxMs?: number) {
+  const s = rawSocket(port, maxMs);
+  sockets.add(s);
+  return s;
+}
+
+afterEach(async () => {
+  for (const s of sockets) s.destroy();
+  sockets.clear();
+  await Promise.all(current.map((t) => t.close()));
+  current = [];
+});
+
+// ---- 413 ------------------------------------------------------------------------------------
+
+describe("sandbox abuse: oversized bodies get 413", () => {
+  it("a Content-Length over 64 KiB is refused at once, before the body is sent", async () => {
+    const t = await sandbox();
+    for (const declared of [MAX_BODY_BYTES + 1, 10 * 1024 * 1024, 2 ** 40]) {
+      const s = raw(t.sb.port);
+      await s.connected;
+      s.write(head("POST", "/v1/quotes", { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "content-length": String(declared) }));
+      s.write('{"action":"servers.provision",'); // and then nothing more
+      const res = await s.response;
+      expect(res.status, s.received()).toBe(413);
+      expect(JSON.parse(res.body).error).toMatchObject({ code: "payload_too_large", limit: MAX_BODY_BYTES });
+      // Answered without waiting for the 10 MB (or 1 TB) that will never come.
+      expect(res.atMs).toBeLessThan(1_000);
+      s.destroy();
+    }
+    // The same over fetch, with the whole oversized body sent.
+    const big = await t.call("POST", "/quotes", { rawBody: JSON.stringify({ ...QUOTE_BODY, padding: "x".repeat(2 * 1024 * 1024) }), headers: { "content-type": "application/json" } });
+    expect(big.status, big.text).toBe(413);
+    expect(big.body.error.code).toBe("payload_too_large");
+    expect((await t.call("POST", "/quotes", { body: QUOTE_BODY })).status).toBe(201);
+  });
+
+  it("a chunked body without Content-Length is cut off once it passes 64 KiB, not read to its end", async () => {
+    const t = await sandbox();
+    for (const path of ["/v1/quotes", "/solana"]) {
+      const s = raw(t.sb.port);
+      await s.connected;
+      s.write(head("POST", path, { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "transfer-encoding": "chunked" }));
+      const chunk = `"${"x".repeat(8 * 1024)}",`;
+      let sent = 0;
+      let answered: RawResponse | undefined;
+      void s.response.then((r) => (answered = r));
+      s.write(`1\r\n[\r\n`);
+      // Up to 4 MiB, 8 KiB at a time; a server that reads it all would answer only at the end.
+      for (let i = 0; i < 512 && !answered && !s.socket.destroyed; i++) {
+        s.write(`${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`);
+        sent += Buffer.byteLength(chunk);
+        await sleep(2);
+      }
+      const res = await Promise.race([s.response, sleep(5_000).then(() => undefined)]);
+      expect(res, `no answer after ${sent} bytes: ${s.received().slice(0, 300)}`).toBeDefined();
+      expect(res!.status).toBe(413);
+      if (path === "/solana") expect(JSON.parse(res!.body).error).toMatchObject({ code: -32700, message: "Request too large" });
+      else expect(JSON.parse(res!.body).error).toMatchObject({ code: "payload_too_large", limit: MAX_BODY_BYTES });
+      expect(sent).toBeGreaterThan(MAX_BODY_BYTES);
+      expect(sent, "the server read far past the limit before answering").toBeLessThan(1024 * 1024);
+      s.destroy();
+    }
+  });
+
+  it("twenty oversized uploads at once, both kinds: each gets 413 while another client is served promptly", async () => {
+    const t = await sandbox();
+    let done = false;
+    const others = bystander(t, t.sb.apiKey, () => done, { everyMs: 20 });
+    const uploads = Array.from({ length: 20 }, async (_, i) => {
+      const s = raw(t.sb.port);
+      await s.connected;
+      const chunked = i % 2 === 0;
+      s.write(
+        head("POST", "/v1/quotes", {
+          authorization: `Bearer ${t.sb.apiKey}`,
+          "content-type": "application/json",
+          ...(chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(5 * 1024 * 1024) }),
+        }),
+      );
+      let answered = false;
+      void s.response.then(() => (answered = true));
+      const piece = "y".repeat(16 * 1024);
+      for (let n = 0; n < 64 && !answered && !s.socket.destroyed; n++) {
+        s.write(chunked ? `${piece.length.toString(16)}\r\n${piece}\r\n` : piece);
+        await sleep(5);
+      }
+      const res = await Promise.race([s.response, sleep(5_000).then(() => undefined)]);
+      s.destroy();
+      return res?.status;
+    });
+    const statuses = await Promise.all(uploads);
+    await sleep(200);
+    done = true;
+    expect(statuses).toEqual(Array(20).fill(413));
+    expectServedPromptly(await others, 5, 1_000);
+    // And afterwards, as before.
+    expect((await t.call("POST", "/quotes", { body: QUOTE_BODY })).status).toBe(201);
+  });
+});
+
+// ---- Slow clients ---------------------------------------------------------------------------
+
+describe("sandbox abuse: slow clients are cut off by a timeout", () => {
+  const REQUEST_TIMEOUT_MS = 1_500;
+
+  it("a body trickled one byte a second is cut off after the request timeout, while others are served promptly", async () => {
+    const t = await sandbox({ requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    const s = raw(t.sb.port, 30_000);
+    await s.connected;
+    const body = JSON.stringify(QUOTE_BODY); // ~130 bytes: two minutes at a byte a second
+    s.write(head("POST", "/v1/quotes", { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }));
+    let i = 0;
+    const trickle = setInterval(() => {
+      if (i < body.length) s.write(body[i++]!);
+    }, 1_000);
+    let cut = false;
+    void s.closed.then(() => (cut = true));
+    try {
+      const others = await bystander(t, t.sb.apiKey, () => cut, { everyMs: 100, max: 100 });
+      const closed = await s.closed;
+      // Cut off: the connection is closed (with a 408), long before the body could have arrived.
+      expect(closed.atMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
+      expect(closed.atMs).toBeLessThan(REQUEST_TIMEOUT_MS + 2_500);
+      expect(i).toBeLessThan(body.length);
+      expect(s.received()).toMatch(/^HTTP\/1\.1 408 /);
+      expectServedPromptly(others, 5, 1_000);
+    } finally {
+      clearInterval(trickle);
+    }
+    // Nothing was quoted for the slow client: its request never reached the handler.
+    expect((await t.call("GET", "/actions")).status).toBe(200);
+  });
+
+  it("thirty slow clients at once (trickled headers and trickled bodies) are all cut off; others are served throughout", async () => {
+    const t = await sandbox({ requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    const started = Date.now();
+    const slow = await Promise.all(
+      Array.from({ length: 30 }, async (_, n) => {
+        const s = raw(t.sb.port, 30_000);
+        await s.connected;
+        const text =
+          n % 2 === 0
+            ? // Slowloris: headers that never end.
+              `POST /v1/quotes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.sb.apiKey}\r\nX-Slow: ${"z".repeat(200)}`
+            : head("POST", "/v1/quotes", { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "content-length": "200" }) + "x".repeat(200);
+        let i = n % 2 === 0 ? 20 : text.length - 200;
+        s.write(text.slice(0, i));
+        const timer = setInterval(() => {
+          if (i < text.length) s.write(text[i++]!);
+        }, 1_000);
+        void s.closed.then(() => clearInterval(timer));
+        return s;
+      }),
+    );
+    let allCut = false;
+    const closedAll = Promise.all(slow.map((s) => s.closed)).then((c) => ((allCut = true), c));
+    const others = await bystander(t, t.sb.apiKey, () => allCut || Date.now() - started > 10_000, { everyMs: 100, max: 150 });
+    const closed = await closedAll;
+    for (const c of closed) expect(c.atMs).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
+    for (const s of slow) expect(s.received()).toMatch(/^(HTTP\/1\.1 408 |$)/);
+    expectServedPromptly(others, 5, 1_000);
+  });
+});
+
+// ---- 429 ----------------------------------------------------------------------------------
+
+describe("sandbox abuse: floods get 429 without starving anyone else", () => {
+  const RATE = { perSecond: 10, burst: 20 };
+
+  it("hundreds of requests at once from one API key: 429 with Retry-After past the burst; a second key keeps getting 200; the first recovers after Retry-After", async () => {
+    const t = await sandbox({ apiKeys: [KEY_A, KEY_B], rateLimit: RATE });
+    const flooder = apiClient(t.sb.baseUrl, KEY_A);
+    let flooding = true;
+    const started = Date.now();
+    // 500 requests: five waves of 100 at once, 400 ms apart.
+    const flood = waves(5, 100, 400, (i) => (i % 4 === 3 ? flooder("POST", "/quotes", { body: QUOTE_BODY }) : flooder("GET", "/actions"))).then(
+      (r) => ((flooding = false), r),
+    );
+    // The bystander stays inside its own limit (10/s) at one request every 150 ms.
+    const others = bystander(t, KEY_B, () => !flooding, { everyMs: 150, max: 60 });
+    const results = await flood;
+    const elapsedS = (Date.now() - started) / 1000;
+
+    const ok = results.filter((r) => r.status === 200 || r.status === 201);
+    const limited = results.filter((r) => r.status === 429);
+    expect(ok.length + limited.length, JSON.stringify(results.filter((r) => ![200, 201, 429].includes(r.status)).map((r) => r.text).slice(0, 3))).toBe(500);
+    // Served: the burst and what the bucket refilled while the flood lasted, no more.
+    expect(ok.length).toBeGreaterThanOrEqual(RATE.burst);
+    expect(ok.length).toBeLessThanOrEqual(RATE.burst + Math.ceil(RATE.perSecond * elapsedS) + 1);
+    expect(limited.length).toBeGreaterThan(400);
+    let retryAfter = 0;
+    for (const r of limited) {
+      expect(r.body.error.code).toBe("rate_limited");
+      expect(r.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+      retryAfter = Math.max(retryAfter, Number(r.headers["retry-after"]));
+    }
+    expect(retryAfter).toBeLessThanOrEqual(Math.ceil(1 / RATE.perSecond));
+
+    expectServedPromptly(await others, 5, 1_000);
+
+    // After Retry-After, the flooded key is served again.
+    await sleep(retryAfter * 1000);
+    const again = await flooder("GET", "/actions");
+    expect(again.status, again.text).toBe(200);
+  });
+
+  it("an unauthenticated flood (no key, and guessed keys) is throttled with 429 and does not starve authenticated keys", async () => {
+    const t = await sandbox({ apiKeys: [KEY_A, KEY_B], rateLimit: RATE });
+    const anon = apiClient(t.sb.baseUrl, "");
+    const guesser = (n: number) => apiClient(t.sb.baseUrl, `guess-${String(n).padStart(10, "0")}`);
+    let flooding = true;
+    const started = Date.now();
+    const flood = waves(5, 100, 400, (i) => (i % 2 === 0 ? anon("GET", "/actions", { noAuth: true }) : guesser(i)("POST", "/quotes", { body: QUOTE_BODY }))).then(
+      (r) => ((flooding = false), r),
+    );
+    const a = bystander(t, KEY_A, () => !flooding, { everyMs: 150, max: 60 });
+    const b = bystander(t, KEY_B, () => !flooding, { everyMs: 150, max: 60 });
+    const results = await flood;
+    const elapsedS = (Date.now() - started) / 1000;
+
+    const unauthorized = results.filter((r) => r.status === 401);
+    const limited = results.filter((r) => r.status === 429);
+    expect(unauthorized.length + limited.length).toBe(500);
+    // Never served: at most the anonymous bucket's burst (and refill) even got a 401.
+    expect(unauthorized.length).toBeLessThanOrEqual(RATE.burst + Math.ceil(RATE.perSecond * elapsedS) + 1);
+    expect(limited.length).toBeGreaterThan(400);
+    for (const r of unauthorized) expect(r.body.error.code).toBe("unauthorized");
+    for (const r of limited) {
+      expect(r.body.error.code).toBe("rate_limited");
+      expect(r.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+    }
+    expectServedPromptly(await a, 5, 1_000);
+    expectServedPromptly(await b, 5, 1_000);
+  });
+});
