@@ -4,7 +4,11 @@
  * honour `Retry-After` — always with the same Idempotency-Key — bounded response sizes,
  * no redirects, and zod validation of every response (unknown fields kept).
  */
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+
+/** undici loads with the first request: a server answering from its cached catalog starts faster. */
+let undici: Promise<typeof import("undici")> | undefined;
+const loadUndici = () => (undici ??= import("undici"));
 import type { z } from "zod";
 import { ErrorBody } from "../domain/wire.js";
 import { PaidActionError } from "./errors.js";
@@ -101,6 +105,7 @@ export function createServiceClient(o: ServiceClientOptions) {
   const base = o.baseUrl.replace(/\/+$/, "");
 
   async function once(method: string, path: string, headers: Record<string, string>, body: string | undefined) {
+    const { request } = await loadUndici();
     const res = await request(`${base}${path}`, {
       method: method as Dispatcher.HttpMethod,
       headers,

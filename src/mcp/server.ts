@@ -304,8 +304,9 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
       const i = extras.error.issues[0]!;
       throw new PaidActionError("invalid_input", `${i.path.join(".")}: ${i.message}`, { issues: extras.error.issues.slice(0, 10).map((x) => ({ path: x.path.join("."), message: x.message })) });
     }
-    const rawInput: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(all)) if (!(EXTRAS as readonly string[]).includes(k)) rawInput[k] = v;
+    // Own properties, whatever their names: assigning a "__proto__" key would set the object's
+    // prototype instead, hiding the key from the schema and lending its fields to the input.
+    const rawInput: Record<string, unknown> = Object.fromEntries(Object.entries(all).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)));
     tool.validator ??= inputValidator(tool.entry.detail);
     const input = tool.validator.safeParse(rawInput);
     if (!input.success) {
@@ -504,9 +505,10 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
 
   // ---- Handlers -----------------------------------------------------------------------
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...[...paidTools.values()].map((t) => t.tool), ...[...mirror.values()].map((m) => m.tool)],
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    if (revalidate) setImmediate(() => revalidate?.());
+    return { tools: [...[...paidTools.values()].map((t) => t.tool), ...[...mirror.values()].map((m) => m.tool)] };
+  });
 
   server.setRequestHandler(ToolsCallRequest, async (loose, extra) => {
     // The SDK's Server has validated it against CallToolRequestSchema before this runs.
@@ -640,7 +642,17 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     });
     return refreshing;
   }
-  if (catalog.source === "cache" && pa.client) setImmediate(() => void refreshCatalog().catch(() => undefined));
+  // Revalidate a cached catalog once the host has its tool list (or after 2 s at most).
+  let revalidate: (() => void) | undefined;
+  if (catalog.source === "cache" && pa.client) {
+    const timer = setTimeout(() => revalidate?.(), 2_000);
+    timer.unref();
+    revalidate = () => {
+      revalidate = undefined;
+      clearTimeout(timer);
+      setImmediate(() => void refreshCatalog().catch(() => undefined));
+    };
+  }
   let retryTimer: NodeJS.Timeout | undefined;
   if (catalog.source !== "service" && pa.client) {
     retryTimer = setInterval(() => {
