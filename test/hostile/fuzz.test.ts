@@ -7,13 +7,16 @@
  * known structuredContent.error.code (an unknown tool name, or arguments that are not a
  * JSON object, may instead be a JSON-RPC InvalidParams error — the request itself is not a
  * valid tools/call); a success of a paid tool is within the per-call limit and below the
- * approval threshold (nothing was ever approved). Every few batches and at the end: the
+ * approval threshold (nothing was ever approved), and its arguments have no key outside the
+ * tool's closed input schema (`__proto__` included). Every few batches and at the end: the
  * process is alive and answers ping and tools/list. At the end: what was committed in the
  * last 24 h, and what left the wallet on the (emulated) chain, are within the daily limit,
  * and the paid results agree with list_executions.
  *
- * The seed is printed; replay a failure with FUZZ_SEED=<seed> (and FUZZ_PATH=<path> from
- * fast-check's report to jump to the failing batch).
+ * The seed is printed first thing; FUZZ_SEED=<seed> replays the same 10,000 calls (the order
+ * in which concurrent calls reach the server may differ). FUZZ_PATH=<path> from the failure
+ * message runs only the failing batch, on a fresh server. FUZZ_DEBUG=1 prints latencies and
+ * the server's stderr.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -197,6 +200,13 @@ const payableInput: fc.Arbitrary<{ name: string; args: Record<string, unknown> }
   fc.record({ serviceId: fc.constantFrom("svc_summarize01", "svc_scrape01", "svc_translate01", "svc_transcribe01", "svc_data01"), task: fc.constantFrom("Summarize this.", "Translate: hola", INJECTION[13]!) }).map((args) => ({ name: "agent_services_purchase", args })),
 );
 
+/** Within the per-call limit but above the approval threshold (0.40 < price <= 0.50): a human must approve. */
+const approvalBandInput: fc.Arbitrary<{ name: string; args: Record<string, unknown> }> = fc.oneof(
+  fc.record({ region: fc.constantFrom(...REGIONS), plan: fc.constant("small"), durationHours: fc.integer({ min: 34, max: 41 }) }).map((args) => ({ name: "servers_provision", args })),
+  fc.record({ region: fc.constantFrom(...REGIONS), plan: fc.constant("nano"), durationHours: fc.integer({ min: 81, max: 100 }) }).map((args) => ({ name: "servers_provision", args })),
+  fc.record({ tier: fc.constant("archive"), sizeGb: fc.integer({ min: 101, max: 125 }), durationMonths: fc.constant(1), region: fc.constantFrom(...REGIONS) }).map((args) => ({ name: "storage_purchase", args })),
+);
+
 const overLimitInput: fc.Arbitrary<{ name: string; args: Record<string, unknown> }> = fc.oneof(
   fc.constant({ name: "companies_create", args: { jurisdiction: "US-DE", companyType: "llc", name: "Fuzz Robotics LLC", owners: [{ type: "individual", fullName: "Ada Lovelace", country: "GB" }] } }),
   fc.record({ domain: fc.stringMatching(/^[a-z]{3,12}\.(xyz|com|ai)$/) }).map((args) => ({ name: "domains_register", args })),
@@ -205,7 +215,7 @@ const overLimitInput: fc.Arbitrary<{ name: string; args: Record<string, unknown>
   fc.record({ serverId: fc.stringMatching(/^svr_[A-Za-z0-9]{1,20}$/), durationHours: fc.integer({ min: 1, max: 10 }) }).map((args) => ({ name: "servers_renew", args })),
 );
 
-const validInput = fc.oneof(payableInput, overLimitInput);
+const validInput = fc.oneof(payableInput, approvalBandInput, overLimitInput);
 
 type Extras = { budget?: unknown; intentKey?: unknown; approvalId?: unknown };
 const extrasArb: fc.Arbitrary<Extras> = fc.record({ budget: budgetArb, intentKey: intentKeyArb, approvalId: approvalIdArb }, { requiredKeys: [] });
@@ -249,8 +259,16 @@ const callArb: fc.Arbitrary<GenCall> = fc.oneof(
   // A valid input, with or without extras (budgets above the limits, bogus keys and approvals).
   { weight: 10, arbitrary: fc.tuple(validInput, extrasArb).map(([v, ex]) => ({ kind: "valid", name: v.name, args: { ...v.args, ...ex } })) },
   { weight: 4, arbitrary: payableInput.map((v) => ({ kind: "payable", name: v.name, args: v.args })) },
+  { weight: 3, arbitrary: approvalBandInput.map((v) => ({ kind: "approval-band", name: v.name, args: v.args })) },
+  // A payable input plus a key that means something to JavaScript objects: it is not in the schema, so it is refused.
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.oneof(payableInput, approvalBandInput), fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty"), fc.oneof(fc.constant({}), fc.constant(null), fc.record({ durationHours: fc.constant(1) }), hostileValue))
+      .map(([v, key, value]) => ({ kind: "proto-key", name: v.name, args: ownObject([...Object.entries(v.args), [key, value]]) })),
+  },
   // A valid input with an approvalId the server handed out (approval_required) — never approved by a human.
-  { weight: 2, arbitrary: fc.tuple(payableInput, fc.nat()).map(([v, pick]) => ({ kind: "approval-pool", name: v.name, args: { ...v.args }, poolRef: { field: "approvalId" as const, pick } })) },
+  { weight: 2, arbitrary: fc.tuple(fc.oneof(payableInput, approvalBandInput), fc.nat()).map(([v, pick]) => ({ kind: "approval-pool", name: v.name, args: { ...v.args }, poolRef: { field: "approvalId" as const, pick } })) },
   // Any known tool, arbitrary arguments.
   { weight: 12, arbitrary: fc.tuple(anyKnownName, fc.array(fc.tuple(hostileKey, anyValue), { maxLength: 6 })).map(([name, e]) => ({ kind: "random-args", name, args: ownObject(e) })) },
   // quote_action: actions and inputs, valid or not.
@@ -396,7 +414,6 @@ describe("hostile: bad input from the agent", () => {
     child.once("exit", (code, signal) => (exitInfo = `exit code ${code} signal ${signal}`));
     // Up to BATCH large requests wait for 'drain' on the child's stdin at once.
     child.stdin?.setMaxListeners(BATCH * 4);
-    if (process.env.FUZZ_DEBUG) child.stderr?.on("data", () => undefined);
   }, 90_000);
 
   afterAll(async () => {
@@ -409,6 +426,9 @@ describe("hostile: bad input from the agent", () => {
     }
     if (home) rmSync(home, { recursive: true, force: true });
   }, 30_000);
+
+  /** For each paid tool whose input schema is closed (additionalProperties: false), the keys it accepts. */
+  const closedSchemas = new Map<string, Set<string>>();
 
   async function alive(where: string): Promise<void> {
     if (exitInfo) throw new Error(`the server process died (${where}): ${exitInfo}\n${stderr.slice(-4000)}`);
@@ -427,6 +447,11 @@ describe("hostile: bad input from the agent", () => {
 
   it(`${TOTAL_CALLS} generated tool calls: every one answered cleanly, nothing paid outside the limits`, async () => {
     await alive("start");
+    for (const tool of (await client.listTools()).tools) {
+      const schema = tool.inputSchema as { properties?: Record<string, unknown>; additionalProperties?: unknown };
+      if (PAID.has(tool.name) && schema.additionalProperties === false) closedSchemas.set(tool.name, new Set(Object.keys(schema.properties ?? {})));
+    }
+    expect([...closedSchemas.keys()].sort()).toEqual([...PAID_TOOLS].sort());
     const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as SandboxInfo;
     const balanceBefore = await walletUsdc(info);
 
@@ -492,6 +517,10 @@ describe("hostile: bad input from the agent", () => {
         if (amount > maxPerCall) throw new Error(`PAID ${s.payment.amount} USDC, above maxPerCall ${MAX_PER_CALL}\n  call: ${where()}`);
         if (amount > approvalAbove) throw new Error(`PAID ${s.payment.amount} USDC without an approval, above approvalAbove ${APPROVAL_ABOVE}\n  call: ${where()}`);
         if (s.quote?.amount !== s.payment.amount) throw new Error(`paid ${s.payment.amount} for a quote of ${s.quote?.amount}\n  call: ${where()}`);
+        // Paid only for arguments its published input schema accepts: no key outside a closed schema.
+        const allowed = closedSchemas.get(o.call.name)!;
+        const stray = Object.keys(o.args as object).filter((k) => !allowed.has(k));
+        if (stray.length > 0) throw new Error(`PAID for arguments with keys outside ${o.call.name}'s input schema: ${JSON.stringify(stray)}\n  call: ${where()}`);
         const before = paid.get(s.executionId);
         if (before !== undefined && before !== amount) throw new Error(`execution ${s.executionId} reported with two amounts`);
         paid.set(s.executionId, amount);
