@@ -766,7 +766,7 @@ export class Engine extends EventEmitter {
     const requirements = JSON.parse(intent.requirements!) as PaymentRequirements;
     const payer = await this.payer();
     const proof = await payer.createProof(requirements, config.baseUrl ? `${config.baseUrl}/executions` : undefined);
-    this.d.transcripts.addSecret(proof);
+    this.d.transcripts.addSecret(proof, { ephemeral: true });
     const next = this.commit(intent, { state: "signed", proof });
     this.transcript(next, "signed", { amount: formatDecimal(BigInt(intent.amount!)), payTo: requirements.payTo, wallet: payer.address });
     this.step("signed", next);
@@ -775,7 +775,7 @@ export class Engine extends EventEmitter {
 
   private async confirm(intent: IntentRow): Promise<IntentRow> {
     const { client } = this.ready();
-    this.d.transcripts.addSecret(intent.proof ?? undefined);
+    this.d.transcripts.addSecret(intent.proof ?? undefined, { ephemeral: true });
     const res = await client.call("POST", "/payments/confirm", {
       body: { quoteId: intent.quote_id, paymentProof: intent.proof },
       idempotencyKey: intent.idem_key,
@@ -895,6 +895,9 @@ export class Engine extends EventEmitter {
       error: null,
       next_poll_at: final ? null : this.d.now() + POLL_START_MS,
       poll_interval_ms: POLL_START_MS,
+      // The lease ends with this commit: one fsync fewer per paid call.
+      lease_owner: null,
+      lease_until: null,
     });
     this.step("execution_recorded", next);
     this.emitUpdate(next, null);
@@ -1063,6 +1066,21 @@ export class Engine extends EventEmitter {
     return rows.map((r) => this.view(r));
   }
 
+  /** The human's limits as decimal strings (no journal reads). */
+  limitsView() {
+    const limits = this.config?.limits;
+    if (!limits) return null;
+    const fmt = formatDecimal;
+    return {
+      maxPerCall: fmt(limits.maxPerCall),
+      maxPerDay: fmt(limits.maxPerDay),
+      maxTotal: limits.maxTotal !== undefined ? fmt(limits.maxTotal) : null,
+      approvalAbove: fmt(limits.approvalAbove),
+      allowActions: limits.allowActions,
+      perAction: Object.fromEntries(Object.entries(limits.perAction).map(([k, v]) => [k, fmt(v)])),
+    };
+  }
+
   spending() {
     const now = this.d.now();
     const usage = this.d.journal.usage(now);
@@ -1071,16 +1089,7 @@ export class Engine extends EventEmitter {
     const fmt = formatDecimal;
     return {
       currency: "USDC" as const,
-      limits: limits
-        ? {
-            maxPerCall: fmt(limits.maxPerCall),
-            maxPerDay: fmt(limits.maxPerDay),
-            maxTotal: limits.maxTotal !== undefined ? fmt(limits.maxTotal) : null,
-            approvalAbove: fmt(limits.approvalAbove),
-            allowActions: limits.allowActions,
-            perAction: Object.fromEntries(Object.entries(limits.perAction).map(([k, v]) => [k, fmt(v)])),
-          }
-        : null,
+      limits: this.limitsView(),
       spentLast24h: fmt(usage.day - this.reservedInWindow(now)),
       reserved: fmt(reserved),
       committedLast24h: fmt(usage.day),

@@ -162,6 +162,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   });
 
   let reconciler: Reconciler | undefined;
+  let closing: Promise<void> | undefined;
   if (config) {
     const pollClient = createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: 1, now });
     reconciler = new Reconciler({
@@ -176,12 +177,19 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     engine.on("scheduled", () => reconciler?.schedule());
     const resume = o.resume ?? true;
     if (resume === "background") {
-      setImmediate(() => void engine.resumeUnfinished().then(() => reconciler?.schedule()));
+      setImmediate(() => {
+        if (closing) return;
+        engine
+          .resumeUnfinished()
+          .then(() => reconciler?.schedule())
+          .catch((e: unknown) => {
+            if (!closing) log(`resuming unfinished purchases: ${transcripts.scrub((e as Error).message)}`);
+          });
+      });
     } else if (resume) await engine.resumeUnfinished();
     if (o.reconcile ?? true) reconciler.start();
   }
 
-  let closing: Promise<void> | undefined;
   return {
     configResult,
     config,

@@ -175,8 +175,13 @@ export function leaseOwnerAlive(owner: string): boolean {
   }
 }
 
+const COLUMN = /^[a-z_]+$/;
+
 export class Journal {
   readonly db: Database.Database;
+  /** Prepared UPDATE statements by the set of columns they write. */
+  private readonly updates = new Map<string, Database.Statement>();
+  private releaseStatement: Database.Statement | undefined;
 
   constructor(path: string) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -238,8 +243,14 @@ export class Journal {
   update(intentId: string, patch: Partial<Omit<IntentRow, "intent_id">>, now: number): void {
     const keys = Object.keys(patch);
     if (keys.length === 0) return;
-    const sets = keys.map((k) => `${k} = @${k}`).join(", ");
-    this.db.prepare(`UPDATE intents SET ${sets}, updated_at = @__now WHERE intent_id = @__id`).run({ ...patch, __now: now, __id: intentId });
+    const shape = keys.join(",");
+    let statement = this.updates.get(shape);
+    if (!statement) {
+      if (!keys.every((k) => COLUMN.test(k))) throw new Error(`not a journal column: ${shape}`);
+      statement = this.db.prepare(`UPDATE intents SET ${keys.map((k) => `${k} = @${k}`).join(", ")}, updated_at = @__now WHERE intent_id = @__id`);
+      this.updates.set(shape, statement);
+    }
+    statement.run({ ...patch, __now: now, __id: intentId });
   }
 
   /**
@@ -264,7 +275,8 @@ export class Journal {
   }
 
   release(intentId: string, owner: string): void {
-    this.db.prepare(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(intentId, owner);
+    this.releaseStatement ??= this.db.prepare(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`);
+    this.releaseStatement.run(intentId, owner);
   }
 
   unfinished(service: string): IntentRow[] {

@@ -36,27 +36,45 @@ function redactValue(value: unknown, depth = 0): unknown {
 export class Transcripts {
   readonly dir: string;
   private readonly secrets = new Set<string>();
+  private readonly recent = new Set<string>();
   private dirReady = false;
 
   constructor(home: string) {
     this.dir = join(home, "transcripts");
   }
 
-  /** Registers a secret string (API key, proof, …): it is scrubbed from everything written. */
-  addSecret(secret: string | undefined): void {
-    if (secret && secret.length >= 8) this.secrets.add(secret);
+  /**
+   * Registers a secret string: it is scrubbed from everything written. Long-lived secrets
+   * (the API key) stay; per-payment ones (proofs) are kept for the most recent payments only
+   * — a service echoes a proof while that payment is in flight — so scrubbing costs the same
+   * after a million payments as after one.
+   */
+  addSecret(secret: string | undefined, opts: { ephemeral?: boolean } = {}): void {
+    if (!secret || secret.length < 8) return;
+    if (!opts.ephemeral) {
+      this.secrets.add(secret);
+      return;
+    }
+    this.recent.delete(secret);
+    this.recent.add(secret);
+    if (this.recent.size > 256) this.recent.delete(this.recent.values().next().value!);
+  }
+
+  private *allSecrets(): Iterable<string> {
+    yield* this.secrets;
+    yield* this.recent;
   }
 
   /** Masks secret fields and scrubs registered secrets from any value, for logs and errors too. */
   redact<T>(value: T): T {
     let text = JSON.stringify(redactValue(value)) ?? "null";
-    for (const s of this.secrets) text = text.split(s).join("[redacted]");
+    for (const s of this.allSecrets()) if (text.includes(s)) text = text.split(s).join("[redacted]");
     return JSON.parse(text) as T;
   }
 
   scrub(text: string): string {
     let out = text;
-    for (const s of this.secrets) out = out.split(s).join("[redacted]");
+    for (const s of this.allSecrets()) if (out.includes(s)) out = out.split(s).join("[redacted]");
     return out;
   }
 

@@ -193,7 +193,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
   }
   let paidTools = new Map<string, PaidTool>();
 
-  function describePaid(entry: CatalogEntry, limits: ReturnType<typeof engine.spending>["limits"]): string {
+  function describePaid(entry: CatalogEntry, limits: ReturnType<typeof engine.limitsView>): string {
     const d = entry.detail;
     const pricing = d.pricing as Record<string, unknown> | undefined;
     const parts = [
@@ -210,7 +210,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
 
   function buildPaidTools(entries: CatalogEntry[]): Map<string, PaidTool> {
     const map = new Map<string, PaidTool>();
-    const limits = pa.config ? engine.spending().limits : null;
+    const limits = engine.limitsView();
     for (const entry of entries) {
       const name = toolNameFor(entry.name);
       if (!TOOL_NAME.test(name)) {

@@ -216,13 +216,37 @@ async function stubCatalog(count) {
   return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
 }
 
+/** Process spawn to the tools/list answer on stdout, speaking raw JSON-RPC as a host does. */
 async function coldStart(env) {
   const t0 = performance.now();
-  const { client } = await mcpClient(env);
-  const { tools } = await client.listTools();
-  const elapsed = performance.now() - t0;
-  await client.close();
-  return { elapsed, tools: tools.length };
+  const child = spawn(process.execPath, [CLI, "serve"], { env, stdio: ["pipe", "pipe", "ignore"] });
+  children.add(child);
+  const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`);
+  send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } } });
+  let buf = "";
+  const { elapsed, tools } = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("no tools/list answer within 30 s")), 30_000);
+    child.stdout.on("data", (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const msg = JSON.parse(line);
+        if (msg.id === 1) {
+          send({ jsonrpc: "2.0", method: "notifications/initialized" });
+          send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+        } else if (msg.id === 2) {
+          clearTimeout(timer);
+          resolve({ elapsed: performance.now() - t0, tools: msg.result.tools.length });
+        }
+      }
+    });
+  });
+  child.stdin.end();
+  await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+  children.delete(child);
+  return { elapsed, tools };
 }
 
 async function coldStarts(svc) {
@@ -245,6 +269,21 @@ async function coldStarts(svc) {
     }
     out[label] = { firstStart: stats(first), cachedCatalog: stats(cached), tools };
   }
+  // What bounds it: a bare Node process, and one that only loads the MCP SDK (and zod with it).
+  const spawnTime = async (args) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, args, { stdio: "ignore", cwd: ROOT });
+    await new Promise((r) => child.once("exit", r));
+    return performance.now() - t0;
+  };
+  const bare = [];
+  const sdkOnly = [];
+  for (let i = 0; i < COLD_RUNS; i++) {
+    bare.push(await spawnTime(["-e", "0"]));
+    sdkOnly.push(await spawnTime(["--input-type=module", "-e", "await import('@modelcontextprotocol/sdk/server/index.js'); await import('@modelcontextprotocol/sdk/server/stdio.js')"]));
+  }
+  out["floor: node -e 0"] = { restart: stats(bare) };
+  out["floor: node loading the MCP SDK"] = { restart: stats(sdkOnly) };
   // The sandbox default (no service configured): the embedded reference service starts in-process.
   const embedded = [];
   for (let i = 0; i < Math.min(COLD_RUNS, 5); i++) {
@@ -468,7 +507,7 @@ for (const [label, c] of Object.entries(results.coldStart)) {
   if (c.firstStart) {
     row(`  ${label}, first start (catalog fetched)`, ms(c.firstStart.median), ms(c.firstStart.p95), ms(c.firstStart.min), ms(c.firstStart.max), "");
     row(`  ${label}, cached catalog`, ms(c.cachedCatalog.median), ms(c.cachedCatalog.p95), ms(c.cachedCatalog.min), ms(c.cachedCatalog.max), "");
-  } else row(`  ${label}, restart`, ms(c.restart.median), ms(c.restart.p95), ms(c.restart.min), ms(c.restart.max), "");
+  } else row(`  ${label}${label.startsWith("floor") ? "" : ", restart"}`, ms(c.restart.median), ms(c.restart.p95), ms(c.restart.min), ms(c.restart.max), "");
 }
 const c6 = results.coldStart["6 actions"].firstStart.median;
 const c500 = results.coldStart["500 actions"].firstStart.median;
