@@ -140,6 +140,10 @@ function fingerprint(action: string, input: string): string {
 
 function asError(e: unknown): PaidActionError {
   if (e instanceof PaidActionError) return e;
+  const code = (e as { code?: unknown })?.code;
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
+    return new PaidActionError("busy", "the journal is busy with another process's write; retry in a moment with the same intentKey", {}, true);
+  }
   return new PaidActionError("service_error", `unexpected failure: ${(e as Error)?.message ?? String(e)}`.slice(0, 500));
 }
 
@@ -598,8 +602,8 @@ export class Engine extends EventEmitter {
       expiresAt: new Date(intent.quote_expires_at!).toISOString(),
       input: JSON.parse(intent.input) as Record<string, unknown>,
     };
-    if (opts.approve) {
-      const answer = await opts.approve(ask).catch(() => "cancel" as const);
+    /** An approval bound to this quote and amount, expiring with the quote. */
+    const record = (status: "pending" | "used" | "declined") => {
       const approvalId = this.d.newId("apr");
       this.d.journal.insertApproval({
         approval_id: approvalId,
@@ -609,29 +613,22 @@ export class Engine extends EventEmitter {
         amount: amount.toString(),
         payee: intent.payee,
         expires_at: intent.quote_expires_at!,
-        status: answer === "accept" ? "used" : "declined",
+        status,
         created_at: now,
-        decided_at: this.d.now(),
+        decided_at: status === "pending" ? null : this.d.now(),
       });
+      return approvalId;
+    };
+    if (opts.approve) {
+      const answer = await opts.approve(ask).catch(() => "cancel" as const);
+      const approvalId = record(answer === "accept" ? "used" : "declined");
       this.transcript(intent, "approval", { approvalId, decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})` });
       if (answer !== "accept") {
         throw new PaidActionError("approval_declined", `the human did not approve paying ${ask.amount} USDC for ${intent.action} (${answer}); nothing was paid`, { answer });
       }
       return this.commit(intent, { approval_id: approvalId });
     }
-    const approvalId = this.d.newId("apr");
-    this.d.journal.insertApproval({
-      approval_id: approvalId,
-      intent_id: intent.intent_id,
-      quote_id: intent.quote_id!,
-      action: intent.action,
-      amount: amount.toString(),
-      payee: intent.payee,
-      expires_at: intent.quote_expires_at!,
-      status: "pending",
-      created_at: now,
-      decided_at: null,
-    });
+    const approvalId = record("pending");
     this.commit(intent, { approval_id: approvalId, state: "awaiting_approval" });
     this.transcript(intent, "approval", { approvalId, decision: "approval required: waiting for a human" });
     throw this.approvalRequired(intent, approvalId);

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,25 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Journal } from "../../src/engine/journal.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
+import { runEngineChild, serviceEnv } from "../helpers/engine.js";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const CHILD = join(ROOT, "test", "helpers", "engine-child.mjs");
-
-function runChild(env: NodeJS.ProcessEnv): Promise<{ code: number | null; lines: any[]; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (c: Buffer) => (out += c));
-    child.stderr.on("data", (c: Buffer) => (err += c));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, lines: out.split("\n").filter(Boolean).map((l) => JSON.parse(l)), stderr: err });
-    });
-  });
-}
 
 describe("two processes sharing one journal", () => {
   let t: TestSandbox;
@@ -41,22 +23,12 @@ describe("two processes sharing one journal", () => {
 
   it("run 50 concurrent paid calls against a daily cap and never jointly exceed it", async () => {
     const before = await t.usdc(t.wallet.address);
-    const env = {
-      PATH: process.env.PATH,
-      PAID_ACTIONS_BASE_URL: t.sb.baseUrl,
-      PAID_ACTIONS_API_KEY: t.sb.apiKey,
-      PAID_ACTIONS_WALLET: t.sb.walletPath,
-      SOLANA_RPC_URL: t.sb.rpcUrl,
-      PAID_ACTIONS_NETWORK: "solana-devnet",
-      PAID_ACTIONS_HOME: home,
-      PAID_ACTIONS_APPROVAL_ABOVE: "5",
-      PAID_ACTIONS_MAX_PER_DAY: "2",
-    };
+    const env = { ...serviceEnv(t, home), PAID_ACTIONS_MAX_PER_DAY: "2" };
     // 0.288 USDC each: at most 6 fit under 2 USDC (7 would be 2.016).
     const calls = (p: string) => Array.from({ length: 25 }, (_, i) => ({ action: "servers.provision", input: { region: "eu-west-1", plan: "small", durationHours: 24, image: `img-${p}-${i}` } }));
     const [a, b] = await Promise.all([
-      runChild({ ...env, CHILD_CALLS: JSON.stringify(calls("a")) }),
-      runChild({ ...env, CHILD_CALLS: JSON.stringify(calls("b")) }),
+      runEngineChild({ ...env, CHILD_CALLS: JSON.stringify(calls("a")) }),
+      runEngineChild({ ...env, CHILD_CALLS: JSON.stringify(calls("b")) }),
     ]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);

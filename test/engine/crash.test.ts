@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,26 +6,9 @@ import { STEPS } from "../../src/engine/engine.js";
 import { Journal } from "../../src/engine/journal.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
+import { runEngineChild, serviceEnv } from "../helpers/engine.js";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const CHILD = join(ROOT, "test", "helpers", "engine-child.mjs");
 const INPUT = { region: "eu-west-1", plan: "small", durationHours: 24 };
-
-function runChild(env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: any[]; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (c: Buffer) => (out += c));
-    child.stderr.on("data", (c: Buffer) => (err += c));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, lines: out.split("\n").filter(Boolean).map((l) => JSON.parse(l)), stderr: err });
-    });
-  });
-}
 
 describe("crash at every step boundary (SIGKILL), then restart", () => {
   let t: TestSandbox;
@@ -36,17 +18,7 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
     ensureBuilt();
     t = await startTestSandbox();
     home = mkdtempSync(join(tmpdir(), "pam-crash-"));
-    env = {
-      PATH: process.env.PATH,
-      PAID_ACTIONS_BASE_URL: t.sb.baseUrl,
-      PAID_ACTIONS_API_KEY: t.sb.apiKey,
-      PAID_ACTIONS_WALLET: t.sb.walletPath,
-      SOLANA_RPC_URL: t.sb.rpcUrl,
-      PAID_ACTIONS_NETWORK: "solana-devnet",
-      PAID_ACTIONS_HOME: home,
-      PAID_ACTIONS_APPROVAL_ABOVE: "5",
-      PAID_ACTIONS_MAX_PER_DAY: "100",
-    };
+    env = { ...serviceEnv(t, home), PAID_ACTIONS_MAX_PER_DAY: "100" };
   });
   afterAll(async () => {
     await t.close();
@@ -57,11 +29,11 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
     const before = await t.usdc(t.wallet.address);
     for (const step of STEPS) {
       const call = { action: "servers.provision", input: INPUT, intentKey: `crash-at-${step}` };
-      const crashed = await runChild({ ...env, CHILD_CRASH_AT: step, CHILD_CALLS: JSON.stringify([call]) });
+      const crashed = await runEngineChild({ ...env, CHILD_CRASH_AT: step, CHILD_CALLS: JSON.stringify([call]) });
       expect(crashed.signal, `the child should die at ${step}; stderr: ${crashed.stderr}`).toBe("SIGKILL");
       expect(crashed.lines).toHaveLength(0);
 
-      const restarted = await runChild({ ...env, CHILD_CALLS: JSON.stringify([call]) });
+      const restarted = await runEngineChild({ ...env, CHILD_CALLS: JSON.stringify([call]) });
       expect(restarted.code, restarted.stderr).toBe(0);
       expect(restarted.lines[0], `after a crash at ${step}`).toMatchObject({ ok: true, result: { status: expect.any(String) } });
       const result = restarted.lines[0].result;

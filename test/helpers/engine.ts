@@ -2,12 +2,46 @@
  * An engine wired to a real reference service on 127.0.0.1, through a programmable proxy
  * (so a test can make the service drift or fail), with its journal in a temp home.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPaidActions, type OpenOptions, type PaidActions } from "../../src/engine/index.js";
 import { startProxy, type Proxy, type ProxyRule } from "./proxy.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox.js";
+
+/** The environment that points an engine (or the MCP server) at a test sandbox as a configured service. */
+export function serviceEnv(t: TestSandbox, home: string, baseUrl = t.sb.baseUrl): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    PAID_ACTIONS_BASE_URL: baseUrl,
+    PAID_ACTIONS_API_KEY: t.sb.apiKey,
+    PAID_ACTIONS_WALLET: t.sb.walletPath,
+    SOLANA_RPC_URL: t.sb.rpcUrl,
+    PAID_ACTIONS_NETWORK: "solana-devnet",
+    PAID_ACTIONS_HOME: home,
+    PAID_ACTIONS_APPROVAL_ABOVE: "5",
+  };
+}
+
+const ENGINE_CHILD = join(import.meta.dirname, "engine-child.mjs");
+
+/** Runs test/helpers/engine-child.mjs (the built engine in its own process); one JSON line per call. */
+export function runEngineChild(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: any[]; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [ENGINE_CHILD], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => (out += c));
+    child.stderr.on("data", (c: Buffer) => (err += c));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, lines: out.split("\n").filter(Boolean).map((l) => JSON.parse(l)), stderr: err });
+    });
+  });
+}
 
 export interface EngineFixture {
   t: TestSandbox;
@@ -38,16 +72,7 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
   const t = o.t ?? (await startTestSandbox(o.sandbox));
   const proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), o.rules ?? []);
   const home = mkdtempSync(join(tmpdir(), "pam-engine-"));
-  const env: NodeJS.ProcessEnv = {
-    PAID_ACTIONS_BASE_URL: `${proxy.url}/v1`,
-    PAID_ACTIONS_API_KEY: t.sb.apiKey,
-    PAID_ACTIONS_WALLET: t.sb.walletPath,
-    SOLANA_RPC_URL: t.sb.rpcUrl,
-    PAID_ACTIONS_NETWORK: "solana-devnet",
-    PAID_ACTIONS_HOME: home,
-    PAID_ACTIONS_APPROVAL_ABOVE: "5",
-    ...(o.env ?? {}),
-  };
+  const env: NodeJS.ProcessEnv = { ...serviceEnv(t, home, `${proxy.url}/v1`), ...(o.env ?? {}) };
   if (o.configFile !== undefined) {
     const path = join(home, "config.json");
     writeFileSync(path, JSON.stringify(o.configFile));

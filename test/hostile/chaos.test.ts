@@ -18,6 +18,7 @@ import { Journal } from "../../src/engine/journal.js";
 import { CLI_PATH, ensureBuilt } from "../helpers/process.js";
 import { startProxy, type Proxy, type ProxyAction } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { serviceEnv } from "../helpers/engine.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CALLS = Number(process.env.CHAOS_CALLS ?? 2000);
@@ -82,13 +83,7 @@ describe("chaos: faults between server and service, and a server killed at rando
     home = mkdtempSync(join(tmpdir(), "pam-chaos-"));
     writeFileSync(join(home, "config.json"), JSON.stringify({ http: { timeoutMs: 400, maxAttempts: 4 } }));
     env = {
-      PATH: process.env.PATH ?? "",
-      PAID_ACTIONS_BASE_URL: `${proxy.url}/v1`,
-      PAID_ACTIONS_API_KEY: t.sb.apiKey,
-      PAID_ACTIONS_WALLET: t.sb.walletPath,
-      SOLANA_RPC_URL: t.sb.rpcUrl,
-      PAID_ACTIONS_NETWORK: "solana-devnet",
-      PAID_ACTIONS_HOME: home,
+      ...serviceEnv(t, home, `${proxy.url}/v1`),
       PAID_ACTIONS_CONFIG: join(home, "config.json"),
       PAID_ACTIONS_MAX_PER_CALL: "1",
       PAID_ACTIONS_MAX_PER_DAY: MAX_PER_DAY_USDC.toString(),
