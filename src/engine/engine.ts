@@ -174,13 +174,13 @@ export class Engine extends EventEmitter {
     return { config: this.config, client: this.d.client };
   }
 
+  /** The wallet, loaded once (a failed load is retried on the next call). */
   private payer(): Promise<Payer> {
-    const { config } = this.ready();
-    this.payerPromise ??= this.d.payer().then((p) => p, (e: unknown) => {
+    this.ready();
+    this.payerPromise ??= this.d.payer().catch((e: unknown) => {
       this.payerPromise = undefined;
       throw e;
     });
-    void config;
     return this.payerPromise;
   }
 

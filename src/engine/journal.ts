@@ -186,27 +186,36 @@ export class Journal {
   constructor(path: string) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new Database(path);
+    // The busy timeout first: another process may hold the lock while this one switches to WAL.
+    this.db.pragma("busy_timeout = 10000");
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
-    this.db.pragma("busy_timeout = 10000");
     this.migrate();
     for (const suffix of ["", "-wal", "-shm"]) {
       if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
     }
   }
 
+  /**
+   * Brings the schema up to date. The version is read under the write lock: two processes
+   * opening a new journal at once must not both run the same migration.
+   */
   private migrate(): void {
-    const current = this.db.pragma("user_version", { simple: true }) as number;
-    if (current > MIGRATIONS.length) {
-      throw new Error(`the journal is at schema version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade paid-actions-mcp`);
-    }
-    for (let v = current; v < MIGRATIONS.length; v++) {
-      this.db
-        .transaction(() => {
-          this.db.exec(MIGRATIONS[v]!);
-          this.db.pragma(`user_version = ${v + 1}`);
+    const version = () => this.db.pragma("user_version", { simple: true }) as number;
+    for (;;) {
+      const migrated = this.db
+        .transaction((): boolean => {
+          const current = version();
+          if (current > MIGRATIONS.length) {
+            throw new Error(`the journal is at schema version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade paid-actions-mcp`);
+          }
+          if (current === MIGRATIONS.length) return false;
+          this.db.exec(MIGRATIONS[current]!);
+          this.db.pragma(`user_version = ${current + 1}`);
+          return true;
         })
         .immediate();
+      if (!migrated) return;
     }
   }
 

@@ -316,7 +316,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     return { input: input.data, ...extras.data };
   }
 
-  async function callPaid(tool: PaidTool, args: unknown, extra: Extra): Promise<{ paid?: PaidCall; result: CallToolResult }> {
+  async function callPaid(tool: PaidTool, args: unknown): Promise<{ paid?: PaidCall; result: CallToolResult }> {
     const callId = newId("call");
     try {
       const { input, budget, intentKey, approvalId } = parsePaidArgs(tool, args);
@@ -325,7 +325,6 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
         { action: tool.entry.name, input, budget, intentKey, approvalId },
         { callId, approve: canElicit ? elicitApproval : undefined },
       );
-      void extra;
       return { paid, result: paidResult(paid) };
     } catch (e) {
       pa.transcripts.append(callId, "tool_error", { tool: tool.tool.name, error: e instanceof PaidActionError ? e.toJSON() : String(e) });
@@ -517,7 +516,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     const paid = paidTools.get(name);
     if (paid) {
       if (request.params.task) return startPaidTask(paid, request.params.arguments, request.params.task.ttl, extra);
-      return (await callPaid(paid, request.params.arguments, extra)).result;
+      return (await callPaid(paid, request.params.arguments)).result;
     }
     const m = mirror.get(name);
     if (!m) {
@@ -542,7 +541,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     if (!store) throw new McpError(ErrorCode.InternalError, "task store unavailable");
     const task = await store.createTask({ ttl: ttl ?? 3_600_000, pollInterval: 1_000 });
     void (async () => {
-      const { paid, result } = await callPaid(tool, args, extra);
+      const { paid, result } = await callPaid(tool, args);
       if (!paid) {
         await store.storeTaskResult(task.taskId, "failed", result).catch(() => undefined);
         return;

@@ -124,10 +124,10 @@ const MIGRATIONS: string[] = [
 
 export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {
   const db = new Database(path);
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   migrate(db);
   return db;
 }

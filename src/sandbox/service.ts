@@ -535,7 +535,7 @@ export class SandboxService {
         executionId: fresh.execution_id,
       });
     }
-    const row = this.insertExecution(tenant, fresh, payment!, req.outcome, req.delayMs ?? this.o.providerDelayMs);
+    const row = this.insertExecution(tenant, fresh, req.outcome, req.delayMs ?? this.o.providerDelayMs);
     return { execution: this.executionView(row, true), payment: payment! };
   }
 
@@ -556,7 +556,7 @@ export class SandboxService {
     );
   }
 
-  private insertExecution(tenant: string, quote: QuoteRow, payment: PaymentRow, outcome: Outcome, delayMs: number): ExecutionRow {
+  private insertExecution(tenant: string, quote: QuoteRow, outcome: Outcome, delayMs: number): ExecutionRow {
     const action = findAction(quote.action)!;
     const now = this.o.now();
     const context = JSON.parse(quote.context ?? "{}") as { region?: string };
@@ -596,7 +596,6 @@ export class SandboxService {
       this.createResource(action, row, input);
       this.o.webhooks.enqueue(tenant, "execution.updated", { execution: this.executionView(row, false) });
     })();
-    void payment;
     this.scheduleLifecycle();
     return row;
   }
