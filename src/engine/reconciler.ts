@@ -10,6 +10,9 @@ import type { Engine } from "./engine.js";
 import type { IntentRow, Journal } from "./journal.js";
 import type { ServiceClient } from "./service-client.js";
 
+/** A failed execution is followed this long for its refund, then handed to a human. */
+const GIVE_UP_ON_REFUND_MS = 24 * 3_600_000;
+
 export interface ReconcilerOptions {
   engine: Engine;
   journal: Journal;
@@ -26,7 +29,9 @@ export interface ReconcilerOptions {
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  private stopped = true;
+  /** Polling on its own timer (start() was called, stop() was not). */
+  private started = false;
+  private stopping = false;
   private readonly inflight = new Set<string>();
   private tick: Promise<void> | undefined;
   /** Requests sent, for the benchmark. */
@@ -42,12 +47,14 @@ export class Reconciler {
   }
 
   start(): void {
-    this.stopped = false;
+    this.started = true;
+    this.stopping = false;
     this.schedule();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.started = false;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.tick;
@@ -55,7 +62,7 @@ export class Reconciler {
 
   /** Re-arms the timer for the earliest due row (call after new work is recorded). */
   schedule(): void {
-    if (this.stopped) return;
+    if (!this.started) return;
     if (this.timer) clearTimeout(this.timer);
     const next = this.o.journal.nextPollAt();
     if (next === undefined) {
@@ -88,7 +95,7 @@ export class Reconciler {
       const due = this.o.journal.duePolls(this.o.now(), concurrency * 8).filter((r) => !this.inflight.has(r.intent_id));
       let index = 0;
       const worker = async () => {
-        while (index < due.length && !this.stopped) {
+        while (index < due.length && !this.stopping) {
           const row = due[index++]!;
           this.inflight.add(row.intent_id);
           try {
@@ -142,6 +149,15 @@ export class Reconciler {
     }
     const changed = res.body.status !== current.exec_status;
     const next = this.o.engine.applyExecution(current, res.body);
+    if (res.body.status === "failed" && this.o.now() - next.created_at > GIVE_UP_ON_REFUND_MS) {
+      // Failed and still not refunded a day later: stop asking, and tell a human.
+      this.o.journal.update(
+        next.intent_id,
+        { next_poll_at: null, attention: next.attention ?? "the execution failed and the service has not refunded it after 24 h" },
+        this.o.now(),
+      );
+      return;
+    }
     if (!FINAL_STATUSES.has(res.body.status as ExecutionStatus)) this.backoff(next, undefined, changed);
   }
 

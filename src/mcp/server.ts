@@ -565,7 +565,14 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
         view = await engine.getExecution(paid.executionId, true);
         if (view) await store.updateTaskStatus(task.taskId, "working", `execution ${paid.executionId} is ${view.status}`).catch(() => undefined);
       }
-      await store.storeTaskResult(task.taskId, "completed", paidResult(paid, view)).catch(() => undefined);
+      if (closed) return;
+      const final = view !== undefined && FINAL_STATUSES.has(view.status as ExecutionStatus);
+      // A task ends when its execution does; one that outlives its TTL ends failed, saying so
+      // (the purchase itself goes on: get_execution follows it).
+      const outcome = final
+        ? paidResult(paid, view)
+        : failure(new PaidActionError("outcome_unknown", `execution ${paid.executionId} was still ${view?.status ?? "unknown"} when the task's time ran out; it was paid once and is still followed — use get_execution`, { executionId: paid.executionId }, true), sandbox, scrub);
+      await store.storeTaskResult(task.taskId, final ? "completed" : "failed", outcome).catch(() => undefined);
     })();
     return { task };
   }

@@ -214,6 +214,31 @@ describe("a lying service: every behaviour refused, nothing signed or overpaid",
     });
   }
 
+  it("an execution that failed and is never refunded is followed for a day, then handed to a human", async () => {
+    let clock = Date.now();
+    const f = await engineFixture({
+      t,
+      open: { now: () => clock },
+      rules: [{ match: on("GET", "/v1/executions/"), action: { kind: "rewrite", transform: (e) => ({ ...e, status: "failed", error: { code: "provider_failed", message: "gone" } }) } }],
+    });
+    try {
+      const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });
+      clock += 2_000;
+      await f.pa.reconciler!.runOnce();
+      let row = f.pa.journal.intent(paid.intentId)!;
+      expect(row.exec_status).toBe("failed");
+      expect(row.next_poll_at).not.toBeNull(); // still waiting for the refund
+      clock += 25 * 3_600_000;
+      await f.pa.reconciler!.runOnce();
+      row = f.pa.journal.intent(paid.intentId)!;
+      expect(row.next_poll_at).toBeNull();
+      expect(row.attention).toMatch(/not refunded it after 24 h/);
+      expect(f.pa.engine.needsAttention().map((v) => v.executionId)).toContain(paid.executionId);
+    } finally {
+      await f.close();
+    }
+  });
+
   it("a refund larger than the payment is flagged, and only what was paid is credited back", async () => {
     const f = await engineFixture({
       t,
