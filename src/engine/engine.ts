@@ -1008,10 +1008,6 @@ export class Engine extends EventEmitter {
     return next;
   }
 
-  getIntentByExecution(executionId: string): IntentRow | undefined {
-    return this.d.journal.intentByExecution(executionId);
-  }
-
   /** An execution from the journal, refreshed from the service when it is not final. */
   async getExecution(executionId: string, refresh = true): Promise<ExecutionView | undefined> {
     let intent = this.d.journal.intentByExecution(executionId);

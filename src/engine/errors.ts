@@ -47,7 +47,3 @@ export class PaidActionError extends Error {
     return { code: this.code, message: this.message, retryable: this.retryable, ...this.context };
   }
 }
-
-export function isPaidActionError(e: unknown): e is PaidActionError {
-  return e instanceof PaidActionError;
-}

@@ -24,9 +24,6 @@ export type IntentState =
   | "failed" // definite failure: nothing spent, reservation released
   | "attention"; // outcome unknown or inconsistent: a human should look; budget held
 
-export const UNFINISHED_STATES: readonly IntentState[] = ["new", "quoted", "reserved", "signed", "paid"];
-export const FINAL_EXEC_STATUSES = ["completed", "refunded"] as const;
-
 export type BudgetState = "none" | "reserved" | "spent" | "released" | "refunded";
 
 export interface IntentRow {
@@ -306,9 +303,6 @@ export class Journal {
     return row.at ?? undefined;
   }
 
-  pollingCount(): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM intents WHERE next_poll_at IS NOT NULL`).get() as { n: number }).n;
-  }
 
   // ---- Budget -------------------------------------------------------------------
 

@@ -161,8 +161,4 @@ export class Reconciler {
     if (!FINAL_STATUSES.has(res.body.status as ExecutionStatus)) this.backoff(next, undefined, changed);
   }
 
-  /** Number of executions being followed. */
-  pending(): number {
-    return this.o.journal.pollingCount();
-  }
 }

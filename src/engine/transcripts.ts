@@ -67,9 +67,11 @@ export class Transcripts {
 
   /** Masks secret fields and scrubs registered secrets from any value, for logs and errors too. */
   redact<T>(value: T): T {
-    let text = JSON.stringify(redactValue(value)) ?? "null";
-    for (const s of this.allSecrets()) if (text.includes(s)) text = text.split(s).join("[redacted]");
-    return JSON.parse(text) as T;
+    return JSON.parse(this.redactedJson(value)) as T;
+  }
+
+  private redactedJson(value: unknown): string {
+    return this.scrub(JSON.stringify(redactValue(value)) ?? "null");
   }
 
   scrub(text: string): string {
@@ -84,8 +86,8 @@ export class Transcripts {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.dirReady = true;
     }
-    const entry = this.redact({ t: new Date().toISOString(), step, ...data });
-    appendFileSync(join(this.dir, `${callId}.jsonl`), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    const line = this.redactedJson({ t: new Date().toISOString(), step, ...data });
+    appendFileSync(join(this.dir, `${callId}.jsonl`), `${line}\n`, { mode: 0o600 });
   }
 
   read(callId: string): TranscriptEntry[] | undefined {

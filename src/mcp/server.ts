@@ -462,6 +462,24 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
   };
   engine.on("execution", onExecution);
 
+  /** Resolves on the execution's next status change, after `maxMs`, or when `signal` aborts. */
+  function nextUpdate(executionId: string, maxMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(listener);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const listener = (e: ExecutionEvent) => {
+        if (e.executionId === executionId) done();
+      };
+      const timer = setTimeout(done, maxMs);
+      waiters.add(listener);
+      signal?.addEventListener("abort", done);
+    });
+  }
+
   async function waitFor(executionId: string, timeoutMs: number, extra: Extra): Promise<ExecutionView> {
     let view = await engine.getExecution(executionId, true);
     if (!view) throw new PaidActionError("not_found", `no execution ${executionId} in this server's journal`, { executionId });
@@ -480,21 +498,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     };
     await report(view.status);
     while (!FINAL_STATUSES.has(view.status as ExecutionStatus) && now() - started < timeoutMs && !extra.signal.aborted) {
-      const remaining = timeoutMs - (now() - started);
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          waiters.delete(listener);
-          extra.signal.removeEventListener("abort", done);
-          resolve();
-        };
-        const listener = (e: ExecutionEvent) => {
-          if (e.executionId === executionId) done();
-        };
-        const timer = setTimeout(done, Math.min(1_000, remaining));
-        waiters.add(listener);
-        extra.signal.addEventListener("abort", done);
-      });
+      await nextUpdate(executionId, Math.min(1_000, timeoutMs - (now() - started)), extra.signal);
       const next = await engine.getExecution(executionId, true);
       if (next) view = next;
       await report(view.status);
@@ -550,18 +554,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
       let view = await engine.getExecution(paid.executionId, false);
       const deadline = now() + (ttl ?? 3_600_000);
       while (view && !FINAL_STATUSES.has(view.status as ExecutionStatus) && now() < deadline && !closed) {
-        await new Promise<void>((resolve) => {
-          const listener = (e: ExecutionEvent) => {
-            if (e.executionId === paid.executionId) finish();
-          };
-          const finish = () => {
-            clearTimeout(timer);
-            waiters.delete(listener);
-            resolve();
-          };
-          const timer = setTimeout(finish, 2_000);
-          waiters.add(listener);
-        });
+        await nextUpdate(paid.executionId, 2_000);
         view = await engine.getExecution(paid.executionId, true);
         if (view) await store.updateTaskStatus(task.taskId, "working", `execution ${paid.executionId} is ${view.status}`).catch(() => undefined);
       }

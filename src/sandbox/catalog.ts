@@ -22,6 +22,8 @@ export const SERVER_PLANS = {
   gpu: { hourly: usdc("1.20"), vcpus: 16, memoryGb: 96 },
 } as const;
 type PlanName = keyof typeof SERVER_PLANS;
+const HOURLY_RATES = Object.fromEntries(Object.entries(SERVER_PLANS).map(([k, v]) => [k, formatDecimal(v.hourly)]));
+const SERVER_BUDGET_HINTS = { typical: "0.29", max: formatDecimal(SERVER_PLANS.gpu.hourly * 8760n) };
 const PLAN_NAMES = Object.keys(SERVER_PLANS) as [PlanName, ...PlanName[]];
 
 const REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1"] as const;
@@ -196,9 +198,9 @@ export const ACTIONS: readonly ActionDef[] = [
       currency: "USDC",
       unit: "hour",
       formula: "plan hourly rate x durationHours",
-      hourlyRates: Object.fromEntries(Object.entries(SERVER_PLANS).map(([k, v]) => [k, formatDecimal(v.hourly)])),
+      hourlyRates: HOURLY_RATES,
     },
-    budgetHints: { typical: "0.29", max: formatDecimal(SERVER_PLANS.gpu.hourly * 8760n) },
+    budgetHints: SERVER_BUDGET_HINTS,
     provider: "sandbox-cloud",
     endpoint: "/servers/provision",
     resourceKey: "serverId",
@@ -223,9 +225,9 @@ export const ACTIONS: readonly ActionDef[] = [
       currency: "USDC",
       unit: "hour",
       formula: "the server's plan hourly rate x durationHours",
-      hourlyRates: Object.fromEntries(Object.entries(SERVER_PLANS).map(([k, v]) => [k, formatDecimal(v.hourly)])),
+      hourlyRates: HOURLY_RATES,
     },
-    budgetHints: { typical: "0.29", max: formatDecimal(SERVER_PLANS.gpu.hourly * 8760n) },
+    budgetHints: SERVER_BUDGET_HINTS,
     provider: "sandbox-cloud",
     endpoint: "/servers/{serverId}/renew",
     resourceKey: "serverId",

@@ -87,6 +87,9 @@ export interface ExecutionRow {
   updated_at: number;
 }
 
+/** The x402 v2 header that repeats a 402's challenge: base64 JSON PaymentRequired. */
+const challengeHeader = (challenge: PaymentRequired) => ({ "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64") });
+
 const iso = (ms: number) => new Date(ms).toISOString();
 const MAX_TIMEOUT_SECONDS = 60;
 
@@ -126,12 +129,8 @@ export class SandboxService {
   private pricingWorld(tenant: string): PricingWorld {
     return {
       server: (serverId) => {
-        const row = this.o.db
-          .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'server'`)
-          .get(serverId, tenant) as { record: string } | undefined;
-        if (!row) return undefined;
-        const record = JSON.parse(row.record) as { plan: string; region: string; status: string };
-        return record.status === "provisioning" || record.status === "running" ? record : undefined;
+        const record = this.resource(tenant, "server", serverId) as { plan: string; region: string; status: string } | undefined;
+        return record?.status === "provisioning" || record?.status === "running" ? record : undefined;
       },
       domainTaken: (domain) => {
         const row = this.o.db
@@ -307,9 +306,7 @@ export class SandboxService {
   private paymentInvalid(reason: string, message: string, quote?: QuoteRow) {
     if (!quote) return new ApiError(402, "payment_invalid", message, { reason });
     const challenge = this.paymentRequired(quote, reason);
-    return new ApiError(402, "payment_invalid", message, { reason, quoteId: quote.quote_id, paymentRequired: challenge }, {
-      "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64"),
-    });
+    return new ApiError(402, "payment_invalid", message, { reason, quoteId: quote.quote_id, paymentRequired: challenge }, challengeHeader(challenge));
   }
 
   /** Decodes a proof header/body value: base64(JSON(x402 v2 PaymentPayload)). */
@@ -552,7 +549,7 @@ export class SandboxService {
         expiresAt: iso(quote.expires_at),
         paymentRequired: challenge,
       },
-      { "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64") },
+      challengeHeader(challenge),
     );
   }
 
@@ -703,20 +700,24 @@ export class SandboxService {
     };
   }
 
-  getCompany(tenant: string, companyId: string) {
+  /** A resource record of this tenant, or undefined. */
+  private resource(tenant: string, kind: "company" | "server", id: string): Record<string, unknown> | undefined {
     const row = this.o.db
-      .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'company'`)
-      .get(companyId, tenant) as { record: string } | undefined;
-    if (!row) throw notFound(`company ${companyId}`);
-    return JSON.parse(row.record) as Record<string, unknown>;
+      .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = ?`)
+      .get(id, tenant, kind) as { record: string } | undefined;
+    return row ? (JSON.parse(row.record) as Record<string, unknown>) : undefined;
+  }
+
+  getCompany(tenant: string, companyId: string) {
+    const record = this.resource(tenant, "company", companyId);
+    if (!record) throw notFound(`company ${companyId}`);
+    return record;
   }
 
   getServer(tenant: string, serverId: string) {
-    const row = this.o.db
-      .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'server'`)
-      .get(serverId, tenant) as { record: string } | undefined;
-    if (!row) throw notFound(`server ${serverId}`);
-    return JSON.parse(row.record) as Record<string, unknown>;
+    const record = this.resource(tenant, "server", serverId);
+    if (!record) throw notFound(`server ${serverId}`);
+    return record;
   }
 
   // ---- Provider lifecycle ---------------------------------------------------------

@@ -14,6 +14,19 @@ const PREPARE = on("POST", "/v1/payments/prepare");
 const PAID_EXECUTION = (r: Parameters<typeof QUOTES>[0]) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined;
 const accepts0 = (q: any) => q.paymentRequirement.accepts[0];
 const rewriteQuote = (f: (q: any) => void): ProxyRule => ({ match: QUOTES, action: { kind: "rewrite", transform: (q) => (f(q), q) } });
+/** The quote endpoint answers 201 with whatever `write` sends (and ends, or not). */
+const rawQuote = (write: (res: import("node:http").ServerResponse) => void): ProxyRule[] => [
+  {
+    match: QUOTES,
+    action: {
+      kind: "raw",
+      handler: (_req, res) => {
+        res.writeHead(201, { "content-type": "application/json" });
+        write(res);
+      },
+    },
+  },
+];
 const rewritePrepare = (f: (p: any) => void): ProxyRule => ({ match: PREPARE, action: { kind: "rewrite", transform: (p) => (f(p.paymentRequired.accepts[0]), p) } });
 
 interface Case {
@@ -88,51 +101,18 @@ const CASES: Case[] = [
   },
   {
     name: "a 10 MB body",
-    rules: () => [
-      {
-        match: QUOTES,
-        action: {
-          kind: "raw",
-          handler: (_req, res) => {
-            res.writeHead(201, { "content-type": "application/json" });
-            res.end(`{"pad":"${"x".repeat(10 * 1024 * 1024)}"}`);
-          },
-        },
-      },
-    ],
+    rules: () => rawQuote((res) => res.end(`{"pad":"${"x".repeat(10 * 1024 * 1024)}"}`)),
     codes: ["service_unavailable"],
     message: /larger than/,
   },
   {
     name: "a response that never ends",
-    rules: () => [
-      {
-        match: QUOTES,
-        action: {
-          kind: "raw",
-          handler: (_req, res) => {
-            res.writeHead(201, { "content-type": "application/json" });
-            res.write('{"quoteId":"qt_');
-          },
-        },
-      },
-    ],
+    rules: () => rawQuote((res) => res.write('{"quoteId":"qt_')),
     codes: ["service_unavailable"],
   },
   {
     name: "invalid UTF-8",
-    rules: () => [
-      {
-        match: QUOTES,
-        action: {
-          kind: "raw",
-          handler: (_req, res) => {
-            res.writeHead(201, { "content-type": "application/json" });
-            res.end(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]));
-          },
-        },
-      },
-    ],
+    rules: () => rawQuote((res) => res.end(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]))),
     codes: ["service_unavailable"],
     message: /UTF-8/,
   },
