@@ -12,7 +12,7 @@ import { Journal } from "./journal.js";
 import { Reconciler } from "./reconciler.js";
 import { createServiceClient, type ServiceClient } from "./service-client.js";
 import { Transcripts } from "./transcripts.js";
-import { newId } from "../sandbox/ids.js";
+import { newId } from "../domain/ids.js";
 import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
 import { PaidActionError } from "./errors.js";
 

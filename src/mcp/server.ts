@@ -29,7 +29,7 @@ import { Company, FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js
 import type { ApprovalAnswer, ApprovalAsk, ExecutionEvent, ExecutionView, PaidCall } from "../engine/engine.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { PaidActions } from "../engine/index.js";
-import { newId } from "../sandbox/ids.js";
+import { newId } from "../domain/ids.js";
 import { cachedCatalog, inputSchemaOf, inputValidator, loadCatalog, TOOL_NAME, toolNameFor, type Catalog, type CatalogEntry } from "./catalog.js";
 import { hintFor } from "./hints.js";
 

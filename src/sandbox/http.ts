@@ -10,7 +10,7 @@ import { z } from "zod";
 import { canonicalJson, ExecutionRequest, QuoteRequest, type ErrorCode } from "../domain/wire.js";
 import { AgentServicesSearch, searchAgentServices } from "./agent-services.js";
 import { ApiError, invalidRequest, zodIssues } from "./errors.js";
-import { newId } from "./ids.js";
+import { newId } from "../domain/ids.js";
 import type { Ledger } from "./ledger.js";
 import { handleRpc, stringifyRpc } from "./rpc.js";
 import type { Outcome, SandboxService } from "./service.js";

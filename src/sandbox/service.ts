@@ -20,7 +20,7 @@ import { ledgerFacilitatorSigner, refundTransferWire, type ServiceKeys } from ".
 import { ApiError, invalidRequest, notFound, zodIssues } from "./errors.js";
 import { decodeWireTransaction, messageHashOf, type Ledger } from "./ledger.js";
 import type { Webhooks } from "./webhooks.js";
-import { newId } from "./ids.js";
+import { newId } from "../domain/ids.js";
 
 export interface ServiceOptions {
   db: Database.Database;

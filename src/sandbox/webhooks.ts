@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import { invalidRequest, notFound, zodIssues } from "./errors.js";
-import { newId } from "./ids.js";
+import { newId } from "../domain/ids.js";
 
 export const WEBHOOK_EVENTS = ["execution.updated"] as const;
 const MAX_ATTEMPTS = 8;
