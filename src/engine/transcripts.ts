@@ -2,7 +2,9 @@
  * Transcripts: every tool call leaves a redacted JSON Lines record of each step (request,
  * response status and body, decision, timing) under `<home>/transcripts/<callId>.jsonl`.
  * API keys, wallet secrets and payment proofs never appear: known secret headers and
- * fields are masked, and every registered secret string is scrubbed from the final text.
+ * fields are masked, and every registered secret string is scrubbed from each string value
+ * and object key before anything is truncated, so a secret straddling a cut cannot leak
+ * in part.
  */
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
@@ -17,26 +19,61 @@ export interface TranscriptEntry {
   [key: string]: unknown;
 }
 
-function redactValue(value: unknown, depth = 0): unknown {
+const MAX_STRING = 4000;
+/** Registered secrets shorter than this are ignored: scrubbing them would mangle text. */
+const MIN_SECRET = 8;
+const MAX_RECENT = 256;
+
+/**
+ * First pass: masks secret headers and fields, bounds depth and array length, turns bigints
+ * into strings, and collects every string value and key it keeps (still whole) into
+ * `strings`, so the caller can find which registered secrets occur at all.
+ */
+function mask(value: unknown, strings: string[], depth = 0): unknown {
   if (depth > 20) return "[too deep]";
-  if (Array.isArray(value)) return value.slice(0, 200).map((v) => redactValue(v, depth + 1));
+  if (Array.isArray(value)) return value.slice(0, 200).map((v) => mask(v, strings, depth + 1));
   if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (SECRET_HEADERS.has(k.toLowerCase()) || SECRET_FIELDS.has(k)) out[k] = "[redacted]";
-      else out[k] = redactValue(v, depth + 1);
-    }
-    return out;
+    // fromEntries defines a "__proto__" key as data instead of setting the prototype.
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => {
+        strings.push(k);
+        return [k, SECRET_HEADERS.has(k.toLowerCase()) || SECRET_FIELDS.has(k) ? "[redacted]" : mask(v, strings, depth + 1)];
+      }),
+    );
   }
-  if (typeof value === "string" && value.length > 4000) return `${value.slice(0, 4000)}…[${value.length - 4000} more chars]`;
+  if (typeof value === "string") strings.push(value);
   if (typeof value === "bigint") return value.toString();
   return value;
+}
+
+/** Second pass over mask's output: scrubs every string and key, then truncates long strings. */
+function scrubAndTruncate(value: unknown, scrub: (text: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((v) => scrubAndTruncate(v, scrub));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [scrub(k), scrubAndTruncate(v, scrub)]));
+  }
+  if (typeof value === "string") {
+    const text = scrub(value);
+    return text.length > MAX_STRING ? `${text.slice(0, MAX_STRING)}…[${text.length - MAX_STRING} more chars]` : text;
+  }
+  return value;
+}
+
+/** Replaces each of `secrets` (longest first) in `text`. */
+function scrubWith(secrets: readonly string[], text: string): string {
+  let out = text;
+  for (const s of secrets) {
+    if (s.length <= out.length && out.includes(s)) out = out.split(s).join("[redacted]");
+  }
+  return out;
 }
 
 export class Transcripts {
   readonly dir: string;
   private readonly secrets = new Set<string>();
   private readonly recent = new Set<string>();
+  /** All secrets longest first; undefined when the set changed and it must be rebuilt. */
+  private sorted: string[] | undefined;
   private dirReady = false;
 
   constructor(home: string) {
@@ -44,25 +81,36 @@ export class Transcripts {
   }
 
   /**
-   * Registers a secret string: it is scrubbed from everything written. Long-lived secrets
-   * (the API key) stay; per-payment ones (proofs) are kept for the most recent payments only
-   * — a service echoes a proof while that payment is in flight — so scrubbing costs the same
-   * after a million payments as after one.
+   * Registers secret strings: they are scrubbed from everything written. Long-lived secrets
+   * (the API key) stay; per-payment ones (proofs) are kept for the most recently registered
+   * payments only — a service echoes a proof while that payment is in flight, and the engine
+   * registers a proof again whenever it loads the intent, which moves it to the newest place
+   * — so scrubbing costs the same after a million payments as after one. Takes one secret or
+   * many; each is O(1), and the sorted list scrubbing walks is rebuilt lazily on the next write.
    */
-  addSecret(secret: string | undefined, opts: { ephemeral?: boolean } = {}): void {
-    if (!secret || secret.length < 8) return;
-    if (!opts.ephemeral) {
-      this.secrets.add(secret);
-      return;
+  addSecret(secret: string | undefined | Iterable<string | undefined>, opts: { ephemeral?: boolean } = {}): void {
+    const many = typeof secret === "string" || secret === undefined ? [secret] : secret;
+    for (const s of many) {
+      if (!s || s.length < MIN_SECRET) continue;
+      if (!opts.ephemeral) {
+        if (this.secrets.has(s)) continue;
+        this.secrets.add(s);
+      } else if (this.recent.delete(s)) {
+        // Already known: only its place moves, the sorted list stays valid.
+        this.recent.add(s);
+        continue;
+      } else {
+        this.recent.add(s);
+        if (this.recent.size > MAX_RECENT) this.recent.delete(this.recent.values().next().value!);
+      }
+      this.sorted = undefined;
     }
-    this.recent.delete(secret);
-    this.recent.add(secret);
-    if (this.recent.size > 256) this.recent.delete(this.recent.values().next().value!);
   }
 
-  private *allSecrets(): Iterable<string> {
-    yield* this.secrets;
-    yield* this.recent;
+  /** Every secret, longest first, so a longer secret containing a shorter one goes whole. */
+  private sortedSecrets(): readonly string[] {
+    this.sorted ??= [...new Set([...this.secrets, ...this.recent])].sort((a, b) => b.length - a.length);
+    return this.sorted;
   }
 
   /** Masks secret fields and scrubs registered secrets from any value, for logs and errors too. */
@@ -70,14 +118,23 @@ export class Transcripts {
     return JSON.parse(this.redactedJson(value)) as T;
   }
 
+  /**
+   * Scrubs before it truncates, so no secret straddling a cut leaks in part. Which secrets
+   * occur is found with one search each over all the strings joined; only those are then
+   * looked for in each string, so many registered secrets cost little per value.
+   */
   private redactedJson(value: unknown): string {
-    return this.scrub(JSON.stringify(redactValue(value)) ?? "null");
+    const strings: string[] = [];
+    const masked = mask(value, strings);
+    const all = this.sortedSecrets();
+    const joined = all.length > 0 ? strings.join("\u0000") : "";
+    const present = all.filter((s) => joined.includes(s));
+    return JSON.stringify(scrubAndTruncate(masked, present.length === 0 ? (t) => t : (t) => scrubWith(present, t))) ?? "null";
   }
 
+  /** Replaces every registered secret in plain text (log lines, error messages). */
   scrub(text: string): string {
-    let out = text;
-    for (const s of this.allSecrets()) if (out.includes(s)) out = out.split(s).join("[redacted]");
-    return out;
+    return scrubWith(this.sortedSecrets(), text);
   }
 
   append(callId: string, step: string, data: Record<string, unknown> = {}): void {
