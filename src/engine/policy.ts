@@ -22,14 +22,25 @@ export type BudgetDecision =
       context: Record<string, unknown>;
     };
 
-/** The highest price this one call may pay: the human's caps, lowered by the agent's budget. */
+/**
+ * The highest price this one call may pay: maxPerCall, lowered by every perAction key that
+ * matches the action (an exact name or a pattern; the lowest wins, an exact name on a tie),
+ * then by the agent's budget. `by` names what set it: `maxPerCall`, `perAction[<key>]` or
+ * `budget`.
+ */
 export function callCeiling(limits: Limits, action: string, agentBudget?: bigint): { ceiling: bigint; by: string } {
   let ceiling = limits.maxPerCall;
   let by = "maxPerCall";
-  const perAction = limits.perAction[action];
-  if (perAction !== undefined && perAction < ceiling) {
-    ceiling = perAction;
+  const exact = limits.perAction[action];
+  if (exact !== undefined && exact < ceiling) {
+    ceiling = exact;
     by = `perAction[${action}]`;
+  }
+  for (const [key, cap] of Object.entries(limits.perAction)) {
+    if (key !== action && cap < ceiling && key.includes("*") && actionAllowed([key], action)) {
+      ceiling = cap;
+      by = `perAction[${key}]`;
+    }
   }
   if (agentBudget !== undefined && agentBudget < ceiling) {
     ceiling = agentBudget;
