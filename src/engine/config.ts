@@ -20,7 +20,10 @@ export interface Limits {
   approvalAbove: bigint;
   /** Action name patterns with `*` wildcards. */
   allowActions: string[];
-  /** Per-action caps, lower than maxPerCall to matter. */
+  /**
+   * Per-action caps keyed by action name or pattern (the allowActions syntax), lower than
+   * maxPerCall to matter; every key matching an action applies and the lowest wins.
+   */
   perAction: Record<string, bigint>;
   /** When set, only these payees may be paid. */
   allowedPayees?: string[];
@@ -86,6 +89,14 @@ const FileSchema = z.strictObject({
     .optional(),
 });
 
+/** The keys the file may have at `path` (the root, `limits` or `http`), for "did you mean" hints. */
+function knownFileKeys(path: readonly PropertyKey[]): string[] {
+  if (path.length === 0) return Object.keys(FileSchema.shape);
+  if (path.length === 1 && path[0] === "limits") return Object.keys(FileSchema.shape.limits.unwrap().shape);
+  if (path.length === 1 && path[0] === "http") return Object.keys(FileSchema.shape.http.unwrap().shape);
+  return [];
+}
+
 const ENV = {
   baseUrl: "PAID_ACTIONS_BASE_URL",
   apiKey: "PAID_ACTIONS_API_KEY",
@@ -102,6 +113,36 @@ const ENV = {
 
 const ACTION_PATTERN = /^[a-z0-9*-]+(\.[a-z0-9*-]+)?$|^\*$/;
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/**
+ * Plain http is allowed only to this machine. Hosts are compared after WHATWG URL parsing,
+ * which already normalises `127.1` and `0x7f000001` to `127.0.0.1`.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/**
+ * Checks an http(s) URL that must not be reachable by a network attacker: https, or plain
+ * http to a loopback host. Issues name the key and the problem, never the URL's secrets.
+ */
+function checkSecureUrl(raw: string, key: string, issues: ConfigIssue[]): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    issues.push({ key, message: `is not an http(s) URL${raw.includes("://") ? "" : " (it has no scheme such as https://)"}` });
+    return undefined;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    issues.push({ key, message: "is not an http(s) URL" });
+    return undefined;
+  }
+  if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+    issues.push({ key, message: "must use https (plain http is allowed only for a loopback host: 127.x.x.x, localhost, [::1])" });
+  }
+  return url;
+}
 
 /** `*` matches any run of characters; everything else is literal. */
 export function actionAllowed(patterns: readonly string[], action: string): boolean {
@@ -139,7 +180,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
         if (parsed.success) file = parsed.data;
         else {
           for (const i of parsed.error.issues) {
-            issues.push({ key: `${configFile}:${i.path.join(".") || "(root)"}`, message: i.message });
+            if (i.code === "unrecognized_keys") {
+              // One issue per unknown key, named, with the known key it most resembles.
+              const known = knownFileKeys(i.path);
+              for (const k of i.keys) {
+                const hint = closest(k, known);
+                issues.push({ key: `${configFile}:${[...i.path, k].join(".")}`, message: `is not a known key${hint ? `; did you mean ${hint}?` : ""}` });
+              }
+            } else issues.push({ key: `${configFile}:${i.path.join(".") || "(root)"}`, message: i.message });
           }
         }
       }
@@ -168,17 +216,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
   const [baseUrlRaw, baseUrlKey] = pick(ENV.baseUrl, file.baseUrl, "baseUrl");
   let baseUrl: string | undefined;
   if (baseUrlRaw !== undefined) {
-    try {
-      const url = new URL(baseUrlRaw);
-      if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("protocol");
-      if (url.protocol === "http:" && !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
-        issues.push({ key: baseUrlKey, message: "must use https (plain http is allowed only for 127.0.0.1/localhost)" });
-      }
+    const url = checkSecureUrl(baseUrlRaw, baseUrlKey, issues);
+    if (url) {
       if (url.username || url.password) issues.push({ key: baseUrlKey, message: "must not carry credentials; use PAID_ACTIONS_API_KEY" });
       baseUrl = url.toString().replace(/\/+$/, "");
-      if (!baseUrl.endsWith("/v1")) issues.push({ key: baseUrlKey, message: `must end in the version segment /v1 (got ${baseUrl})` });
-    } catch {
-      issues.push({ key: baseUrlKey, message: `${JSON.stringify(baseUrlRaw)} is not an http(s) URL` });
+      if (!url.pathname.replace(/\/+$/, "").endsWith("/v1") || url.search || url.hash) {
+        issues.push({ key: baseUrlKey, message: `must end in the version segment /v1, with no query or fragment (got the path ${url.pathname})` });
+      }
     }
   }
   const mode = baseUrlRaw === undefined ? "sandbox" : "service";
@@ -192,14 +236,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
     issues.push({ key: ENV.wallet, message: "is required when PAID_ACTIONS_BASE_URL is set: the path of a Solana CLI keypair file" });
   }
   const [rpcRaw, rpcKey] = pick(ENV.rpcUrl, file.rpcUrl, "rpcUrl");
-  if (rpcRaw !== undefined) {
-    try {
-      const u = new URL(rpcRaw);
-      if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("protocol");
-    } catch {
-      issues.push({ key: rpcKey, message: `${JSON.stringify(rpcRaw)} is not an http(s) URL` });
-    }
-  }
+  // The RPC node decides whether a refused payment may be signed again, so it gets the
+  // base URL's transport rule; its path and query may carry a provider's API key.
+  if (rpcRaw !== undefined) checkSecureUrl(rpcRaw, rpcKey, issues);
   const [networkRaw, networkKey] = pick(ENV.network, file.network, "network");
   let network = mode === "sandbox" ? SOLANA_DEVNET : SOLANA_MAINNET;
   if (networkRaw !== undefined) {
@@ -228,8 +267,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
   }
   const perAction: Record<string, bigint> = {};
   for (const [name, value] of Object.entries(l.perAction ?? {})) {
-    const v = parseDecimal(value);
-    if (v === undefined) issues.push({ key: fileKey(`limits.perAction.${name}`), message: `${JSON.stringify(value)} is not a USDC amount` });
+    const key = fileKey(`limits.perAction.${name}`);
+    if (!ACTION_PATTERN.test(name)) {
+      issues.push({ key, message: "is not an action name or pattern such as servers.provision or servers.*" });
+      continue;
+    }
+    const v = parseDecimal(value.trim());
+    if (v === undefined) issues.push({ key, message: `${JSON.stringify(value)} is not a USDC amount (a decimal such as "5" or "0.25", at most 6 decimals)` });
     else perAction[name] = v;
   }
   if (l.allowedPayees) {
@@ -238,7 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
     }
   }
 
-  if (issues.length > 0) return { ok: false, issues, home };
+  if (issues.length > 0) return { ok: false, issues: withoutSecrets(issues, [apiKey]), home };
   return {
     ok: true,
     config: {
@@ -264,6 +308,87 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
       configFile,
     },
   };
+}
+
+/**
+ * Defence in depth: messages are written not to echo secrets, but a value a human put in
+ * the wrong key (the API key as a limit, say) is echoed by the generic checks.
+ */
+function withoutSecrets(issues: ConfigIssue[], secrets: ReadonlyArray<string | undefined>): ConfigIssue[] {
+  const present = secrets.filter((s): s is string => s !== undefined && s.length >= 4);
+  if (present.length === 0) return issues;
+  const scrub = (text: string) => present.reduce((t, s) => t.split(s).join("[redacted]"), text);
+  return issues.map((i) => ({ key: scrub(i.key), message: scrub(i.message) }));
+}
+
+/** Edit distance (insertions, deletions, substitutions), for "did you mean" hints. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** The closest candidate within a distance that suggests a typo (case aside), first in order on a tie. */
+function closest(word: string, candidates: Iterable<string>): string | undefined {
+  const near = Math.min(3, Math.max(1, Math.floor(word.length / 4)));
+  let best: string | undefined;
+  let bestDistance = near + 1;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** For a pattern matching nothing: the same pattern with each literal segment replaced by its nearest catalog segment. */
+function closestPattern(pattern: string, names: readonly string[]): string | undefined {
+  const segments = pattern.split(".");
+  const suggestion = segments
+    .map((seg, i) => {
+      if (seg.includes("*")) return seg;
+      const atPosition = new Set(names.map((n) => n.split(".")[i]).filter((s): s is string => s !== undefined));
+      return atPosition.has(seg) ? seg : (closest(seg, atPosition) ?? seg);
+    })
+    .join(".");
+  return suggestion !== pattern && names.some((n) => actionAllowed([suggestion], n)) ? suggestion : undefined;
+}
+
+/**
+ * The `limits.perAction` keys that name no action of the service's catalog: an exact name
+ * the catalog lacks (a misspelling caps nothing), or a pattern matching none. Each issue
+ * suggests the nearest catalog name (or pattern) when one is close. Pure; the engine calls
+ * it once it knows the catalog. Keys read `<configFile>:limits.perAction.<key>`, or
+ * `limits.perAction.<key>` without a file.
+ */
+export function unknownPerActionKeys(
+  perAction: Record<string, bigint> | string[],
+  catalogActionNames: readonly string[],
+  configFile?: string,
+): ConfigIssue[] {
+  const keys = Array.isArray(perAction) ? perAction : Object.keys(perAction);
+  const catalog = new Set(catalogActionNames);
+  const issues: ConfigIssue[] = [];
+  for (const k of keys) {
+    const key = `${configFile ? `${configFile}:` : ""}limits.perAction.${k}`;
+    if (k.includes("*")) {
+      if (catalogActionNames.some((n) => actionAllowed([k], n))) continue;
+      const hint = closestPattern(k, catalogActionNames);
+      issues.push({ key, message: `matches no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}` });
+    } else if (!catalog.has(k)) {
+      const hint = closest(k, catalogActionNames);
+      issues.push({ key, message: `names no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}` });
+    }
+  }
+  return issues;
 }
 
 /** A one-line description of each issue, for errors and `doctor`. */
