@@ -3,8 +3,10 @@
  * so a committed row survives a kill -9 or a power cut.
  */
 import Database from "better-sqlite3";
+import { backfillAddressIndex } from "./history.js";
 
-const MIGRATIONS: string[] = [
+/** Each step runs once, in its own transaction: SQL, or code for what SQL cannot do. */
+const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   // 1: everything the v1 service keeps.
   `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -120,6 +122,20 @@ const MIGRATIONS: string[] = [
   CREATE INDEX ledger_log_signature ON ledger_log(signature) WHERE signature IS NOT NULL;
   CREATE INDEX ledger_log_message ON ledger_log(message_hash) WHERE message_hash IS NOT NULL;
   `,
+  // 2: which addresses each landed transaction names (getSignaturesForAddress), and the
+  // transactions already logged.
+  (db) => {
+    db.exec(`
+      CREATE TABLE ledger_addresses (
+        address TEXT NOT NULL,
+        seq INTEGER NOT NULL,       -- ledger_log.seq of a kind 'tx' row
+        PRIMARY KEY (address, seq)
+      ) WITHOUT ROWID;
+    `);
+    backfillAddressIndex(db);
+  },
+  // 3: a payment's blockhash, to tell a transaction that may still land from one that never will.
+  `ALTER TABLE payments ADD COLUMN blockhash TEXT;`,
 ];
 
 export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {
@@ -141,7 +157,9 @@ function migrate(db: Database.Database): void {
   }
   for (let version = current; version < MIGRATIONS.length; version++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[version]!);
+      const step = MIGRATIONS[version]!;
+      if (typeof step === "string") db.exec(step);
+      else step(db);
       db.pragma(`user_version = ${version + 1}`);
     })();
   }

@@ -15,6 +15,8 @@ import { parseDecimal } from "../domain/money.js";
 import { genesis, type ServiceKeys } from "./chain.js";
 import { openDatabase } from "./db.js";
 import { clearUnfinishedIdempotency, createHttpHandler, type RateLimit } from "./http.js";
+import type { FacilitatorFaults } from "./faults.js";
+export { FacilitatorFaults } from "./faults.js";
 import { Ledger } from "./ledger.js";
 import { SandboxService } from "./service.js";
 import { Webhooks } from "./webhooks.js";
@@ -41,6 +43,11 @@ export interface SandboxOptions {
   busyTimeoutMs?: number;
   now?: () => number;
   log?: (line: string) => void;
+  /**
+   * Test hook: settlements the x402 facilitator reports as failed after sending
+   * (`new FacilitatorFaults().pendingAfterSend(1)`, see faults.ts). Absent: no hook.
+   */
+  facilitatorFaults?: FacilitatorFaults;
 }
 
 /** What `sandbox.json` holds: how a client reaches this sandbox. */
@@ -61,6 +68,8 @@ export interface Sandbox extends SandboxInfo {
   ledger: Ledger;
   db: Database.Database;
   keys: ServiceKeys;
+  /** The fault hook given in the options, if any. */
+  facilitatorFaults: FacilitatorFaults | undefined;
   close(): Promise<void>;
 }
 
@@ -185,6 +194,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
 
     if (meta(db, "genesis_done") !== "1") {
       // A genesis interrupted by a crash is redone from nothing: nothing else ran yet.
+      db.prepare(`DELETE FROM ledger_addresses`).run();
       db.prepare(`DELETE FROM ledger_log`).run();
       rmSync(snapshotPath, { force: true });
     }
@@ -213,6 +223,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       providerDelayMs: options.providerDelayMs ?? DEFAULT_PROVIDER_DELAY_MS,
       webhooks,
       log,
+      facilitatorFaults: options.facilitatorFaults,
     });
     const handler = createHttpHandler({
       service,
@@ -261,7 +272,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         for (const c of cleanups) c();
       })());
 
-    return { ...info, apiKeys, home, port, service, ledger, db, keys, close };
+    return { ...info, apiKeys, home, port, service, ledger, db, keys, facilitatorFaults: options.facilitatorFaults, close };
   } catch (e) {
     for (const c of cleanups) {
       try {

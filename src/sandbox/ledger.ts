@@ -8,63 +8,18 @@
  * newest snapshot is loaded and the log after it is replayed (blockhash check off during
  * replay only: the transactions were valid when they landed).
  */
-import { createHash } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { LiteSVM, FailedTransactionMetadata, type TransactionMetadata } from "litesvm";
-import {
-  address,
-  getBase58Decoder,
-  getBase64Decoder,
-  getBase64Encoder,
-  getCompiledTransactionMessageDecoder,
-  getTransactionDecoder,
-  lamports as toLamports,
-  type Address,
-  type Transaction,
-} from "@solana/kit";
+import { address, getBase64Decoder, getBase64Encoder, lamports as toLamports, type Address, type Transaction } from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from "@solana-program/token";
+import { LedgerHistory, type LandedTransaction, type SignatureEntry, type SignatureQuery, type TokenBalance } from "./history.js";
+import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
+
+export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
 
 const SNAPSHOT_MAGIC = Buffer.from("PAMLEDG1");
 const SLOTS_PER_BLOCKHASH = 150n;
-
-const TX_ERRORS = [
-  "AccountInUse", "AccountLoadedTwice", "AccountNotFound", "ProgramAccountNotFound",
-  "InsufficientFundsForFee", "InvalidAccountForFee", "AlreadyProcessed", "BlockhashNotFound",
-  "CallChainTooDeep", "MissingSignatureForFee", "InvalidAccountIndex", "SignatureFailure",
-  "InvalidProgramForExecution", "SanitizeFailure", "ClusterMaintenance", "AccountBorrowOutstanding",
-  "WouldExceedMaxBlockCostLimit", "UnsupportedVersion", "InvalidWritableAccount",
-  "WouldExceedMaxAccountCostLimit", "WouldExceedAccountDataBlockLimit", "TooManyAccountLocks",
-  "AddressLookupTableNotFound", "InvalidAddressLookupTableOwner", "InvalidAddressLookupTableData",
-  "InvalidAddressLookupTableIndex", "InvalidRentPayingAccount", "WouldExceedMaxVoteCostLimit",
-  "WouldExceedAccountDataTotalLimit", "MaxLoadedAccountsDataSizeExceeded", "ResanitizationNeeded",
-  "InvalidLoadedAccountsDataSizeLimit", "UnbalancedTransaction", "ProgramCacheHitMaxLimit",
-  "CommitCancelled",
-] as const;
-
-export interface TokenBalance {
-  accountIndex: number;
-  mint: string;
-  owner: string;
-  amount: bigint;
-}
-
-/** What the ledger remembers of a transaction that landed. */
-export interface LandedTransaction {
-  signature: string;
-  slot: bigint;
-  blockTime: number;
-  /** base64 wire transaction, fully signed. */
-  wire: string;
-  messageHash: string;
-  fee: bigint;
-  logs: string[];
-  computeUnits: bigint;
-  preBalances: bigint[];
-  postBalances: bigint[];
-  preTokenBalances: TokenBalance[];
-  postTokenBalances: TokenBalance[];
-}
 
 export type SubmitResult =
   | { ok: true; signature: string; landed: LandedTransaction }
@@ -101,34 +56,6 @@ interface LogRow {
 }
 
 const base64 = { encode: getBase64Encoder(), decode: getBase64Decoder() };
-const base58 = getBase58Decoder();
-const txDecoder = getTransactionDecoder();
-const messageDecoder = getCompiledTransactionMessageDecoder();
-
-export function decodeWireTransaction(wireBase64: string): Transaction {
-  return txDecoder.decode(base64.encode.encode(wireBase64));
-}
-
-/** sha256 of the message bytes: the identity of a payment, whoever signs it last. */
-export function messageHashOf(tx: Transaction): string {
-  return createHash("sha256").update(tx.messageBytes as unknown as Uint8Array).digest("hex");
-}
-
-/** The transaction's id on Solana: its first signature (the fee payer's), base58. */
-export function signatureOf(tx: Transaction): string {
-  const first = Object.values(tx.signatures)[0];
-  return first ? base58.decode(first) : "";
-}
-
-export function describeTxError(failed: FailedTransactionMetadata): string {
-  const err = failed.err();
-  if (typeof err === "number") return TX_ERRORS[err] ?? `TransactionError(${err})`;
-  return err.toString();
-}
-
-export function staticAccountsOf(tx: Transaction): Address[] {
-  return [...messageDecoder.decode(tx.messageBytes).staticAccounts];
-}
 
 export class Ledger {
   private svm: LiteSVM;
@@ -136,6 +63,7 @@ export class Ledger {
   private opsSinceSnapshot = 0;
   private readonly snapshotEvery: number;
   private readonly insertLog: Database.Statement;
+  private readonly history: LedgerHistory;
 
   private constructor(
     private readonly opts: LedgerOptions,
@@ -148,6 +76,7 @@ export class Ledger {
       `INSERT INTO ledger_log (kind, payload, signature, message_hash, slot, block_time, detail)
        VALUES (@kind, @payload, @signature, @messageHash, @slot, @blockTime, @detail)`,
     );
+    this.history = new LedgerHistory(opts.db);
   }
 
   /** Opens the ledger: snapshot, then replay of every logged operation after it. */
@@ -236,7 +165,7 @@ export class Ledger {
     payload: string,
     describe: (result: TransactionMetadata | FailedTransactionMetadata | undefined) => {
       value: T;
-      log?: { signature?: string; messageHash?: string; detail?: string };
+      log?: { signature?: string; messageHash?: string; detail?: string; addresses?: readonly string[] };
     },
     before?: () => void,
   ): T {
@@ -246,7 +175,7 @@ export class Ledger {
         const result = this.apply(kind, payload, false);
         const described = describe(result);
         if (described.log) {
-          this.insertLog.run({
+          const { lastInsertRowid } = this.insertLog.run({
             kind,
             payload,
             signature: described.log.signature ?? null,
@@ -255,6 +184,7 @@ export class Ledger {
             blockTime: Math.floor(this.opts.now() / 1000),
             detail: described.log.detail ?? null,
           });
+          if (described.log.addresses) this.history.indexAddresses(lastInsertRowid, described.log.addresses);
           this.opsSinceSnapshot++;
         }
         return described.value;
@@ -379,7 +309,7 @@ export class Ledger {
         postTokenBalances: post.tokens,
       };
       const detail = JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-      return { value: { ok: true, signature, landed }, log: { signature, messageHash: landed.messageHash, detail } };
+      return { value: { ok: true, signature, landed }, log: { signature, messageHash: landed.messageHash, detail, addresses: accounts } };
     }, () => {
       pre = this.snapshotBalances(accounts);
     });
@@ -402,18 +332,17 @@ export class Ledger {
 
   /** A landed transaction by signature, from the durable log. */
   transaction(signature: string): LandedTransaction | undefined {
-    const row = this.opts.db
-      .prepare(`SELECT detail FROM ledger_log WHERE signature = ? AND kind = 'tx'`)
-      .get(signature) as { detail: string } | undefined;
-    return row ? reviveLanded(row.detail) : undefined;
+    return this.history.transaction(signature);
   }
 
   /** A landed transaction by the hash of its message. */
   transactionByMessageHash(messageHash: string): LandedTransaction | undefined {
-    const row = this.opts.db
-      .prepare(`SELECT detail FROM ledger_log WHERE message_hash = ? AND kind = 'tx'`)
-      .get(messageHash) as { detail: string } | undefined;
-    return row ? reviveLanded(row.detail) : undefined;
+    return this.history.transactionByMessageHash(messageHash);
+  }
+
+  /** Landed transactions that name `address` among their account keys, newest first. */
+  signaturesForAddress(addr: string, query: SignatureQuery): SignatureEntry[] {
+    return this.history.signaturesForAddress(addr, query);
   }
 
   /**
@@ -443,21 +372,4 @@ export class Ledger {
   close(): void {
     if (this.opsSinceSnapshot > 0) this.snapshot();
   }
-}
-
-function reviveLanded(detail: string): LandedTransaction {
-  const raw = JSON.parse(detail) as Record<string, unknown>;
-  const big = (v: unknown) => BigInt(v as string);
-  const tokens = (list: unknown) =>
-    (list as Array<Record<string, unknown>>).map((t) => ({ ...t, amount: big(t.amount) }) as TokenBalance);
-  return {
-    ...(raw as unknown as LandedTransaction),
-    slot: big(raw.slot),
-    fee: big(raw.fee),
-    computeUnits: big(raw.computeUnits),
-    preBalances: (raw.preBalances as string[]).map(big),
-    postBalances: (raw.postBalances as string[]).map(big),
-    preTokenBalances: tokens(raw.preTokenBalances),
-    postTokenBalances: tokens(raw.postTokenBalances),
-  };
 }

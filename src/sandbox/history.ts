@@ -1,0 +1,130 @@
+/**
+ * The ledger's durable history, read from `ledger_log`: landed transactions by signature
+ * or by message hash, and by the addresses they name (`ledger_addresses`, written in the
+ * same SQLite transaction as the log row) for getSignaturesForAddress.
+ */
+import type Database from "better-sqlite3";
+import { decodeWireTransaction, memoOf, staticAccountsOf } from "./tx-wire.js";
+
+export interface TokenBalance {
+  accountIndex: number;
+  mint: string;
+  owner: string;
+  amount: bigint;
+}
+
+/** What the ledger remembers of a transaction that landed. */
+export interface LandedTransaction {
+  signature: string;
+  slot: bigint;
+  blockTime: number;
+  /** base64 wire transaction, fully signed. */
+  wire: string;
+  messageHash: string;
+  fee: bigint;
+  logs: string[];
+  computeUnits: bigint;
+  preBalances: bigint[];
+  postBalances: bigint[];
+  preTokenBalances: TokenBalance[];
+  postTokenBalances: TokenBalance[];
+}
+
+/** One entry of getSignaturesForAddress, newest first. */
+export interface SignatureEntry {
+  signature: string;
+  slot: bigint;
+  blockTime: number;
+  memo: string | null;
+}
+
+export interface SignatureQuery {
+  limit: number;
+  /** Start searching backwards from this signature (exclusive). Unknown: nothing is found. */
+  before?: string;
+  /** Stop before reaching this signature. Unknown: no lower bound. */
+  until?: string;
+}
+
+export class LedgerHistory {
+  private readonly insertAddress: Database.Statement;
+  private readonly bySignature: Database.Statement;
+  private readonly byMessage: Database.Statement;
+  private readonly seqOf: Database.Statement;
+  private readonly forAddress: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.insertAddress = db.prepare(`INSERT OR IGNORE INTO ledger_addresses (address, seq) VALUES (?, ?)`);
+    this.bySignature = db.prepare(`SELECT detail FROM ledger_log WHERE signature = ? AND kind = 'tx'`);
+    this.byMessage = db.prepare(`SELECT detail FROM ledger_log WHERE message_hash = ? AND kind = 'tx'`);
+    this.seqOf = db.prepare(`SELECT seq FROM ledger_log WHERE signature = ? AND kind = 'tx'`);
+    this.forAddress = db.prepare(
+      `SELECT l.signature, l.slot, l.block_time, l.payload FROM ledger_addresses a JOIN ledger_log l ON l.seq = a.seq
+       WHERE a.address = @address AND a.seq < @before AND a.seq > @until
+       ORDER BY a.seq DESC LIMIT @limit`,
+    );
+  }
+
+  /** Records which addresses the landed transaction logged at `seq` names. Inside the log's transaction. */
+  indexAddresses(seq: number | bigint, addresses: readonly string[]): void {
+    for (const address of new Set(addresses)) this.insertAddress.run(address, seq);
+  }
+
+  transaction(signature: string): LandedTransaction | undefined {
+    const row = this.bySignature.get(signature) as { detail: string } | undefined;
+    return row ? reviveLanded(row.detail) : undefined;
+  }
+
+  transactionByMessageHash(messageHash: string): LandedTransaction | undefined {
+    const row = this.byMessage.get(messageHash) as { detail: string } | undefined;
+    return row ? reviveLanded(row.detail) : undefined;
+  }
+
+  /** Landed transactions naming `address`, newest first, as a node pages them. */
+  signaturesForAddress(address: string, q: SignatureQuery): SignatureEntry[] {
+    let before = Number.MAX_SAFE_INTEGER;
+    if (q.before !== undefined) {
+      const row = this.seqOf.get(q.before) as { seq: number } | undefined;
+      if (!row) return [];
+      before = row.seq;
+    }
+    const untilRow = q.until === undefined ? undefined : (this.seqOf.get(q.until) as { seq: number } | undefined);
+    const rows = this.forAddress.all({ address, before, until: untilRow?.seq ?? 0, limit: q.limit }) as Array<{
+      signature: string;
+      slot: number;
+      block_time: number;
+      payload: string;
+    }>;
+    return rows.map((r) => ({ signature: r.signature, slot: BigInt(r.slot), blockTime: r.block_time, memo: memoOf(decodeWireTransaction(r.payload)) }));
+  }
+}
+
+/** Migration step: indexes the addresses of every transaction already in the log, a page at a time. */
+export function backfillAddressIndex(db: Database.Database): void {
+  const history = new LedgerHistory(db);
+  const page = db.prepare(`SELECT seq, payload FROM ledger_log WHERE kind = 'tx' AND seq > ? ORDER BY seq LIMIT 500`);
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after) as Array<{ seq: number; payload: string }>;
+    if (rows.length === 0) return;
+    for (const row of rows) history.indexAddresses(row.seq, staticAccountsOf(decodeWireTransaction(row.payload)));
+    after = rows[rows.length - 1]!.seq;
+  }
+}
+
+export function reviveLanded(detail: string): LandedTransaction {
+  const raw = JSON.parse(detail) as Record<string, unknown>;
+  const big = (v: unknown) => BigInt(v as string);
+  const tokens = (list: unknown) =>
+    (list as Array<Record<string, unknown>>).map((t) => ({ ...t, amount: big(t.amount) }) as TokenBalance);
+  return {
+    ...(raw as unknown as LandedTransaction),
+    slot: big(raw.slot),
+    fee: big(raw.fee),
+    computeUnits: big(raw.computeUnits),
+    preBalances: (raw.preBalances as string[]).map(big),
+    postBalances: (raw.postBalances as string[]).map(big),
+    preTokenBalances: tokens(raw.preTokenBalances),
+    postTokenBalances: tokens(raw.postTokenBalances),
+  };
+}

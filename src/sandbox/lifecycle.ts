@@ -1,0 +1,213 @@
+/**
+ * The simulated providers: each due execution moves pending → processing → completed
+ * (or failed, then refunded by a real transfer back to the payer), with its resource
+ * record and webhook events kept in step. Work is durable (next_at in SQLite) and resumes
+ * after a restart.
+ */
+import type Database from "better-sqlite3";
+import { formatDecimal } from "../domain/money.js";
+import { findAction, providerOutput } from "./catalog.js";
+import { refundTransferWire, type ServiceKeys } from "./chain.js";
+import type { Ledger } from "./ledger.js";
+import { decodeWireTransaction, messageHashOf } from "./tx-wire.js";
+import { executionView, iso, type ExecutionRow, type PaymentRow } from "./records.js";
+import type { Webhooks } from "./webhooks.js";
+
+export interface LifecycleOptions {
+  db: Database.Database;
+  ledger: Ledger;
+  keys: ServiceKeys;
+  mint: string;
+  now: () => number;
+  webhooks: Webhooks;
+  log: (line: string) => void;
+  paymentOf: (quoteId: string) => PaymentRow | undefined;
+}
+
+export class ProviderLifecycle {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private closed = false;
+  private readonly busy = new Set<string>();
+
+  constructor(private readonly o: LifecycleOptions) {}
+
+  /** Arms the lifecycle timer for the earliest due execution. */
+  schedule(): void {
+    if (this.closed) return;
+    const next = this.o.db.prepare(`SELECT MIN(next_at) AS at FROM executions WHERE next_at IS NOT NULL`).get() as {
+      at: number | null;
+    };
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (next.at === null) return;
+    const wait = Math.max(0, Math.min(next.at - this.o.now(), 60_000));
+    this.timer = setTimeout(() => void this.run(), wait);
+  }
+
+  private async run(): Promise<void> {
+    if (this.running || this.closed) return;
+    this.running = true;
+    try {
+      const due = this.o.db
+        .prepare(`SELECT * FROM executions WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 200`)
+        .all(this.o.now()) as ExecutionRow[];
+      for (const row of due) {
+        if (this.closed) break;
+        if (this.busy.has(row.execution_id)) continue;
+        this.busy.add(row.execution_id);
+        try {
+          await this.advance(row);
+        } catch (e) {
+          this.o.log(`provider step for ${row.execution_id} failed: ${(e as Error).message}; will retry`);
+          const wait = Math.min(60_000, 1000 * 2 ** Math.min(row.attempts, 6));
+          this.o.db
+            .prepare(`UPDATE executions SET attempts = attempts + 1, next_at = ? WHERE execution_id = ?`)
+            .run(this.o.now() + wait, row.execution_id);
+        } finally {
+          this.busy.delete(row.execution_id);
+        }
+      }
+    } finally {
+      this.running = false;
+      this.schedule();
+    }
+  }
+
+  private transition(row: ExecutionRow, patch: Partial<ExecutionRow>): ExecutionRow {
+    const now = this.o.now();
+    const next: ExecutionRow = { ...row, ...patch, updated_at: now };
+    this.o.db.transaction(() => {
+      this.o.db
+        .prepare(
+          `UPDATE executions SET status = @status, output = @output, error = @error, refund = @refund, next_at = @next_at,
+             attempts = @attempts, updated_at = @updated_at WHERE execution_id = @execution_id`,
+        )
+        .run(next);
+      this.updateResource(next);
+      if (patch.status && patch.status !== row.status) {
+        this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(next, false) });
+      }
+    })();
+    return next;
+  }
+
+  private updateResource(row: ExecutionRow): void {
+    if (!row.resource_id) return;
+    const res = this.o.db.prepare(`SELECT kind, record FROM resources WHERE resource_id = ?`).get(row.resource_id) as
+      | { kind: string; record: string }
+      | undefined;
+    if (!res) return;
+    const record = JSON.parse(res.record) as Record<string, unknown>;
+    const output = row.output ? (JSON.parse(row.output) as Record<string, unknown>) : undefined;
+    const now = iso(this.o.now());
+    if (res.kind === "company") {
+      if (row.execution_id !== record.executionId) return;
+      record.formationStatus =
+        row.status === "processing" ? "filing" : row.status === "completed" ? "formed" : row.status === "pending" ? "pending" : "rejected";
+      if (output) {
+        record.documents = output.documents;
+        record.providerRefs = { ...(record.providerRefs as object), registrationNumber: output.registrationNumber };
+      }
+      record.updatedAt = now;
+    } else if (res.kind === "server") {
+      if (row.action === "servers.renew") {
+        if (row.status === "completed" && output) record.expiresAt = output.expiresAt;
+      } else if (row.status === "completed" && output) {
+        Object.assign(record, { status: "running", ipv4: output.ipv4, expiresAt: output.expiresAt });
+      } else if (row.status === "failed" || row.status === "refunded") {
+        record.status = "failed";
+      }
+    } else {
+      if (row.status === "completed") record.status = "active";
+      else if (row.status === "failed" || row.status === "refunded") record.status = "failed";
+    }
+    this.o.db
+      .prepare(`UPDATE resources SET record = ?, updated_at = ? WHERE resource_id = ?`)
+      .run(JSON.stringify(record), this.o.now(), row.resource_id);
+  }
+
+  /** One provider step for a due execution. */
+  private async advance(row: ExecutionRow): Promise<void> {
+    const action = findAction(row.action)!;
+    const now = this.o.now();
+    switch (row.status) {
+      case "pending":
+        this.transition(row, { status: "processing", next_at: row.created_at + row.delay_ms, attempts: 1 });
+        return;
+      case "processing": {
+        if (row.outcome === "fail") {
+          this.transition(row, {
+            status: "failed",
+            error: JSON.stringify({ code: "provider_failed", message: `${action.provider} could not complete ${action.name} (sandbox outcome: fail)` }),
+            next_at: now,
+          });
+          return;
+        }
+        let previous: Record<string, unknown> | undefined;
+        if (action.name === "servers.renew") previous = this.serverRecord(row.tenant, row.resource_id!);
+        const output = providerOutput(action, action.schema.parse(JSON.parse(row.input)), {
+          executionId: row.execution_id,
+          resourceId: row.resource_id ?? "",
+          completedAt: iso(now),
+          previous,
+        });
+        this.transition(row, { status: "completed", output: JSON.stringify(output), next_at: null });
+        return;
+      }
+      case "failed":
+        await this.refund(row);
+        return;
+      default:
+        this.o.db.prepare(`UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
+    }
+  }
+
+  /**
+   * Pays a failed execution back: a real transfer from the treasury to the payer. The
+   * signed transfer is recorded before it is sent, so a crash can never refund twice.
+   */
+  private async refund(row: ExecutionRow): Promise<void> {
+    const payment = this.o.paymentOf(row.quote_id);
+    if (!payment || payment.status !== "settled" || !payment.payer) {
+      this.o.db.prepare(`UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
+      return;
+    }
+    // A refund signed before a crash either landed (finish it) or can never land: only
+    // this process ever held its bytes, so a fresh one is safe.
+    const pending = row.refund ? (JSON.parse(row.refund) as { pending?: boolean; messageHash?: string }) : undefined;
+    if (pending?.pending && pending.messageHash) {
+      const landed = this.o.ledger.transactionByMessageHash(pending.messageHash);
+      if (landed) return this.finishRefund(row, payment, landed.signature);
+    }
+    const wire = await refundTransferWire(this.o.ledger, this.o.keys, this.o.mint, payment.payer, BigInt(payment.amount));
+    const messageHash = messageHashOf(decodeWireTransaction(wire));
+    this.o.db
+      .prepare(`UPDATE executions SET refund = ? WHERE execution_id = ?`)
+      .run(JSON.stringify({ pending: true, messageHash }), row.execution_id);
+    const result = this.o.ledger.submit(wire);
+    if (!result.ok) throw new Error(`refund transfer rejected: ${result.error}`);
+    this.finishRefund(row, payment, result.signature);
+  }
+
+  private finishRefund(row: ExecutionRow, payment: PaymentRow, signature: string): void {
+    const refund = { amount: formatDecimal(BigInt(payment.amount)), currency: "USDC", transaction: signature, payer: payment.payer };
+    this.transition({ ...row, status: "failed" }, { status: "refunded", refund: JSON.stringify(refund), next_at: null });
+    this.o.log(`refunded ${refund.amount} USDC to ${payment.payer} for ${row.execution_id}`);
+  }
+
+
+  /** The record of the server a servers.renew execution extends. */
+  private serverRecord(tenant: string, serverId: string): Record<string, unknown> {
+    const row = this.o.db.prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'server'`).get(serverId, tenant) as
+      | { record: string }
+      | undefined;
+    if (!row) throw new Error(`server ${serverId} not found`);
+    return JSON.parse(row.record) as Record<string, unknown>;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The service's stored rows (quotes, payments, executions) and the views of them that go
+ * on the wire, shared by the quote/execution service, settlement and the provider lifecycle.
+ */
+import { findAction } from "./catalog.js";
+import type { ExecutionStatus } from "../domain/wire.js";
+
+export type Outcome = "succeed" | "fail";
+
+export interface QuoteRow {
+  quote_id: string;
+  tenant: string;
+  action: string;
+  input: string;
+  amount: string;
+  budget: string;
+  requirements: string;
+  context: string | null;
+  created_at: number;
+  expires_at: number;
+  execution_id: string | null;
+}
+
+export interface PaymentRow {
+  payment_id: string;
+  tenant: string;
+  quote_id: string;
+  message_hash: string;
+  status: "settling" | "settled";
+  transaction_sig: string | null;
+  payer: string | null;
+  amount: string;
+  /** The proof transaction's blockhash: while the ledger accepts it, the transaction could still land. */
+  blockhash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ExecutionRow {
+  execution_id: string;
+  tenant: string;
+  quote_id: string;
+  action: string;
+  input: string;
+  status: ExecutionStatus;
+  provider: string;
+  region: string;
+  resource_id: string | null;
+  output: string | null;
+  error: string | null;
+  refund: string | null;
+  outcome: Outcome;
+  delay_ms: number;
+  attempts: number;
+  next_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** An execution as GET /executions/{id} shows it; on create, only the fields service-v1.md returns then. */
+export function executionView(row: ExecutionRow, onCreate: boolean): Record<string, unknown> {
+  const action = findAction(row.action);
+  const base: Record<string, unknown> = {
+    executionId: row.execution_id,
+    status: row.status,
+    action: row.action,
+    createdAt: iso(row.created_at),
+    quoteId: row.quote_id,
+  };
+  if (action && row.resource_id) base[action.resourceKey] = row.resource_id;
+  if (onCreate) return base;
+  const refund = row.refund ? (JSON.parse(row.refund) as { pending?: boolean }) : undefined;
+  return {
+    ...base,
+    updatedAt: iso(row.updated_at),
+    providerMeta: { provider: row.provider, region: row.region, attempt: Math.max(1, row.attempts) },
+    ...(row.output ? { output: JSON.parse(row.output) as unknown } : {}),
+    ...(row.error ? { error: JSON.parse(row.error) as unknown } : {}),
+    ...(refund && !refund.pending ? { refund } : {}),
+  };
+}

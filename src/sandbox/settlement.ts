@@ -1,0 +1,385 @@
+/**
+ * x402 payments of quotes: the challenge (402 payment_required), decoding a proof, and
+ * settlement through the x402 reference facilitator on the ledger — single-use, recorded
+ * before the first await, and truthful: a settlement that failed after its transaction
+ * was sent is answered from what the ledger holds, never as a rejected proof.
+ */
+import type Database from "better-sqlite3";
+import { ExactSvmScheme as FacilitatorScheme } from "@x402/svm/exact/facilitator";
+import type {
+  PaymentPayload as X402PaymentPayload,
+  PaymentRequirements as X402PaymentRequirements,
+  SettleResponse,
+} from "@x402/core/types";
+import { formatDecimal } from "../domain/money.js";
+import { PaymentPayload, type PaymentRequirements, type PaymentRequired } from "../domain/wire.js";
+import { newId } from "../domain/ids.js";
+import { ledgerFacilitatorSigner, type ServiceKeys } from "./chain.js";
+import { ApiError } from "./errors.js";
+import type { FacilitatorFaults } from "./faults.js";
+import type { Ledger } from "./ledger.js";
+import { blockhashOf, decodeWireTransaction, messageHashOf } from "./tx-wire.js";
+import { iso, type PaymentRow, type QuoteRow } from "./records.js";
+
+export interface PaymentsOptions {
+  db: Database.Database;
+  ledger: Ledger;
+  keys: ServiceKeys;
+  network: string;
+  mint: string;
+  now: () => number;
+  /** The public base URL, ending in /v1. */
+  baseUrl: () => string;
+  log: (line: string) => void;
+  facilitatorFaults?: FacilitatorFaults;
+}
+
+/** The fields of x402 `accepted` that bind a proof to its quote (decisions.md). */
+const BINDING_FIELDS = ["scheme", "network", "amount", "asset", "payTo", "maxTimeoutSeconds"] as const;
+const BINDING_EXTRA = ["feePayer", "memo"] as const;
+
+/**
+ * Failure reasons of `@x402/svm`'s exact `settle()` that it returns after it has sent the
+ * transaction (or when an earlier call of it did): the money may have moved.
+ */
+const AFTER_SEND_REASONS = new Set(["settlement_pending", "duplicate_settlement", "post_settlement_transfer_not_confirmed"]);
+
+/**
+ * Whether a failed facilitator settle may have sent its transaction. Reading the exact
+ * scheme's settle(): every verification failure (the `invalid_exact_svm_*` reasons) returns
+ * before signing, with `transaction: ""`; a send that throws returns `transaction_failed`
+ * with `transaction: ""` (on this ledger that is a refusal: LiteSVM applies a transaction or
+ * refuses it, synchronously). Once the transaction is sent, every failure carries its
+ * signature in `transaction` (an on-chain failure, a confirmation failure reported as
+ * `settlement_pending`), or is one of AFTER_SEND_REASONS.
+ */
+export function mayHaveBeenSent(result: Pick<SettleResponse, "errorReason" | "transaction">): boolean {
+  return (typeof result.transaction === "string" && result.transaction !== "") || AFTER_SEND_REASONS.has(result.errorReason ?? "");
+}
+
+/** What the ledger says of a payment's transaction. */
+export type LedgerFate = "landed" | "in_flight" | "never";
+
+/** The x402 v2 header that repeats a 402's challenge: base64 JSON PaymentRequired. */
+const challengeHeader = (challenge: PaymentRequired) => ({ "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64") });
+
+export function quoteExpired(quote: QuoteRow): ApiError {
+  return new ApiError(410, "quote_expired", `quote ${quote.quote_id} expired at ${iso(quote.expires_at)}; request a new quote`, {
+    quoteId: quote.quote_id,
+    expiresAt: iso(quote.expires_at),
+  });
+}
+
+export class Payments {
+  private readonly facilitator: FacilitatorScheme;
+  /** Message hashes being settled by a request of this process right now. */
+  private readonly settlingNow = new Set<string>();
+
+  constructor(private readonly o: PaymentsOptions) {
+    const signer = ledgerFacilitatorSigner(o.ledger, o.keys.feePayer, o.network);
+    this.facilitator = new FacilitatorScheme(o.facilitatorFaults ? o.facilitatorFaults.wrap(signer, o.ledger) : signer);
+  }
+
+  // ---- Challenges --------------------------------------------------------------------
+
+  /** The stored requirements with a fresh blockhash hint (not part of the binding). */
+  private freshRequirements(quote: QuoteRow): PaymentRequirements {
+    const stored = JSON.parse(quote.requirements) as PaymentRequirements;
+    const latest = this.o.ledger.latestBlockhash();
+    return {
+      ...stored,
+      extra: { ...stored.extra, recentBlockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight.toString() },
+    };
+  }
+
+  paymentRequired(quote: QuoteRow, error?: string): PaymentRequired {
+    return {
+      x402Version: 2,
+      ...(error ? { error } : {}),
+      resource: { url: `${this.o.baseUrl()}/executions`, description: `${quote.action} (quote ${quote.quote_id})`, mimeType: "application/json" },
+      accepts: [this.freshRequirements(quote)],
+    };
+  }
+
+  paymentRequiredError(quote: QuoteRow, message: string): ApiError {
+    const challenge = this.paymentRequired(quote);
+    return new ApiError(
+      402,
+      "payment_required",
+      message,
+      {
+        quoteId: quote.quote_id,
+        amount: formatDecimal(BigInt(quote.amount)),
+        currency: "USDC",
+        expiresAt: iso(quote.expires_at),
+        paymentRequired: challenge,
+      },
+      challengeHeader(challenge),
+    );
+  }
+
+  /** A rejected proof: like every 402, it carries the challenge in the body and in PAYMENT-REQUIRED (decisions.md). */
+  private paymentInvalid(reason: string, message: string, quote?: QuoteRow): ApiError {
+    if (!quote) return new ApiError(402, "payment_invalid", message, { reason });
+    const challenge = this.paymentRequired(quote, reason);
+    return new ApiError(402, "payment_invalid", message, { reason, quoteId: quote.quote_id, paymentRequired: challenge }, challengeHeader(challenge));
+  }
+
+  // ---- Records -----------------------------------------------------------------------
+
+  paymentOf(quoteId: string): PaymentRow | undefined {
+    return this.o.db.prepare(`SELECT * FROM payments WHERE quote_id = ?`).get(quoteId) as PaymentRow | undefined;
+  }
+
+  private paymentByMessage(messageHash: string): PaymentRow | undefined {
+    return this.o.db.prepare(`SELECT * FROM payments WHERE message_hash = ?`).get(messageHash) as PaymentRow | undefined;
+  }
+
+  paymentView(p: PaymentRow) {
+    return {
+      paymentId: p.payment_id,
+      quoteId: p.quote_id,
+      status: "settled",
+      amount: formatDecimal(BigInt(p.amount)),
+      currency: "USDC",
+      network: this.o.network,
+      transaction: p.transaction_sig ?? "",
+      payer: p.payer ?? "",
+    };
+  }
+
+  /**
+   * Why a quote whose payment is 'settling' cannot be used yet: another request of this
+   * process is settling it (409, retry shortly), or its transaction was sent and may still
+   * land (503, retry with the same key).
+   */
+  settlingError(quote: QuoteRow, payment: PaymentRow): ApiError {
+    if (this.settlingNow.has(payment.message_hash)) {
+      return new ApiError(409, "idempotency_in_progress", "the payment for this quote is being settled by another request; retry shortly", {
+        quoteId: quote.quote_id,
+      }, { "Retry-After": "1" });
+    }
+    return new ApiError(
+      503,
+      "unavailable",
+      `the payment for quote ${quote.quote_id} was sent to the ledger and has not landed yet; it can land until its blockhash expires. ` +
+        "Retry with the same Idempotency-Key: the retry settles it at most once, or answers 402 payment_invalid once it can no longer land",
+      { quoteId: quote.quote_id, reason: "settlement_pending" },
+      { "Retry-After": "2" },
+    );
+  }
+
+  // ---- Proofs ------------------------------------------------------------------------
+
+  /** Decodes a proof header/body value: base64(JSON(x402 v2 PaymentPayload)). */
+  decodeProof(proof: string, quote?: QuoteRow): { payload: PaymentPayload; messageHash: string; blockhash: string } {
+    const invalid = (reason: string, message: string) => this.paymentInvalid(reason, message, quote);
+    if (typeof proof !== "string" || proof.length === 0 || proof.length > 16_384) {
+      throw invalid("invalid_payload", "the payment proof is empty or too large");
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(Buffer.from(proof, "base64").toString("utf8"));
+    } catch {
+      throw invalid("invalid_payload", "the payment proof is not base64-encoded JSON");
+    }
+    const parsed = PaymentPayload.safeParse(json);
+    if (!parsed.success || parsed.data.x402Version !== 2) {
+      throw invalid("invalid_payload", "the payment proof is not an x402 v2 PaymentPayload {x402Version: 2, accepted, payload: {transaction}}");
+    }
+    try {
+      const tx = decodeWireTransaction(parsed.data.payload.transaction);
+      return { payload: parsed.data, messageHash: messageHashOf(tx), blockhash: blockhashOf(tx) };
+    } catch {
+      throw invalid("invalid_exact_svm_payload_transaction_could_not_be_decoded", "the proof's transaction cannot be decoded");
+    }
+  }
+
+  /** The quote a bare proof names through its memo (for stock x402 clients without X-Quote-Id). */
+  quoteIdFromProof(proof: string): string | undefined {
+    try {
+      const memo = (JSON.parse(Buffer.from(proof, "base64").toString("utf8")) as { accepted?: { extra?: { memo?: unknown } } })
+        .accepted?.extra?.memo;
+      return typeof memo === "string" && /^qt_[A-Za-z0-9]{1,64}$/.test(memo) ? memo : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private checkBinding(quote: QuoteRow, payload: PaymentPayload): PaymentRequirements {
+    const stored = JSON.parse(quote.requirements) as PaymentRequirements;
+    for (const field of BINDING_FIELDS) {
+      if (payload.accepted[field] !== stored[field]) {
+        throw this.paymentInvalid(`${field.toLowerCase()}_mismatch`, `the proof's accepted.${field} does not match what quote ${quote.quote_id} requires`, quote);
+      }
+    }
+    for (const field of BINDING_EXTRA) {
+      if (payload.accepted.extra[field] !== stored.extra[field]) {
+        throw this.paymentInvalid(`${field.toLowerCase()}_mismatch`, `the proof's accepted.extra.${field} does not match what quote ${quote.quote_id} requires`, quote);
+      }
+    }
+    return stored;
+  }
+
+  // ---- Settlement --------------------------------------------------------------------
+
+  /**
+   * Settles a proof for a quote through the reference facilitator, against the
+   * requirements stored for the quote. Single-use: the message hash is recorded before
+   * the first await, and every settled transaction stays recorded.
+   * Returns the settled payment (the existing one if this proof already paid this quote).
+   */
+  async settle(tenant: string, quote: QuoteRow, proof: string): Promise<PaymentRow> {
+    const { payload, messageHash, blockhash } = this.decodeProof(proof, quote);
+    this.reconcileStale(quote.quote_id, messageHash);
+    const used = this.paymentByMessage(messageHash);
+    if (used) {
+      if (used.quote_id !== quote.quote_id || used.tenant !== tenant) {
+        throw new ApiError(409, "payment_already_used", "this payment proof was already used for another quote; sign a new one for this quote", {
+          quoteId: quote.quote_id,
+        });
+      }
+      if (used.status === "settled") return used;
+      if (this.settlingNow.has(messageHash)) throw this.settlingError(quote, used);
+      // Sent before and may still land: sending the same transaction again is safe (one
+      // message, one signature: it lands at most once) and is how a retry finishes it.
+      return this.runSettlement(quote, used, payload, this.checkBinding(quote, payload), true);
+    }
+    const existing = this.paymentOf(quote.quote_id);
+    if (existing) {
+      if (existing.status === "settling") throw this.settlingError(quote, existing);
+      throw new ApiError(409, "quote_consumed", `quote ${quote.quote_id} is already paid by transaction ${existing.transaction_sig}; this proof was not settled`, {
+        quoteId: quote.quote_id,
+        transaction: existing.transaction_sig,
+        ...(quote.execution_id ? { executionId: quote.execution_id } : {}),
+      });
+    }
+    if (this.o.now() > quote.expires_at) throw quoteExpired(quote);
+    const stored = this.checkBinding(quote, payload);
+
+    // Check and record before the first await: a concurrent replay sees this row.
+    const now = this.o.now();
+    const payment: PaymentRow = {
+      payment_id: newId("pay"),
+      tenant,
+      quote_id: quote.quote_id,
+      message_hash: messageHash,
+      status: "settling",
+      transaction_sig: null,
+      payer: null,
+      amount: quote.amount,
+      blockhash,
+      created_at: now,
+      updated_at: now,
+    };
+    this.o.db
+      .prepare(
+        `INSERT INTO payments (payment_id, tenant, quote_id, message_hash, status, amount, blockhash, created_at, updated_at)
+         VALUES (@payment_id, @tenant, @quote_id, @message_hash, @status, @amount, @blockhash, @created_at, @updated_at)`,
+      )
+      .run(payment);
+    return this.runSettlement(quote, payment, payload, stored, false);
+  }
+
+  /**
+   * Runs the facilitator's settle for a recorded 'settling' payment. Its answer is
+   * believed when it succeeds, or when it failed before sending anything; otherwise the
+   * ledger decides: landed (settled), still able to land (503, the record kept), or never.
+   */
+  private async runSettlement(
+    quote: QuoteRow,
+    payment: PaymentRow,
+    payload: PaymentPayload,
+    stored: PaymentRequirements,
+    sentBefore: boolean,
+  ): Promise<PaymentRow> {
+    let result: SettleResponse | undefined;
+    this.settlingNow.add(payment.message_hash);
+    try {
+      result = await this.facilitator.settle(payload as unknown as X402PaymentPayload, stored as unknown as X402PaymentRequirements);
+    } catch (e) {
+      this.o.log(`settlement of ${quote.quote_id} threw (the ledger decides): ${(e as Error).message}`);
+    } finally {
+      this.settlingNow.delete(payment.message_hash);
+    }
+    if (result?.success) {
+      this.markSettled(payment, result.transaction, result.payer ?? "");
+      this.o.log(`settled ${formatDecimal(BigInt(quote.amount))} USDC for ${quote.quote_id} in ${result.transaction}`);
+      return this.paymentOf(quote.quote_id)!;
+    }
+    // Whatever the facilitator said, the ledger knows whether the money moved.
+    const fate = this.reconcilePayment(payment);
+    if (fate === "landed") {
+      this.o.log(`settled ${formatDecimal(BigInt(quote.amount))} USDC for ${quote.quote_id} (the facilitator reported ${result?.errorReason ?? "an error"}; the ledger has it)`);
+      return this.paymentOf(quote.quote_id)!;
+    }
+    const reason = result?.errorReason ?? "settlement_failed";
+    const sent = sentBefore || result === undefined || mayHaveBeenSent(result);
+    if (!sent) {
+      this.deletePayment(payment);
+      throw this.paymentInvalid(reason, `payment proof rejected by the facilitator: ${reason}`, quote);
+    }
+    if (fate === "in_flight") throw this.settlingError(quote, payment);
+    throw this.paymentInvalid(
+      reason,
+      `the payment's transaction was sent but did not land, and can no longer land (its blockhash expired): nothing was charged. Sign a new proof (${reason})`,
+      quote,
+    );
+  }
+
+  private markSettled(payment: PaymentRow, signature: string, payer: string): void {
+    this.o.db
+      .prepare(`UPDATE payments SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ? WHERE payment_id = ?`)
+      .run(signature, payer, this.o.now(), payment.payment_id);
+  }
+
+  private deletePayment(payment: PaymentRow): void {
+    this.o.db.prepare(`DELETE FROM payments WHERE payment_id = ? AND status = 'settling'`).run(payment.payment_id);
+  }
+
+  /**
+   * Where a payment's transaction stands on the ledger. Not landed: it can still land
+   * while the ledger accepts its blockhash (a stale blockhash is rotated first, as time
+   * passing would on a cluster). A record without a blockhash predates this rule and is
+   * taken as unable to land.
+   */
+  ledgerFate(payment: PaymentRow): LedgerFate {
+    if (this.o.ledger.transactionByMessageHash(payment.message_hash)) return "landed";
+    if (!payment.blockhash) return "never";
+    this.o.ledger.latestBlockhash();
+    return this.o.ledger.isBlockhashValid(payment.blockhash) ? "in_flight" : "never";
+  }
+
+  /**
+   * A 'settling' payment: the ledger decides. Landed: recorded settled. Can still land:
+   * kept (a retry, or the next reconciliation, finishes it). Can never land: deleted.
+   */
+  reconcilePayment(payment: PaymentRow): LedgerFate {
+    const fate = this.ledgerFate(payment);
+    if (fate === "landed") {
+      const landed = this.o.ledger.transactionByMessageHash(payment.message_hash)!;
+      const payerBalance = landed.preTokenBalances.find((t) => t.mint === this.o.mint && t.owner !== this.o.keys.treasury.address);
+      this.markSettled(payment, landed.signature, payerBalance?.owner ?? "");
+    } else if (fate === "never") {
+      this.deletePayment(payment);
+    }
+    return fate;
+  }
+
+  /**
+   * 'settling' rows of a quote (or a message) that no request of this process is working
+   * on: left by a request that died, or sent and not yet landed. The ledger decides.
+   */
+  reconcileStale(quoteId: string, messageHash?: string): void {
+    const rows = this.o.db
+      .prepare(`SELECT * FROM payments WHERE status = 'settling' AND (quote_id = ? OR message_hash = ?)`)
+      .all(quoteId, messageHash ?? "") as PaymentRow[];
+    for (const row of rows) if (!this.settlingNow.has(row.message_hash)) this.reconcilePayment(row);
+  }
+
+  /** After a restart: settle the fate of every payment caught mid-settlement. */
+  recover(): void {
+    const settling = this.o.db.prepare(`SELECT * FROM payments WHERE status = 'settling'`).all() as PaymentRow[];
+    for (const p of settling) this.reconcilePayment(p);
+  }
+}
