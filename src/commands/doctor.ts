@@ -2,7 +2,7 @@
  * `paid-actions-mcp doctor`: is everything in place to pay? Configuration, the service,
  * the wallet and its balance, the journal. Each check says what is wrong and how to fix it.
  */
-import { openPaidActions } from "../engine/index.js";
+import { openPaidActions } from "../app/index.js";
 import { loadPayer } from "../engine/payer.js";
 import { ActionList } from "../domain/wire.js";
 import { formatDecimal } from "../domain/money.js";
@@ -67,18 +67,9 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
         check("fail", `wallet: ${(e as Error).message}`);
       }
     }
-    const integrity = pa.journal.db.pragma("integrity_check", { simple: true });
-    const counts = pa.journal.db
-      .prepare(
-        `SELECT COUNT(*) AS total,
-           SUM(state IN ('new','quoted','reserved','signed','paid')) AS unfinished,
-           SUM(state = 'attention') AS attention,
-           SUM(next_poll_at IS NOT NULL) AS following
-         FROM intents`,
-      )
-      .get() as { total: number; unfinished: number | null; attention: number | null; following: number | null };
-    check(integrity === "ok" ? "ok" : "fail", `journal: ${pa.home}/journal.sqlite, integrity ${String(integrity)}, ${counts.total} intent(s), ${counts.unfinished ?? 0} unfinished, ${counts.following ?? 0} being followed`);
-    if ((counts.attention ?? 0) > 0) check("warn", `journal: ${counts.attention} intent(s) need attention — see: paid-actions-mcp executions --attention`);
+    const h = pa.journal.health();
+    check(h.integrity === "ok" ? "ok" : "fail", `journal: ${pa.journal.path}, integrity ${h.integrity}, ${h.total} intent(s), ${h.unfinished} unfinished, ${h.following} being followed`);
+    if (h.attention > 0) check("warn", `journal: ${h.attention} intent(s) need attention — see: paid-actions-mcp executions --attention`);
   } finally {
     await pa.close();
   }

@@ -2,9 +2,9 @@
  * Commands that read or approve from the journal: `executions`, `transcript`, `approve`.
  * They never start a service and never pay.
  */
-import { openJournal } from "../engine/index.js";
+import { openJournal } from "../app/index.js";
 import { PaidActionError } from "../engine/errors.js";
-import type { ExecutionView } from "../engine/engine.js";
+import type { ExecutionView } from "../engine/types.js";
 import { formatDecimal } from "../domain/money.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
@@ -100,15 +100,14 @@ export function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | unde
       const pending = j.journal.pendingApprovals(Date.now());
       if (pending.length === 0) out("No approval is waiting.");
       for (const a of pending) {
-        out(`${a.approval_id}  ${a.action}  ${formatDecimal(BigInt(a.amount))} USDC  to ${a.payee ?? "?"}  expires ${new Date(a.expires_at).toISOString()}`);
+        out(`${a.approvalId}  ${a.action}  ${formatDecimal(a.amount)} USDC  to ${a.payee ?? "?"}  expires ${new Date(a.expiresAt).toISOString()}`);
       }
       if (pending.length > 0) out("\nApprove one: paid-actions-mcp approve <approvalId>");
       return 0;
     }
     try {
       const approved = j.engine.approve(approvalId);
-      const approval = j.journal.approval(approvalId);
-      out(`Approved ${approved.approvalId}: pay ${approved.amount} USDC for ${approved.action}${approval?.payee ? ` to ${approval.payee}` : ""}, once, before ${approved.expiresAt}.`);
+      out(`Approved ${approved.approvalId}: pay ${approved.amount} USDC for ${approved.action}${approved.payee ? ` to ${approved.payee}` : ""}, once, before ${approved.expiresAt}.`);
       out("The agent pays when it calls the tool again with the same input and this approvalId.");
       return 0;
     } catch (e) {

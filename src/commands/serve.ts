@@ -3,7 +3,7 @@
  * JSON-RPC only; everything for humans goes to stderr.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { openPaidActions } from "../engine/index.js";
+import { openPaidActions } from "../app/index.js";
 import { createMcpServer } from "../mcp/server.js";
 
 export async function serve(env: NodeJS.ProcessEnv, version: string): Promise<number> {

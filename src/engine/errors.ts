@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   "not_found",
   "intent_conflict",
   "busy",
+  "cancelled",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

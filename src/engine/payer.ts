@@ -1,31 +1,37 @@
 /**
  * The payer: builds x402 proofs with the x402 reference client (`@x402/svm`'s exact
  * scheme), from the configured keypair and Solana RPC. The proof is what a standard x402
- * client sends in `PAYMENT-SIGNATURE`: base64(JSON(PaymentPayload)).
+ * client sends in `PAYMENT-SIGNATURE`: base64(JSON(PaymentPayload)). It also names the
+ * blockhash the transaction was signed against: once that expires, the proof can never land.
  */
-import {
-  createKeyPairSignerFromBytes,
-  createSolanaRpc,
-  getBase64Encoder,
-  getCompiledTransactionMessageDecoder,
-  getTransactionDecoder,
-  type Blockhash,
-} from "@solana/kit";
+import { createKeyPairSignerFromBytes, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
 import type { PaymentRequirements } from "../domain/wire.js";
 import { KeypairFileError, readKeypairFile } from "../domain/keypair.js";
 import { PaidActionError } from "./errors.js";
 
+export interface SignedProof {
+  /** base64(JSON(x402 v2 PaymentPayload)): a secret. */
+  proof: string;
+  /** The blockhash the transaction was signed against (its lifetime). */
+  blockhash: string | null;
+}
+
 export interface Payer {
   /** The wallet's address (base58). */
   address: string;
-  createProof(requirements: PaymentRequirements, resourceUrl?: string): Promise<string>;
-  /**
-   * Whether a proof's transaction can never land any more: its blockhash has expired on
-   * the cluster (asked of our own RPC, not the service). Undefined when that is unknown.
-   */
-  proofExpired(proof: string): Promise<boolean | undefined>;
+  createProof(requirements: PaymentRequirements, resourceUrl?: string): Promise<SignedProof>;
+}
+
+/** The blockhash a proof's transaction was signed against. */
+export function proofBlockhash(transaction: string): string | null {
+  try {
+    const tx = getTransactionDecoder().decode(getBase64Encoder().encode(transaction));
+    return String(getCompiledTransactionMessageDecoder().decode(tx.messageBytes).lifetimeToken);
+  } catch {
+    return null;
+  }
 }
 
 /** Loads the wallet (refusing one readable by group or others) and returns a payer. */
@@ -66,19 +72,11 @@ export async function loadPayer(walletPath: string, rpcUrl: string | undefined):
         accepted: requirements,
         payload: result.payload,
       };
-      return Buffer.from(JSON.stringify(payload)).toString("base64");
-    },
-    async proofExpired(proof) {
-      if (!rpcUrl) return undefined;
-      try {
-        const payload = JSON.parse(Buffer.from(proof, "base64").toString("utf8")) as { payload: { transaction: string } };
-        const tx = getTransactionDecoder().decode(getBase64Encoder().encode(payload.payload.transaction));
-        const blockhash = getCompiledTransactionMessageDecoder().decode(tx.messageBytes).lifetimeToken as Blockhash;
-        const valid = await createSolanaRpc(rpcUrl).isBlockhashValid(blockhash, { commitment: "processed" }).send({ abortSignal: AbortSignal.timeout(5_000) });
-        return !valid.value;
-      } catch {
-        return undefined;
-      }
+      const transaction = (result.payload as { transaction?: unknown }).transaction;
+      return {
+        proof: Buffer.from(JSON.stringify(payload)).toString("base64"),
+        blockhash: typeof transaction === "string" ? proofBlockhash(transaction) : null,
+      };
     },
   };
 }

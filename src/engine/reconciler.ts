@@ -1,14 +1,17 @@
 /**
- * The reconciler keeps the journal in step with the service: it polls executions that are
- * not final (and resumes intents whose outcome is unknown), each with its own backoff —
- * about 1 s growing to 30 s, with jitter — at bounded concurrency, honouring Retry-After.
- * Its work grows with the number of unfinished executions, never with the journal's size:
- * it reads only rows with a due `next_poll_at`, through a partial index.
+ * The reconciler keeps the journal in step with the service and with the chain: it polls
+ * executions that are not final, resumes intents whose outcome is unknown, verifies each
+ * settlement the service claimed and each refund it reported against our own RPC — each
+ * intent with its own backoff (about 1 s growing to 30 s, with jitter), at bounded
+ * concurrency, honouring Retry-After. Its work grows with the number of unfinished
+ * intents, never with the journal's size: it reads only rows with a due `next_poll_at`,
+ * through a partial index.
  */
-import { Execution, FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
+import { Execution, FINAL_STATUSES } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
-import type { IntentRow, Journal } from "./journal.js";
+import type { Journal } from "./journal/sqlite.js";
 import type { ServiceClient } from "./service-client.js";
+import type { Intent, IntentPatch } from "./types.js";
 
 /** A failed execution is followed this long for its refund, then handed to a human. */
 const GIVE_UP_ON_REFUND_MS = 24 * 3_600_000;
@@ -86,25 +89,25 @@ export class Reconciler {
     return Math.round(ms * (0.8 + 0.4 * r()));
   }
 
-  /** One pass over what is due now. Exposed for tests and the benchmark. */
-  async runOnce(): Promise<void> {
+  /** One pass over what is due now (or by `dueBy`). Exposed for tests and the benchmark. */
+  async runOnce(dueBy = this.o.now()): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
       const concurrency = this.o.concurrency ?? 4;
-      const due = this.o.journal.duePolls(this.o.now(), concurrency * 8).filter((r) => !this.inflight.has(r.intent_id));
+      const due = this.o.journal.duePolls(dueBy, concurrency * 8).filter((r) => !this.inflight.has(r.intentId));
       let index = 0;
       const worker = async () => {
         while (index < due.length && !this.stopping) {
           const row = due[index++]!;
-          this.inflight.add(row.intent_id);
+          this.inflight.add(row.intentId);
           try {
             await this.handle(row);
           } catch (e) {
-            this.o.log?.(`reconciler: ${row.intent_id}: ${(e as Error).message}`);
+            this.o.log?.(`reconciler: ${row.intentId}: ${(e as Error).message}`);
             this.backoff(row, undefined);
           } finally {
-            this.inflight.delete(row.intent_id);
+            this.inflight.delete(row.intentId);
           }
         }
       };
@@ -114,51 +117,81 @@ export class Reconciler {
     }
   }
 
-  private backoff(row: IntentRow, retryAfterMs: number | undefined, reset = false): void {
-    const interval = reset ? this.min : Math.min(this.max, Math.max(this.min, (row.poll_interval_ms ?? this.min) * 2));
+  private backoff(row: Intent, retryAfterMs: number | undefined, reset = false): void {
+    const interval = reset ? this.min : Math.min(this.max, Math.max(this.min, (row.pollIntervalMs ?? this.min) * 2));
     const wait = Math.max(this.jitter(interval), retryAfterMs ?? 0);
-    this.o.journal.update(row.intent_id, { next_poll_at: this.o.now() + wait, poll_interval_ms: interval }, this.o.now());
+    this.o.journal.update(row.intentId, { nextPollAt: this.o.now() + wait, pollIntervalMs: interval }, this.o.now());
   }
 
-  private async handle(row: IntentRow): Promise<void> {
-    const current = this.o.journal.intent(row.intent_id);
-    if (!current || current.next_poll_at === null) return;
+  private async handle(row: Intent): Promise<void> {
+    let current = this.o.journal.intent(row.intentId);
+    if (!current || current.nextPollAt === null) return;
     if (current.state !== "executed") {
       // Outcome unknown after signing: drive the intent on with its own key.
       await this.o.engine.resume(current);
-      const after = this.o.journal.intent(row.intent_id);
-      if (after && after.state !== "executed" && after.next_poll_at !== null) this.backoff(after, undefined);
+      const after = this.o.journal.intent(row.intentId);
+      if (after && after.state !== "executed" && after.nextPollAt !== null) this.backoff(after, undefined);
       return;
     }
-    if (!current.execution_id) return;
-    this.requests++;
-    const res = await this.o.client.call("GET", `/executions/${encodeURIComponent(current.execution_id)}`, { schema: Execution }).catch((e: unknown) => {
-      const retryAfter = (e as { context?: { retryAfterSeconds?: number } }).context?.retryAfterSeconds;
-      this.backoff(current, retryAfter !== undefined ? retryAfter * 1000 : undefined);
-      return undefined;
-    });
-    if (!res) return;
-    if (!res.ok) {
-      const retryAfter = Number(res.headers["retry-after"]);
-      this.backoff(current, Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined);
-      return;
+    // Money first: what the chain says of the settlement and of any refund.
+    current = await this.followMoney(current);
+    let retryAfter: number | undefined;
+    let changed = false;
+    if (current.executionId && !FINAL_STATUSES.has(current.execStatus ?? "pending")) {
+      this.requests++;
+      const res = await this.o.client.call("GET", `/executions/${encodeURIComponent(current.executionId)}`, { schema: Execution }).catch((e: unknown) => {
+        const seconds = (e as { context?: { retryAfterSeconds?: number } }).context?.retryAfterSeconds;
+        retryAfter = seconds !== undefined ? seconds * 1000 : undefined;
+        return undefined;
+      });
+      if (res && !res.ok) {
+        const header = Number(res.headers["retry-after"]);
+        retryAfter = Number.isFinite(header) ? header * 1000 : undefined;
+      } else if (res?.ok && res.body.executionId === current.executionId) {
+        changed = res.body.status !== current.execStatus;
+        current = this.o.engine.applyExecution(current, res.body);
+        if (current.refundState === "pending") current = await this.followMoney(current);
+      }
     }
-    if (res.body.executionId !== current.execution_id) {
-      this.backoff(current, undefined);
-      return;
-    }
-    const changed = res.body.status !== current.exec_status;
-    const next = this.o.engine.applyExecution(current, res.body);
-    if (res.body.status === "failed" && this.o.now() - next.created_at > GIVE_UP_ON_REFUND_MS) {
+    if (current.execStatus === "failed" && current.refundState === "none" && this.o.now() - current.createdAt > GIVE_UP_ON_REFUND_MS) {
       // Failed and still not refunded a day later: stop asking, and tell a human.
-      this.o.journal.update(
-        next.intent_id,
-        { next_poll_at: null, attention: next.attention ?? "the execution failed and the service has not refunded it after 24 h" },
-        this.o.now(),
-      );
+      this.o.journal.update(current.intentId, { nextPollAt: null, attention: current.attention ?? "the execution failed and the service has not refunded it after 24 h" }, this.o.now());
       return;
     }
-    if (!FINAL_STATUSES.has(res.body.status as ExecutionStatus)) this.backoff(next, undefined, changed);
+    const done = FINAL_STATUSES.has(current.execStatus ?? "pending") && current.settlement !== "claimed" && current.refundState !== "pending";
+    if (done) this.o.journal.update(current.intentId, { nextPollAt: null }, this.o.now());
+    else this.backoff(current, retryAfter, changed);
   }
 
+  /** Verifies a claimed settlement and a reported refund on chain; records what it showed. */
+  private async followMoney(intent: Intent): Promise<Intent> {
+    const patch: IntentPatch = {};
+    const notes: string[] = [];
+    if (intent.settlement === "claimed") {
+      const v = await this.o.engine.checkSettlement(intent);
+      if (v.kind === "verified") {
+        Object.assign(patch, { settlement: "verified", paymentTx: v.tx });
+        if (v.note) notes.push(v.note);
+      } else if (v.kind === "mismatch") {
+        Object.assign(patch, { settlement: "mismatch", ...(v.tx ? { paymentTx: v.tx } : {}) });
+        notes.push(v.detail);
+      }
+    }
+    if (intent.refundState === "pending") {
+      const v = await this.o.engine.checkRefund(intent);
+      if (v.settled) {
+        Object.assign(patch, { refundCredit: v.credit, refundState: v.tx ? "verified" : "unverified", ...(v.tx ? { refundTx: v.tx } : {}) });
+        if (v.attention) notes.push(v.attention);
+      }
+    }
+    if (notes.length > 0) {
+      patch.attention = [intent.attention, ...notes].filter(Boolean).join("; ");
+      this.o.log?.(`intent ${intent.intentId} needs attention: ${notes.join("; ")}`);
+    }
+    if (Object.keys(patch).length === 0) return intent;
+    this.o.journal.update(intent.intentId, patch, this.o.now());
+    const next = { ...intent, ...patch };
+    this.o.engine.emitUpdate(next, next.execStatus);
+    return next;
+  }
 }

@@ -14,6 +14,12 @@ import { ErrorBody } from "../domain/wire.js";
 import { PaidActionError } from "./errors.js";
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
+const SECRET_REQUEST_HEADERS = new Set(["x-payment-proof", "payment-signature", "x-payment"]);
+
+function bodySecrets(body: unknown): string[] {
+  const proof = (body as { paymentProof?: unknown } | undefined)?.paymentProof;
+  return typeof proof === "string" ? [proof] : [];
+}
 const MAX_RETRY_AFTER_MS = 30_000;
 
 export interface Exchange {
@@ -40,6 +46,12 @@ export interface ServiceClientOptions {
   now?: () => number;
   /** Sees every attempt, for transcripts. Headers here still hold secrets: redact before storing. */
   onExchange?: (e: Exchange) => void;
+  /**
+   * Secrets known elsewhere (e.g. proofs of other intents) to scrub from every response
+   * before anything reads or cuts it. The API key and the secrets of the request itself
+   * (its proof) are always scrubbed.
+   */
+  secrets?: () => Iterable<string>;
 }
 
 export interface RequestOptions<T> {
@@ -50,6 +62,8 @@ export interface RequestOptions<T> {
   schema: z.ZodType<T>;
   /** Sees every attempt of this request (for the call's transcript). */
   trace?: (e: Exchange) => void;
+  /** The caller gave up: stop at once (PaidActionError "cancelled"), no retry. */
+  signal?: AbortSignal;
 }
 
 export type ServiceResponse<T> =
@@ -96,6 +110,26 @@ async function readBounded(body: Dispatcher.ResponseData["body"]): Promise<strin
   }
 }
 
+/**
+ * Replaces every occurrence of a secret in every string (and key) of a parsed body. Runs
+ * before anything reads or truncates the body: a cut can never leave part of a secret.
+ */
+export function scrubDeep(value: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (secrets.length === 0) return value;
+  if (typeof value === "string") {
+    let out = value;
+    for (const s of secrets) if (out.includes(s)) out = out.split(s).join("[redacted]");
+    return out;
+  }
+  if (depth > 64 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, secrets, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[scrubDeep(k, secrets, depth + 1) as string] = scrubDeep(v, secrets, depth + 1);
+  return out;
+}
+
+const cancelledError = () => new PaidActionError("cancelled", "the call was cancelled while waiting for the service; nothing was paid");
+
 export type ServiceClient = ReturnType<typeof createServiceClient>;
 
 export function createServiceClient(o: ServiceClientOptions) {
@@ -104,17 +138,19 @@ export function createServiceClient(o: ServiceClientOptions) {
   const now = o.now ?? Date.now;
   const base = o.baseUrl.replace(/\/+$/, "");
 
-  async function once(method: string, path: string, headers: Record<string, string>, body: string | undefined) {
+  async function once(method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) {
     const { request } = await loadUndici();
+    const timeout = AbortSignal.timeout(o.timeoutMs * 2);
     const res = await request(`${base}${path}`, {
       method: method as Dispatcher.HttpMethod,
       headers,
       body,
       headersTimeout: o.timeoutMs,
       bodyTimeout: o.timeoutMs,
-      signal: AbortSignal.timeout(o.timeoutMs * 2),
+      signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       dispatcher: o.dispatcher,
     }).catch((e: unknown) => {
+      if (signal?.aborted) throw cancelledError();
       const err = e as { code?: string; name?: string; message?: string };
       if (err.code === "UND_ERR_HEADERS_TIMEOUT" || err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
         throw new TransportError(`no answer within ${o.timeoutMs} ms`, "timeout");
@@ -126,6 +162,7 @@ export function createServiceClient(o: ServiceClientOptions) {
       text = await readBounded(res.body);
     } catch (e) {
       if (e instanceof TransportError) throw e;
+      if (signal?.aborted) throw cancelledError();
       const err = e as { code?: string; name?: string };
       if (err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
         throw new TransportError(`the response did not finish within ${o.timeoutMs} ms`, "timeout");
@@ -148,6 +185,8 @@ export function createServiceClient(o: ServiceClientOptions) {
       headers["content-type"] = "application/json";
     }
     if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
+    // What must never come back out of this call: the key, the proof it carries, and every other known secret.
+    const secrets = [o.apiKey, ...Object.entries(headers).filter(([k]) => SECRET_REQUEST_HEADERS.has(k)).map(([, v]) => v), ...bodySecrets(opts.body), ...(o.secrets?.() ?? [])].filter((x) => x.length >= 8);
 
     let lastProblem = "";
     let lastRetryAfter: number | undefined;
@@ -155,8 +194,9 @@ export function createServiceClient(o: ServiceClientOptions) {
       const started = now();
       let result: { status: number; headers: Record<string, string>; text: string } | undefined;
       let transport: TransportError | undefined;
+      if (opts.signal?.aborted) throw cancelledError();
       try {
-        result = await once(method, path, headers, body);
+        result = await once(method, path, headers, body, opts.signal);
       } catch (e) {
         if (!(e instanceof TransportError)) throw e;
         transport = e;
@@ -165,7 +205,7 @@ export function createServiceClient(o: ServiceClientOptions) {
       let parseFailed = false;
       if (result && result.text.length > 0) {
         try {
-          parsed = JSON.parse(result.text);
+          parsed = scrubDeep(JSON.parse(result.text), secrets);
         } catch {
           parseFailed = true;
         }
@@ -228,6 +268,7 @@ export function createServiceClient(o: ServiceClientOptions) {
         wait = Math.max(wait, lastRetryAfter);
       }
       await sleep(wait);
+      if (opts.signal?.aborted) throw cancelledError();
       lastRetryAfter = undefined;
     }
     throw new PaidActionError(

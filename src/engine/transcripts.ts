@@ -113,6 +113,11 @@ export class Transcripts {
     return this.sorted;
   }
 
+  /** Every registered secret now (the service client scrubs responses with them). */
+  secretsNow(): readonly string[] {
+    return this.sortedSecrets();
+  }
+
   /** Masks secret fields and scrubs registered secrets from any value, for logs and errors too. */
   redact<T>(value: T): T {
     return JSON.parse(this.redactedJson(value)) as T;

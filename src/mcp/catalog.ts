@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { ActionDetail, ActionList } from "../domain/wire.js";
-import type { Journal } from "../engine/journal.js";
+import type { Journal } from "../engine/journal/sqlite.js";
 import type { ServiceClient } from "../engine/service-client.js";
 
 /** Tool names hosts accept everywhere: lower-case, digits, underscores, ≤ 64. */

@@ -49,6 +49,8 @@ export function hintFor(e: PaidActionError): string {
       return "Check the id; list_executions shows what this server paid for.";
     case "intent_conflict":
       return "Use a new intentKey for a different purchase.";
+    case "cancelled":
+      return "The call was cancelled before anything was signed; nothing was paid. Call again (the same intentKey is fine) to buy it.";
     case "busy":
       return "Another process is finishing this purchase; call again in a few seconds with the same intentKey.";
   }

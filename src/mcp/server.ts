@@ -26,17 +26,30 @@ import {
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { z } from "zod";
 import { Company, FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
-import type { ApprovalAnswer, ApprovalAsk, ExecutionEvent, ExecutionView, PaidCall } from "../engine/engine.js";
+import type { Config } from "../engine/config.js";
+import type { Engine } from "../engine/engine.js";
 import { PaidActionError } from "../engine/errors.js";
-import type { PaidActions } from "../engine/index.js";
+import type { Journal } from "../engine/journal/sqlite.js";
+import type { ServiceClient } from "../engine/service-client.js";
+import type { Transcripts } from "../engine/transcripts.js";
+import type { ApprovalAnswer, ApprovalAsk, ExecutionEvent, ExecutionView, PaidCall } from "../engine/types.js";
 import { newId } from "../domain/ids.js";
 import { cachedCatalog, inputSchemaOf, inputValidator, loadCatalog, TOOL_NAME, toolNameFor, type Catalog, type CatalogEntry } from "./catalog.js";
 import { hintFor } from "./hints.js";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** What the MCP surface is built on (assembled by the app layer). */
+export interface McpPaidActions {
+  engine: Engine;
+  journal: Journal;
+  transcripts: Transcripts;
+  client?: ServiceClient;
+  config?: Config;
+}
+
 export interface McpServerOptions {
-  pa: PaidActions;
+  pa: McpPaidActions;
   version: string;
   log: (line: string) => void;
   now?: () => number;
@@ -164,7 +177,14 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
   let catalog = cached.entries.length > 0 ? cached : await loadCatalog(pa.client, pa.journal, engine.service, now());
   if (catalog.problem) o.log(`catalog: the service did not answer (${catalog.problem}); using ${catalog.source === "cache" ? "the cached catalog" : "no paid tools yet"}`);
 
-  const taskStore = new InMemoryTaskStore();
+  /** Tasks whose paid call can still be cancelled (before anything is signed). */
+  const taskCancels = new Map<string, AbortController>();
+  const taskStore = new (class extends InMemoryTaskStore {
+    override async updateTaskStatus(...args: Parameters<InMemoryTaskStore["updateTaskStatus"]>): Promise<void> {
+      if (args[1] === "cancelled") taskCancels.get(args[0])?.abort();
+      return super.updateTaskStatus(...args);
+    }
+  })();
   const server = new Server(
     { name: "paid-actions-mcp", version: o.version, title: sandbox ? "Paid actions (sandbox)" : "Paid actions" },
     {
@@ -202,7 +222,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
       d.budgetHints ? `Budget hints: typically ${d.budgetHints.typical ?? "?"} USDC, at most ${d.budgetHints.max ?? "?"} USDC.` : "",
       `This tool SPENDS MONEY: it quotes the price, checks it against the human's limits` +
         (limits ? ` (per call ≤ ${limits.maxPerCall} USDC, per day ≤ ${limits.maxPerDay} USDC, approval needed above ${limits.approvalAbove} USDC)` : "") +
-        `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase; approvalId continues after a human approved.`,
+        `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase (without it, every call is a new purchase); approvalId continues after a human approved.`,
       sandboxNote.trim(),
     ];
     return parts.filter(Boolean).join(" ");
@@ -243,7 +263,8 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
           },
         } as Tool["inputSchema"],
         outputSchema: PAID_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
-        annotations: { title, readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+        // Not idempotent: two identical calls without an intentKey are two purchases, by design.
+        annotations: { title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
         execution: { taskSupport: "optional" },
       };
       delete (tool.inputSchema as Record<string, unknown>).$schema;
@@ -316,14 +337,25 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     return { input: input.data, ...extras.data };
   }
 
-  async function callPaid(tool: PaidTool, args: unknown): Promise<{ paid?: PaidCall; result: CallToolResult }> {
+  /** Progress notifications for a call that carries a progress token (none otherwise). */
+  function progressReporter(extra: Extra | undefined): ((message: string) => void) | undefined {
+    const token = extra?._meta?.progressToken;
+    if (token === undefined || !extra) return undefined;
+    let progress = 0;
+    return (message) => {
+      progress += 1;
+      void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } }).catch(() => undefined);
+    };
+  }
+
+  async function callPaid(tool: PaidTool, args: unknown, signal: AbortSignal | undefined, extra?: Extra): Promise<{ paid?: PaidCall; result: CallToolResult }> {
     const callId = newId("call");
     try {
       const { input, budget, intentKey, approvalId } = parsePaidArgs(tool, args);
       const canElicit = Boolean(server.getClientCapabilities()?.elicitation);
       const paid = await engine.pay(
         { action: tool.entry.name, input, budget, intentKey, approvalId },
-        { callId, approve: canElicit ? elicitApproval : undefined },
+        { callId, approve: canElicit ? elicitApproval : undefined, signal, onProgress: progressReporter(extra) },
       );
       return { paid, result: paidResult(paid) };
     } catch (e) {
@@ -448,6 +480,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
   }
 
   paidTools = buildPaidTools(catalog.entries);
+  engine.useCatalog(catalog.entries.map((e) => e.name));
 
   // ---- Waiting and notifications ------------------------------------------------------
 
@@ -520,7 +553,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     const paid = paidTools.get(name);
     if (paid) {
       if (request.params.task) return startPaidTask(paid, request.params.arguments, request.params.task.ttl, extra);
-      return (await callPaid(paid, request.params.arguments)).result;
+      return (await callPaid(paid, request.params.arguments, extra.signal, extra)).result;
     }
     const m = mirror.get(name);
     if (!m) {
@@ -544,8 +577,11 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
     const store = extra.taskStore;
     if (!store) throw new McpError(ErrorCode.InternalError, "task store unavailable");
     const task = await store.createTask({ ttl: ttl ?? 3_600_000, pollInterval: 1_000 });
+    const cancel = new AbortController();
+    taskCancels.set(task.taskId, cancel);
     void (async () => {
-      const { paid, result } = await callPaid(tool, args);
+      const { paid, result } = await callPaid(tool, args, cancel.signal).finally(() => taskCancels.delete(task.taskId));
+      if (cancel.signal.aborted && !paid) return; // cancelled before anything was signed: the task is already cancelled
       if (!paid) {
         await store.storeTaskResult(task.taskId, "failed", result).catch(() => undefined);
         return;
@@ -635,6 +671,7 @@ export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsM
       const before = JSON.stringify([...paidTools.values()].map((t) => t.tool));
       catalog = fresh;
       paidTools = buildPaidTools(fresh.entries);
+      engine.useCatalog(fresh.entries.map((e) => e.name));
       if (JSON.stringify([...paidTools.values()].map((t) => t.tool)) !== before) await server.sendToolListChanged().catch(() => undefined);
     })().finally(() => {
       refreshing = undefined;

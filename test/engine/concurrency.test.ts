@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Journal } from "../../src/engine/journal.js";
+import { Journal } from "../../src/engine/journal/sqlite.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { runEngineChild, serviceEnv } from "../helpers/engine.js";
@@ -51,7 +51,7 @@ describe("two processes sharing one journal", () => {
     try {
       const usage = journal.usage(Date.now());
       expect(usage.day).toBe(spent);
-      expect(journal.reservedNow()).toBe(0n);
+      expect(journal.reserved()).toBe(0n);
     } finally {
       journal.close();
     }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEPS } from "../../src/engine/engine.js";
-import { Journal } from "../../src/engine/journal.js";
+import { Journal } from "../../src/engine/journal/sqlite.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { runEngineChild, serviceEnv } from "../helpers/engine.js";
@@ -42,12 +42,12 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
       try {
         const row = journal.intentByKey(call.intentKey)!;
         expect(row.state, step).toBe("executed");
-        expect(row.execution_id).toBe(result.executionId);
-        const payments = t.sb.db.prepare(`SELECT * FROM payments WHERE quote_id = ?`).all(row.quote_id) as any[];
+        expect(row.executionId).toBe(result.executionId);
+        const payments = t.sb.db.prepare(`SELECT * FROM payments WHERE quote_id = ?`).all(row.quoteId) as any[];
         expect(payments.filter((p) => p.status === "settled"), `settled payments after a crash at ${step}`).toHaveLength(1);
-        expect(payments[0].transaction_sig).toBe(row.payment_tx);
-        const executions = t.sb.db.prepare(`SELECT execution_id FROM executions WHERE quote_id = ?`).all(row.quote_id) as any[];
-        expect(executions.map((e) => e.execution_id), `executions after a crash at ${step}`).toEqual([row.execution_id]);
+        expect(payments[0].transaction_sig).toBe(row.paymentTx);
+        const executions = t.sb.db.prepare(`SELECT execution_id FROM executions WHERE quote_id = ?`).all(row.quoteId) as any[];
+        expect(executions.map((e) => e.execution_id), `executions after a crash at ${step}`).toEqual([row.executionId]);
       } finally {
         journal.close();
       }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { Journal } from "../../src/engine/journal.js";
+import { Journal } from "../../src/engine/journal/sqlite.js";
 import { ensureBuilt, PROJECT_ROOT } from "../helpers/process.js";
 
 describe("the journal", () => {
@@ -12,7 +12,7 @@ describe("the journal", () => {
     ensureBuilt();
     const dir = mkdtempSync(join(tmpdir(), "pam-journal-"));
     const path = join(dir, "journal.sqlite");
-    const journalUrl = pathToFileURL(join(PROJECT_ROOT, "dist", "engine", "journal.js")).href;
+    const journalUrl = pathToFileURL(join(PROJECT_ROOT, "dist", "engine", "journal", "sqlite.js")).href;
     const script = `const { Journal } = await import(${JSON.stringify(journalUrl)}); new Journal(${JSON.stringify(path)}).close();`;
     try {
       const codes = await Promise.all(
@@ -27,7 +27,7 @@ describe("the journal", () => {
       );
       for (const c of codes) expect(c.code, c.err).toBe(0);
       const j = new Journal(path);
-      expect(j.db.pragma("user_version", { simple: true })).toBe(1);
+      expect(j.schemaVersion).toBe(2);
       j.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

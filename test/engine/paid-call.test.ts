@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
-import { openPaidActions } from "../../src/engine/index.js";
+import { openPaidActions } from "../../src/app/index.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
@@ -34,8 +34,8 @@ describe("engine: a paid call against the reference service", () => {
     if (!intentId) return;
     const row = fx.pa.journal.intent(intentId)!;
     expect(row.proof).toBeNull();
-    if (row.quote_id) expect(fx.settledFor(row.quote_id)).toBe(0);
-    expect(["none", "released"]).toContain(row.budget_state);
+    if (row.quoteId) expect(fx.settledFor(row.quoteId)).toBe(0);
+    expect(["none", "released"]).toContain(row.budgetState);
   }
 
   it("pays end to end: quote, reservation, proof, confirm, execution, all journaled; the reconciler follows it to completed", async () => {
@@ -51,13 +51,13 @@ describe("engine: a paid call against the reference service", () => {
     expect(f.executionsFor(paid.quote.quoteId)).toBe(1);
 
     const row = f.pa.journal.intent(paid.intentId)!;
-    expect(row).toMatchObject({ state: "executed", quote_id: paid.quote.quoteId, amount: "288000", execution_id: paid.executionId, budget_state: "spent" });
-    expect(row.payment_tx).toBe(paid.payment.transaction);
+    expect(row).toMatchObject({ state: "executed", quoteId: paid.quote.quoteId, amount: 288_000n, executionId: paid.executionId, budgetState: "spent" });
+    expect(row.paymentTx).toBe(paid.payment.transaction);
     expect(row.payee).toBe(t.sb.keys.treasury.address);
     expect(row.proof).toBeTruthy();
 
     const deadline = Date.now() + 10_000;
-    while (f.pa.journal.intent(paid.intentId)!.exec_status !== "completed") {
+    while (f.pa.journal.intent(paid.intentId)!.execStatus !== "completed" || f.pa.journal.intent(paid.intentId)!.nextPollAt !== null) {
       if (Date.now() > deadline) throw new Error("the reconciler did not reach completed");
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -65,7 +65,9 @@ describe("engine: a paid call against the reference service", () => {
     expect(seen.at(-1)).toBe("completed");
     const view = await f.pa.engine.getExecution(paid.executionId, false);
     expect(view?.output).toMatchObject({ status: "running", region: "eu-west-1" });
-    expect(f.pa.journal.intent(paid.intentId)!.next_poll_at).toBeNull();
+    expect(f.pa.journal.intent(paid.intentId)!.nextPollAt).toBeNull();
+    // The settlement the service claimed was read back from our own RPC: the priced transfer.
+    expect(f.pa.journal.intent(paid.intentId)!.settlement).toBe("verified");
   });
 
   it("a retried call with the same intentKey lands on the same intent and pays once", async () => {
@@ -364,15 +366,15 @@ describe("engine: a paid call against the reference service", () => {
       const intentId = e.context.intentId as string;
       const row = f.pa.journal.intent(intentId)!;
       expect(row.state).toBe("paid");
-      expect(row.budget_state).toBe("spent");
+      expect(row.budgetState).toBe("spent");
       const proof = row.proof;
       f.proxy.rules.length = 0;
       const pa = await f.reopen();
       const after = pa.journal.intent(intentId)!;
       expect(after.state).toBe("executed");
       expect(after.proof).toBe(proof);
-      expect(f.settledFor(after.quote_id!)).toBe(1);
-      expect(f.executionsFor(after.quote_id!)).toBe(1);
+      expect(f.settledFor(after.quoteId!)).toBe(1);
+      expect(f.executionsFor(after.quoteId!)).toBe(1);
       expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
     });
   });

@@ -3,7 +3,7 @@
 //   CHILD_CRASH_AT   a step name: SIGKILL this process when the engine reaches it
 //   CHILD_CALLS      JSON array of pay requests to run concurrently
 // Output (stdout): one JSON line per call: {ok, result} or {ok: false, code, message}.
-import { openPaidActions } from "../../dist/engine/index.js";
+import { openPaidActions } from "../../dist/app/index.js";
 
 const crashAt = process.env.CHILD_CRASH_AT;
 const calls = JSON.parse(process.env.CHILD_CALLS ?? "[]");

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openPaidActions, type OpenOptions, type PaidActions } from "../../src/engine/index.js";
+import { openPaidActions, type OpenOptions, type PaidActions } from "../../src/app/index.js";
 import { startProxy, type Proxy, type ProxyRule } from "./proxy.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox.js";
 

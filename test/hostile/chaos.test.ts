@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Journal } from "../../src/engine/journal.js";
+import { Journal } from "../../src/engine/journal/sqlite.js";
 import { CLI_PATH, ensureBuilt } from "../helpers/process.js";
 import { startProxy, type Proxy, type ProxyAction } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";

@@ -1,20 +1,22 @@
 /**
- * Assembles the engine from a configuration: the journal and transcripts under the home
- * dir, the service client, the payer, the reconciler — and, when no service is
- * configured, the embedded reference service (started in-process on a free loopback
- * port, or reused when one already runs for the same home).
+ * The composition root below the CLI: assembles the engine from a configuration — the
+ * journal and transcripts under the home dir, the service client, the payer, the chain
+ * port over the user's own RPC, the reconciler — and, when no service is configured, the
+ * embedded reference service (started in-process on a free loopback port, or reused when
+ * one already runs for the same home). The only module that knows all the parts.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { loadConfig, type Config, type ConfigResult } from "./config.js";
-import { Engine, type Step } from "./engine.js";
-import { Journal } from "./journal.js";
-import { Reconciler } from "./reconciler.js";
-import { createServiceClient, type ServiceClient } from "./service-client.js";
-import { Transcripts } from "./transcripts.js";
 import { newId } from "../domain/ids.js";
+import type { ChainPort } from "../engine/chain.js";
+import { loadConfig, type Config, type ConfigResult } from "../engine/config.js";
+import { Engine, type Step } from "../engine/engine.js";
+import { PaidActionError } from "../engine/errors.js";
+import { Journal } from "../engine/journal/sqlite.js";
+import { Reconciler } from "../engine/reconciler.js";
+import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
+import { Transcripts } from "../engine/transcripts.js";
 import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
-import { PaidActionError } from "./errors.js";
 
 export interface OpenOptions {
   env: NodeJS.ProcessEnv;
@@ -30,6 +32,11 @@ export interface OpenOptions {
   reconcilerIntervalMs?: { min: number; max: number };
   /** See EngineDeps.challengeMaxAgeMs. */
   challengeMaxAgeMs?: number;
+  /** See EngineDeps.settleWaitMs / settleWaitStepMs. */
+  settleWaitMs?: number;
+  settleWaitStepMs?: number;
+  /** A chain port to use instead of one over the configured RPC (tests script the chain with it). */
+  chain?: () => Promise<ChainPort>;
 }
 
 export interface EmbeddedSandbox {
@@ -99,13 +106,14 @@ export async function embeddedSandbox(home: string, options: Partial<SandboxOpti
 export function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now) {
   const configResult = loadConfig(env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
-  const journal = new Journal(join(home, "journal.sqlite"));
   const transcripts = new Transcripts(home);
+  const journal = openJournalFile(home, transcripts);
   const engine = new Engine({
     config: configResult.ok ? configResult.config : { issues: configResult.issues },
     journal,
     client: undefined,
     payer: () => Promise.reject(new PaidActionError("config_invalid", "this command does not pay")),
+    chain: () => Promise.reject(new PaidActionError("config_invalid", "this command reads no chain")),
     transcripts,
     now,
     newId: (prefix) => newId(prefix),
@@ -115,13 +123,26 @@ export function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now
   return { configResult, home, journal, transcripts, engine, close: () => journal.close() };
 }
 
+/** The journal of a home; every proof read from it is registered with the transcripts for scrubbing. */
+export function openJournalFile(home: string, transcripts: Transcripts): Journal {
+  return new Journal(join(home, "journal.sqlite"), { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
+}
+
+/** The chain port over the configured RPC, loaded with the first read. */
+export function rpcChain(config: Config): () => Promise<ChainPort> {
+  return async () => {
+    if (!config.rpcUrl) throw new PaidActionError("config_invalid", "SOLANA_RPC_URL is not set: the engine cannot read the chain", { key: "SOLANA_RPC_URL" });
+    return (await import("../engine/chain-rpc.js")).createRpcChain(config.rpcUrl);
+  };
+}
+
 export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   const now = o.now ?? Date.now;
   const log = o.log ?? ((line: string) => process.stderr.write(`[paid-actions] ${line}\n`));
   const configResult = loadConfig(o.env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
-  const journal = new Journal(join(home, "journal.sqlite"));
   const transcripts = new Transcripts(home);
+  const journal = openJournalFile(home, transcripts);
   let sandbox: EmbeddedSandbox | undefined;
   let config: Config | undefined;
   try {
@@ -143,7 +164,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   }
 
   const client = config
-    ? createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: config.http.maxAttempts, now })
+    ? createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: config.http.maxAttempts, now, secrets: () => transcripts.secretsNow() })
     : undefined;
   const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const engine = new Engine({
@@ -151,7 +172,8 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     journal,
     client,
     // The Solana and x402 libraries load with the first payment, not at start-up.
-    payer: async () => (await import("./payer.js")).loadPayer(config!.walletPath!, config!.rpcUrl),
+    payer: async () => (await import("../engine/payer.js")).loadPayer(config!.walletPath!, config!.rpcUrl),
+    chain: o.chain ?? (config ? rpcChain(config) : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
     transcripts,
     now,
     newId: (prefix) => newId(prefix),
@@ -159,12 +181,14 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     log: (line) => log(transcripts.scrub(line)),
     onStep: o.onStep,
     challengeMaxAgeMs: o.challengeMaxAgeMs,
+    settleWaitMs: o.settleWaitMs,
+    settleWaitStepMs: o.settleWaitStepMs,
   });
 
   let reconciler: Reconciler | undefined;
   let closing: Promise<void> | undefined;
   if (config) {
-    const pollClient = createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: 1, now });
+    const pollClient = createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: 1, now, secrets: () => transcripts.secretsNow() });
     reconciler = new Reconciler({
       engine,
       journal,

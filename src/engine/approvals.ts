@@ -1,0 +1,112 @@
+/**
+ * Approval records: a payment above the human's threshold is paid only with an approval
+ * bound to that quote and amount, given once — by the host's prompt (elicitation) or a
+ * human's `approve` — expiring with the quote. Declines are recorded like approvals.
+ */
+import { formatDecimal } from "../domain/money.js";
+import type { Ctx } from "./context.js";
+import { PaidActionError } from "./errors.js";
+import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "./types.js";
+
+/** What the approval step needs of the call driving the intent. */
+export interface ApprovalDriver {
+  intent: Intent;
+  commit(patch: IntentPatch): Intent;
+}
+
+export function approvalRequired(intent: Intent, approvalId: string): PaidActionError {
+  const amount = formatDecimal(intent.amount!);
+  const expires = new Date(intent.quoteExpiresAt!).toISOString();
+  return new PaidActionError(
+    "approval_required",
+    `paying ${amount} USDC for ${intent.action} needs a human's approval (above the approval threshold). A human runs: paid-actions-mcp approve ${approvalId} — then call again with the same input and approvalId "${approvalId}". The approval expires with the quote at ${expires}.`,
+    { approvalId, intentId: intent.intentId, action: intent.action, amount, currency: "USDC", payee: intent.payee, quoteId: intent.quoteId, expiresAt: expires },
+  );
+}
+
+function record(c: Ctx, intent: Intent, status: Approval["status"]): string {
+  const approvalId = c.d.newId("apr");
+  const now = c.now();
+  c.journal.insertApproval({
+    approvalId,
+    intentId: intent.intentId,
+    quoteId: intent.quoteId!,
+    action: intent.action,
+    amount: intent.amount!,
+    payee: intent.payee,
+    expiresAt: intent.quoteExpiresAt!,
+    status,
+    createdAt: now,
+    decidedAt: status === "pending" ? null : now,
+  });
+  return approvalId;
+}
+
+/**
+ * Makes sure a human approved paying this quote, asking when it can (elicitation), else
+ * recording a pending approval and refusing with approval_required. Returns when approved.
+ */
+export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOptions): Promise<void> {
+  const intent = drive.intent;
+  const amount = intent.amount!;
+  const now = c.now();
+  if (intent.approvalId) {
+    const approval = c.journal.approval(intent.approvalId);
+    if (approval?.status === "used" && approval.amount >= amount && approval.quoteId === intent.quoteId) return;
+    if (approval?.status === "approved") {
+      if (approval.quoteId !== intent.quoteId || approval.amount < amount) {
+        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was for another quote or a lower amount`, { approvalId: approval.approvalId });
+      }
+      if (approval.expiresAt <= now) {
+        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} expired with its quote; call again without approvalId for a new quote`, { approvalId: approval.approvalId });
+      }
+      if (!c.journal.decideApproval(approval.approvalId, "approved", "used", now)) {
+        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was already used`, { approvalId: approval.approvalId });
+      }
+      c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human (approve command)" });
+      drive.commit({ state: "quoted" });
+      return;
+    }
+    if (approval?.status === "declined") {
+      throw new PaidActionError("approval_declined", `approval ${approval.approvalId} was declined; nothing was paid`, { approvalId: approval.approvalId });
+    }
+    if (approval?.status === "pending" && approval.expiresAt > now && !opts.approve) throw approvalRequired(intent, approval.approvalId);
+  }
+  if (opts.approve) {
+    const ask: ApprovalAsk = {
+      action: intent.action,
+      amount: formatDecimal(amount),
+      currency: "USDC",
+      payee: intent.payee ?? intent.quote?.paymentRequirement.accepts?.[0]?.payTo ?? "(named in the payment challenge)",
+      quoteId: intent.quoteId!,
+      expiresAt: new Date(intent.quoteExpiresAt!).toISOString(),
+      input: intent.input,
+    };
+    const answer = await opts.approve(ask).catch(() => "cancel" as const);
+    const approvalId = record(c, intent, answer === "accept" ? "used" : "declined");
+    c.transcript(intent, "approval", { approvalId, decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})` });
+    if (answer !== "accept") {
+      throw new PaidActionError("approval_declined", `the human did not approve paying ${ask.amount} USDC for ${intent.action} (${answer}); nothing was paid`, { answer });
+    }
+    drive.commit({ approvalId });
+    return;
+  }
+  const approvalId = record(c, intent, "pending");
+  drive.commit({ approvalId, state: "awaiting_approval" });
+  c.transcript(intent, "approval", { approvalId, decision: "approval required: waiting for a human" });
+  throw approvalRequired(drive.intent, approvalId);
+}
+
+/** A human approves a pending approval (the `approve` command). */
+export function approve(c: Pick<Ctx, "journal" | "now">, approvalId: string): { approvalId: string; action: string; amount: string; expiresAt: string; payee: string | null } {
+  const approval = c.journal.approval(approvalId);
+  if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
+  if (approval.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${approval.status}`, { approvalId });
+  if (approval.expiresAt <= c.now()) {
+    throw new PaidActionError("approval_invalid", `approval ${approvalId} expired with its quote at ${new Date(approval.expiresAt).toISOString()}; the agent must ask again`, { approvalId });
+  }
+  if (!c.journal.decideApproval(approvalId, "pending", "approved", c.now())) {
+    throw new PaidActionError("approval_invalid", `approval ${approvalId} changed while approving; check it again`, { approvalId });
+  }
+  return { approvalId, action: approval.action, amount: formatDecimal(approval.amount), expiresAt: new Date(approval.expiresAt).toISOString(), payee: approval.payee };
+}

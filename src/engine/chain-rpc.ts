@@ -1,0 +1,129 @@
+/**
+ * The chain port over a Solana JSON-RPC endpoint (the user's own, from the configuration),
+ * with @solana/kit's standard client: `isBlockhashValid`, `getSignaturesForAddress`,
+ * `getTransaction` (base64, decoded here). Nothing else is asked of the node.
+ */
+import type { ChainPort, ChainTransfer, ChainTx } from "./chain.js";
+
+const TOKEN_PROGRAMS = new Set(["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"]);
+const MEMO_PROGRAMS = new Set(["MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr", "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo"]);
+const TRANSFER = 3;
+const TRANSFER_CHECKED = 12;
+
+interface TokenBalanceJson {
+  accountIndex: number | bigint;
+  mint: string;
+  owner?: string;
+  uiTokenAmount: { amount: string };
+}
+
+/** What getTransaction (encoding base64) returns, as far as it is read here. */
+export interface RpcTransaction {
+  slot: bigint | number;
+  blockTime: bigint | number | null;
+  meta: {
+    err: unknown;
+    preTokenBalances?: readonly TokenBalanceJson[] | null;
+    postTokenBalances?: readonly TokenBalanceJson[] | null;
+    loadedAddresses?: { writable: readonly string[]; readonly: readonly string[] } | null;
+  } | null;
+  transaction: readonly [string, string] | readonly string[];
+}
+
+function u64le(data: Uint8Array, offset: number): bigint | undefined {
+  if (data.length < offset + 8) return undefined;
+  let value = 0n;
+  for (let i = 7; i >= 0; i--) value = (value << 8n) | BigInt(data[offset + i]!);
+  return value;
+}
+
+/** Decodes a getTransaction (base64) answer into what the engine checks. */
+export async function decodeRpcTransaction(signature: string, raw: RpcTransaction): Promise<ChainTx> {
+  const kit = await import("@solana/kit");
+  const wire = raw.transaction[0];
+  if (typeof wire !== "string") throw new Error("getTransaction did not answer in base64");
+  const tx = kit.getTransactionDecoder().decode(kit.getBase64Encoder().encode(wire));
+  const message = kit.getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+  if (message.version !== "legacy" && message.version !== 0) throw new Error(`transaction ${signature} has a message version this client does not read`);
+  const loaded = raw.meta?.loadedAddresses;
+  const keys: string[] = [...message.staticAccounts.map(String), ...(loaded?.writable ?? []), ...(loaded?.readonly ?? [])];
+  const transfers: ChainTransfer[] = [];
+  const memos: string[] = [];
+  for (const ix of message.instructions) {
+    const program = keys[ix.programAddressIndex];
+    const data = new Uint8Array(ix.data ?? []);
+    const accounts = (ix.accountIndices ?? []).map((i) => keys[i] ?? "");
+    if (program && MEMO_PROGRAMS.has(program)) {
+      memos.push(new TextDecoder().decode(data));
+    } else if (program && TOKEN_PROGRAMS.has(program)) {
+      const amount = u64le(data, 1);
+      if (amount === undefined) continue;
+      if (data[0] === TRANSFER_CHECKED && accounts.length >= 4) {
+        transfers.push({ source: accounts[0]!, mint: accounts[1]!, destination: accounts[2]!, authority: accounts[3]!, amount });
+      } else if (data[0] === TRANSFER && accounts.length >= 3) {
+        transfers.push({ source: accounts[0]!, mint: null, destination: accounts[1]!, authority: accounts[2]!, amount });
+      }
+    }
+  }
+  const balances = new Map<string, { owner: string | null; mint: string; pre: bigint; post: bigint }>();
+  const add = (list: readonly TokenBalanceJson[] | null | undefined, which: "pre" | "post") => {
+    for (const b of list ?? []) {
+      const account = keys[Number(b.accountIndex)];
+      if (!account) continue;
+      const entry = balances.get(account) ?? { owner: b.owner ?? null, mint: b.mint, pre: 0n, post: 0n };
+      entry[which] = BigInt(b.uiTokenAmount.amount);
+      balances.set(account, entry);
+    }
+  };
+  add(raw.meta?.preTokenBalances, "pre");
+  add(raw.meta?.postTokenBalances, "post");
+  return {
+    signature,
+    slot: BigInt(raw.slot),
+    blockTime: raw.blockTime === null ? null : Number(raw.blockTime),
+    failed: raw.meta === null || (raw.meta.err !== null && raw.meta.err !== undefined),
+    feePayer: keys[0] ?? null,
+    transfers,
+    memos,
+    balanceChanges: [...balances].map(([account, b]) => ({ account, owner: b.owner, mint: b.mint, delta: b.post - b.pre })),
+  };
+}
+
+/** The chain port over `rpcUrl`. Each read is bounded by `timeoutMs`. */
+export async function createRpcChain(rpcUrl: string, timeoutMs = 8_000): Promise<ChainPort> {
+  const kit = await import("@solana/kit");
+  const rpc = kit.createSolanaRpc(rpcUrl);
+  const signal = () => AbortSignal.timeout(timeoutMs);
+  return {
+    async blockhashValid(blockhash) {
+      // Asked at "finalized": once even the finalized bank no longer accepts the blockhash,
+      // any transaction that used it is in a finalized block, which every history read sees.
+      const res = await rpc.isBlockhashValid(kit.blockhash(blockhash), { commitment: "finalized" }).send({ abortSignal: signal() });
+      return typeof res.value === "boolean" ? res.value : undefined;
+    },
+    async signaturesFor(address, opts) {
+      const res = await rpc
+        .getSignaturesForAddress(kit.address(address), {
+          limit: opts.limit,
+          commitment: "confirmed",
+          ...(opts.before ? { before: kit.signature(opts.before) } : {}),
+          ...(opts.until ? { until: kit.signature(opts.until) } : {}),
+        })
+        .send({ abortSignal: signal() });
+      return res.map((e) => ({
+        signature: String(e.signature),
+        slot: BigInt(e.slot),
+        blockTime: e.blockTime === null ? null : Number(e.blockTime),
+        failed: e.err !== null,
+        memo: e.memo,
+      }));
+    },
+    async transaction(sig) {
+      const res = await rpc
+        .getTransaction(kit.signature(sig), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
+        .send({ abortSignal: signal() });
+      if (!res) return null;
+      return decodeRpcTransaction(sig, res as unknown as RpcTransaction);
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * The chain port: the only way the engine learns about money — through the user's own
+ * Solana RPC, never through the service. Three standard reads (blockhash validity, an
+ * account's signature history, one transaction) behind a narrow interface, so the rules
+ * here are tested with a scripted chain as well as against the sandbox's RPC.
+ *
+ * The rules: what a landed payment must look like, what a refund credits, how the fate of a
+ * proof is decided (it landed, or it can never land, or nobody can tell yet).
+ */
+
+/** One token movement of a transaction's top-level instructions (Transfer / TransferChecked). */
+export interface ChainTransfer {
+  source: string;
+  destination: string;
+  authority: string;
+  /** TransferChecked names its mint; a plain Transfer does not. */
+  mint: string | null;
+  amount: bigint;
+}
+
+/** A landed transaction as the engine needs it. */
+export interface ChainTx {
+  signature: string;
+  slot: bigint;
+  blockTime: number | null;
+  /** It failed on chain: it moved nothing. */
+  failed: boolean;
+  feePayer: string | null;
+  transfers: ChainTransfer[];
+  memos: string[];
+  /** Net token balance change of each token account the node reports (post - pre). */
+  balanceChanges: Array<{ account: string; owner: string | null; mint: string; delta: bigint }>;
+}
+
+/** One entry of an address's history (getSignaturesForAddress), newest first. */
+export interface SignatureEntry {
+  signature: string;
+  slot: bigint;
+  blockTime: number | null;
+  failed: boolean;
+  /** The node's memo summary ("[n] text; …"); null: no memo; undefined: the node did not say. */
+  memo: string | null | undefined;
+}
+
+export interface ChainPort {
+  /** Whether a transaction signed against this blockhash could still land; undefined when the RPC did not say. */
+  blockhashValid(blockhash: string): Promise<boolean | undefined>;
+  /** The address's history, newest first. Throws when the RPC does not answer. */
+  signaturesFor(address: string, opts: { before?: string; until?: string; limit: number }): Promise<SignatureEntry[]>;
+  /** A transaction by signature; null when the node does not have it. Throws when the RPC does not answer. */
+  transaction(signature: string): Promise<ChainTx | null>;
+}
+
+/** What a payment for one quote must be: the priced transfer from our wallet to the payee. */
+export interface ExpectedPayment {
+  wallet: string;
+  walletAta: string;
+  payeeAta: string;
+  mint: string;
+  amount: bigint;
+  /** The quote id, carried as the memo. */
+  memo: string;
+}
+
+/** Does this transaction carry the quote's memo? */
+export function carriesMemo(tx: ChainTx, memo: string): boolean {
+  return tx.memos.includes(memo);
+}
+
+/**
+ * Checks a transaction against what was priced: it succeeded, moved exactly the amount of
+ * the mint from our wallet's token account (our wallet signing) to the payee's, and carries
+ * the quote's memo. Returns every problem, not just the first.
+ */
+export function verifyPayment(tx: ChainTx, e: ExpectedPayment): string[] {
+  const problems: string[] = [];
+  if (tx.failed) problems.push(`transaction ${tx.signature} failed on chain`);
+  if (!carriesMemo(tx, e.memo)) problems.push(`it carries no memo ${e.memo}`);
+  const ours = tx.transfers.filter((x) => x.source === e.walletAta);
+  if (ours.length === 0) problems.push(`it moves nothing out of the wallet's token account ${e.walletAta}`);
+  for (const x of ours) {
+    if (x.destination !== e.payeeAta) problems.push(`it pays ${x.destination}, not the payee's token account ${e.payeeAta}`);
+    if (x.authority !== e.wallet) problems.push(`its transfer is authorised by ${x.authority}, not our wallet`);
+    if (x.mint !== null && x.mint !== e.mint) problems.push(`it moves mint ${x.mint}, not ${e.mint}`);
+  }
+  const moved = ours.reduce((sum, x) => sum + x.amount, 0n);
+  if (ours.length > 0 && moved !== e.amount) problems.push(`it moves ${moved} atomic units, not the ${e.amount} priced`);
+  const delta = tx.balanceChanges.find((b) => b.account === e.walletAta);
+  if (delta && delta.mint !== e.mint) problems.push(`the wallet's token account holds mint ${delta.mint}, not ${e.mint}`);
+  if (delta && delta.delta !== -e.amount && !tx.failed) problems.push(`the wallet's balance changed by ${delta.delta}, not by -${e.amount}`);
+  return problems;
+}
+
+/**
+ * What a refund transaction brought back into the wallet from the payee (atomic units):
+ * the wallet's token account gained it and an account of the payee's lost it, same mint.
+ */
+export function refundInflow(tx: ChainTx, o: { walletAta: string; payee: string; mint: string }): bigint | "not_from_payee" {
+  if (tx.failed) return "not_from_payee";
+  const gained = tx.balanceChanges.find((b) => b.account === o.walletAta && b.mint === o.mint && b.delta > 0n)?.delta ?? 0n;
+  const lost = tx.balanceChanges
+    .filter((b) => b.owner === o.payee && b.mint === o.mint && b.delta < 0n)
+    .reduce((sum, b) => sum - b.delta, 0n);
+  const inflow = gained < lost ? gained : lost;
+  return inflow > 0n ? inflow : "not_from_payee";
+}
+
+export interface ScanLimits {
+  /** Entries per page (getSignaturesForAddress limit). */
+  pageSize: number;
+  /** Pages at most, before the answer is "cannot tell". */
+  maxPages: number;
+  /** Clock skew allowed between this machine and the cluster's block times. */
+  skewMs: number;
+}
+
+export const DEFAULT_SCAN: ScanLimits = { pageSize: 100, maxPages: 20, skewMs: 600_000 };
+
+export type MemoSearch = { kind: "found"; tx: ChainTx } | { kind: "absent" } | { kind: "unknown"; why: string };
+
+/**
+ * Looks through the wallet's token account history, newest first, back to `sinceMs`, for a
+ * successful transaction carrying `memo`. "absent" only when the history was read to a
+ * point older than `sinceMs` (or to its beginning); otherwise "unknown".
+ */
+export async function findByMemo(chain: ChainPort, walletAta: string, memo: string, sinceMs: number, limits: ScanLimits = DEFAULT_SCAN): Promise<MemoSearch> {
+  let before: string | undefined;
+  try {
+    for (let page = 0; page < limits.maxPages; page++) {
+      const entries = await chain.signaturesFor(walletAta, { limit: limits.pageSize, ...(before ? { before } : {}) });
+      for (const entry of entries) {
+        if (entry.blockTime !== null && entry.blockTime * 1000 < sinceMs - limits.skewMs) return { kind: "absent" };
+        if (entry.failed) continue;
+        if (entry.memo === null || (typeof entry.memo === "string" && !entry.memo.includes(memo))) continue;
+        const tx = await chain.transaction(entry.signature);
+        if (tx && !tx.failed && carriesMemo(tx, memo)) return { kind: "found", tx };
+      }
+      if (entries.length < limits.pageSize) return { kind: "absent" };
+      before = entries[entries.length - 1]!.signature;
+    }
+    return { kind: "unknown", why: `the wallet's history since signing is longer than ${limits.pageSize * limits.maxPages} transactions` };
+  } catch (e) {
+    return { kind: "unknown", why: `the Solana RPC did not answer (${(e as Error).message.slice(0, 200)})` };
+  }
+}
+
+export type Fate = { kind: "landed"; tx: ChainTx } | { kind: "never" } | { kind: "unknown"; why: string };
+
+/**
+ * The fate of a proof that left the process. The blockhash is asked about first: once it is
+ * no longer valid nothing signed against it can land, so a history read afterwards that
+ * holds no transfer with the memo proves it never will. Read the other way round, a
+ * transfer could land between the two reads.
+ */
+export async function proofFate(chain: ChainPort, p: { walletAta: string; memo: string; blockhash: string | null; signedAt: number }, limits?: ScanLimits): Promise<Fate> {
+  let valid: boolean | undefined;
+  try {
+    valid = p.blockhash ? await chain.blockhashValid(p.blockhash) : undefined;
+  } catch {
+    valid = undefined;
+  }
+  const search = await findByMemo(chain, p.walletAta, p.memo, p.signedAt, limits);
+  if (search.kind === "found") return { kind: "landed", tx: search.tx };
+  if (search.kind === "unknown") return search;
+  if (valid === false) return { kind: "never" };
+  return {
+    kind: "unknown",
+    why: valid === true ? "its blockhash is still valid, so the transfer may still land" : "our Solana RPC did not say whether its blockhash is still valid",
+  };
+}

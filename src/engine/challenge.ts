@@ -1,0 +1,109 @@
+/**
+ * Where the x402 challenge comes from, and why it can be trusted: the quote's own while it
+ * is fresh, else a fresh one from /payments/prepare, else the one a preflight 402 carries —
+ * and whatever its source, it is checked against what the quote fixed before anything is
+ * signed. Nothing here signs or pays.
+ */
+import { Execution, PaymentRequired, PrepareResponse, type PaymentRequirements } from "../domain/wire.js";
+import type { Ctx } from "./context.js";
+import { PaidActionError } from "./errors.js";
+import { checkChallenge, describeDrifts } from "./policy.js";
+import type { ServiceResponse } from "./service-client.js";
+import type { Intent } from "./types.js";
+
+/** The challenge a 402 carries, in its body or its PAYMENT-REQUIRED header. */
+export function readChallenge(res: Extract<ServiceResponse<unknown>, { ok: false }>): PaymentRequirements[] | undefined {
+  const fromBody = PaymentRequired.safeParse(res.error.paymentRequired);
+  if (fromBody.success) return fromBody.data.accepts;
+  const header = res.headers["payment-required"];
+  if (header && header.length < 65_536) {
+    try {
+      const decoded = PaymentRequired.safeParse(JSON.parse(Buffer.from(header, "base64").toString("utf8")));
+      if (decoded.success) return decoded.data.accepts;
+    } catch {
+      // not a challenge
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Before anything is signed, asks the service to run this exact intent with this quote and
+ * no payment. An honest service answers 402 — which proves the quote is for this action and
+ * input (a quote for another intent is 409 quote_mismatch) and carries a fresh challenge.
+ */
+async function preflight(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements[] | undefined> {
+  const res = await c.client.call("POST", "/executions", {
+    body: { action: intent.action, input: intent.input },
+    headers: { "x-quote-id": intent.quoteId! },
+    idempotencyKey: intent.idemKey,
+    schema: Execution,
+    trace: c.trace(intent),
+    signal,
+  });
+  c.transcript(intent, "preflight", { status: res.status, body: res.ok ? res.body : res.error });
+  if (res.ok) {
+    throw new PaidActionError("payment_loop", `the service started execution ${res.body.executionId.slice(0, 128)} without payment; nothing was paid — a human should check`, {
+      executionId: res.body.executionId,
+    });
+  }
+  if (res.status === 402) return readChallenge(res);
+  const { code, message } = res.error;
+  if (code === "quote_mismatch" || code === "quote_consumed") {
+    throw new PaidActionError("quote_drift", `the service says quote ${intent.quoteId} is not for this intent (${code}: ${message}); nothing was signed`, { quoteId: intent.quoteId, serviceCode: code });
+  }
+  if (res.status === 410 || code === "quote_expired") {
+    throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired (the service says so); nothing was signed`, { quoteId: intent.quoteId });
+  }
+  throw new PaidActionError("quote_rejected", `the service refused the intent before payment (HTTP ${res.status} ${code}): ${message}; nothing was signed`, { serviceCode: code, status: res.status });
+}
+
+/** The challenge to sign, checked against the quote; throws quote_drift / quote_expired / quote_rejected. */
+export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements> {
+  const from402 = await preflight(c, intent, signal);
+  let accepts = intent.quote!.paymentRequirement.accepts;
+  let source = "quote";
+  const fresh = c.now() - (intent.quotedAt ?? 0) < (c.d.challengeMaxAgeMs ?? 15_000);
+  if (!accepts || accepts.length === 0 || !fresh) {
+    const res = await c.client.call("POST", "/payments/prepare", { body: { quoteId: intent.quoteId }, idempotencyKey: intent.idemKey, schema: PrepareResponse, trace: c.trace(intent), signal });
+    c.transcript(intent, "prepare", { status: res.status, body: res.ok ? res.body : res.error });
+    if (res.ok) {
+      if (res.body.quoteId !== intent.quoteId) {
+        throw new PaidActionError("quote_drift", `/payments/prepare answered for quote ${res.body.quoteId.slice(0, 64)}, not ${intent.quoteId}; nothing was signed`);
+      }
+      accepts = res.body.paymentRequired.accepts;
+      source = "prepare";
+    } else if (res.status === 404 || res.status === 405 || res.status === 501) {
+      // No prepare endpoint: the preflight's challenge, else the quote's own.
+      if (from402 && from402.length > 0) {
+        accepts = from402;
+        source = "402";
+      }
+    } else if (res.status === 410) {
+      throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired (the service says so); nothing was signed`, { quoteId: intent.quoteId });
+    } else {
+      throw new PaidActionError("quote_rejected", `the service refused to prepare a payment challenge (HTTP ${res.status} ${res.error.code}): ${res.error.message}`, { serviceCode: res.error.code });
+    }
+  }
+  if (!accepts || accepts.length === 0) {
+    throw new PaidActionError("quote_rejected", "the service gave no payment challenge for this quote (none in the quote, /payments/prepare or the 402); nothing was signed");
+  }
+  const payer = await c.payer();
+  const check = checkChallenge(
+    { quoteId: intent.quoteId!, amount: intent.amount!, expiresAt: intent.quoteExpiresAt!, payee: intent.payee ?? undefined },
+    accepts,
+    { network: c.config.network, mint: c.config.mint, wallet: payer.address },
+    c.now(),
+  );
+  c.transcript(intent, "challenge", { source, decision: check.ok ? "matches the quote" : "drift", drifts: check.ok ? [] : check.drifts });
+  if (!check.ok) {
+    if (check.drifts.every((d) => d.field === "expiresAt")) {
+      throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired before it could be paid; nothing was signed`, { quoteId: intent.quoteId });
+    }
+    throw new PaidActionError("quote_drift", `the payment challenge does not match the quote, so nothing was signed: ${describeDrifts(check.drifts)}`, {
+      quoteId: intent.quoteId,
+      drifts: check.drifts,
+    });
+  }
+  return check.requirements;
+}

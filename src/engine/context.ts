@@ -1,0 +1,81 @@
+/**
+ * What every part of the engine is handed: its injected ports (journal, service client,
+ * payer, chain, transcripts, clock, ids) and small helpers over them. Built once by the
+ * Engine; nothing here reads the environment.
+ */
+import type { EventEmitter } from "node:events";
+import type { ChainPort } from "./chain.js";
+import type { Config, ConfigIssue } from "./config.js";
+import type { Journal } from "./journal/sqlite.js";
+import type { Payer } from "./payer.js";
+import type { Exchange, ServiceClient } from "./service-client.js";
+import type { Transcripts } from "./transcripts.js";
+import type { Intent, Step } from "./types.js";
+
+export interface EngineDeps {
+  config: Config | { issues: ConfigIssue[] };
+  journal: Journal;
+  client: ServiceClient | undefined;
+  /** Loads the wallet lazily, so a bad wallet fails paying calls, not start-up. */
+  payer: () => Promise<Payer>;
+  /** The user's own Solana RPC, behind the chain port (loaded lazily too). */
+  chain: () => Promise<ChainPort>;
+  transcripts: Transcripts;
+  now: () => number;
+  newId: (prefix: string) => string;
+  /** This process's identity for intent leases. */
+  owner: string;
+  log: (line: string) => void;
+  /** Test hook: called at each step boundary (the crash test kills the process here). */
+  onStep?: (step: Step, intentId: string) => void;
+  /** A quote's own challenge is used up to this age; older, a fresh one is asked for (default 15 s). */
+  challengeMaxAgeMs?: number;
+  /** How long a call waits for a settling payment or another call on the same intent (default 15 s). */
+  settleWaitMs?: number;
+  /** Pause between looks while waiting (default 1 s). */
+  settleWaitStepMs?: number;
+}
+
+export interface Ctx {
+  d: EngineDeps;
+  config: Config;
+  client: ServiceClient;
+  journal: Journal;
+  now: () => number;
+  payer(): Promise<Payer>;
+  chain(): Promise<ChainPort>;
+  /** The wallet's associated token account for the configured mint. */
+  walletAta(): Promise<{ wallet: string; ata: string }>;
+  events: EventEmitter;
+  /** Tells listeners an execution's record changed (for MCP updates). */
+  executionChanged(intent: Intent, previous: string | null): void;
+  transcript(intent: Intent, step: string, data?: Record<string, unknown>): void;
+  /** Records every HTTP attempt of an intent's requests in its call's transcript (redacted there). */
+  trace(intent: Intent): (e: Exchange) => void;
+  step(step: Step, intent: Intent): void;
+}
+
+/** Lease on an intent while one call drives it; renewed at a third of it. */
+export const LEASE_MS = 30_000;
+export const POLL_START_MS = 1_000;
+
+export function makeTranscript(d: EngineDeps) {
+  return (intent: Intent, step: string, data: Record<string, unknown> = {}): void => {
+    if (intent.callId) d.transcripts.append(intent.callId, step, { intentId: intent.intentId, ...data });
+  };
+}
+
+export function makeTrace(d: EngineDeps) {
+  return (intent: Intent) =>
+    (e: Exchange): void => {
+      if (!intent.callId) return;
+      d.transcripts.append(intent.callId, "http", {
+        intentId: intent.intentId,
+        attempt: e.attempt,
+        request: { method: e.method, path: e.path, headers: e.requestHeaders, body: e.requestBody },
+        response: e.status === undefined ? null : { status: e.status, headers: e.responseHeaders, body: e.responseBody },
+        ...(e.error ? { error: e.error } : {}),
+        durationMs: e.durationMs,
+      });
+    };
+}

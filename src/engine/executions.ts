@@ -1,0 +1,104 @@
+/**
+ * The read model: what an agent or a human sees of the journal — one execution's view, the
+ * list, what needs a human, the limits and the spending against them — and how a fresh
+ * execution record from the service is folded in (its status and claims only: money is
+ * credited back by the chain, in the reconciler, never by a status).
+ */
+import { formatDecimal } from "../domain/money.js";
+import type { Execution } from "../domain/wire.js";
+import type { Config, ConfigIssue } from "./config.js";
+import { PaidActionError } from "./errors.js";
+import type { Journal } from "./journal/sqlite.js";
+import type { ExecutionView, Intent, IntentPatch } from "./types.js";
+
+export function view(intent: Intent): ExecutionView {
+  const execution = intent.execution;
+  return {
+    intentId: intent.intentId,
+    executionId: intent.executionId,
+    action: intent.action,
+    status: intent.execStatus ?? intent.state,
+    state: intent.state,
+    quoteId: intent.quoteId,
+    amount: intent.amount !== null ? formatDecimal(intent.amount) : null,
+    currency: "USDC",
+    payee: intent.payee,
+    paymentTransaction: intent.paymentTx,
+    settlement: intent.settlement,
+    ...(intent.output !== null && intent.output !== undefined ? { output: intent.output } : {}),
+    ...(execution?.error ? { error: execution.error } : intent.error ? { error: intent.error } : {}),
+    ...(intent.refund ? { refund: intent.refund } : {}),
+    ...(intent.refundCredit > 0n ? { refundCredited: formatDecimal(intent.refundCredit) } : {}),
+    ...(execution?.providerMeta ? { providerMeta: execution.providerMeta } : {}),
+    ...(intent.attention ? { attention: intent.attention } : {}),
+    callId: intent.callId,
+    createdAt: new Date(intent.createdAt).toISOString(),
+    updatedAt: new Date(intent.updatedAt).toISOString(),
+  };
+}
+
+export function listExecutions(journal: Journal, opts: { status?: string; action?: string; limit?: number; cursor?: string }) {
+  const limit = Math.max(1, Math.min(100, opts.limit ?? 20));
+  let before = Number.MAX_SAFE_INTEGER;
+  let beforeId = "~";
+  if (opts.cursor) {
+    const m = /^(\d{1,16}):(int_[A-Za-z0-9]{1,40})$/.exec(Buffer.from(opts.cursor, "base64url").toString());
+    if (!m) throw new PaidActionError("invalid_input", "cursor is not one this server issued", { field: "cursor" });
+    before = Number(m[1]);
+    beforeId = m[2]!;
+  }
+  const rows = journal.executions({ before, beforeId, status: opts.status, action: opts.action, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map(view),
+    nextCursor: rows.length > limit && last ? Buffer.from(`${last.createdAt}:${last.intentId}`).toString("base64url") : null,
+  };
+}
+
+/** The human's limits as decimal strings. */
+export function limitsView(config: Config | undefined) {
+  const limits = config?.limits;
+  if (!limits) return null;
+  return {
+    maxPerCall: formatDecimal(limits.maxPerCall),
+    maxPerDay: formatDecimal(limits.maxPerDay),
+    maxTotal: limits.maxTotal !== undefined ? formatDecimal(limits.maxTotal) : null,
+    approvalAbove: formatDecimal(limits.approvalAbove),
+    allowActions: limits.allowActions,
+    perAction: Object.fromEntries(Object.entries(limits.perAction).map(([k, v]) => [k, formatDecimal(v)])),
+  };
+}
+
+export function spending(journal: Journal, config: Config | undefined, configIssues: ConfigIssue[] | undefined, now: number) {
+  const usage = journal.usage(now);
+  const limits = config?.limits;
+  const fmt = formatDecimal;
+  return {
+    currency: "USDC" as const,
+    limits: limitsView(config),
+    spentLast24h: fmt(usage.day - journal.reserved(now)),
+    reserved: fmt(journal.reserved()),
+    committedLast24h: fmt(usage.day),
+    remainingToday: limits ? fmt(limits.maxPerDay > usage.day ? limits.maxPerDay - usage.day : 0n) : null,
+    spentTotal: fmt(usage.total),
+    refundsCredited: fmt(journal.refundedTotal()),
+    remainingTotal: limits?.maxTotal !== undefined ? fmt(limits.maxTotal > usage.total ? limits.maxTotal - usage.total : 0n) : null,
+    ...(configIssues ? { configIssues } : {}),
+  };
+}
+
+/**
+ * The patch a fresh execution record makes: its status, output and refund claim. A refund
+ * claim (or a `refunded` status) only starts a check on chain; it credits nothing itself.
+ */
+export function executionPatch(intent: Intent, e: Execution, now: number): IntentPatch {
+  const patch: IntentPatch = { execution: e, execStatus: e.status, output: e.output ?? intent.output };
+  if (e.refund) patch.refund = e.refund;
+  const claimChanged = e.refund !== undefined && e.refund.transaction !== intent.refund?.transaction;
+  if ((e.status === "refunded" || e.refund) && (intent.refundState === "none" || claimChanged)) {
+    patch.refundState = "pending";
+    patch.refundSeenAt = intent.refundSeenAt ?? now;
+  }
+  return patch;
+}

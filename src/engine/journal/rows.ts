@@ -1,0 +1,142 @@
+/**
+ * Rows as the engine sees them: typed (bigint amounts, parsed quote, input, execution),
+ * converted to and from SQLite columns in one place.
+ */
+import type { Approval, Intent, IntentPatch, PaymentRecord } from "../types.js";
+
+interface Codec {
+  read(value: unknown): unknown;
+  write(value: unknown): unknown;
+}
+
+const plain: Codec = { read: (v) => v ?? null, write: (v) => v ?? null };
+const json: Codec = {
+  read: (v) => (typeof v === "string" ? (JSON.parse(v) as unknown) : null),
+  write: (v) => (v === null || v === undefined ? null : JSON.stringify(v)),
+};
+const bigintOrNull: Codec = {
+  read: (v) => (v === null || v === undefined ? null : BigInt(v as string)),
+  write: (v) => (v === null || v === undefined ? null : (v as bigint).toString()),
+};
+const bigintZero: Codec = { read: (v) => BigInt((v as string | null) ?? "0"), write: (v) => ((v as bigint | undefined) ?? 0n).toString() };
+
+const INTENT: Record<keyof Intent, [string, Codec]> = {
+  intentId: ["intent_id", plain],
+  intentKey: ["intent_key", plain],
+  attempt: ["attempt", plain],
+  idemKey: ["idem_key", plain],
+  service: ["service", plain],
+  action: ["action", plain],
+  input: ["input", json],
+  fingerprint: ["fingerprint", plain],
+  agentBudget: ["agent_budget", bigintOrNull],
+  state: ["state", plain],
+  quoteId: ["quote_id", plain],
+  quote: ["quote", json],
+  amount: ["amount", bigintOrNull],
+  payee: ["payee", plain],
+  quoteExpiresAt: ["quote_expires_at", plain],
+  quotedAt: ["quoted_at", plain],
+  requirements: ["requirements", json],
+  proof: ["proof", plain],
+  payment: ["payment", json],
+  paymentTx: ["payment_tx", plain],
+  settlement: ["settlement", plain],
+  executionId: ["execution_id", plain],
+  execution: ["execution", json],
+  execStatus: ["exec_status", plain],
+  output: ["output", json],
+  refund: ["refund", json],
+  refundState: ["refund_state", plain],
+  refundCredit: ["refund_credit", bigintZero],
+  refundTx: ["refund_tx", plain],
+  refundSeenAt: ["refund_seen_at", plain],
+  budgetState: ["budget_state", plain],
+  budgetAmount: ["budget_amount", bigintOrNull],
+  budgetAt: ["budget_at", plain],
+  approvalId: ["approval_id", plain],
+  error: ["error", json],
+  attention: ["attention", plain],
+  callId: ["call_id", plain],
+  leaseOwner: ["lease_owner", plain],
+  leaseUntil: ["lease_until", plain],
+  nextPollAt: ["next_poll_at", plain],
+  pollIntervalMs: ["poll_interval_ms", plain],
+  createdAt: ["created_at", plain],
+  updatedAt: ["updated_at", plain],
+};
+
+export function toIntent(row: Record<string, unknown>): Intent {
+  const out: Record<string, unknown> = {};
+  for (const [field, [column, codec]] of Object.entries(INTENT)) out[field] = codec.read(row[column]);
+  return out as unknown as Intent;
+}
+
+/** The columns and values a patch writes (in the patch's key order). */
+export function intentColumns(patch: IntentPatch): Array<[string, unknown]> {
+  const out: Array<[string, unknown]> = [];
+  for (const [field, value] of Object.entries(patch)) {
+    const spec = INTENT[field as keyof Intent];
+    if (!spec) throw new Error(`not an intent field: ${field}`);
+    if (value === undefined) continue;
+    out.push([spec[0], spec[1].write(value)]);
+  }
+  return out;
+}
+
+export function toApproval(row: Record<string, unknown>): Approval {
+  return {
+    approvalId: row.approval_id as string,
+    intentId: row.intent_id as string,
+    quoteId: row.quote_id as string,
+    action: row.action as string,
+    amount: BigInt(row.amount as string),
+    payee: (row.payee as string | null) ?? null,
+    expiresAt: row.expires_at as number,
+    status: row.status as Approval["status"],
+    createdAt: row.created_at as number,
+    decidedAt: (row.decided_at as number | null) ?? null,
+  };
+}
+
+export function toPayment(row: Record<string, unknown>): PaymentRecord {
+  return {
+    quoteId: row.quote_id as string,
+    intentId: row.intent_id as string,
+    attempt: row.attempt as number,
+    amount: BigInt(row.amount as string),
+    payee: row.payee as string,
+    payer: (row.payer as string | null) ?? null,
+    mint: (row.mint as string | null) ?? null,
+    blockhash: (row.blockhash as string | null) ?? null,
+    signedAt: row.signed_at as number,
+    sentAt: (row.sent_at as number | null) ?? null,
+    fate: row.fate as PaymentRecord["fate"],
+    tx: (row.tx as string | null) ?? null,
+    claimedTx: (row.claimed_tx as string | null) ?? null,
+    checkedAt: (row.checked_at as number | null) ?? null,
+  };
+}
+
+const PAYMENT_COLUMNS: Record<keyof PaymentRecord, string> = {
+  quoteId: "quote_id",
+  intentId: "intent_id",
+  attempt: "attempt",
+  amount: "amount",
+  payee: "payee",
+  payer: "payer",
+  mint: "mint",
+  blockhash: "blockhash",
+  signedAt: "signed_at",
+  sentAt: "sent_at",
+  fate: "fate",
+  tx: "tx",
+  claimedTx: "claimed_tx",
+  checkedAt: "checked_at",
+};
+
+export function paymentColumns(p: Partial<PaymentRecord>): Array<[string, unknown]> {
+  return Object.entries(p)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => [PAYMENT_COLUMNS[k as keyof PaymentRecord], typeof v === "bigint" ? v.toString() : v]);
+}

@@ -1,0 +1,119 @@
+/**
+ * The journal's schema: versioned migrations, applied once, in order, under the write lock.
+ * A journal newer than this build knows is refused rather than misread.
+ */
+export const MIGRATIONS: string[] = [
+  // 1: intents, approvals, the catalog cache.
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+  CREATE TABLE intents (
+    intent_id TEXT PRIMARY KEY,
+    intent_key TEXT NOT NULL UNIQUE,
+    attempt INTEGER NOT NULL DEFAULT 0,
+    idem_key TEXT NOT NULL UNIQUE,
+    service TEXT NOT NULL,
+    action TEXT NOT NULL,
+    input TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    agent_budget TEXT,
+    state TEXT NOT NULL,
+    quote_id TEXT,
+    quote TEXT,
+    amount TEXT,
+    payee TEXT,
+    quote_expires_at INTEGER,
+    quoted_at INTEGER,
+    requirements TEXT,
+    proof TEXT,
+    payment TEXT,
+    payment_tx TEXT,
+    execution_id TEXT,
+    execution TEXT,
+    exec_status TEXT,
+    output TEXT,
+    refund TEXT,
+    budget_state TEXT NOT NULL DEFAULT 'none',
+    budget_amount TEXT,
+    budget_at INTEGER,
+    approval_id TEXT,
+    error TEXT,
+    attention TEXT,
+    call_id TEXT,
+    lease_owner TEXT,
+    lease_until INTEGER,
+    next_poll_at INTEGER,
+    poll_interval_ms INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX intents_budget ON intents(budget_state, budget_at) WHERE budget_state IN ('reserved', 'spent');
+  CREATE INDEX intents_unfinished ON intents(state) WHERE state IN ('new', 'quoted', 'reserved', 'signed', 'paid');
+  CREATE INDEX intents_polling ON intents(next_poll_at) WHERE next_poll_at IS NOT NULL;
+  CREATE INDEX intents_created ON intents(created_at DESC, intent_id DESC);
+  CREATE INDEX intents_execution ON intents(execution_id) WHERE execution_id IS NOT NULL;
+  CREATE INDEX intents_exec_status ON intents(exec_status, created_at DESC);
+  CREATE INDEX intents_action ON intents(action, created_at DESC);
+
+  CREATE TABLE approvals (
+    approval_id TEXT PRIMARY KEY,
+    intent_id TEXT NOT NULL,
+    quote_id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    amount TEXT NOT NULL,
+    payee TEXT,
+    expires_at INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    decided_at INTEGER
+  );
+
+  CREATE TABLE catalog (
+    service TEXT NOT NULL,
+    name TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    fetched_at INTEGER NOT NULL,
+    PRIMARY KEY (service, name)
+  );
+  `,
+  // 2: money truth from the chain. Every signed proof is kept by its memo (the quote id) with
+  // its fate; settlements and refunds carry what our own RPC showed.
+  `
+  ALTER TABLE intents ADD COLUMN settlement TEXT NOT NULL DEFAULT 'none';
+  ALTER TABLE intents ADD COLUMN refund_state TEXT NOT NULL DEFAULT 'none';
+  ALTER TABLE intents ADD COLUMN refund_credit TEXT NOT NULL DEFAULT '0';
+  ALTER TABLE intents ADD COLUMN refund_tx TEXT;
+  ALTER TABLE intents ADD COLUMN refund_seen_at INTEGER;
+  -- Refunds credited on a status alone before this version: kept as credited, marked unverified.
+  UPDATE intents SET refund_credit = COALESCE(budget_amount, '0'), budget_state = 'spent', refund_state = 'unverified'
+    WHERE budget_state = 'refunded';
+  UPDATE intents SET settlement = 'claimed' WHERE payment_tx IS NOT NULL;
+  DROP INDEX intents_unfinished;
+  CREATE INDEX intents_unfinished ON intents(state) WHERE state IN ('new', 'quoted', 'reserved', 'signed', 'unsettled', 'paid');
+  CREATE INDEX intents_attention ON intents(created_at DESC) WHERE state = 'attention' OR attention IS NOT NULL;
+  CREATE UNIQUE INDEX intents_refund_tx ON intents(refund_tx) WHERE refund_tx IS NOT NULL;
+
+  CREATE TABLE payments (
+    quote_id TEXT PRIMARY KEY,
+    intent_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    amount TEXT NOT NULL,
+    payee TEXT NOT NULL,
+    payer TEXT,
+    mint TEXT,
+    blockhash TEXT,
+    signed_at INTEGER NOT NULL,
+    sent_at INTEGER,
+    fate TEXT NOT NULL DEFAULT 'pending',
+    tx TEXT,
+    claimed_tx TEXT,
+    checked_at INTEGER
+  );
+  CREATE INDEX payments_intent ON payments(intent_id);
+  CREATE INDEX payments_signed ON payments(signed_at);
+  INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, signed_at, sent_at, fate, claimed_tx)
+    SELECT quote_id, intent_id, attempt, amount, COALESCE(payee, ''), updated_at, updated_at,
+           CASE WHEN payment_tx IS NOT NULL THEN 'landed' ELSE 'pending' END, payment_tx
+    FROM intents WHERE proof IS NOT NULL AND quote_id IS NOT NULL AND amount IS NOT NULL;
+  `,
+];

@@ -1,0 +1,372 @@
+/**
+ * The journal on SQLite: one row per intent, with its state and every identifier as soon as
+ * it exists, the budget it holds, every signed proof by its memo, approvals and the catalog
+ * cache. WAL + synchronous=FULL: a committed step survives a kill -9. Budget reservations
+ * are taken in BEGIN IMMEDIATE transactions, so processes sharing one journal can never
+ * jointly exceed a cap. All of the engine's SQL lives here.
+ *
+ * Proofs are secrets: each one read from here is handed to `onSecret` (for scrubbing) before
+ * the row is returned.
+ */
+import Database from "better-sqlite3";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Usage } from "../policy.js";
+import type { Approval, ApprovalStatus, Intent, IntentPatch, IntentState, PaymentRecord } from "../types.js";
+import { UNFINISHED_STATES } from "../types.js";
+import { intentColumns, paymentColumns, toApproval, toIntent, toPayment } from "./rows.js";
+import { MIGRATIONS } from "./schema.js";
+
+const DAY_MS = 24 * 3_600_000;
+const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
+
+/** A state change that lost its compare-and-set: another driver holds or moved the intent. */
+export class LeaseLost extends Error {
+  constructor(readonly intentId: string) {
+    super(`intent ${intentId} is being driven by another call`);
+    this.name = "LeaseLost";
+  }
+}
+
+/** Lease owners are `<pid>-<random>`: a lease of a process that no longer runs is stale. */
+export function leaseOwnerAlive(owner: string): boolean {
+  const pid = Number(owner.split("-")[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export interface JournalOptions {
+  /** Called with every proof read from the journal, before the row is returned. */
+  onSecret?: (secret: string) => void;
+}
+
+/** Expected values a state change must still find (compare-and-set). */
+export interface Expect {
+  state?: IntentState;
+  owner?: string;
+}
+
+export interface NewIntent {
+  intentId: string;
+  intentKey: string;
+  idemKey: string;
+  service: string;
+  action: string;
+  input: Record<string, unknown>;
+  fingerprint: string;
+  agentBudget: bigint | null;
+  callId: string | null;
+  createdAt: number;
+  leaseOwner: string;
+  leaseUntil: number;
+}
+
+export class Journal {
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(
+    readonly path: string,
+    private readonly o: JournalOptions = {},
+  ) {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    this.db = new Database(path);
+    // The busy timeout first: another process may hold the lock while this one switches to WAL.
+    this.db.pragma("busy_timeout = 10000");
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = FULL");
+    this.migrate();
+    for (const suffix of ["", "-wal", "-shm"]) {
+      if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
+    }
+  }
+
+  /** The schema version read under the write lock: concurrent openers never run a migration twice. */
+  private migrate(): void {
+    const version = () => this.db.pragma("user_version", { simple: true }) as number;
+    for (;;) {
+      const migrated = this.db
+        .transaction((): boolean => {
+          const current = version();
+          if (current > MIGRATIONS.length) {
+            throw new Error(`the journal is at schema version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade paid-actions-mcp`);
+          }
+          if (current === MIGRATIONS.length) return false;
+          this.db.exec(MIGRATIONS[current]!);
+          this.db.pragma(`user_version = ${current + 1}`);
+          return true;
+        })
+        .immediate();
+      if (!migrated) return;
+    }
+  }
+
+  get schemaVersion(): number {
+    return this.db.pragma("user_version", { simple: true }) as number;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Runs `fn` in one transaction: all its writes land, or none. */
+  atomically<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  private sql(text: string): Database.Statement {
+    let s = this.statements.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
+  private intentRow(row: unknown): Intent | undefined {
+    if (!row) return undefined;
+    const intent = toIntent(row as Record<string, unknown>);
+    if (intent.proof) this.o.onSecret?.(intent.proof);
+    return intent;
+  }
+
+  private intentRows(rows: unknown[]): Intent[] {
+    return rows.map((r) => this.intentRow(r)!);
+  }
+
+  // ---- Intents ------------------------------------------------------------------
+
+  insertIntent(n: NewIntent): void {
+    this.sql(
+      `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
+         lease_owner, lease_until, created_at, updated_at)
+       VALUES (@intentId, @intentKey, @idemKey, @service, @action, @input, @fingerprint, @agentBudget, 'new', @callId,
+         @leaseOwner, @leaseUntil, @createdAt, @createdAt)`,
+    ).run({ ...n, input: JSON.stringify(n.input), agentBudget: n.agentBudget?.toString() ?? null });
+  }
+
+  intent(intentId: string): Intent | undefined {
+    return this.intentRow(this.sql(`SELECT * FROM intents WHERE intent_id = ?`).get(intentId));
+  }
+
+  intentByKey(intentKey: string): Intent | undefined {
+    return this.intentRow(this.sql(`SELECT * FROM intents WHERE intent_key = ?`).get(intentKey));
+  }
+
+  intentByExecution(executionId: string): Intent | undefined {
+    return this.intentRow(this.sql(`SELECT * FROM intents WHERE execution_id = ?`).get(executionId));
+  }
+
+  /**
+   * Commits fields of one intent. With `expect`, only if the intent is still in that state
+   * and/or held by that owner: returns false when it is not (someone else moved it).
+   */
+  update(intentId: string, patch: IntentPatch, now: number, expect: Expect = {}): boolean {
+    const columns = intentColumns(patch);
+    const sets = [...columns.map(([c]) => `${c} = ?`), "updated_at = ?"].join(", ");
+    const where = ["intent_id = ?", ...(expect.state ? ["state = ?"] : []), ...(expect.owner ? ["lease_owner = ?"] : [])].join(" AND ");
+    const params = [...columns.map(([, v]) => v), now, intentId, ...(expect.state ? [expect.state] : []), ...(expect.owner ? [expect.owner] : [])];
+    return this.sql(`UPDATE intents SET ${sets} WHERE ${where}`).run(...params).changes === 1;
+  }
+
+  /** Claims an intent for `owner` unless another live owner holds an unexpired lease. */
+  claim(intentId: string, owner: string, now: number, ttlMs: number): boolean {
+    const held = this.sql(`SELECT lease_owner, lease_until FROM intents WHERE intent_id = ?`).get(intentId) as
+      | { lease_owner: string | null; lease_until: number | null }
+      | undefined;
+    if (held?.lease_owner && held.lease_owner !== owner && !leaseOwnerAlive(held.lease_owner)) {
+      // The process that held it is gone (a crash): its lease means nothing any more.
+      this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(intentId, held.lease_owner);
+    }
+    return (
+      this.sql(
+        `UPDATE intents SET lease_owner = @owner, lease_until = @until
+         WHERE intent_id = @id AND (lease_owner IS NULL OR lease_owner = @owner OR lease_until < @now)`,
+      ).run({ id: intentId, owner, now, until: now + ttlMs }).changes === 1
+    );
+  }
+
+  /** Extends a lease this owner still holds; false when it was lost. */
+  renew(intentId: string, owner: string, now: number, ttlMs: number): boolean {
+    return this.sql(`UPDATE intents SET lease_until = ? WHERE intent_id = ? AND lease_owner = ?`).run(now + ttlMs, intentId, owner).changes === 1;
+  }
+
+  release(intentId: string, owner: string): void {
+    this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(intentId, owner);
+  }
+
+  unfinished(service: string): Intent[] {
+    return this.intentRows(this.sql(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = ? ORDER BY created_at`).all(service));
+  }
+
+  /** Intents the reconciler should look at now: only those with a due poll, via the partial index. */
+  duePolls(now: number, limit: number): Intent[] {
+    return this.intentRows(this.sql(`SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`).all(now, limit));
+  }
+
+  nextPollAt(): number | undefined {
+    const row = this.sql(`SELECT MIN(next_poll_at) AS at FROM intents WHERE next_poll_at IS NOT NULL`).get() as { at: number | null };
+    return row.at ?? undefined;
+  }
+
+  /** Another intent that already counts this refund transaction, if any. */
+  refundTxOwner(tx: string): string | undefined {
+    return (this.sql(`SELECT intent_id FROM intents WHERE refund_tx = ?`).get(tx) as { intent_id: string } | undefined)?.intent_id;
+  }
+
+  // ---- Read model -------------------------------------------------------------------
+
+  /** Intents with an execution, newest first, after a (createdAt, intentId) cursor. */
+  executions(o: { before: number; beforeId: string; status?: string; action?: string; limit: number }): Intent[] {
+    return this.intentRows(
+      this.sql(
+        `SELECT * FROM intents INDEXED BY intents_created
+         WHERE (created_at < @before OR (created_at = @before AND intent_id < @beforeId))
+           AND execution_id IS NOT NULL
+           AND (@status IS NULL OR exec_status = @status)
+           AND (@action IS NULL OR action = @action)
+         ORDER BY created_at DESC, intent_id DESC LIMIT @limit`,
+      ).all({ before: o.before, beforeId: o.beforeId, status: o.status ?? null, action: o.action ?? null, limit: o.limit }),
+    );
+  }
+
+  /** Intents a human should look at, newest first. */
+  needingAttention(limit: number): Intent[] {
+    return this.intentRows(this.sql(`SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT ?`).all(limit));
+  }
+
+  /** Every intent created at or after `since` (ms), oldest first: for audits. */
+  intentsSince(since: number): Intent[] {
+    return this.intentRows(this.sql(`SELECT * FROM intents WHERE created_at >= ? ORDER BY created_at`).all(since));
+  }
+
+  /** Counts for `doctor`, and SQLite's own integrity check. */
+  health(): { integrity: string; total: number; unfinished: number; attention: number; following: number } {
+    const integrity = String(this.db.pragma("integrity_check", { simple: true }));
+    const c = this.sql(
+      `SELECT COUNT(*) AS total, SUM(state IN (${UNFINISHED})) AS unfinished, SUM(state = 'attention' OR attention IS NOT NULL) AS attention,
+         SUM(next_poll_at IS NOT NULL) AS following FROM intents`,
+    ).get() as { total: number; unfinished: number | null; attention: number | null; following: number | null };
+    return { integrity, total: c.total, unfinished: c.unfinished ?? 0, attention: c.attention ?? 0, following: c.following ?? 0 };
+  }
+
+  // ---- Budget -------------------------------------------------------------------
+
+  /**
+   * Held (reserved or spent) in the rolling 24 h window, minus refunds seen on chain — an index
+   * range scan whose cost follows the day's payments — and, only when asked, in total.
+   */
+  usage(now: number, withTotal = true): Usage {
+    const day = this.sql(
+      `SELECT COALESCE(SUM(CAST(budget_amount AS INTEGER) - CAST(refund_credit AS INTEGER)), 0) AS n FROM intents INDEXED BY intents_budget
+       WHERE budget_state IN ('reserved', 'spent') AND budget_at > ?`,
+    )
+      .safeIntegers(true)
+      .get(now - DAY_MS) as { n: bigint };
+    if (!withTotal) return { day: day.n, total: 0n };
+    const total = this.sql(
+      `SELECT COALESCE(SUM(CAST(budget_amount AS INTEGER) - CAST(refund_credit AS INTEGER)), 0) AS n FROM intents WHERE budget_state IN ('reserved', 'spent')`,
+    )
+      .safeIntegers(true)
+      .get() as { n: bigint };
+    return { day: day.n, total: total.n };
+  }
+
+  /** Reserved (not yet known to be spent), in all or within the 24 h window. */
+  reserved(now?: number): bigint {
+    const row = this.sql(
+      `SELECT COALESCE(SUM(CAST(budget_amount AS INTEGER)), 0) AS n FROM intents WHERE budget_state = 'reserved' AND (@since IS NULL OR budget_at > @since)`,
+    )
+      .safeIntegers(true)
+      .get({ since: now === undefined ? null : now - DAY_MS }) as { n: bigint };
+    return row.n;
+  }
+
+  /** Refunds credited back (seen on chain), in total. */
+  refundedTotal(): bigint {
+    return (this.sql(`SELECT COALESCE(SUM(CAST(refund_credit AS INTEGER)), 0) AS n FROM intents`).safeIntegers(true).get() as { n: bigint }).n;
+  }
+
+  /**
+   * Reserves `amount` for an intent if `decide(usage)` allows it, in one BEGIN IMMEDIATE
+   * transaction: the usage read and the reservation cannot interleave with another
+   * process's. Throws LeaseLost when the intent is no longer as `expect` says.
+   */
+  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: IntentPatch, withTotal: boolean, expect: Expect): T {
+    return this.db
+      .transaction(() => {
+        const decision = decide(this.usage(now, withTotal));
+        if (decision.ok && !this.update(intentId, { ...patch, budgetState: "reserved", budgetAmount: amount, budgetAt: now }, now, expect)) {
+          throw new LeaseLost(intentId);
+        }
+        return decision;
+      })
+      .immediate();
+  }
+
+  // ---- Payments (every signed proof, by its memo) -----------------------------------
+
+  recordPayment(p: PaymentRecord): void {
+    const cols = paymentColumns(p);
+    this.sql(`INSERT OR REPLACE INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
+  }
+
+  updatePayment(quoteId: string, patch: Partial<PaymentRecord>): void {
+    const cols = paymentColumns(patch);
+    if (cols.length === 0) return;
+    this.sql(`UPDATE payments SET ${cols.map(([c]) => `${c} = ?`).join(", ")} WHERE quote_id = ?`).run(...cols.map(([, v]) => v), quoteId);
+  }
+
+  payment(quoteId: string): PaymentRecord | undefined {
+    const row = this.sql(`SELECT * FROM payments WHERE quote_id = ?`).get(quoteId);
+    return row ? toPayment(row as Record<string, unknown>) : undefined;
+  }
+
+  /** Payments signed at or after `since` (ms), oldest first: for audits. */
+  paymentsSince(since: number): PaymentRecord[] {
+    return (this.sql(`SELECT * FROM payments WHERE signed_at >= ? ORDER BY signed_at`).all(since) as Record<string, unknown>[]).map(toPayment);
+  }
+
+  // ---- Approvals ------------------------------------------------------------------
+
+  insertApproval(a: Approval): void {
+    this.sql(
+      `INSERT INTO approvals (approval_id, intent_id, quote_id, action, amount, payee, expires_at, status, created_at, decided_at)
+       VALUES (@approvalId, @intentId, @quoteId, @action, @amount, @payee, @expiresAt, @status, @createdAt, @decidedAt)`,
+    ).run({ ...a, amount: a.amount.toString() });
+  }
+
+  approval(approvalId: string): Approval | undefined {
+    const row = this.sql(`SELECT * FROM approvals WHERE approval_id = ?`).get(approvalId);
+    return row ? toApproval(row as Record<string, unknown>) : undefined;
+  }
+
+  pendingApprovals(now: number): Approval[] {
+    return (this.sql(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at`).all(now) as Record<string, unknown>[]).map(toApproval);
+  }
+
+  /** Moves an approval from one status to another; false if it was not in `from`. */
+  decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): boolean {
+    return this.sql(`UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = ?`).run(to, now, approvalId, from).changes === 1;
+  }
+
+  // ---- Catalog cache --------------------------------------------------------------
+
+  saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): void {
+    this.db.transaction(() => {
+      this.sql(`DELETE FROM catalog WHERE service = ?`).run(service);
+      const insert = this.sql(`INSERT INTO catalog (service, name, detail, fetched_at) VALUES (?, ?, ?, ?)`);
+      for (const d of details) insert.run(service, d.name, JSON.stringify(d.detail), now);
+    })();
+  }
+
+  catalog(service: string): Array<{ name: string; detail: unknown; fetchedAt: number }> {
+    const rows = this.sql(`SELECT name, detail, fetched_at FROM catalog WHERE service = ? ORDER BY name`).all(service) as Array<{ name: string; detail: string; fetched_at: number }>;
+    return rows.map((r) => ({ name: r.name, detail: JSON.parse(r.detail) as unknown, fetchedAt: r.fetched_at }));
+  }
+}

@@ -1,0 +1,387 @@
+/**
+ * The flow of one intent, driven by one call at a time (it holds the intent's lease):
+ *
+ *   new -> quoted -> (approval) -> reserved -> signed -> paid -> executed
+ *                                                 \-> unsettled -> paid | failed
+ *
+ * Every step is committed to the journal (compare-and-set on the state and the lease)
+ * before the next network call that depends on it, and every state-changing request
+ * carries the attempt's one idempotency key. What each failure does is decided by the pure
+ * rules in transitions.ts; what the chain says about money, by settlement.ts.
+ */
+import { formatDecimal } from "../domain/money.js";
+import { Execution, FINAL_STATUSES, Payment, Quote, SettleResponse } from "../domain/wire.js";
+import { ensureApproved } from "./approvals.js";
+import { challengeFor } from "./challenge.js";
+import { LEASE_MS, POLL_START_MS, type Ctx } from "./context.js";
+import { PaidActionError } from "./errors.js";
+import { LeaseLost } from "./journal/sqlite.js";
+import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
+import { establishFate } from "./settlement.js";
+import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "./transitions.js";
+import type { Intent, IntentPatch, PayOptions, StoredError } from "./types.js";
+
+const stored = (e: PaidActionError): StoredError => ({ code: e.code, message: e.message, context: e.context, retryable: e.retryable });
+
+export function asError(e: unknown): PaidActionError {
+  if (e instanceof PaidActionError) return e;
+  if (e instanceof LeaseLost) return new PaidActionError("busy", "another call is driving this purchase right now; call again in a few seconds with the same intentKey", { intentId: e.intentId }, true);
+  const code = (e as { code?: unknown })?.code;
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
+    return new PaidActionError("busy", "the journal is busy with another process's write; retry in a moment with the same intentKey", {}, true);
+  }
+  return new PaidActionError("service_error", `unexpected failure: ${(e as Error)?.message ?? String(e)}`.slice(0, 500));
+}
+
+function cancelled(intent: Intent, what: string): PaidActionError {
+  return new PaidActionError("cancelled", `the call was cancelled ${what}; nothing was paid`, { intentId: intent.intentId });
+}
+
+/** Thrown once an outcome that must be followed later has been recorded: the caller just passes it on. */
+export class Paused extends Error {
+  constructor(readonly error: PaidActionError) {
+    super(error.message);
+  }
+}
+
+export class Drive {
+  private renewTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly c: Ctx,
+    public intent: Intent,
+    private readonly owner: string,
+    private readonly opts: PayOptions,
+  ) {
+    this.renewTimer = setInterval(() => {
+      if (!this.c.journal.renew(this.intent.intentId, owner, this.c.now(), LEASE_MS)) this.stopRenewing();
+    }, LEASE_MS / 3);
+    this.renewTimer.unref();
+  }
+
+  stopRenewing(): void {
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+  }
+
+  /** Commits a patch: only if the intent is still in the state this call saw and held by it. */
+  commit(patch: IntentPatch): Intent {
+    const now = this.c.now();
+    if (!this.c.journal.update(this.intent.intentId, patch, now, { state: this.intent.state, owner: this.owner })) throw new LeaseLost(this.intent.intentId);
+    this.intent = { ...this.intent, ...patch, updatedAt: now };
+    return this.intent;
+  }
+
+  private checkCancelled(what: string): void {
+    if (this.opts.signal?.aborted) throw cancelled(this.intent, what);
+  }
+
+  /** Applies an outcome's transition (transitions.ts); throws the error when the intent must be followed later. */
+  private settle(outcome: Outcome, error: PaidActionError | null, extra: IntentPatch = {}): Intent {
+    const from = this.intent;
+    const tr = transition(from.state, outcome);
+    const patch: IntentPatch = {
+      state: tr.state,
+      budgetState: budgetAfter(from.budgetState, tr.reservation),
+      error: error ? stored(error) : null,
+      nextPollAt: tr.follow ? this.c.now() + POLL_START_MS * 5 : null,
+      pollIntervalMs: tr.follow ? POLL_START_MS * 5 : from.pollIntervalMs,
+      ...extra,
+    };
+    if (tr.human && !patch.attention) patch.attention = from.attention ?? error?.message ?? `needs a human after ${outcome}`;
+    this.commit(patch);
+    this.c.transcript(this.intent, tr.state === from.state ? "paused" : tr.state, { from: from.state, outcome, ...(error ? { code: error.code, message: error.message } : {}) });
+    if (tr.human) this.c.d.log(`intent ${from.intentId} needs attention: ${this.intent.attention}`);
+    if (tr.follow) {
+      this.c.events.emit("scheduled");
+      const e = error ?? new PaidActionError("outcome_unknown", `intent ${from.intentId} is ${tr.state}`, {}, true);
+      throw new Paused(new PaidActionError(e.code, e.message, { ...e.context, intentId: from.intentId, intentKey: from.intentKey, state: tr.state }, true));
+    }
+    return this.intent;
+  }
+
+  /** Drives the intent until it rests (or must wait); records every stop. */
+  async run(): Promise<Intent> {
+    for (let guard = 0; guard < 24; guard++) {
+      try {
+        switch (this.intent.state) {
+          case "new":
+            await this.requestQuote();
+            break;
+          case "quoted":
+          case "awaiting_approval":
+            await this.decide();
+            break;
+          case "reserved":
+            await this.sign();
+            break;
+          case "signed":
+            await this.send();
+            break;
+          case "unsettled":
+            await this.establish();
+            break;
+          case "paid":
+            await this.execute();
+            break;
+          default:
+            return this.intent;
+        }
+      } catch (e) {
+        if (e instanceof Paused) throw e.error;
+        const error = asError(e);
+        if (e instanceof LeaseLost || error.code === "approval_required") throw error;
+        try {
+          this.settle(this.outcomeOf(error), error);
+        } catch (paused) {
+          if (paused instanceof Paused) throw paused.error;
+          throw asError(paused);
+        }
+      }
+    }
+    return this.intent;
+  }
+
+  /** How a thrown error counts at the current state. */
+  private outcomeOf(error: PaidActionError): Outcome {
+    const state = this.intent.state;
+    if (error.code === "cancelled") return "cancelled";
+    if (error.retryable) return "transient";
+    // After a proof left: an unexpected answer means nobody knows whether money moved.
+    if (state === "signed") return "proof_refused";
+    if (state === "paid") return "refused_after_payment";
+    if (state === "unsettled") return "transient";
+    return "refused";
+  }
+
+  private async requestQuote(): Promise<void> {
+    this.checkCancelled("before the quote");
+    const { c, intent } = this;
+    const { ceiling } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
+    const res = await c.client.call("POST", "/quotes", {
+      body: { action: intent.action, input: intent.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
+      idempotencyKey: intent.idemKey,
+      schema: Quote,
+      trace: c.trace(intent),
+      signal: this.opts.signal,
+    });
+    c.transcript(intent, "quote", { status: res.status, body: res.ok ? res.body : res.error });
+    if (!res.ok) throw quoteRefusal(res.status, res.error);
+    const quote = res.body;
+    const amount = quoteAmount(quote.amount);
+    if (amount === undefined || amount === 0n || quote.currency !== "USDC") {
+      throw new PaidActionError("quote_drift", `the quote's amount ${JSON.stringify(quote.amount).slice(0, 40)} ${String(quote.currency).slice(0, 10)} is not a positive USDC decimal; nothing was signed`, { quoteId: quote.quoteId });
+    }
+    if (quote.action !== intent.action) throw new PaidActionError("quote_drift", `the service quoted ${String(quote.action).slice(0, 60)} for a request to ${intent.action}; nothing was signed`, { quoteId: quote.quoteId });
+    const expiresAt = Date.parse(quote.expiresAt);
+    if (Number.isNaN(expiresAt)) throw new PaidActionError("quote_drift", "the quote's expiresAt is not a timestamp; nothing was signed", { quoteId: quote.quoteId });
+    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(quote.quoteId)) throw new PaidActionError("quote_drift", "the quote id has characters a quote id cannot have; nothing was signed");
+    this.commit({ state: "quoted", quoteId: quote.quoteId, quote, amount, payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null, quoteExpiresAt: expiresAt, quotedAt: c.now() });
+    c.step("quote_recorded", this.intent);
+    this.checkCancelled("after the quote");
+  }
+
+  /** Budget decision, approval, challenge and drift checks, then the reservation. Signs nothing. */
+  private async decide(): Promise<void> {
+    const { c } = this;
+    const intent = this.intent;
+    const amount = intent.amount!;
+    if (c.now() >= intent.quoteExpiresAt!) {
+      throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired at ${new Date(intent.quoteExpiresAt!).toISOString()} before it was paid; nothing was signed — call again for a new quote`, { quoteId: intent.quoteId });
+    }
+    const charge = { action: intent.action, amount, payee: intent.payee ?? undefined, agentBudget: intent.agentBudget ?? undefined };
+    const withTotal = c.config.limits.maxTotal !== undefined;
+    const pre = evaluateBudget(c.config.limits, c.journal.usage(c.now(), withTotal), charge);
+    if (!pre.ok) throw new PaidActionError(pre.code, pre.message, { quoteId: intent.quoteId, ...pre.context });
+    if (pre.needsApproval) await ensureApproved(c, this, this.opts);
+    this.checkCancelled("before the payment was reserved");
+    const requirements = await challengeFor(c, this.intent, this.opts.signal);
+    this.checkCancelled("before the payment was reserved");
+    const payee = this.intent.payee ?? requirements.payTo;
+    const reserved = c.journal.reserve(
+      intent.intentId,
+      amount,
+      c.now(),
+      (usage) => evaluateBudget(c.config.limits, usage, { ...charge, payee }),
+      { state: "reserved", requirements, payee },
+      withTotal,
+      { state: this.intent.state, owner: this.owner },
+    );
+    if (!reserved.ok) throw new PaidActionError(reserved.code, reserved.message, { quoteId: intent.quoteId, ...reserved.context });
+    this.intent = c.journal.intent(intent.intentId)!;
+    c.transcript(this.intent, "reserved", { amount: formatDecimal(amount), payee, decision: "within limits" });
+    c.step("reserved", this.intent);
+  }
+
+  private async sign(): Promise<void> {
+    const { c } = this;
+    const intent = this.intent;
+    this.checkCancelled("before anything was signed");
+    if (c.now() >= intent.quoteExpiresAt!) throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired before it was signed; nothing was signed`, { quoteId: intent.quoteId });
+    // The lowest budget any call on this intent gave applies, even to a reservation made earlier.
+    const { ceiling, by } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
+    if (intent.amount! > ceiling) {
+      throw new PaidActionError("budget_exceeded", `the price ${formatDecimal(intent.amount!)} USDC is above the ${by === "budget" ? "budget given for this call" : `limit ${by}`} of ${formatDecimal(ceiling)} USDC; nothing was signed`, { limit: by, amount: formatDecimal(intent.amount!), ceiling: formatDecimal(ceiling) });
+    }
+    const requirements = intent.requirements!;
+    const payer = await c.payer();
+    const { proof, blockhash } = await payer.createProof(requirements, c.config.baseUrl ? `${c.config.baseUrl}/executions` : undefined);
+    c.d.transcripts.addSecret(proof, { ephemeral: true });
+    const now = c.now();
+    c.journal.atomically(() => {
+      c.journal.recordPayment({ quoteId: intent.quoteId!, intentId: intent.intentId, attempt: intent.attempt, amount: intent.amount!, payee: requirements.payTo, payer: payer.address, mint: c.config.mint, blockhash, signedAt: now, sentAt: null, fate: "pending", tx: null, claimedTx: null, checkedAt: null });
+      this.commit({ state: "signed", proof });
+    });
+    c.transcript(this.intent, "signed", { amount: formatDecimal(intent.amount!), payTo: requirements.payTo, wallet: payer.address });
+    c.step("signed", this.intent);
+  }
+
+  /** Hands the proof to the service (it may settle from here on: the money is at risk). */
+  private async send(): Promise<void> {
+    const { c, intent } = this;
+    if (!c.journal.payment(intent.quoteId!)?.sentAt) c.journal.updatePayment(intent.quoteId!, { sentAt: c.now() });
+    const res = await c.client.call("POST", "/payments/confirm", { body: { quoteId: intent.quoteId, paymentProof: intent.proof }, idempotencyKey: intent.idemKey, schema: Payment, trace: c.trace(intent) });
+    c.step("confirm_sent", intent);
+    c.transcript(intent, "confirm", { status: res.status, body: res.ok ? res.body : res.error });
+    if (res.ok) {
+      const p = res.body;
+      if (p.quoteId !== intent.quoteId || quoteAmount(p.amount) !== intent.amount) {
+        const e = new PaidActionError("payment_invalid", `the service confirmed a payment that does not match the quote (quote ${p.quoteId.slice(0, 64)}, amount ${p.amount.slice(0, 40)}); the budget stays held until a human checks transaction ${p.transaction.slice(0, 100)}`, { transaction: p.transaction });
+        this.settle("settlement_mismatch", e, { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" });
+        return;
+      }
+      c.journal.updatePayment(intent.quoteId!, { claimedTx: p.transaction });
+      this.settle("settled", null, { payment: p, paymentTx: p.transaction, settlement: "claimed" });
+      c.step("confirm_recorded", this.intent);
+      return;
+    }
+    if (res.status === 404 || res.status === 405 || res.status === 501) return this.execute(); // no confirm: the proof settles with the execution request
+    if (res.error.code === "idempotency_in_progress") throw new PaidActionError("outcome_unknown", "the payment is still being settled by the service; the engine will check again", {}, true);
+    this.proofRefused(res.status, res.error);
+  }
+
+  /** The service did not settle a proof that left: the chain decides (now, in the same call). */
+  private proofRefused(status: number, error: { code: string; message: string; reason?: unknown }): void {
+    const reason = typeof error.reason === "string" ? `: ${error.reason.slice(0, 120)}` : "";
+    const e = new PaidActionError("outcome_unknown", `the service did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`, { serviceCode: error.code, reason: error.reason }, true);
+    this.commit({ state: "unsettled", error: stored(e) });
+    this.c.transcript(this.intent, "unsettled", { serviceCode: error.code, message: error.message });
+  }
+
+  private async establish(): Promise<void> {
+    const { c, intent } = this;
+    const refusal = intent.error;
+    const fate = await establishFate(c, intent);
+    c.transcript(intent, "fate", { fate: fate.kind, ...(fate.kind === "landed" ? { transaction: fate.tx.signature, problems: fate.problems } : fate.kind === "unknown" ? { why: fate.why } : {}) });
+    if (fate.kind === "landed") {
+      if (fate.problems.length > 0) {
+        const e = new PaidActionError("payment_failed", `a transfer for quote ${intent.quoteId} landed in ${fate.tx.signature} but is not what was priced (${fate.problems.join("; ")}); a human should check`, { transaction: fate.tx.signature });
+        this.settle("settlement_mismatch", e, { paymentTx: fate.tx.signature, settlement: "mismatch" });
+        return;
+      }
+      const note = `the service refused a payment that landed on chain in ${fate.tx.signature} (${refusal?.message ?? "no reason given"}); it was paid once and the purchase goes on`;
+      this.settle("landed", null, { paymentTx: fate.tx.signature, settlement: "verified", attention: note });
+      return;
+    }
+    if (fate.kind === "unknown") {
+      this.settle("fate_unknown", new PaidActionError("outcome_unknown", `the service did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`, { quoteId: intent.quoteId }, true));
+      return;
+    }
+    const e = new PaidActionError("payment_invalid", `the service refused the payment (${String(refusal?.context?.serviceCode ?? "refused")}) and its transfer can never land (its blockhash expired and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`, { quoteId: intent.quoteId, serviceCode: refusal?.context?.serviceCode });
+    this.settle("never_landed", e);
+    if (intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
+      c.transcript(this.intent, "retry", { decision: "the refused proof can never land: a fresh attempt" });
+      this.restart();
+    }
+  }
+
+  /** A fresh attempt at the same intent under a new idempotency key: only after a stop with nothing spent. */
+  restart(): void {
+    const attempt = this.intent.attempt + 1;
+    this.commit({
+      state: "new", attempt, idemKey: `${this.intent.intentKey}.a${attempt}`, error: null, quoteId: null, quote: null, amount: null, payee: null,
+      quoteExpiresAt: null, quotedAt: null, requirements: null, proof: null, approvalId: null, budgetState: "none", budgetAmount: null, budgetAt: null,
+      payment: null, paymentTx: null, settlement: "none", attention: null, nextPollAt: null,
+    });
+  }
+
+  private async execute(): Promise<void> {
+    const { c, intent } = this;
+    const res = await c.client.call("POST", "/executions", {
+      body: { action: intent.action, input: intent.input },
+      headers: { "x-quote-id": intent.quoteId!, ...(intent.proof ? { "x-payment-proof": intent.proof } : {}) },
+      idempotencyKey: intent.idemKey,
+      schema: Execution,
+      trace: c.trace(intent),
+    });
+    c.step("execution_sent", intent);
+    c.transcript(intent, "execution", { status: res.status, body: res.ok ? res.body : res.error });
+    if (res.ok) return this.recordExecution(res.body, res.headers["payment-response"]);
+    if (res.error.code === "idempotency_in_progress") throw new PaidActionError("outcome_unknown", "the execution request is still running at the service; the engine will check again", {}, true);
+    if (intent.state === "signed") return this.proofRefused(res.status, res.error); // the proof travelled with this request
+    if (res.status === 402) {
+      this.settle("refused_after_payment", new PaidActionError("payment_loop", `the service asked for payment again after quote ${intent.quoteId} was paid${intent.paymentTx ? ` (transaction ${intent.paymentTx})` : ""}; nothing more was paid — a human should check`, { quoteId: intent.quoteId, transaction: intent.paymentTx }), { attention: "402 after payment" });
+      return;
+    }
+    if (res.error.code === "quote_consumed" && typeof res.error.executionId === "string") {
+      // The quote already funded an execution: if it is ours, adopt it.
+      const get = await c.client.call("GET", `/executions/${encodeURIComponent(res.error.executionId)}`, { schema: Execution, trace: c.trace(intent) });
+      if (get.ok && get.body.quoteId === intent.quoteId && get.body.action === intent.action) return this.recordExecution(get.body, undefined);
+    }
+    this.settle(
+      "refused_after_payment",
+      new PaidActionError("execution_rejected", `the payment settled but the service refused the execution (HTTP ${res.status} ${res.error.code}): ${res.error.message}; a human should ask the service for the execution or a refund`, { serviceCode: res.error.code, quoteId: intent.quoteId, transaction: intent.paymentTx }),
+      { attention: `execution refused: ${res.error.code}` },
+    );
+  }
+
+  private recordExecution(e: Execution, paymentResponse: string | undefined): void {
+    const { c, intent } = this;
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(e.executionId)) {
+      this.settle("refused_after_payment", new PaidActionError("service_error", "the service returned an execution id with characters an id cannot have"), { attention: "bad execution id" });
+      return;
+    }
+    if (e.action !== intent.action || (e.quoteId !== undefined && e.quoteId !== intent.quoteId)) {
+      this.settle("refused_after_payment", new PaidActionError("service_error", `the service returned an execution for ${e.action.slice(0, 60)} / ${String(e.quoteId).slice(0, 64)}, not for this intent`), { attention: "execution mismatch" });
+      return;
+    }
+    const claimed = intent.paymentTx ?? settledTransaction(paymentResponse);
+    if (claimed && !intent.paymentTx) c.journal.updatePayment(intent.quoteId!, { claimedTx: claimed });
+    this.settle("executed", null, {
+      executionId: e.executionId,
+      execution: e,
+      execStatus: e.status,
+      output: e.output ?? null,
+      paymentTx: claimed ?? null,
+      settlement: intent.settlement === "none" ? "claimed" : intent.settlement,
+      attention: intent.attention,
+      // Followed until the execution is final and its settlement is verified on chain.
+      nextPollAt: c.now() + POLL_START_MS,
+      pollIntervalMs: POLL_START_MS,
+      // The lease ends with this commit: one fsync fewer per paid call.
+      leaseOwner: null,
+      leaseUntil: null,
+    });
+    c.step("execution_recorded", this.intent);
+    c.executionChanged(this.intent, null);
+    if (!FINAL_STATUSES.has(e.status) || this.intent.settlement !== "verified") c.events.emit("scheduled");
+  }
+}
+
+function settledTransaction(header: string | undefined): string | undefined {
+  if (!header || header.length > 8192) return undefined;
+  try {
+    const parsed = SettleResponse.safeParse(JSON.parse(Buffer.from(header, "base64").toString("utf8")));
+    return parsed.success && parsed.data.success && /^[1-9A-HJ-NP-Za-km-z]{64,90}$/.test(parsed.data.transaction) ? parsed.data.transaction : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function quoteRefusal(status: number, error: { code: string; message: string; issues?: unknown }): PaidActionError {
+  if (status === 404) return new PaidActionError("action_unknown", `the service does not know this: ${error.message}`, { serviceCode: error.code });
+  if (status === 400) {
+    return new PaidActionError("invalid_input", `the service refused the input: ${error.message}`, { serviceCode: error.code, ...(Array.isArray(error.issues) ? { issues: error.issues.slice(0, 20) } : {}) });
+  }
+  return new PaidActionError("quote_rejected", `the service refused to quote (HTTP ${status} ${error.code}): ${error.message}`, { serviceCode: error.code, status });
+}

@@ -1,0 +1,128 @@
+/**
+ * Money truth from the chain, for one intent: the fate of a proof the service did not
+ * settle, the check of a settlement the service claims, and the credit of a refund — each
+ * read through the user's own RPC (the chain port), never taken from the service's word.
+ * These functions read the chain and record what it showed on the intent's payment record;
+ * the intent's own state is changed by the caller.
+ */
+import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { findByMemo, proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment } from "./chain.js";
+import type { Ctx } from "./context.js";
+import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "./transitions.js";
+import type { Intent } from "./types.js";
+
+async function expected(c: Ctx, intent: Intent): Promise<ExpectedPayment> {
+  const { wallet, ata } = await c.walletAta();
+  const { associatedTokenAddress } = await import("../domain/token.js");
+  return {
+    wallet,
+    walletAta: ata,
+    payeeAta: await associatedTokenAddress(intent.payee!, c.config.mint),
+    mint: c.config.mint,
+    amount: intent.amount!,
+    memo: intent.quoteId!,
+  };
+}
+
+export type FateVerdict =
+  | { kind: "landed"; tx: ChainTx; problems: string[] }
+  | { kind: "never" }
+  | { kind: "unknown"; why: string };
+
+/** Did the proof of the intent's current attempt land, or can it never land? */
+export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict> {
+  const payment = c.journal.payment(intent.quoteId!);
+  const exp = await expected(c, intent);
+  let fate;
+  try {
+    fate = await proofFate(await c.chain(), { walletAta: exp.walletAta, memo: exp.memo, blockhash: payment?.blockhash ?? null, signedAt: payment?.signedAt ?? intent.updatedAt });
+  } catch (e) {
+    fate = { kind: "unknown" as const, why: `the Solana RPC could not be used (${(e as Error).message.slice(0, 200)})` };
+  }
+  const now = c.now();
+  if (fate.kind === "landed") {
+    c.journal.updatePayment(exp.memo, { fate: "landed", tx: fate.tx.signature, checkedAt: now });
+    return { kind: "landed", tx: fate.tx, problems: verifyPayment(fate.tx, exp) };
+  }
+  c.journal.updatePayment(exp.memo, { checkedAt: now, ...(fate.kind === "never" ? { fate: "never" as const } : {}) });
+  return fate;
+}
+
+export type SettlementVerdict =
+  | { kind: "verified"; tx: string; note?: string }
+  | { kind: "mismatch"; tx?: string; detail: string }
+  | { kind: "pending"; why: string };
+
+/**
+ * Checks a settlement the service reported (or, when it named no transaction, looks for one)
+ * against what was priced. A claim the chain does not bear out is a mismatch once the
+ * proof's blockhash has expired with no transfer carrying its memo.
+ */
+export async function checkSettlement(c: Ctx, intent: Intent): Promise<SettlementVerdict> {
+  const exp = await expected(c, intent);
+  const chain = await c.chain();
+  const payment = c.journal.payment(exp.memo);
+  let tx: ChainTx | null = null;
+  try {
+    if (intent.paymentTx) tx = await chain.transaction(intent.paymentTx);
+  } catch (e) {
+    return { kind: "pending", why: `the Solana RPC did not answer (${(e as Error).message.slice(0, 200)})` };
+  }
+  let note: string | undefined;
+  if (!tx || !tx.memos.includes(exp.memo)) {
+    const fate = await proofFate(chain, { walletAta: exp.walletAta, memo: exp.memo, blockhash: payment?.blockhash ?? null, signedAt: payment?.signedAt ?? intent.createdAt });
+    if (fate.kind === "unknown") return { kind: "pending", why: fate.why };
+    if (fate.kind === "never") {
+      c.journal.updatePayment(exp.memo, { fate: "never", checkedAt: c.now() });
+      return { kind: "mismatch", detail: `the service reported the payment settled${intent.paymentTx ? ` in ${intent.paymentTx}` : ""}, but no transfer for quote ${exp.memo} is on chain and none can land any more` };
+    }
+    if (intent.paymentTx && intent.paymentTx !== fate.tx.signature) note = `the service named transaction ${intent.paymentTx}; the payment on chain is ${fate.tx.signature}`;
+    tx = fate.tx;
+  }
+  c.journal.updatePayment(exp.memo, { fate: "landed", tx: tx.signature, checkedAt: c.now() });
+  const problems = verifyPayment(tx, exp);
+  if (problems.length > 0) return { kind: "mismatch", tx: tx.signature, detail: `transaction ${tx.signature} is not the priced payment: ${problems.join("; ")}` };
+  return { kind: "verified", tx: tx.signature, ...(note ? { note } : {}) };
+}
+
+/** Does this intent still have a refund to verify? */
+export function refundToCheck(intent: Intent): boolean {
+  return intent.refundState === "pending";
+}
+
+/** What the chain says of the service's refund claim, and the credit it earns. */
+export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict & { tx?: string }> {
+  const claim = intent.refund;
+  const paid = intent.budgetState === "spent" || intent.budgetState === "reserved" ? (intent.budgetAmount ?? intent.amount ?? 0n) : 0n;
+  const evidence = {
+    paid,
+    credited: intent.refundCredit,
+    status: intent.execStatus ?? "pending",
+    ...(claim ? { claim: { amount: parseDecimal(claim.amount), transaction: claim.transaction } } : {}),
+  };
+  let landed: bigint | "missing" | "elsewhere" | "not_from_payee" | undefined;
+  if (claim?.transaction) {
+    const owner = c.journal.refundTxOwner(claim.transaction);
+    if (owner && owner !== intent.intentId) landed = "elsewhere";
+    else {
+      const tx = await (await c.chain()).transaction(claim.transaction).catch(() => undefined);
+      if (tx === undefined) return { credit: intent.refundCredit, settled: false };
+      if (tx === null) landed = "missing";
+      else {
+        const { ata } = await c.walletAta();
+        landed = refundInflow(tx, { walletAta: ata, payee: intent.payee ?? "", mint: c.config.mint });
+      }
+    }
+  }
+  const verdict = refundVerdict({ ...evidence, ...(landed !== undefined ? { landed } : {}) }, formatDecimal);
+  if (!verdict.settled && landed === "missing" && c.now() - (intent.refundSeenAt ?? c.now()) > REFUND_PATIENCE_MS) {
+    return { ...verdict, settled: true, attention: `the service's refund transaction ${claim!.transaction} is not on chain an hour after it was reported: nothing is credited` };
+  }
+  return { ...verdict, ...(typeof landed === "bigint" ? { tx: claim!.transaction } : {}) };
+}
+
+/** Convenience for audits: the wallet's transfer carrying a memo, looked for since `since`. */
+export async function findPayment(c: Ctx, memo: string, since: number) {
+  const { ata } = await c.walletAta();
+  return findByMemo(await c.chain(), ata, memo, since);
+}

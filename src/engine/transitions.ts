@@ -1,0 +1,204 @@
+/**
+ * The rules of an intent's state machine, as pure functions: what each outcome does to an
+ * intent's state and its budget reservation, when an intent may start a fresh attempt,
+ * what a refund credits back, when a human is needed. No I/O; table-tested.
+ *
+ * The one rule everything else follows: once a proof has left the process, the money is
+ * possibly spent. Its reservation stays held and no second proof is signed until the
+ * chain (our own RPC, never the service) shows that the transfer landed — then it is
+ * spent — or that it can never land.
+ */
+import type { BudgetState, IntentState, PaymentFate } from "./types.js";
+
+/** What happened at a step. */
+export type Outcome =
+  /** A definite refusal before anything was signed: limits, drift, declined approval, bad input. */
+  | "refused"
+  /** Retryable trouble: the service away, a timeout, a settlement still running, another driver. */
+  | "transient"
+  /** The caller cancelled the call. */
+  | "cancelled"
+  /** The service refused, or could not settle, a proof that has left the process. */
+  | "proof_refused"
+  /** The service says the payment settled, as priced. */
+  | "settled"
+  /** The service settled something other than what was priced, or the chain disagrees with its claim. */
+  | "settlement_mismatch"
+  /** The chain shows the transfer landed. */
+  | "landed"
+  /** The chain shows the transfer can never land: its blockhash expired and no transfer carries its memo. */
+  | "never_landed"
+  /** The chain cannot tell yet (the blockhash is still valid, or our RPC did not answer). */
+  | "fate_unknown"
+  /** After settlement: the service asked to be paid again, or refused the execution. */
+  | "refused_after_payment"
+  /** The execution was created. */
+  | "executed";
+
+/** What happens to the intent's budget reservation. */
+export type ReservationEffect =
+  | "none" // nothing was reserved, nothing changes
+  | "hold" // stays as it is (reserved or spent): still counts against the caps
+  | "release" // nothing was spent: the reservation is given back
+  | "spend"; // the money left the wallet
+
+export interface Transition {
+  state: IntentState;
+  reservation: ReservationEffect;
+  /** The intent still needs driving: the reconciler resumes it later. */
+  follow: boolean;
+  /** A human should look (the intent is marked for attention). */
+  human: boolean;
+}
+
+const t = (state: IntentState, reservation: ReservationEffect, follow = false, human = false): Transition => ({ state, reservation, follow, human });
+
+type Table = Partial<Record<IntentState, Partial<Record<Outcome, Transition>>>>;
+
+const BEFORE_RESERVATION: Partial<Record<Outcome, Transition>> = {
+  refused: t("refused", "none"),
+  // Nothing was reserved or signed: this attempt ends; a retry with the same key starts afresh.
+  transient: t("failed", "none"),
+  cancelled: t("refused", "none"),
+};
+
+const TABLE: Table = {
+  new: BEFORE_RESERVATION,
+  quoted: BEFORE_RESERVATION,
+  awaiting_approval: BEFORE_RESERVATION,
+  reserved: {
+    refused: t("failed", "release"),
+    transient: t("failed", "release"),
+    cancelled: t("failed", "release"),
+  },
+  signed: {
+    // The proof may be on its way: keep everything held and find out later.
+    transient: t("signed", "hold", true),
+    cancelled: t("signed", "hold", true),
+    proof_refused: t("unsettled", "hold", true),
+    settled: t("paid", "spend"),
+    settlement_mismatch: t("attention", "spend", false, true),
+    // A service without /payments/confirm settles with the execution request.
+    executed: t("executed", "spend"),
+  },
+  unsettled: {
+    transient: t("unsettled", "hold", true),
+    cancelled: t("unsettled", "hold", true),
+    fate_unknown: t("unsettled", "hold", true),
+    // The service refused a proof that landed: it is spent, the purchase goes on, a human is told.
+    landed: t("paid", "spend", false, true),
+    never_landed: t("failed", "release"),
+    settlement_mismatch: t("attention", "spend", false, true),
+  },
+  paid: {
+    transient: t("paid", "hold", true),
+    cancelled: t("paid", "hold", true),
+    proof_refused: t("attention", "hold", false, true),
+    refused_after_payment: t("attention", "hold", false, true),
+    settlement_mismatch: t("attention", "hold", false, true),
+    executed: t("executed", "hold"),
+  },
+};
+
+/** The next state and reservation effect for an outcome at a state; throws on an impossible pair. */
+export function transition(state: IntentState, outcome: Outcome): Transition {
+  const next = TABLE[state]?.[outcome];
+  if (!next) throw new Error(`no transition from ${state} on ${outcome}`);
+  return next;
+}
+
+/** The budget state after a reservation effect. */
+export function budgetAfter(current: BudgetState, effect: ReservationEffect): BudgetState {
+  switch (effect) {
+    case "none":
+    case "hold":
+      return current;
+    case "release":
+      return current === "reserved" ? "released" : current;
+    case "spend":
+      return current === "reserved" || current === "spent" ? "spent" : current;
+  }
+}
+
+/** Whether a proof may still move money: it left (or may have left) and its fate is not settled as never. */
+export function proofAtRisk(proof: string | null, fate: PaymentFate | undefined): boolean {
+  return proof !== null && fate !== "never";
+}
+
+/**
+ * May a new call on this intent start a fresh attempt (a new quote, and later a new proof)?
+ * Only after a definite stop with nothing spent: nothing was ever signed, or the signed
+ * proof can never land.
+ */
+export function restartable(state: IntentState, proof: string | null, fate: PaymentFate | undefined): boolean {
+  if (state !== "refused" && state !== "failed") return false;
+  return !proofAtRisk(proof, fate);
+}
+
+/** The states a caller can be answered from at once (nothing left to drive now). */
+export function resting(state: IntentState): boolean {
+  return state === "executed" || state === "refused" || state === "failed" || state === "attention";
+}
+
+/** How many fresh attempts one call may make after proofs that could never land. */
+export const MAX_AUTOMATIC_ATTEMPTS = 2;
+
+// ---- Refunds ------------------------------------------------------------------------
+
+export interface RefundEvidence {
+  /** What was paid for the intent (atomic units). */
+  paid: bigint;
+  /** Already credited for this intent (atomic units). */
+  credited: bigint;
+  /** The service's execution status. */
+  status: string;
+  /** The service's refund claim, if any. */
+  claim?: { amount?: bigint; transaction?: string };
+  /**
+   * What our RPC showed: the refund transaction's transfers into the wallet from the payee
+   * (atomic units), or `missing` when it is not on chain (yet), or `elsewhere` when that
+   * transaction already credited another intent.
+   */
+  landed?: bigint | "missing" | "elsewhere" | "not_from_payee";
+}
+
+export interface RefundVerdict {
+  /** The credit to record now (total for the intent, never more than paid). */
+  credit: bigint;
+  /** Done with this refund: verified or given to a human; false = look again later. */
+  settled: boolean;
+  /** Why a human should look, if one should. */
+  attention?: string;
+}
+
+/**
+ * What a refund credits back to the caps: only what our RPC saw land in the wallet from the
+ * payee, never more than was paid, never on a status alone.
+ */
+export function refundVerdict(e: RefundEvidence, formatUsdc: (atomic: bigint) => string): RefundVerdict {
+  const claimText = e.claim?.amount !== undefined ? `${formatUsdc(e.claim.amount)} USDC` : "a refund";
+  if (!e.claim?.transaction) {
+    if (e.status !== "refunded") return { credit: e.credited, settled: false };
+    return { credit: e.credited, settled: true, attention: `the service says the payment was refunded, but names no refund transaction: nothing is credited back until one is seen on chain` };
+  }
+  if (e.landed === undefined || e.landed === "missing") {
+    return { credit: e.credited, settled: false };
+  }
+  if (e.landed === "elsewhere") {
+    return { credit: e.credited, settled: true, attention: `the service's refund transaction ${e.claim.transaction} already credited another purchase: nothing more is credited` };
+  }
+  if (e.landed === "not_from_payee") {
+    return { credit: e.credited, settled: true, attention: `the service's refund transaction ${e.claim.transaction} moved no USDC from the payee into the wallet: nothing is credited` };
+  }
+  const credit = e.landed < e.paid ? e.landed : e.paid;
+  const notes: string[] = [];
+  if (e.landed > e.paid) notes.push(`the refund transaction moved ${formatUsdc(e.landed)} USDC back, more than the ${formatUsdc(e.paid)} USDC paid; only what was paid is credited`);
+  if (e.claim.amount !== undefined && e.claim.amount !== e.landed) {
+    notes.push(`the service reports ${claimText} refunded; the chain shows ${formatUsdc(e.landed)} USDC, which is what counts`);
+  }
+  if (e.status === "refunded" && e.landed < e.paid) notes.push(`only ${formatUsdc(e.landed)} of the ${formatUsdc(e.paid)} USDC paid came back`);
+  return { credit, settled: true, ...(notes.length > 0 ? { attention: notes.join("; ") } : {}) };
+}
+
+/** A refund claim not verifiable on chain for this long is handed to a human. */
+export const REFUND_PATIENCE_MS = 3_600_000;

@@ -1,0 +1,223 @@
+/**
+ * The engine's vocabulary: what a caller asks for, what it gets back, the journal's typed
+ * intent record, and the step boundaries a crash test kills the process at. Types only.
+ */
+import type { Execution, ExecutionStatus, PaymentRequirements, Quote, Refund } from "../domain/wire.js";
+import type { ErrorCode } from "./errors.js";
+
+/** The step boundaries, in order: a crash test kills the process at each one. */
+export const STEPS = [
+  "intent_recorded",
+  "quote_recorded",
+  "reserved",
+  "signed",
+  "confirm_sent",
+  "confirm_recorded",
+  "execution_sent",
+  "execution_recorded",
+] as const;
+export type Step = (typeof STEPS)[number];
+
+export type IntentState =
+  | "new" // recorded, nothing sent yet
+  | "quoted" // quote recorded
+  | "awaiting_approval" // a human must approve before anything is signed
+  | "reserved" // budget reserved, challenge checked; nothing signed yet
+  | "signed" // proof stored: from now on it may leave the process, so the money is at risk
+  | "unsettled" // the service did not settle a proof that left: the chain decides its fate
+  | "paid" // settlement established (the service's word, checked on chain later) or seen on chain
+  | "executed" // execution id recorded; the reconciler follows it
+  | "refused" // stopped before anything was reserved: nothing spent
+  | "failed" // stopped with nothing spent: before signing, or the proof can never land
+  | "attention"; // inconsistent: a human should look; the budget stays held
+
+/** States a call or the reconciler still drives. */
+export const UNFINISHED_STATES: readonly IntentState[] = ["new", "quoted", "reserved", "signed", "unsettled", "paid"];
+
+export type BudgetState = "none" | "reserved" | "spent" | "released";
+
+/**
+ * What is known about the settlement on chain: `claimed` = the service says so and our RPC
+ * has not confirmed it yet; `verified` = our RPC shows the transfer, exactly as priced;
+ * `mismatch` = the chain disagrees with the claim (a human looks).
+ */
+export type SettlementCheck = "none" | "claimed" | "verified" | "mismatch";
+
+/** Refund credit: only what our RPC shows landing in the wallet counts. */
+export type RefundState = "none" | "pending" | "verified" | "unverified";
+
+export interface StoredError {
+  code: ErrorCode;
+  message: string;
+  context?: Record<string, unknown>;
+  retryable?: boolean;
+}
+
+/** One intent as the journal holds it: typed, amounts in atomic units. */
+export interface Intent {
+  intentId: string;
+  /** The caller's key for this intent (or a generated one). */
+  intentKey: string;
+  /** Fresh attempts after a definite stop with nothing spent. */
+  attempt: number;
+  /** The Idempotency-Key sent on every request of the current attempt. */
+  idemKey: string;
+  service: string;
+  action: string;
+  input: Record<string, unknown>;
+  fingerprint: string;
+  agentBudget: bigint | null;
+  state: IntentState;
+  quoteId: string | null;
+  quote: Quote | null;
+  amount: bigint | null;
+  payee: string | null;
+  quoteExpiresAt: number | null;
+  quotedAt: number | null;
+  requirements: PaymentRequirements | null;
+  /** A secret: lives in its own column and nowhere else. */
+  proof: string | null;
+  /** The service's confirm answer, as given. */
+  payment: Record<string, unknown> | null;
+  /** The settlement's transaction: seen on chain when `settlement` is verified, else claimed. */
+  paymentTx: string | null;
+  settlement: SettlementCheck;
+  executionId: string | null;
+  execution: Execution | null;
+  execStatus: ExecutionStatus | null;
+  output: unknown;
+  /** The service's refund claim, as given. */
+  refund: Refund | null;
+  refundState: RefundState;
+  /** Credited back to the caps: what our RPC saw land, never more than was paid. */
+  refundCredit: bigint;
+  refundTx: string | null;
+  /** When the refund claim was first seen (a claim unverifiable for long goes to a human). */
+  refundSeenAt: number | null;
+  budgetState: BudgetState;
+  budgetAmount: bigint | null;
+  budgetAt: number | null;
+  approvalId: string | null;
+  error: StoredError | null;
+  attention: string | null;
+  callId: string | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  nextPollAt: number | null;
+  pollIntervalMs: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type IntentPatch = Partial<Omit<Intent, "intentId" | "createdAt" | "updatedAt">>;
+
+export type ApprovalStatus = "pending" | "approved" | "used" | "declined";
+
+export interface Approval {
+  approvalId: string;
+  intentId: string;
+  quoteId: string;
+  action: string;
+  amount: bigint;
+  payee: string | null;
+  expiresAt: number;
+  status: ApprovalStatus;
+  createdAt: number;
+  decidedAt: number | null;
+}
+
+/** The fate of one signed proof, by its memo (= quote id): what audit reconciles with the chain. */
+export type PaymentFate = "pending" | "landed" | "never";
+
+export interface PaymentRecord {
+  quoteId: string;
+  intentId: string;
+  attempt: number;
+  amount: bigint;
+  payee: string;
+  payer: string | null;
+  mint: string | null;
+  blockhash: string | null;
+  signedAt: number;
+  sentAt: number | null;
+  fate: PaymentFate;
+  tx: string | null;
+  claimedTx: string | null;
+  checkedAt: number | null;
+}
+
+// ---- The engine's surface ------------------------------------------------------------
+
+export interface PayRequest {
+  action: string;
+  input: Record<string, unknown>;
+  budget?: { amount: string; currency: string };
+  /** The caller's own key for this intent: a retried call with it lands on the same intent. */
+  intentKey?: string;
+  approvalId?: string;
+}
+
+export type ApprovalAnswer = "accept" | "decline" | "cancel";
+
+export interface ApprovalAsk {
+  action: string;
+  amount: string;
+  currency: "USDC";
+  payee: string;
+  quoteId: string;
+  expiresAt: string;
+  input: Record<string, unknown>;
+}
+
+export interface PayOptions {
+  callId?: string;
+  /** Asks a human (MCP elicitation). Absent: approvals go through `approve <approvalId>`. */
+  approve?: (ask: ApprovalAsk) => Promise<ApprovalAnswer>;
+  /** The caller gave up (MCP cancellation): stop before reservation or signing. */
+  signal?: AbortSignal;
+  /** Progress while the call waits (for a settling payment, or another call on the same intent). */
+  onProgress?: (message: string) => void;
+}
+
+export interface PaidCall {
+  intentId: string;
+  intentKey: string;
+  executionId: string;
+  status: ExecutionStatus;
+  action: string;
+  quote: { quoteId: string; amount: string; currency: "USDC"; expiresAt: string };
+  payment: { transaction: string | null; amount: string; currency: "USDC"; settlement: SettlementCheck };
+  attention?: string;
+  callId?: string;
+}
+
+export interface ExecutionView {
+  intentId: string;
+  executionId: string | null;
+  action: string;
+  status: string;
+  state: string;
+  quoteId: string | null;
+  amount: string | null;
+  currency: "USDC";
+  payee: string | null;
+  paymentTransaction: string | null;
+  settlement: SettlementCheck;
+  output?: unknown;
+  error?: unknown;
+  refund?: unknown;
+  refundCredited?: string;
+  providerMeta?: unknown;
+  attention?: string;
+  callId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ExecutionEvent {
+  intentId: string;
+  executionId: string;
+  status: string;
+  previous: string | null;
+  view: ExecutionView;
+}
