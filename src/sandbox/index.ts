@@ -36,7 +36,10 @@ export interface SandboxOptions {
   providerDelayMs?: number;
   quoteTtlMs?: number;
   blockhashTtlMs?: number;
+  /** Per API key on /v1 (and per client address without a valid key). */
   rateLimit?: RateLimit;
+  /** Per client address on /solana; default: `rateLimit`. */
+  rpcRateLimit?: RateLimit;
   /** Slow clients: a request must arrive whole within this time. */
   requestTimeoutMs?: number;
   /** How long a write waits for a lock held by another process before answering 503. */
@@ -232,6 +235,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       db,
       apiKeys,
       rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
+      rpcRateLimit: options.rpcRateLimit ?? options.rateLimit ?? DEFAULT_RATE_LIMIT,
       now,
       log,
     });

@@ -2,21 +2,13 @@
  * A Solana JSON-RPC 2.0 endpoint over the sandbox ledger: what a standard Solana client
  * (@solana/kit) and the x402 client need, answered from the ledger's real state.
  */
-import {
-  getBase58Encoder,
-  getBase64Decoder,
-  getBase58Decoder,
-  getBase64Encoder,
-  getCompiledTransactionMessageDecoder,
-  getTransactionDecoder,
-} from "@solana/kit";
-import type { Ledger, LandedTransaction, TokenBalance } from "./ledger.js";
+import { getBase58Encoder } from "@solana/kit";
+import type { Ledger } from "./ledger.js";
+import { decodeLanded, encodeAccount, encodeTransaction, RpcError, uiTokenAmount, type Json } from "./rpc-encoding.js";
 
 const VERSION = { "solana-core": "2.2.0-litesvm", "feature-set": 0 };
 const GENESIS_HASH = "EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
 const MAX_BATCH = 100;
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json } | bigint;
 
 interface RpcRequest {
   jsonrpc?: unknown;
@@ -25,22 +17,7 @@ interface RpcRequest {
   params?: unknown;
 }
 
-class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: Json,
-  ) {
-    super(message);
-  }
-}
-
-const base64 = getBase64Decoder();
-const base64Encode = getBase64Encoder();
-const base58Decode = getBase58Decoder();
 const base58Encode = getBase58Encoder();
-const txDecoder = getTransactionDecoder();
-const messageDecoder = getCompiledTransactionMessageDecoder();
 
 /** Serializes with u64 values as bare JSON integers, as a Solana node does. */
 export function stringifyRpc(value: unknown): string {
@@ -70,7 +47,8 @@ function handleOne(ledger: Ledger, raw: unknown) {
   }
   const params = req.params === undefined ? [] : req.params;
   if (!Array.isArray(params)) return errorResponse(id, -32602, "Invalid params: expected an array");
-  const method = METHODS[req.method];
+  // Own methods only: never Object.prototype's (constructor, toString, __proto__, ...).
+  const method = METHODS.get(req.method);
   if (!method) return errorResponse(id, -32601, "Method not found");
   try {
     return { jsonrpc: "2.0", id, result: method(ledger, params) };
@@ -95,6 +73,36 @@ function configParam(params: unknown[], index: number): Record<string, unknown> 
   return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/** Checks `commitment`: methods reading history serve confirmed and finalized only, as a node does. */
+function historyCommitment(config: Record<string, unknown>): void {
+  const c = config.commitment;
+  if (c === undefined || c === "confirmed" || c === "finalized") return;
+  if (c === "processed") throw new RpcError(-32602, "Method does not support commitment below `confirmed`");
+  throw new RpcError(-32602, `Invalid params: unknown commitment ${JSON.stringify(String(c).slice(0, 32))}`);
+}
+
+function minContextSlot(ledger: Ledger, config: Record<string, unknown>): void {
+  const min = config.minContextSlot;
+  if (min === undefined) return;
+  if (typeof min !== "number" || !Number.isInteger(min) || min < 0) throw new RpcError(-32602, "Invalid params: minContextSlot must be a slot");
+  if (BigInt(min) > ledger.slot()) {
+    throw new RpcError(-32016, "Minimum context slot has not been reached", { contextSlot: ledger.slot() });
+  }
+}
+
+function optionalSignature(config: Record<string, unknown>, key: "before" | "until"): string | undefined {
+  const value = config[key];
+  if (value === undefined || value === null) return undefined;
+  try {
+    if (typeof value === "string" && base58Encode.encode(value).length === 64) return value;
+  } catch {
+    // fall through
+  }
+  throw new RpcError(-32602, `Invalid param: ${key} is not a transaction signature`);
+}
+
+const MAX_SIGNATURES = 1000;
+
 function validAddress(text: string): string {
   try {
     if (base58Encode.encode(text).length === 32) return text;
@@ -102,126 +110,6 @@ function validAddress(text: string): string {
     // fall through
   }
   throw new RpcError(-32602, `Invalid param: Invalid pubkey ${JSON.stringify(text.slice(0, 64))}`);
-}
-
-function encodeAccount(ledger: Ledger, addr: string, encoding: unknown) {
-  const account = ledger.account(addr);
-  if (!account) return null;
-  let data: Json;
-  if (encoding === "base58") data = [base58Decode.decode(account.data), "base58"];
-  else if (encoding === undefined || encoding === "base64" || encoding === "jsonParsed") data = [base64.decode(account.data), "base64"];
-  else throw new RpcError(-32602, `Invalid params: unsupported encoding ${String(encoding)}`);
-  return {
-    data,
-    executable: account.executable,
-    lamports: account.lamports,
-    owner: account.owner,
-    rentEpoch: 18446744073709551615n,
-    space: BigInt(account.data.length),
-  };
-}
-
-function uiTokenAmount(amount: bigint, decimals = 6) {
-  const scale = 10n ** BigInt(decimals);
-  const whole = amount / scale;
-  const frac = (amount % scale).toString().padStart(decimals, "0").replace(/0+$/, "");
-  const uiAmountString = frac ? `${whole}.${frac}` : `${whole}`;
-  return { amount: amount.toString(), decimals, uiAmount: Number(uiAmountString), uiAmountString };
-}
-
-function tokenBalances(list: TokenBalance[]) {
-  return list.map((t) => ({
-    accountIndex: t.accountIndex,
-    mint: t.mint,
-    owner: t.owner,
-    programId: "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
-    uiTokenAmount: uiTokenAmount(t.amount),
-  }));
-}
-
-function encodeTransaction(landed: LandedTransaction, encoding: unknown) {
-  const meta = {
-    err: null,
-    status: { Ok: null },
-    fee: landed.fee,
-    preBalances: landed.preBalances,
-    postBalances: landed.postBalances,
-    preTokenBalances: tokenBalances(landed.preTokenBalances),
-    postTokenBalances: tokenBalances(landed.postTokenBalances),
-    innerInstructions: [],
-    logMessages: landed.logs,
-    rewards: [],
-    loadedAddresses: { readonly: [], writable: [] },
-    computeUnitsConsumed: landed.computeUnits,
-  };
-  const decoded = decodeLanded(landed.wire);
-  let transaction: Json;
-  if (encoding === "base58") {
-    transaction = [base58Decode.decode(Buffer.from(landed.wire, "base64")), "base58"];
-  } else if (encoding === "base64") {
-    transaction = [landed.wire, "base64"];
-  } else if (encoding === undefined || encoding === "json" || encoding === "jsonParsed") {
-    // "json" is a Solana node's default encoding; a standard client reads it as an object.
-    transaction = jsonTransaction(decoded, encoding === "jsonParsed") ?? [landed.wire, "base64"];
-  } else {
-    throw new RpcError(-32602, `Invalid params: unsupported encoding ${String(encoding)}`);
-  }
-  return { slot: landed.slot, blockTime: BigInt(landed.blockTime), version: decoded.message.version, transaction, meta };
-}
-
-function decodeLanded(wire: string) {
-  const tx = txDecoder.decode(base64Encode.encode(wire));
-  return { tx, message: messageDecoder.decode(tx.messageBytes) };
-}
-
-/**
- * A transaction in the "json" encoding of a Solana node ({signatures, message}); with
- * `parsed`, the "jsonParsed" shape, where instructions are given by program id and
- * accounts (the partially decoded form a node uses for programs it has no parser for).
- */
-function jsonTransaction({ tx, message }: ReturnType<typeof decodeLanded>, parsed: boolean): Json | undefined {
-  // Only legacy and v0 messages have a JSON form here; anything newer stays in base64.
-  if (message.version !== "legacy" && message.version !== 0) return undefined;
-  const keys = message.staticAccounts.map(String);
-  const { numSignerAccounts, numReadonlySignerAccounts, numReadonlyNonSignerAccounts } = message.header;
-  const signatures = Object.values(tx.signatures).map((s) => (s ? base58Decode.decode(s) : "1".repeat(64)));
-  const data = (ix: { data?: ArrayLike<number> }) => base58Decode.decode(new Uint8Array(ix.data ?? []));
-  const lookups: Json[] | undefined =
-    "addressTableLookups" in message && message.addressTableLookups
-      ? message.addressTableLookups.map((l) => ({
-          accountKey: l.lookupTableAddress as string,
-          writableIndexes: [...l.writableIndexes],
-          readonlyIndexes: [...l.readonlyIndexes],
-        }))
-      : undefined;
-  const writable = (i: number) =>
-    i < numSignerAccounts ? i < numSignerAccounts - numReadonlySignerAccounts : i < keys.length - numReadonlyNonSignerAccounts;
-  const instructions = message.instructions.map((ix): Json =>
-    parsed
-      ? {
-          programId: keys[ix.programAddressIndex] ?? "",
-          accounts: (ix.accountIndices ?? []).map((i) => keys[i] ?? ""),
-          data: data(ix),
-          stackHeight: null,
-        }
-      : { programIdIndex: ix.programAddressIndex, accounts: [...(ix.accountIndices ?? [])], data: data(ix), stackHeight: null },
-  );
-  return {
-    signatures,
-    message: {
-      accountKeys: parsed
-        ? keys.map((pubkey, i) => ({ pubkey, signer: i < numSignerAccounts, writable: writable(i), source: "transaction" }))
-        : keys,
-      header: {
-        numRequiredSignatures: numSignerAccounts,
-        numReadonlySignedAccounts: numReadonlySignerAccounts,
-        numReadonlyUnsignedAccounts: numReadonlyNonSignerAccounts,
-      },
-      recentBlockhash: String(message.lifetimeToken),
-      instructions,
-      ...(lookups ? { addressTableLookups: lookups } : {}),
-    },
-  };
 }
 
 function wireFromParam(params: unknown[]): string {
@@ -238,7 +126,9 @@ function wireFromParam(params: unknown[]): string {
   throw new RpcError(-32602, `Invalid params: unsupported encoding ${String(encoding)}`);
 }
 
-const METHODS: Record<string, (ledger: Ledger, params: unknown[]) => unknown> = {
+type Method = (ledger: Ledger, params: unknown[]) => unknown;
+
+const METHODS = new Map<string, Method>(Object.entries({
   getHealth: () => "ok",
   getVersion: () => VERSION,
   getGenesisHash: () => GENESIS_HASH,
@@ -306,9 +196,43 @@ const METHODS: Record<string, (ledger: Ledger, params: unknown[]) => unknown> = 
     };
   },
   getTransaction: (ledger, params) => {
+    const config = configParam(params, 1);
+    historyCommitment(config);
     const landed = ledger.transaction(stringParam(params, 0, "signature"));
     if (!landed) return null;
-    return encodeTransaction(landed, configParam(params, 1).encoding);
+    const version = decodeLanded(landed.wire).message.version;
+    const max = config.maxSupportedTransactionVersion;
+    if (version !== "legacy" && (typeof max !== "number" || max < version)) {
+      // What a node answers a client that did not say it reads versioned transactions.
+      throw new RpcError(
+        -32015,
+        `Transaction version (${version}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`,
+      );
+    }
+    return encodeTransaction(landed, config.encoding);
+  },
+  /**
+   * Landed transactions naming the address among their account keys, newest first:
+   * `[address, {limit (1-1000, default 1000), before, until, commitment, minContextSlot}]`.
+   */
+  getSignaturesForAddress: (ledger, params) => {
+    const addr = validAddress(stringParam(params, 0, "address"));
+    const config = configParam(params, 1);
+    historyCommitment(config);
+    minContextSlot(ledger, config);
+    const limit = config.limit ?? MAX_SIGNATURES;
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_SIGNATURES) {
+      throw new RpcError(-32602, `Invalid limit; max ${MAX_SIGNATURES}`);
+    }
+    const entries = ledger.signaturesForAddress(addr, { limit, before: optionalSignature(config, "before"), until: optionalSignature(config, "until") });
+    return entries.map((e) => ({
+      signature: e.signature,
+      slot: e.slot,
+      err: null,
+      memo: e.memo,
+      blockTime: BigInt(e.blockTime),
+      confirmationStatus: "finalized",
+    }));
   },
   sendTransaction: (ledger, params) => {
     const result = ledger.submit(wireFromParam(params));
@@ -329,4 +253,4 @@ const METHODS: Record<string, (ledger: Ledger, params: unknown[]) => unknown> = 
         : { err: result.error, logs: result.logs, accounts: null, returnData: null },
     };
   },
-};
+}));

@@ -9,6 +9,7 @@
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../../src/sandbox/http.js";
+import { MAX_JSON_DEPTH } from "../../src/sandbox/http-io.js";
 import { apiClient, SERVER_INPUT, startTestSandbox, type ApiResponse, type TestSandbox } from "../helpers/sandbox.js";
 
 const KEY_A = "key-flooder-0001";
@@ -284,6 +285,44 @@ describe("sandbox abuse: slow clients are cut off by a timeout", () => {
     for (const c of closed) expect(c.atMs).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
     for (const s of slow) expect(s.received()).toMatch(/^(HTTP\/1\.1 408 |$)/);
     expectServedPromptly(others, 5, 1_000);
+  });
+});
+
+// ---- 400 for deep nesting ---------------------------------------------------------------
+
+describe("sandbox abuse: deeply nested JSON is a 400, never a 500", () => {
+  const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+  const inInput = (depth: number) =>
+    `{"action":"servers.provision","input":{"region":"eu-west-1","plan":"small","durationHours":24,"x":${nested(depth)}},"budget":{"amount":"5","currency":"USDC"}}`;
+
+  it("10,000 and ~32,000 nested arrays, bare or inside input, on /v1/quotes and /v1/executions, with and without Idempotency-Key", async () => {
+    const t = await sandbox();
+    const quote = await t.quote("servers.provision", SERVER_INPUT);
+    const deepest = Math.floor((MAX_BODY_BYTES - 200) / 2); // the deepest a body under the size limit can be
+    let n = 0;
+    for (const path of ["/quotes", "/executions", "/payments/confirm", "/webhooks"]) {
+      for (const body of [nested(10_000), inInput(10_000), nested(deepest), inInput(deepest - 100)]) {
+        for (const idempotent of [false, true]) {
+          const headers: Record<string, string> = { "content-type": "application/json", "x-quote-id": quote.quoteId };
+          if (idempotent) headers["idempotency-key"] = `deep-${++n}`;
+          const res = await t.call("POST", path, { rawBody: body, headers });
+          expect(res.status, `${path} ${body.length} ${idempotent}: ${res.text.slice(0, 200)}`).toBe(400);
+          expect(res.body.error).toMatchObject({ code: "invalid_request", requestId: res.headers["x-request-id"] });
+          expect(res.body.error.message).toMatch(new RegExp(`deeper than ${MAX_JSON_DEPTH}`));
+        }
+      }
+    }
+    // Nesting up to the limit is read (and judged by the schema as usual); brackets inside strings do not count.
+    const shallow = await t.call("POST", "/quotes", { rawBody: inInput(MAX_JSON_DEPTH - 3), headers: { "content-type": "application/json", "idempotency-key": "deep-ok" } });
+    expect(shallow.status).toBe(400);
+    expect(shallow.body.error.message).not.toMatch(/deeper than/);
+    const strings = await t.call("POST", "/quotes", { body: { ...QUOTE_BODY, input: { ...SERVER_INPUT, image: "[".repeat(1000) } } });
+    expect(strings.body.error?.message ?? "").not.toMatch(/deeper than/);
+    // The Solana endpoint refuses it as a parse error.
+    const rpc = await fetch(t.sb.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: nested(10_000) });
+    expect(((await rpc.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    // And the service goes on serving.
+    expect((await t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": "after-deep" } })).status).toBe(201);
   });
 });
 

@@ -112,7 +112,7 @@ describe("a stock x402 client (@x402/fetch) pays POST /executions", () => {
     const settle = decodePaymentResponseHeader(header!);
     expect(settle).toMatchObject({ success: true, network: t.sb.network, payer: t.wallet.address });
     expect(typeof settle.transaction).toBe("string");
-    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64" }]);
+    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
     expect(tx).not.toBeNull();
 
     expect(await t.usdc(t.wallet.address)).toBe(payerBefore - amount);
@@ -161,7 +161,7 @@ describe("a stock x402 client (@x402/fetch) pays POST /executions", () => {
 
     const settle = decodePaymentResponseHeader(res.headers.get("PAYMENT-RESPONSE")!);
     expect(settle).toMatchObject({ success: true, network: t.sb.network, payer: t.wallet.address });
-    expect(await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64" }])).not.toBeNull();
+    expect(await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }])).not.toBeNull();
 
     expect(await t.usdc(t.wallet.address)).toBe(payerBefore - amount);
     expect(await t.usdc(treasury)).toBe(treasuryBefore + amount);

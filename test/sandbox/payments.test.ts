@@ -123,7 +123,7 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     expect(res.body.paymentId).toMatch(/^pay_/);
 
     await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
-    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [res.body.transaction, { encoding: "base64" }]);
+    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [res.body.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
     expect(tx).not.toBeNull();
     expect(usdcDelta(tx, t.wallet.address)).toBe(-AMOUNT);
     expect(usdcDelta(tx, treasury)).toBe(AMOUNT);
@@ -399,10 +399,10 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     expect(done.refund).toMatchObject({ amount: "0.288", currency: "USDC", transaction: expect.any(String) });
     expect(done.refund.transaction).not.toBe(settle.transaction);
 
-    const paymentTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64" }]);
+    const paymentTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
     expect(paymentTx).not.toBeNull();
     expect(usdcDelta(paymentTx, t.wallet.address)).toBe(-AMOUNT);
-    const refundTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [done.refund.transaction, { encoding: "base64" }]);
+    const refundTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [done.refund.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
     expect(refundTx).not.toBeNull();
     expect(usdcDelta(refundTx, t.wallet.address)).toBe(AMOUNT);
     expect(usdcDelta(refundTx, treasury)).toBe(-AMOUNT);

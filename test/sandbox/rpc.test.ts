@@ -312,6 +312,17 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
     await expect((rpc as any).getStakeMinimumDelegation().send()).rejects.toThrow();
   });
 
+  it("only the endpoint's own methods are dispatched: Object.prototype's names are -32601 and reveal nothing", async () => {
+    for (const method of ["constructor", "toString", "__proto__", "hasOwnProperty", "valueOf", "isPrototypeOf", "__defineGetter__"]) {
+      const { status, json } = await rawRpc(t.sb.rpcUrl, JSON.stringify({ jsonrpc: "2.0", id: 7, method, params: [] }));
+      expect(status).toBe(200);
+      expect(json, method).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32601, message: "Method not found" } });
+    }
+    const batch = await rawRpc(t.sb.rpcUrl, JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "constructor", params: [] }]));
+    expect(JSON.stringify(batch.json)).not.toContain(t.sb.home);
+    expect(batch.json[0].error.code).toBe(-32601);
+  });
+
   it("malformed JSON is JSON-RPC error -32700 with id null", async () => {
     const { json } = await rawRpc(t.sb.rpcUrl, '{"jsonrpc": "2.0", "id": 1, "method": "getSlot"');
     expect(json).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
@@ -337,5 +348,36 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
 
     const empty = await rawRpc(t.sb.rpcUrl, "[]");
     expect(empty.json).toMatchObject({ id: null, error: { code: -32600 } });
+  });
+});
+
+describe("the Solana JSON-RPC endpoint is rate-limited per client address", () => {
+  let t: TestSandbox;
+  const RATE = { perSecond: 2, burst: 4 };
+  beforeAll(async () => {
+    t = await startTestSandbox({ rateLimit: RATE });
+  });
+  afterAll(() => t?.close());
+
+  it("past the burst: HTTP 429 with Retry-After and a JSON-RPC error; a batch costs one per call; /v1 keeps its own budget; it recovers", async () => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getSlot", params: [] });
+    const first = await Promise.all(Array.from({ length: RATE.burst }, () => rawRpc(t.sb.rpcUrl, body)));
+    expect(first.map((r) => r.status)).toEqual(Array(RATE.burst).fill(200));
+    const res = await fetch(t.sb.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(res.status).toBe(429);
+    const wait = Number(res.headers.get("retry-after"));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32005, data: { retryAfter: wait } } });
+    // A standard client sees the 429 as an error.
+    await expect(createSolanaRpc(t.sb.rpcUrl).getSlot().send()).rejects.toThrow();
+    // The API key's budget on /v1 is separate.
+    expect((await t.call("GET", "/actions")).status).toBe(200);
+
+    await new Promise((r) => setTimeout(r, (RATE.burst / RATE.perSecond) * 1000 + 100));
+    const batch = JSON.stringify(Array.from({ length: RATE.burst }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "getSlot", params: [] })));
+    const full = await rawRpc(t.sb.rpcUrl, batch);
+    expect(full.status).toBe(200);
+    expect(full.json).toHaveLength(RATE.burst);
+    expect((await rawRpc(t.sb.rpcUrl, body)).status).toBe(429);
   });
 });
