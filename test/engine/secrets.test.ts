@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from "node:fs";
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
@@ -75,13 +76,19 @@ describe("secrets never leave their place", () => {
     }
 
     // The journal keeps the proof in its own column, and nowhere else.
-    const rows = f.pa.journal.db.prepare(`SELECT * FROM intents`).all() as Array<Record<string, unknown>>;
-    for (const r of rows) {
-      for (const [column, value] of Object.entries(r)) {
-        if (column === "proof" || typeof value !== "string") continue;
-        expect(value.includes(proof), `proof in journal column ${column}`).toBe(false);
-        expect(value.includes(apiKey), `API key in journal column ${column}`).toBe(false);
+    const raw = new Database(f.pa.journal.path, { readonly: true });
+    try {
+      for (const table of ["intents", "payments", "approvals"]) {
+        for (const r of raw.prepare(`SELECT * FROM ${table}`).all() as Array<Record<string, unknown>>) {
+          for (const [column, value] of Object.entries(r)) {
+            if ((table === "intents" && column === "proof") || typeof value !== "string") continue;
+            expect(value.includes(proof), `proof in journal column ${table}.${column}`).toBe(false);
+            expect(value.includes(apiKey), `API key in journal column ${table}.${column}`).toBe(false);
+          }
+        }
       }
+    } finally {
+      raw.close();
     }
   });
 });

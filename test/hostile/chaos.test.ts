@@ -204,16 +204,16 @@ describe("chaos: faults between server and service, and a server killed at rando
     // ---- Invariants ---------------------------------------------------------------------
     const journal = new Journal(join(home, "journal.sqlite"));
     try {
-      const rows = journal.db.prepare(`SELECT * FROM intents`).all() as any[];
-      const byKey = new Map(rows.map((r) => [r.intent_key, r]));
+      const rows = journal.intentsSince(0);
+      const byKey = new Map(rows.map((r) => [r.intentKey, r]));
       // Every intent final or clearly marked as needing attention.
       for (const intent of intents) {
         const row = byKey.get(intent.key);
         expect(row, `intent ${intent.key} is in the journal`).toBeDefined();
-        expect(["executed", "refused", "failed", "attention"], `intent ${intent.key} (seed ${SEED})`).toContain(row.state);
+        expect(["executed", "refused", "failed", "attention"], `intent ${intent.key} (seed ${SEED})`).toContain(row!.state);
         if (intent.result) {
-          expect(row.state).toBe("executed");
-          expect(row.execution_id).toBe(intent.result.executionId);
+          expect(row!.state).toBe("executed");
+          expect(row!.executionId).toBe(intent.result.executionId);
         }
       }
       // Per intent at most one settled payment and at most one execution at the service.
@@ -231,17 +231,17 @@ describe("chaos: faults between server and service, and a server killed at rando
       const settled = t.sb.db
         .prepare(`SELECT p.quote_id, p.transaction_sig, p.amount, q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`)
         .all() as any[];
-      const byQuote = new Map(rows.filter((r) => r.quote_id).map((r) => [r.quote_id, r]));
+      const byQuote = new Map(rows.filter((r) => r.quoteId).map((r) => [r.quoteId!, r]));
       for (const s of settled) {
         const row = byQuote.get(s.quote_id);
         expect(row, `a settled payment for quote ${s.quote_id} the journal does not know (seed ${SEED})`).toBeDefined();
-        expect(["spent", "reserved"]).toContain(row.budget_state);
-        if (row.payment_tx) expect(row.payment_tx).toBe(s.transaction_sig);
-        expect(row.amount).toBe(s.amount);
+        expect(["spent", "reserved"]).toContain(row!.budgetState);
+        if (row!.paymentTx) expect(row!.paymentTx).toBe(s.transaction_sig);
+        expect(row!.amount).toBe(BigInt(s.amount));
       }
-      for (const row of rows.filter((r) => r.execution_id)) {
-        const e = t.sb.db.prepare(`SELECT quote_id FROM executions WHERE execution_id = ?`).get(row.execution_id) as any;
-        expect(e?.quote_id, `execution ${row.execution_id} at the service (seed ${SEED})`).toBe(row.quote_id);
+      for (const row of rows.filter((r) => r.executionId)) {
+        const e = t.sb.db.prepare(`SELECT quote_id FROM executions WHERE execution_id = ?`).get(row.executionId) as any;
+        expect(e?.quote_id, `execution ${row.executionId} at the service (seed ${SEED})`).toBe(row.quoteId);
       }
       // ...and with the ledger: what left the wallet is exactly what the service settled, within the caps.
       const settledTotal = settled.reduce((sum, s) => sum + BigInt(s.amount), 0n);
