@@ -31,7 +31,7 @@ describe("mcp e2e: tools", () => {
       const tool = tools.find((t) => t.name === name)!;
       expect(tool, name).toBeDefined();
       expect(tool.title, name).toBeTruthy();
-      expect(tool.annotations, name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+      expect(tool.annotations, name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }); // two identical calls without an intentKey are two purchases
       expect(tool.annotations?.title, name).toBeTruthy();
       expect(tool.execution?.taskSupport, name).toBe("optional");
       expect(tool.description, name).toMatch(/sandbox/i);
