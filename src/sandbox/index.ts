@@ -19,6 +19,7 @@ import type { FacilitatorFaults } from "./faults.js";
 export { FacilitatorFaults } from "./faults.js";
 import { Ledger } from "./ledger.js";
 import { SandboxService } from "./service.js";
+import { systemResolver, type Resolver } from "./webhook-guard.js";
 import { Webhooks } from "./webhooks.js";
 
 export const DEFAULT_PORT = 8402;
@@ -44,6 +45,13 @@ export interface SandboxOptions {
   requestTimeoutMs?: number;
   /** How long a write waits for a lock held by another process before answering 503. */
   busyTimeoutMs?: number;
+  /**
+   * Deliver webhooks to loopback, private and other non-public addresses too (local
+   * development and tests). Default false: such URLs are refused with 400.
+   */
+  allowPrivateWebhooks?: boolean;
+  /** How webhook hosts are resolved; default the system resolver (dns.lookup, every address). */
+  webhookResolver?: Resolver;
   now?: () => number;
   log?: (line: string) => void;
   /**
@@ -212,7 +220,13 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       log(`new sandbox in ${home}: demo wallet ${wallet.address} funded with 1000 USDC`);
     }
 
-    const webhooks = new Webhooks({ db, now, log });
+    const webhooks = new Webhooks({
+      db,
+      now,
+      log,
+      allowPrivate: options.allowPrivateWebhooks ?? false,
+      resolve: options.webhookResolver ?? systemResolver,
+    });
     let baseUrl = "";
     const service = new SandboxService({
       db,

@@ -155,7 +155,7 @@ export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[
       body: searchAgentServices(parse(AgentServicesSearch, ctx.body, "search request")),
     }), false),
     r("POST", "/agent-services/purchase", dedicated("agent-services.purchase")),
-    r("POST", "/webhooks", (ctx) => ({ status: 201, body: webhooks.create(ctx.tenant, ctx.body) })),
+    r("POST", "/webhooks", async (ctx) => ({ status: 201, body: await webhooks.create(ctx.tenant, ctx.body) })),
     r("GET", "/webhooks", (ctx) => ({ status: 200, body: webhooks.list(ctx.tenant) })),
     r("DELETE", "/webhooks/:id", (ctx, [id]) => ({ status: 200, body: webhooks.delete(ctx.tenant, id!) })),
   ];

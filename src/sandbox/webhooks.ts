@@ -1,13 +1,18 @@
 /**
  * Webhooks: registration per API key, durable deliveries of `execution.updated`, signed
  * `Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, retried with
- * exponential backoff. Deliveries live in SQLite, so retries survive a restart.
+ * exponential backoff. Deliveries live in SQLite, so retries survive a restart. Receivers
+ * must be public addresses, checked at registration and again at each delivery, which
+ * connects to the address it checked (webhook-guard.ts).
  */
 import { createHmac, randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import { invalidRequest, notFound, zodIssues } from "./errors.js";
 import { newId } from "../domain/ids.js";
+import { pinnedLookup, resolveWebhookTarget, WebhookTargetRefused, type Resolver } from "./webhook-guard.js";
 
 export const WEBHOOK_EVENTS = ["execution.updated"] as const;
 const MAX_ATTEMPTS = 8;
@@ -59,7 +64,10 @@ export interface WebhooksOptions {
   db: Database.Database;
   now: () => number;
   log: (line: string) => void;
-  fetch?: typeof fetch;
+  /** Lifts the public-address guard (local development and tests). */
+  allowPrivate: boolean;
+  /** How receiver hosts are resolved. */
+  resolve: Resolver;
 }
 
 export class Webhooks {
@@ -70,9 +78,17 @@ export class Webhooks {
 
   constructor(private readonly o: WebhooksOptions) {}
 
-  create(tenant: string, body: unknown) {
+  async create(tenant: string, body: unknown) {
     const parsed = WebhookCreate.safeParse(body);
     if (!parsed.success) throw invalidRequest("invalid webhook", zodIssues(parsed.error.issues));
+    if (!this.o.allowPrivate) {
+      try {
+        await resolveWebhookTarget(new URL(parsed.data.url), this.o);
+      } catch (e) {
+        if (!(e instanceof WebhookTargetRefused)) throw e;
+        throw invalidRequest(`webhook url refused: ${e.message}`, [{ path: "url", message: e.message }]);
+      }
+    }
     const count = (this.o.db.prepare(`SELECT COUNT(*) AS n FROM webhooks WHERE tenant = ?`).get(tenant) as { n: number }).n;
     if (count >= MAX_WEBHOOKS_PER_KEY) {
       throw invalidRequest(`at most ${MAX_WEBHOOKS_PER_KEY} webhooks per API key; delete one first`);
@@ -174,22 +190,20 @@ export class Webhooks {
     const timestamp = Math.floor(this.o.now() / 1000);
     let error: string | undefined;
     try {
-      const res = await (this.o.fetch ?? fetch)(hook.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "user-agent": "paid-actions-sandbox-webhooks/1",
-          "webhook-id": d.event_id,
-          "webhook-signature": signWebhook(hook.secret, timestamp, d.body),
-        },
-        body: d.body,
-        redirect: "manual",
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-      });
-      await res.body?.cancel().catch(() => undefined);
-      if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
+      const status = await this.post(new URL(hook.url), {
+        "content-type": "application/json",
+        "user-agent": "paid-actions-sandbox-webhooks/1",
+        "webhook-id": d.event_id,
+        "webhook-signature": signWebhook(hook.secret, timestamp, d.body),
+      }, d.body);
+      if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (e) {
-      error = (e as Error).name === "TimeoutError" ? "timed out" : "connection failed";
+      if (e instanceof WebhookTargetRefused) {
+        error = `refused: ${e.message}`;
+        this.o.log(`webhook ${hook.webhook_id}: not delivering event ${d.event_id}: ${e.message}`);
+      } else {
+        error = (e as Error).name === "AbortError" || (e as Error).name === "TimeoutError" ? "timed out" : "connection failed";
+      }
     }
     if (this.closed) return;
     const attempts = d.attempts + 1;
@@ -204,6 +218,31 @@ export class Webhooks {
         .prepare(`UPDATE webhook_deliveries SET attempts = ?, next_at = ?, last_error = ? WHERE delivery_id = ?`)
         .run(attempts, this.o.now() + backoff, error, d.delivery_id);
     }
+  }
+
+  /**
+   * POSTs a delivery: the host is resolved and checked again now, and the connection goes
+   * to the address that was checked (no second lookup). No redirects are followed.
+   */
+  private async post(url: URL, headers: Record<string, string>, body: string): Promise<number> {
+    const [target] = await resolveWebhookTarget(url, this.o);
+    const request = url.protocol === "https:" ? httpsRequest : httpRequest;
+    return new Promise<number>((resolve, reject) => {
+      const req = request(url, {
+        method: "POST",
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+        lookup: pinnedLookup(target!),
+        agent: false,
+        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      });
+      req.on("response", (res) => {
+        res.on("error", () => undefined);
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
   }
 
   async close(): Promise<void> {

@@ -28,7 +28,7 @@ const atomic = (decimal: string) => parseDecimal(decimal)!.toString();
 describe("the v1 endpoints", () => {
   let t: TestSandbox;
   beforeAll(async () => {
-    t = await startTestSandbox();
+    t = await startTestSandbox({ allowPrivateWebhooks: true });
   });
   afterAll(() => t.close());
 

@@ -15,7 +15,7 @@ const QUOTE_BODY = { ...SERVER, budget: { amount: "5", currency: "USDC" } };
 describe("idempotency", () => {
   let t: TestSandbox;
   beforeAll(async () => {
-    t = await startTestSandbox();
+    t = await startTestSandbox({ allowPrivateWebhooks: true });
   });
   afterAll(() => t.close());
 

@@ -24,7 +24,7 @@ describe("isolation between API keys", () => {
   let alpha: Call;
   let beta: Call;
   beforeAll(async () => {
-    t = await startTestSandbox({ apiKeys: [ALPHA, BETA] });
+    t = await startTestSandbox({ apiKeys: [ALPHA, BETA], allowPrivateWebhooks: true });
     alpha = apiClient(t.sb.baseUrl, ALPHA);
     beta = apiClient(t.sb.baseUrl, BETA);
   });

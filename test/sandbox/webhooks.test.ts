@@ -5,15 +5,25 @@
  */
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nonPublicReason, systemResolver } from "../../src/sandbox/webhook-guard.js";
 import { startTestSandbox, waitForExecution, type TestSandbox } from "../helpers/sandbox.js";
-import { SERVER_INPUT, freshKey, paidExecution, startReceiver, verifyWebhookSignature, type Delivery, type Receiver } from "../helpers/api.js";
+import {
+  SERVER_INPUT,
+  expectError,
+  freshKey,
+  paidExecution,
+  startReceiver,
+  verifyWebhookSignature,
+  type Delivery,
+  type Receiver,
+} from "../helpers/api.js";
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 describe("webhooks", () => {
   let t: TestSandbox;
   beforeAll(async () => {
-    t = await startTestSandbox();
+    t = await startTestSandbox({ allowPrivateWebhooks: true });
   });
   afterAll(() => t.close());
 
@@ -141,6 +151,160 @@ describe("webhooks", () => {
       await waitForExecution(t.call, run.res.body.executionId, (e) => e.status === "completed");
       await new Promise((r) => setTimeout(r, 200));
       expect(receiver.deliveries).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe("the webhook URL guard: receivers must be public addresses", () => {
+  const PUBLIC_V4 = "93.184.216.34";
+  /** DNS answers for names under .test, changeable mid-test (e.g. rebinding to loopback). */
+  const dns = new Map<string, Array<{ address: string; family: 4 | 6 }>>();
+  /** Names under .test from `dns`; anything else (localhost) from the system resolver. */
+  const resolver = async (host: string) => {
+    if (!host.endsWith(".test")) return systemResolver(host);
+    const answer = dns.get(host);
+    if (!answer) throw Object.assign(new Error(`no such host ${host}`), { code: "ENOTFOUND" });
+    return answer;
+  };
+  let t: TestSandbox;
+  beforeAll(async () => {
+    t = await startTestSandbox({ webhookResolver: resolver });
+  });
+  afterAll(() => t.close());
+
+  const register = (url: string) =>
+    t.call("POST", "/webhooks", { body: { url, events: ["execution.updated"] }, headers: { "idempotency-key": freshKey("wh") } });
+
+  it.each([
+    ["8.8.8.8", undefined],
+    ["::ffff:8.8.8.8", undefined],
+    ["2606:4700::1111", undefined],
+    ["64:ff9b::808:808", undefined],
+    ["2002:808:808::1", undefined],
+    ["2002:7f00:1::", "loopback (IPv4 127.0.0.1 through 6to4)"],
+    ["::ffff:a00:1", "private (IPv4 10.0.0.1 mapped into IPv6)"],
+    ["fe80::1%eth0", "link-local"],
+    ["2001:db8::1", "documentation"],
+    ["2001:0:4136:e378::1", "IETF protocol assignment (Teredo and others)"],
+    ["ff02::1", "multicast"],
+    ["4000::1", "reserved"],
+    ["255.255.255.255", "reserved"],
+    ["172.32.0.1", undefined],
+    ["not-an-ip", "unparseable"],
+  ])("nonPublicReason(%s) is %s", (ip, reason) => {
+    expect(nonPublicReason(ip)).toBe(reason);
+  });
+
+  it.each([
+    ["http://127.0.0.1/", "loopback"],
+    ["http://169.254.169.254/latest/meta-data/", "link-local"],
+    ["http://[::1]/", "loopback"],
+    ["http://10.0.0.1/", "private"],
+    ["http://[::ffff:127.0.0.1]/", "loopback"],
+    ["http://[::ffff:7f00:1]/", "loopback"],
+    ["http://localhost/", "loopback"],
+    ["http://2130706433/", "loopback"],
+    ["http://0x7f.1/", "loopback"],
+    ["http://0.0.0.0:8080/", "unspecified"],
+    ["http://[::]/", "unspecified"],
+    ["http://[fe80::1]/", "link-local"],
+    ["http://172.16.5.4/", "private"],
+    ["http://192.168.1.1/", "private"],
+    ["http://100.64.0.1/", "carrier-grade NAT"],
+    ["http://[fd00::1]/", "unique local"],
+    ["http://224.0.0.1/", "multicast"],
+    ["https://127.0.0.1:8443/hook", "loopback"],
+    ["http://[64:ff9b::7f00:1]/", "loopback"],
+  ])("%s is refused with 400 invalid_request saying why (%s)", async (url, why) => {
+    const res = await register(url);
+    const error = expectError(res, 400, "invalid_request");
+    expect(error.message).toContain(why);
+    expect(error.issues).toEqual([{ path: "url", message: expect.stringContaining(why) }]);
+    expect((await t.call("GET", "/webhooks")).body.items).toEqual([]);
+  });
+
+  it("a name is refused if any address it resolves to is not public, or if it does not resolve", async () => {
+    dns.set("mixed.test", [{ address: PUBLIC_V4, family: 4 }, { address: "10.9.8.7", family: 4 }]);
+    dns.set("metadata.test", [{ address: "169.254.169.254", family: 4 }]);
+    expect(expectError(await register("http://mixed.test/hook"), 400, "invalid_request").message).toMatch(/10\.9\.8\.7, a private address/);
+    expect(expectError(await register("http://metadata.test/hook"), 400, "invalid_request").message).toContain("link-local");
+    expect(expectError(await register("http://nowhere.test/hook"), 400, "invalid_request").message).toMatch(/does not resolve/);
+  });
+
+  it("a public name is accepted; a public IP literal too", async () => {
+    dns.set("hooks.test", [{ address: PUBLIC_V4, family: 4 }, { address: "2606:2800:220:1:248:1893:25c8:1946", family: 6 }]);
+    for (const url of ["https://hooks.test/ingest", `http://${PUBLIC_V4}:8080/x`, "http://[2606:4700::1111]/"]) {
+      const res = await register(url);
+      expect(res.status, res.text).toBe(201);
+      expect((await t.call("DELETE", `/webhooks/${res.body.webhookId}`)).status).toBe(200);
+    }
+  });
+
+  it("checked again at delivery: a name that rebinds to loopback after registration gets nothing delivered", async () => {
+    const receiver = await startReceiver();
+    try {
+      const port = new URL(receiver.url).port;
+      dns.set("rebind.test", [{ address: PUBLIC_V4, family: 4 }]);
+      const created = await register(`http://rebind.test:${port}/hook`);
+      expect(created.status, created.text).toBe(201);
+      dns.set("rebind.test", [{ address: "127.0.0.1", family: 4 }]);
+
+      const run = await paidExecution(t, "servers.provision", SERVER_INPUT);
+      await waitForExecution(t.call, run.res.body.executionId, (e) => e.status === "completed");
+      const deadline = Date.now() + 5_000;
+      let rows: Array<{ attempts: number; last_error: string | null }> = [];
+      while (Date.now() < deadline) {
+        rows = t.sb.db.prepare(`SELECT attempts, last_error FROM webhook_deliveries WHERE webhook_id = ?`).all(created.body.webhookId) as typeof rows;
+        if (rows.length >= 3 && rows.every((r) => r.attempts >= 1)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(rows.length).toBeGreaterThanOrEqual(3);
+      for (const row of rows) expect(row.last_error).toMatch(/^refused: .*127\.0\.0\.1, a loopback address/);
+      expect(receiver.deliveries).toEqual([]);
+      expect((await t.call("DELETE", `/webhooks/${created.body.webhookId}`)).status).toBe(200);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+describe("--allow-private-webhooks (allowPrivateWebhooks) lifts the guard", () => {
+  let t: TestSandbox;
+  beforeAll(async () => {
+    // receiver.test exists only in this resolver: a delivery reaching the receiver went to the address it returned.
+    t = await startTestSandbox({
+      allowPrivateWebhooks: true,
+      webhookResolver: async (host) => {
+        if (host === "receiver.test") return [{ address: "127.0.0.1", family: 4 }];
+        if (host === "localhost") return [{ address: "127.0.0.1", family: 4 }];
+        throw Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" });
+      },
+    });
+  });
+  afterAll(() => t.close());
+
+  it.each(["http://127.0.0.1/", "http://169.254.169.254/", "http://[::1]/", "http://10.0.0.1/", "http://[::ffff:127.0.0.1]/", "http://localhost/"])(
+    "%s is accepted",
+    async (url) => {
+      const res = await t.call("POST", "/webhooks", { body: { url, events: ["execution.updated"] } });
+      expect(res.status, res.text).toBe(201);
+      expect((await t.call("DELETE", `/webhooks/${res.body.webhookId}`)).status).toBe(200);
+    },
+  );
+
+  it("delivers to the address the resolver gave, with the URL's own Host header", async () => {
+    const receiver = await startReceiver();
+    try {
+      const port = new URL(receiver.url).port;
+      const created = await t.call("POST", "/webhooks", { body: { url: `http://receiver.test:${port}/hook`, events: ["execution.updated"] } });
+      expect(created.status, created.text).toBe(201);
+      const run = await paidExecution(t, "servers.provision", SERVER_INPUT);
+      const [d] = await receiver.waitFor((ds) => ds.some((x) => x.body?.data?.execution?.executionId === run.res.body.executionId));
+      expect(d!.headers.host).toBe(`receiver.test:${port}`);
+      expect(verifyWebhookSignature(created.body.secret, d!.headers["webhook-signature"] as string, d!.rawBody)).toBe(true);
+      expect((await t.call("DELETE", `/webhooks/${created.body.webhookId}`)).status).toBe(200);
     } finally {
       await receiver.close();
     }
