@@ -34,6 +34,7 @@ Commands:
   transcript   List recent tool calls, or show one call's redacted transcript
   approve      Approve a payment an agent asked for (or list those waiting)
   doctor       Check configuration, service, wallet, balance and journal
+  audit        Reconcile the journal with the wallet's USDC history on chain
   sandbox      Run the reference service (v1 API + Solana JSON-RPC on an embedded ledger)
 
 Run 'paid-actions-mcp <command> --help' for a command's options.
@@ -80,7 +81,25 @@ the approvalId. Without an id, lists approvals waiting.
 Checks the configuration, that the service answers, the wallet (and its file permissions),
 its USDC balance, and the journal's health. Exit code 0 when ready to pay.
 `,
-  sandbox: `Usage: paid-actions-mcp sandbox [--port N] [--home DIR] [--api-key KEY]...
+  audit: `Usage: paid-actions-mcp audit [--since DATE] [--json]
+
+Reads the wallet's USDC token account history through the configured Solana RPC and
+reconciles it with the journal: every outflow must be a journaled payment (by its memo,
+the quote id) of the journaled amount; every payment the journal counts as landed or
+settled must be on chain; every refund credited must have come into the wallet. Deposits
+(money in that is no refund) are listed, not flagged. Reads only; pays nothing.
+
+Options:
+  --since DATE   Audit from this time: 2026-11-01 or 2026-11-01T12:00:00Z (UTC unless an
+                 offset is given). Default: the journal's first payment, minus 10 minutes
+  --json         One JSON document: {since, wallet, walletTokenAccount, outflows, payments,
+                 refunds, deposits, discrepancies, inFlight, ok, scan}
+  -h, --help     This help
+
+Exit code: 0 journal and chain agree; 3 they do not (each discrepancy is printed);
+1 cannot tell (configuration invalid, RPC not answering: said on stderr); 2 usage error.
+`,
+  sandbox: `Usage: paid-actions-mcp sandbox [--port N] [--home DIR] [--api-key KEY]... [--api-key-file PATH]...
 
 Runs the reference payment-gated action service on 127.0.0.1: the v1 API at
 http://127.0.0.1:N/v1 and a Solana JSON-RPC endpoint over its ledger at
@@ -90,12 +109,23 @@ network, asset, walletPath}. A restart on the same DIR continues where it stoppe
 Options:
   --port N                 Port on 127.0.0.1 (default 8402; 0 picks a free one)
   --home DIR               Where state lives (default $PAID_ACTIONS_HOME/sandbox or ~/.paid-actions-mcp/sandbox)
-  --api-key KEY            Accept this bearer key; repeat for more tenants. Without it, one
-                           key is generated on first start and kept in DIR
+  --api-key KEY            Accept this bearer key; repeat for more tenants. Without any key
+                           (from here, a file or the environment), one is generated on first
+                           start and kept in DIR
+  --api-key-file PATH      Accept the keys in PATH: one per line, blank lines and # comments
+                           ignored; refused if group or others can access it (chmod 600).
+                           Keeps keys out of the process list. Repeatable
   --provider-delay-ms MS   How long a simulated provider takes (default 3000)
   --quote-ttl-seconds S    Quote lifetime (default 300)
-  --rate-limit N           Requests per second per API key, bursts of 4x (default 50)
+  --rate-limit N           Requests per second per API key, and per client address on
+                           /solana and without a key, bursts of 4x (default 50)
+  --allow-private-webhooks Deliver webhooks to loopback and private addresses too (local
+                           receivers); by default such URLs are refused with 400
   -h, --help               This help
+
+Environment:
+  PAID_ACTIONS_SANDBOX_API_KEYS  More keys, comma-separated. Keys from --api-key, the files
+                                 and this variable all combine.
 
 Sandbox-only request headers: X-Sandbox-Outcome: fail (the provider fails and the payment
 is refunded), X-Sandbox-Delay-Ms: N (this execution's provider delay).
@@ -174,14 +204,26 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         const { doctor } = await import("./commands/doctor.js");
         return await doctor(env);
       }
+      case "audit": {
+        const { values } = parse(args, { since: { type: "string" }, json: { type: "boolean" } });
+        if (values.help) return help("audit");
+        const { auditCommand, parseSince } = await import("./commands/audit.js");
+        const since = values.since === undefined ? undefined : parseSince(values.since);
+        if (values.since !== undefined && since === undefined) {
+          throw new UsageError(`--since must be an ISO date or datetime such as 2026-11-01 or 2026-11-01T12:00:00Z, not ${JSON.stringify(values.since.slice(0, 60))}`);
+        }
+        return await auditCommand(env, { since, json: values.json });
+      }
       case "sandbox": {
         const { values } = parse(args, {
           port: { type: "string" },
           home: { type: "string" },
           "api-key": { type: "string", multiple: true },
+          "api-key-file": { type: "string", multiple: true },
           "provider-delay-ms": { type: "string" },
           "quote-ttl-seconds": { type: "string" },
           "rate-limit": { type: "string" },
+          "allow-private-webhooks": { type: "boolean" },
         });
         if (values.help) return help("sandbox");
         const rate = intOption(values["rate-limit"], "rate-limit", 1, 100_000);
@@ -192,9 +234,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
             home: values.home ?? join(defaultHome(env), "sandbox"),
             port: intOption(values.port, "port", 0, 65_535),
             apiKeys: values["api-key"],
+            apiKeyFiles: values["api-key-file"],
+            envApiKeys: env.PAID_ACTIONS_SANDBOX_API_KEYS,
             providerDelayMs: intOption(values["provider-delay-ms"], "provider-delay-ms", 0, 3_600_000),
             quoteTtlMs: quoteTtl === undefined ? undefined : quoteTtl * 1000,
             rateLimit: rate === undefined ? undefined : { perSecond: rate, burst: rate * 4 },
+            allowPrivateWebhooks: values["allow-private-webhooks"],
           },
           VERSION,
         );
