@@ -125,17 +125,21 @@ export type MemoSearch = { kind: "found"; tx: ChainTx } | { kind: "absent" } | {
  */
 export async function findByMemo(chain: ChainPort, walletAta: string, memo: string, sinceMs: number, limits: ScanLimits = DEFAULT_SCAN): Promise<MemoSearch> {
   let before: string | undefined;
+  // A candidate the node lists but will not return could be ours: then nobody can say "absent".
+  let unreadable: string | undefined;
+  const absent = (): MemoSearch => (unreadable ? { kind: "unknown", why: `the wallet's history lists ${unreadable}, which may carry the memo, but the Solana RPC did not return it` } : { kind: "absent" });
   try {
     for (let page = 0; page < limits.maxPages; page++) {
       const entries = await chain.signaturesFor(walletAta, { limit: limits.pageSize, ...(before ? { before } : {}) });
       for (const entry of entries) {
-        if (entry.blockTime !== null && entry.blockTime * 1000 < sinceMs - limits.skewMs) return { kind: "absent" };
+        if (entry.blockTime !== null && entry.blockTime * 1000 < sinceMs - limits.skewMs) return absent();
         if (entry.failed) continue;
         if (entry.memo === null || (typeof entry.memo === "string" && !entry.memo.includes(memo))) continue;
         const tx = await chain.transaction(entry.signature);
-        if (tx && !tx.failed && carriesMemo(tx, memo)) return { kind: "found", tx };
+        if (tx === null) unreadable ??= entry.signature;
+        else if (!tx.failed && carriesMemo(tx, memo)) return { kind: "found", tx };
       }
-      if (entries.length < limits.pageSize) return { kind: "absent" };
+      if (entries.length < limits.pageSize) return absent();
       before = entries[entries.length - 1]!.signature;
     }
     return { kind: "unknown", why: `the wallet's history since signing is longer than ${limits.pageSize * limits.maxPages} transactions` };

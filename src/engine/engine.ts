@@ -210,15 +210,14 @@ export class Engine extends EventEmitter {
 
     let first: (() => Promise<PaidCall>) | undefined;
     if (!intent) {
-      const now = this.d.now();
-      const intentId = this.d.newId("int");
-      const intentKey = req.intentKey ?? `pam-${intentId}`;
-      c.journal.insertIntent({ intentId, intentKey, idemKey: intentKey, service: this.service, action: req.action, input: req.input, fingerprint: fp, agentBudget: agentBudget ?? null, callId: opts.callId ?? null, createdAt: now, leaseOwner: this.d.owner, leaseUntil: now + LEASE_MS });
-      const created = c.journal.intent(intentId)!;
-      c.transcript(created, "intent", { action: req.action, input: req.input, budget: req.budget ?? null, intentKey });
-      c.step("intent_recorded", created);
-      intent = created;
-      first = () => this.drive(c, created, opts);
+      const created = this.record(c, req, fp, agentBudget, opts);
+      if ("conflict" in created) {
+        intent = created.conflict; // another process recorded the same key a moment ago: it is that intent
+        if (intent.fingerprint !== fp) throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: intent.intentId });
+      } else {
+        intent = created.intent;
+        first = () => this.drive(c, created.intent, opts);
+      }
     }
     const intentId = intent.intentId;
     const deadline = this.d.now() + (this.d.settleWaitMs ?? 15_000);
@@ -240,6 +239,24 @@ export class Engine extends EventEmitter {
         await sleep(this.d.settleWaitStepMs ?? 1_000);
       }
     }
+  }
+
+  /** Records a new intent, leased to this process; or finds the one another process just recorded under the same key. */
+  private record(c: Ctx, req: PayRequest, fp: string, agentBudget: bigint | undefined, opts: PayOptions): { intent: Intent } | { conflict: Intent } {
+    const now = this.d.now();
+    const intentId = this.d.newId("int");
+    const intentKey = req.intentKey ?? `pam-${intentId}`;
+    try {
+      c.journal.insertIntent({ intentId, intentKey, idemKey: intentKey, service: this.service, action: req.action, input: req.input, fingerprint: fp, agentBudget: agentBudget ?? null, callId: opts.callId ?? null, createdAt: now, leaseOwner: this.d.owner, leaseUntil: now + LEASE_MS });
+    } catch (e) {
+      const existing = req.intentKey !== undefined && (e as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT") ? c.journal.intentByKey(req.intentKey) : undefined;
+      if (existing) return { conflict: existing };
+      throw e;
+    }
+    const created = c.journal.intent(intentId)!;
+    c.transcript(created, "intent", { action: req.action, input: req.input, budget: req.budget ?? null, intentKey });
+    c.step("intent_recorded", created);
+    return { intent: created };
   }
 
   private tracked(intentId: string, p: Promise<PaidCall>): Promise<PaidCall> {

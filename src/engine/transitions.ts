@@ -78,8 +78,10 @@ const TABLE: Table = {
     proof_refused: t("unsettled", "hold", true),
     settled: t("paid", "spend"),
     settlement_mismatch: t("attention", "spend", false, true),
-    // A service without /payments/confirm settles with the execution request.
+    // A service without /payments/confirm settles with the execution request...
     executed: t("executed", "spend"),
+    // ...and may answer it with an execution that is not ours: the money may have moved.
+    refused_after_payment: t("attention", "hold", false, true),
   },
   unsettled: {
     transient: t("unsettled", "hold", true),

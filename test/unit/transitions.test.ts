@@ -70,6 +70,7 @@ const ROWS: Row[] = [
   ["paid", "cancelled", "paid", "hold", true, false],
   ["paid", "proof_refused", "attention", "hold", false, true],
   ["paid", "refused_after_payment", "attention", "hold", false, true],
+  ["signed", "refused_after_payment", "attention", "hold", false, true],
   ["paid", "settlement_mismatch", "attention", "hold", false, true],
   ["paid", "executed", "executed", "hold", false, false],
 ];

@@ -1,0 +1,327 @@
+/**
+ * Money truth from the chain: a service that errs or lies after it has been handed a proof.
+ * Each case runs the engine against the real reference service through a programmable
+ * proxy; the wallet's balance on the sandbox's ledger is what decides what was paid.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PaidActionError } from "../../src/engine/errors.js";
+import type { PaidCall } from "../../src/engine/types.js";
+import { refundTransferWire } from "../../src/sandbox/chain.js";
+import { engineFixture, runEngineChild, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { ensureBuilt } from "../helpers/process.js";
+import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
+import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+
+const PRICE = 288_000n;
+const CONFIRM = on("POST", "/v1/payments/confirm");
+const GET_EXECUTION = on("GET", "/v1/executions/");
+
+/** The proof settles at the service; the answer the engine gets is a refusal of it. */
+function settleThen402(after?: () => void): ProxyRule {
+  return {
+    match: CONFIRM,
+    action: {
+      kind: "rewrite",
+      status: 402,
+      transform: (body) => {
+        after?.();
+        return { error: { code: "payment_invalid", message: "payment proof rejected by the facilitator: transaction_failed", reason: "transaction_failed", requestId: body?.requestId } };
+      },
+    },
+  };
+}
+
+async function outcome(p: Promise<PaidCall>): Promise<PaidCall | PaidActionError> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof PaidActionError) return e;
+    throw e;
+  }
+}
+
+const said = (r: PaidCall | PaidActionError) => JSON.stringify(r instanceof PaidActionError ? { ...r.toJSON(), message: r.message } : r);
+
+describe("money truth: the chain decides, whatever the service says", () => {
+  let t: TestSandbox;
+  let f: EngineFixture | undefined;
+  beforeAll(async () => {
+    ensureBuilt();
+    t = await startTestSandbox();
+  });
+  afterAll(() => t.close());
+  afterEach(async () => {
+    await f?.close();
+    f = undefined;
+  });
+
+  for (const [name, rotate] of [
+    ["at once", false],
+    ["after the proof's blockhash has rotated", true],
+  ] as const) {
+    it(`settle-then-402 ${name}: one debit per intent across 3 retries, executed or attention, never "nothing was charged"`, async () => {
+      f = await engineFixture({ t, rules: [settleThen402(rotate ? () => t.sb.ledger.rotateBlockhash() : undefined)], open: { settleWaitMs: 0 } });
+      const before = await t.usdc(t.wallet.address);
+      const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: `lie-${rotate ? "rotated" : "now"}` }, intentKey: `settle-then-402-${rotate ? "rotated" : "now"}` };
+      const results = [];
+      for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req, { callId: `call_lie${i}${rotate ? "r" : "n"}` })));
+      expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+      for (const r of results) expect(said(r)).not.toMatch(/nothing was charged/i);
+      const intent = f.pa.journal.intentByKey(req.intentKey)!;
+      expect(["executed", "attention"]).toContain(intent.state);
+      expect(intent.budgetState).toBe("spent");
+      expect(f.settledFor(intent.quoteId!)).toBe(1);
+      // The evidence: the landed transfer, seen on our own RPC, and a note for a human.
+      const payment = f.pa.journal.payment(intent.quoteId!)!;
+      expect(payment.fate).toBe("landed");
+      expect(intent.paymentTx).toBe(payment.tx);
+      expect(intent.settlement).toBe("verified");
+      expect(intent.attention).toMatch(/refused a payment that landed on chain/);
+      expect(f.pa.engine.needsAttention().map((v) => v.intentId)).toContain(intent.intentId);
+      // Spending counts it: the caps were not given the money back.
+      expect(f.pa.engine.spending().committedLast24h).toBe("0.288");
+      // Only one proof was ever signed for the intent.
+      expect(f.pa.journal.intentsSince(0).filter((i) => i.intentKey === req.intentKey)[0]!.attempt).toBe(0);
+    });
+  }
+
+  it("settle-then-402 and then the execution refused too: paid once, attention, the retries pay nothing more", async () => {
+    f = await engineFixture({
+      t,
+      open: { settleWaitMs: 0 },
+      rules: [settleThen402(), { match: (r) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined, action: { kind: "status", status: 409, body: { error: { code: "quote_mismatch", message: "no" } } } }],
+    });
+    const before = await t.usdc(t.wallet.address);
+    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "lie-both" }, intentKey: "settle-then-402-both" };
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req)));
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    for (const r of results) {
+      expect(r).toBeInstanceOf(PaidActionError);
+      expect(said(r)).not.toMatch(/nothing was charged/i);
+    }
+    const intent = f.pa.journal.intentByKey(req.intentKey)!;
+    expect(intent.state).toBe("attention");
+    expect(intent.budgetState).toBe("spent");
+  });
+
+  it("a refused proof that did not land (its blockhash expired, no transfer with its memo) is released and re-signed once", async () => {
+    let rotated = false;
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: CONFIRM,
+          action: { kind: "dynamic", choose: () => (rotated ? undefined : ((rotated = true), t.sb.ledger.rotateBlockhash(), undefined)) },
+        },
+      ],
+    });
+    const before = await t.usdc(t.wallet.address);
+    const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "never-landed" } });
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    const intent = f.pa.journal.intent(paid.intentId)!;
+    expect(intent.attempt).toBe(1);
+    const attempts = f.pa.journal.paymentsSince(0).filter((p) => p.intentId === paid.intentId);
+    expect(attempts.map((p) => p.fate).sort()).toEqual(["never", "pending"]);
+  });
+
+  describe("refunds credit back exactly what landed on chain", () => {
+    /** Pays, then lets the reconciler follow the execution and the refund until it rests. */
+    async function payAndFollow(fx: EngineFixture, image: string) {
+      const paid = await fx.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image } });
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
+        const row = fx.pa.journal.intent(paid.intentId)!;
+        if (row.nextPollAt === null) return row;
+        if (Date.now() > deadline) throw new Error(`the intent was still followed: ${JSON.stringify({ state: row.state, exec: row.execStatus, settlement: row.settlement, refund: row.refundState })}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    /** Makes the provider fail, so the sandbox refunds the payment for real. */
+    const failTheProvider: ProxyRule = {
+      match: on("POST", "/v1/executions"),
+      action: { kind: "dynamic", choose: (r: SeenRequest) => ((r.headers["x-sandbox-outcome"] = "fail"), undefined) },
+    };
+
+    it("an honest refund: all of it, no human needed", async () => {
+      f = await engineFixture({ t, rules: [failTheProvider], open: { reconcile: false } });
+      const before = await t.usdc(t.wallet.address);
+      const row = await payAndFollow(f, "refund-honest");
+      expect(row.execStatus).toBe("refunded");
+      expect(await t.usdc(t.wallet.address)).toBe(before);
+      expect(row.refundState).toBe("verified");
+      expect(row.refundCredit).toBe(PRICE);
+      expect(row.attention).toBeNull();
+      expect(f.pa.engine.spending().committedLast24h).toBe("0.00");
+    });
+
+    it("a `refunded` status with no refund at all credits nothing and tells a human", async () => {
+      f = await engineFixture({
+        t,
+        rules: [{ match: GET_EXECUTION, action: { kind: "rewrite", transform: (e) => ({ ...e, status: "refunded", refund: undefined }) } }],
+      });
+      const before = await t.usdc(t.wallet.address);
+      const row = await payAndFollow(f, "refund-none");
+      expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+      expect(row.refundCredit).toBe(0n);
+      expect(row.refundState).toBe("unverified");
+      expect(row.attention).toMatch(/names no refund transaction/);
+      expect(f.pa.engine.spending().committedLast24h).toBe("0.288");
+    });
+
+    it("a tiny refund (one atomic unit landed) credits one atomic unit", async () => {
+      let tiny: string | undefined;
+      f = await engineFixture({
+        t,
+        rules: [
+          {
+            match: GET_EXECUTION,
+            action: { kind: "rewrite", transform: (e) => (tiny ? { ...e, status: "refunded", refund: { amount: "0.000001", currency: "USDC", transaction: tiny } } : e) },
+          },
+        ],
+      });
+      const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "refund-tiny" } });
+      const wire = await refundTransferWire(t.sb.ledger, t.sb.keys, t.sb.asset, t.wallet.address, 1n);
+      const sent = t.sb.ledger.submit(wire);
+      expect(sent.ok).toBe(true);
+      tiny = sent.signature;
+      const before = await t.usdc(t.wallet.address);
+      const row = await payAndFollowExisting(f, paid.intentId);
+      expect(await t.usdc(t.wallet.address)).toBe(before);
+      expect(row.refundCredit).toBe(1n);
+      expect(row.refundTx).toBe(tiny);
+      expect(row.attention).toMatch(/only 0\.000001 of the 0\.288 USDC paid came back/);
+      expect(f.pa.engine.spending().committedLast24h).toBe("0.287999");
+    });
+
+    it("an inflated refund claim credits only what landed (never more than was paid) and tells a human", async () => {
+      f = await engineFixture({
+        t,
+        rules: [failTheProvider, { match: GET_EXECUTION, action: { kind: "rewrite", transform: (e) => (e.refund ? { ...e, refund: { ...e.refund, amount: "1000.00" } } : e) } }],
+      });
+      const before = await t.usdc(t.wallet.address);
+      const row = await payAndFollow(f, "refund-inflated");
+      expect(row.execStatus).toBe("refunded");
+      expect(await t.usdc(t.wallet.address)).toBe(before);
+      expect(row.refundCredit).toBe(PRICE);
+      expect(row.attention).toMatch(/reports 1000\.00 USDC refunded; the chain shows 0\.288 USDC/);
+      expect(f.pa.engine.spending().committedLast24h).toBe("0.00");
+    });
+
+    it("one refund transaction claimed for two purchases credits only the first", async () => {
+      let shared: string | undefined;
+      f = await engineFixture({
+        t,
+        rules: [
+          failTheProvider,
+          { match: GET_EXECUTION, action: { kind: "rewrite", transform: (e) => (e.refund && shared ? { ...e, refund: { ...e.refund, transaction: shared } } : e) } },
+        ],
+      });
+      const first = await payAndFollow(f, "refund-shared-1");
+      expect(first.refundCredit).toBe(PRICE);
+      shared = first.refundTx!;
+      const second = await payAndFollow(f, "refund-shared-2");
+      expect(second.refundCredit).toBe(0n);
+      expect(second.attention).toMatch(/already credited another purchase/);
+      expect(f.pa.engine.spending().committedLast24h).toBe("0.288");
+    });
+
+    async function payAndFollowExisting(fx: EngineFixture, intentId: string) {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
+        const row = fx.pa.journal.intent(intentId)!;
+        if (row.nextPollAt === null) return row;
+        if (Date.now() > deadline) throw new Error("the intent was still followed");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  });
+
+  describe("one driver per intent", () => {
+    const slowConfirm: ProxyRule = { match: CONFIRM, action: { kind: "delay", ms: 400 } };
+
+    it("two concurrent calls with one intentKey in one process: one debit, both report the same execution", async () => {
+      f = await engineFixture({ t, rules: [slowConfirm] });
+      const before = await t.usdc(t.wallet.address);
+      const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "same-key-1p" }, intentKey: "same-key-one-process" };
+      const [a, b] = await Promise.all([outcome(f.pa.engine.pay(req)), outcome(f.pa.engine.pay(req))]);
+      expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+      const paid = [a, b].filter((r): r is PaidCall => !(r instanceof PaidActionError));
+      const busy = [a, b].filter((r) => r instanceof PaidActionError);
+      expect(busy.every((r) => (r as PaidActionError).code === "busy")).toBe(true);
+      expect(paid.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(paid.map((p) => p.executionId)).size).toBe(1);
+      expect(f.proxy.seen.filter((r) => r.path === "/v1/quotes")).toHaveLength(1);
+      expect(f.proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(1);
+    });
+
+    it("two processes on one journal calling with one intentKey at once: one debit, the same execution or busy", async () => {
+      f = await engineFixture({ t, rules: [slowConfirm] });
+      const before = await t.usdc(t.wallet.address);
+      const call = { action: "servers.provision", input: { ...SMALL_SERVER, image: "same-key-2p" }, intentKey: "same-key-two-processes" };
+      const env = { ...f.env, CHILD_CALLS: JSON.stringify([call]) };
+      const [a, b] = await Promise.all([runEngineChild(env), runEngineChild(env)]);
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.code, b.stderr).toBe(0);
+      const lines = [...a.lines, ...b.lines];
+      expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+      const ok = lines.filter((l) => l.ok);
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(ok.map((l) => l.result.executionId)).size).toBe(1);
+      for (const l of lines.filter((x) => !x.ok)) expect(l.code).toBe("busy");
+      const quotes = f.proxy.seen.filter((r) => r.path === "/v1/quotes");
+      expect(quotes).toHaveLength(1);
+    });
+  });
+
+  it("a call cancelled while its quote is pending pays nothing, and the same key can buy later", async () => {
+    f = await engineFixture({ t, rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "delay", ms: 600 }, times: 1 }] });
+    const before = await t.usdc(t.wallet.address);
+    const ac = new AbortController();
+    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "cancelled" }, intentKey: "cancelled-while-quoting" };
+    const pending = outcome(f.pa.engine.pay(req, { signal: ac.signal }));
+    setTimeout(() => ac.abort(), 150);
+    const r = await pending;
+    expect(r).toBeInstanceOf(PaidActionError);
+    expect((r as PaidActionError).code).toBe("cancelled");
+    await new Promise((done) => setTimeout(done, 900)); // the delayed quote arrives at the service meanwhile
+    expect(await t.usdc(t.wallet.address)).toBe(before);
+    const intent = f.pa.journal.intentByKey(req.intentKey)!;
+    expect(intent.state).toBe("refused");
+    expect(intent.proof).toBeNull();
+    expect(intent.budgetState).toBe("none");
+    expect(f.proxy.seen.filter((x) => x.path === "/v1/payments/confirm")).toHaveLength(0);
+    const later = await f.pa.engine.pay(req);
+    expect(later.status).toBe("pending");
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+  });
+
+  it("a retry of a call whose payment is still settling waits for the outcome (bounded), with progress", async () => {
+    // The first call's confirm is answered only after the second call arrived: the service
+    // says idempotency_in_progress to the retry until the first settles.
+    f = await engineFixture({ t, rules: [{ match: CONFIRM, action: { kind: "status", status: 409, body: { error: { code: "idempotency_in_progress", message: "still settling" } } }, times: 2 }], open: { settleWaitMs: 10_000, settleWaitStepMs: 100 } });
+    const progress: string[] = [];
+    const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "settling" }, intentKey: "still-settling-1" }, { onProgress: (m) => progress.push(m) });
+    expect(paid.status).toBe("pending");
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]).toMatch(/still settling/);
+  });
+
+  it("the lower budget of a retry applies to an intent in progress", async () => {
+    f = await engineFixture({ t, env: { PAID_ACTIONS_APPROVAL_ABOVE: "0.1" } });
+    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "lower-budget" }, intentKey: "lower-budget-retry" };
+    const first = await outcome(f.pa.engine.pay(req));
+    expect((first as PaidActionError).code).toBe("approval_required");
+    const approvalId = (first as PaidActionError).context.approvalId as string;
+    f.pa.engine.approve(approvalId);
+    const before = await t.usdc(t.wallet.address);
+    const lower = await outcome(f.pa.engine.pay({ ...req, approvalId, budget: { amount: "0.20", currency: "USDC" } }));
+    expect(lower).toBeInstanceOf(PaidActionError);
+    expect((lower as PaidActionError).code).toBe("budget_exceeded");
+    expect((lower as PaidActionError).context).toMatchObject({ limit: "budget", ceiling: "0.20" });
+    expect(await t.usdc(t.wallet.address)).toBe(before);
+    expect(f.pa.journal.intentByKey(req.intentKey)!.agentBudget).toBe(200_000n);
+  });
+});
