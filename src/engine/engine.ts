@@ -7,15 +7,15 @@
  * intent waits for the first and gets the same outcome; across processes the intent's lease
  * (renewed while held, every state change compare-and-set) does the same.
  */
-import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { formatDecimal, parseDecimal } from "../domain/money.js";
-import { ACTION_NAME, canonicalJson, Execution, FINAL_STATUSES, Quote, type ExecutionStatus } from "../domain/wire.js";
+import { formatDecimal } from "../domain/money.js";
+import { Execution, FINAL_STATUSES, Quote, type ExecutionStatus } from "../domain/wire.js";
 import { approve } from "./approvals.js";
 import type { ChainPort } from "./chain.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { PaidActionError } from "./errors.js";
+import { fingerprint, validateRequest } from "./input.js";
 import { executionPatch, limitsView, listExecutions, spending, view } from "./executions.js";
 import { asError, Drive, quoteRefusal } from "./pay-flow.js";
 import type { Payer } from "./payer.js";
@@ -26,10 +26,6 @@ import type { ExecutionEvent, ExecutionView, Intent, PaidCall, PayOptions, PayRe
 
 export type { EngineDeps } from "./context.js";
 export { STEPS, type Step } from "./types.js";
-
-function fingerprint(action: string, input: string): string {
-  return createHash("sha256").update(`${action}\n${input}`).digest("hex");
-}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -115,40 +111,12 @@ export class Engine extends EventEmitter {
     });
   }
 
-  // ---- Input --------------------------------------------------------------------
-
-  private validate(req: PayRequest): { input: string; agentBudget?: bigint } {
-    if (typeof req.action !== "string" || !ACTION_NAME.test(req.action)) {
-      throw new PaidActionError("invalid_input", "action must be a catalog action name such as servers.provision", { field: "action" });
-    }
-    if (!req.input || typeof req.input !== "object" || Array.isArray(req.input)) throw new PaidActionError("invalid_input", "input must be an object", { field: "input" });
-    let input: string;
-    try {
-      input = canonicalJson(req.input);
-    } catch {
-      throw new PaidActionError("invalid_input", "input is not serializable JSON", { field: "input" });
-    }
-    if (Buffer.byteLength(input) > 60 * 1024) throw new PaidActionError("invalid_input", "input is larger than 60 KiB", { field: "input" });
-    let agentBudget: bigint | undefined;
-    if (req.budget !== undefined) {
-      if (req.budget.currency !== "USDC") {
-        throw new PaidActionError("invalid_input", `budget.currency must be USDC, not ${JSON.stringify(req.budget.currency).slice(0, 40)}`, { field: "budget.currency" });
-      }
-      agentBudget = typeof req.budget.amount === "string" ? parseDecimal(req.budget.amount) : undefined;
-      if (agentBudget === undefined) throw new PaidActionError("invalid_input", 'budget.amount must be a decimal string such as "2.50" (at most 6 decimals)', { field: "budget.amount" });
-    }
-    if (req.intentKey !== undefined && (typeof req.intentKey !== "string" || !/^[A-Za-z0-9_.:-]{8,100}$/.test(req.intentKey))) {
-      throw new PaidActionError("invalid_input", "intentKey must be 8-100 characters of A-Z a-z 0-9 _ . : -", { field: "intentKey" });
-    }
-    return { input, agentBudget };
-  }
-
   // ---- Quote only -----------------------------------------------------------------
 
   /** Prices an intent and says whether it could be paid now. Pays nothing, records nothing. */
   async quote(req: Omit<PayRequest, "intentKey" | "approvalId">, callId?: string) {
     const c = this.payingCtx();
-    const { agentBudget } = this.validate(req);
+    const { agentBudget } = validateRequest(req);
     const { ceiling } = callCeiling(c.config.limits, req.action, agentBudget);
     const res = await c.client.call("POST", "/quotes", {
       body: { action: req.action, input: req.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
@@ -187,7 +155,7 @@ export class Engine extends EventEmitter {
    */
   async pay(req: PayRequest, opts: PayOptions = {}): Promise<PaidCall> {
     const c = this.payingCtx();
-    const { input, agentBudget } = this.validate(req);
+    const { input, agentBudget } = validateRequest(req);
     if (opts.signal?.aborted) throw new PaidActionError("cancelled", "the call was cancelled before it started; nothing was paid");
     const fp = fingerprint(req.action, input);
     let intent: Intent | undefined;

@@ -1,0 +1,74 @@
+/**
+ * Over real stdio with the SDK's Client: a host that cancels a paid call while its quote is
+ * pending pays nothing; a misspelt per-action limit is refused (it would cap nothing).
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Journal } from "../../src/engine/journal/sqlite.js";
+import { serviceEnv } from "../helpers/engine.js";
+import { call, cleanupAll, ensureBuilt, freshHome, sc, SMALL_SERVER, startServer } from "../helpers/mcp.js";
+import { on, startProxy, type Proxy } from "../helpers/proxy.js";
+import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+
+beforeAll(() => ensureBuilt(), 90_000);
+afterEach(() => cleanupAll());
+
+describe("mcp e2e: cancellation", () => {
+  let t: TestSandbox;
+  let proxy: Proxy;
+  beforeAll(async () => {
+    t = await startTestSandbox();
+    proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""));
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await t.close();
+  });
+
+  it("notifications/cancelled while the quote is pending: nothing is reserved, signed or paid; the same key buys later", async () => {
+    proxy.rules.splice(0, proxy.rules.length, { match: on("POST", "/v1/quotes"), action: { kind: "delay", ms: 1_000 }, times: 1 });
+    const home = freshHome();
+    const s = await startServer({ home, env: serviceEnv(t, home, `${proxy.url}/v1`) });
+    const before = await t.usdc(t.wallet.address);
+    const args = { ...SMALL_SERVER, image: "mcp-cancelled", intentKey: "mcp-cancelled-0001" };
+    const ac = new AbortController();
+    const pending = s.client.callTool({ name: "servers_provision", arguments: args }, undefined, { signal: ac.signal, timeout: 20_000 });
+    setTimeout(() => ac.abort("the host gave up"), 300);
+    await expect(pending).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 1_500)); // the delayed quote reaches the server meanwhile
+    expect(await t.usdc(t.wallet.address)).toBe(before);
+    expect(proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(0);
+    const journal = new Journal(join(home, "journal.sqlite"));
+    try {
+      const intent = journal.intentByKey(args.intentKey)!;
+      expect(intent.state).toBe("refused");
+      expect(intent.error?.code).toBe("cancelled");
+      expect(intent.proof).toBeNull();
+      expect(intent.budgetState).toBe("none");
+    } finally {
+      journal.close();
+    }
+    const later = await call(s.client, "servers_provision", args);
+    expect(later.isError, JSON.stringify(later)).toBeFalsy();
+    expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
+  });
+});
+
+describe("mcp e2e: a per-action limit that names no action", () => {
+  it("is config_invalid naming the key, for paying and quoting; get_spending shows it", async () => {
+    const home = freshHome();
+    const config = join(home, "config.json");
+    writeFileSync(config, JSON.stringify({ limits: { perAction: { "server.provision": "0.1" } } }));
+    const s = await startServer({ home, env: { PAID_ACTIONS_CONFIG: config } });
+    const paid = await call(s.client, "servers_provision", { ...SMALL_SERVER });
+    expect(paid.isError).toBe(true);
+    expect(sc(paid).error.code).toBe("config_invalid");
+    expect(sc(paid).error.message).toContain("limits.perAction.server.provision");
+    expect(sc(paid).error.message).toContain("servers.provision");
+    const quote = await call(s.client, "quote_action", { action: "servers.provision", input: { ...SMALL_SERVER } });
+    expect(sc(quote).error.code).toBe("config_invalid");
+    const spending = sc(await call(s.client, "get_spending"));
+    expect(JSON.stringify(spending.configIssues)).toContain("limits.perAction.server.provision");
+  });
+});
