@@ -92,3 +92,67 @@ describe("secrets never leave their place", () => {
     }
   });
 });
+
+describe("secrets the service echoes back", () => {
+  it("after a restart in state paid, a service echoing the proof gets it into no transcript, error or log", async () => {
+    const logs: string[] = [];
+    const echo = {
+      match: (r: { method: string; path: string; headers: Record<string, string | string[] | undefined> }) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined,
+      action: {
+        kind: "raw" as const,
+        handler: (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => {
+          res.writeHead(503, { "content-type": "application/json" });
+          res.end(JSON.stringify({ error: { code: "unavailable", message: `cannot run it now; you sent ${String(req.headers["x-payment-proof"])}` } }));
+        },
+      },
+    };
+    const f = await engineFixture({ rules: [echo], configFile: { http: { timeoutMs: 500, maxAttempts: 1 } }, open: { log: (l) => logs.push(l), settleWaitMs: 0 } });
+    try {
+      const req = { action: "servers.provision", input: SMALL_SERVER, intentKey: "echo-after-restart" };
+      const first = await f.pa.engine.pay(req, { callId: "call_echo1" }).catch((e: PaidActionError) => e);
+      expect((first as PaidActionError).code).toBe("service_unavailable");
+      const intent = f.pa.journal.intentByKey(req.intentKey)!;
+      expect(intent.state).toBe("paid");
+      const proof = intent.proof!;
+      // A new process: its transcripts know no proof until the journal hands it one.
+      await f.reopen({ resume: false, log: (l) => logs.push(l), settleWaitMs: 0 });
+      const again = await f.pa.engine.pay(req, { callId: "call_echo2" }).catch((e: PaidActionError) => e);
+      expect((again as PaidActionError).code).toBe("service_unavailable");
+      const transcript = readFileSync(join(f.home, "transcripts", "call_echo2.jsonl"), "utf8");
+      expect(transcript).toContain("cannot run it now");
+      expect(transcript.includes(proof)).toBe(false);
+      expect(JSON.stringify((again as PaidActionError).toJSON()).includes(proof)).toBe(false);
+      expect(logs.join("\n").includes(proof)).toBe(false);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("an API key echoed near a cut point leaves not even a part of it in errors or transcripts", async () => {
+    const f = await engineFixture({
+      rules: [
+        {
+          match: on("POST", "/v1/quotes"),
+          action: {
+            kind: "raw",
+            handler: (req, res) => {
+              // The key straddles the 500-character cut of error messages.
+              const message = `${"x".repeat(480)}${String(req.headers.authorization)}${"y".repeat(100)}`;
+              res.writeHead(400, { "content-type": "application/json" });
+              res.end(JSON.stringify({ error: { code: "invalid_request", message } }));
+            },
+          },
+        },
+      ],
+    });
+    try {
+      const e = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_cutkey" }).catch((x: PaidActionError) => x);
+      expect((e as PaidActionError).code).toBe("invalid_input");
+      const key = f.t.sb.apiKey;
+      const haystack = [JSON.stringify((e as PaidActionError).toJSON()), (e as Error).message, readFileSync(join(f.home, "transcripts", "call_cutkey.jsonl"), "utf8")].join("\n");
+      for (let i = 0; i + 8 <= key.length; i++) expect(haystack.includes(key.slice(i, i + 8)), `part of the API key at ${i}`).toBe(false);
+    } finally {
+      await f.close();
+    }
+  });
+});
