@@ -213,7 +213,7 @@ export class Ledger {
 
   /** The blockhash clients should sign with now; a stale one is rotated first. */
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: bigint; slot: bigint } {
-    if (this.opts.now() - this.blockhashIssuedAt >= this.opts.blockhashTtlMs) this.rotateBlockhash();
+    this.expireStaleBlockhash();
     const slot = this.svm.getClock().slot;
     return { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: slot + SLOTS_PER_BLOCKHASH, slot };
   }
@@ -223,8 +223,15 @@ export class Ledger {
     return this.svm.latestBlockhash();
   }
 
+  /** Whether a transaction signed against `blockhash` can still land (time passing expires it, as on a cluster). */
   isBlockhashValid(blockhash: string): boolean {
+    this.expireStaleBlockhash();
     return blockhash === this.svm.latestBlockhash();
+  }
+
+  /** A blockhash handed out longer than the TTL ago is replaced, whoever asks first. */
+  private expireStaleBlockhash(): void {
+    if (this.opts.now() - this.blockhashIssuedAt >= this.opts.blockhashTtlMs) this.rotateBlockhash();
   }
 
   /** Moves the ledger to a new blockhash: transactions signed against the old one fail. */

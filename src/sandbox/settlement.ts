@@ -339,14 +339,12 @@ export class Payments {
 
   /**
    * Where a payment's transaction stands on the ledger. Not landed: it can still land
-   * while the ledger accepts its blockhash (a stale blockhash is rotated first, as time
-   * passing would on a cluster). A record without a blockhash predates this rule and is
-   * taken as unable to land.
+   * while the ledger accepts its blockhash (which expires with time, as on a cluster). A
+   * record without a blockhash predates this rule and is taken as unable to land.
    */
   ledgerFate(payment: PaymentRow): LedgerFate {
     if (this.o.ledger.transactionByMessageHash(payment.message_hash)) return "landed";
     if (!payment.blockhash) return "never";
-    this.o.ledger.latestBlockhash();
     return this.o.ledger.isBlockhashValid(payment.blockhash) ? "in_flight" : "never";
   }
 

@@ -203,6 +203,23 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
   });
 });
 
+describe("a blockhash expires with time, whether or not anyone asks for a new one", () => {
+  let t: TestSandbox;
+  beforeAll(async () => {
+    t = await startTestSandbox({ blockhashTtlMs: 300 });
+  });
+  afterAll(() => t?.close());
+
+  it("isBlockhashValid turns false once the blockhash's lifetime has passed", async () => {
+    const rpc = createSolanaRpc(t.sb.rpcUrl);
+    const quote = await t.quote("servers.provision", SERVER_INPUT);
+    const blockhash = quote.paymentRequirement.accepts[0].extra.recentBlockhash;
+    expect((await rpc.isBlockhashValid(blockhash).send()).value).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await rpc.isBlockhashValid(blockhash).send()).value).toBe(false);
+  });
+});
+
 describe("the address index of an older sandbox is built from its ledger log", () => {
   const home = mkdtempSync(join(tmpdir(), "pam-backfill-"));
   afterAll(() => rmSync(home, { recursive: true, force: true }));
