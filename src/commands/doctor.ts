@@ -7,6 +7,7 @@ import { loadPayer } from "../engine/payer.js";
 import { ActionList } from "../domain/wire.js";
 import { formatDecimal } from "../domain/money.js";
 import { associatedTokenAddress } from "../domain/token.js";
+import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
 
 type Level = "ok" | "warn" | "fail";
 const MARK: Record<Level, string> = { ok: "ok  ", warn: "warn", fail: "FAIL" };
@@ -21,6 +22,27 @@ async function rpc(url: string, method: string, params: unknown[]): Promise<any>
   const json = (await res.json()) as { result?: unknown; error?: { message: string } };
   if (json.error) throw new Error(json.error.message);
   return json.result;
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/** The audit over the last 24 h: each discrepancy makes a FAIL; an RPC that does not answer, a warning. */
+async function chainCheck(pa: Parameters<typeof runAudit>[0], check: (level: Level, text: string) => void): Promise<void> {
+  const now = Date.now();
+  try {
+    // A 24 h history is small; bounded tighter than the audit command so doctor stays quick.
+    const { report } = await runAudit(pa, { since: now - DAY_MS, now, scan: { maxSignatures: 2_000, attempts: 2 } });
+    const n = report.discrepancies.length;
+    if (n === 0) {
+      check("ok", `chain: the journal and the chain agree for the last 24 h (${report.payments.length} payment(s), ${report.scan.transactionsRead} transaction(s) read${report.inFlight.length > 0 ? `, ${report.inFlight.length} in flight` : ""})`);
+    } else {
+      const kinds = [...new Set(report.discrepancies.map((d) => d.kind))].join(", ");
+      check("fail", `chain: ${n} discrepanc${n === 1 ? "y" : "ies"} between the journal and the chain in the last 24 h (${kinds}) — see: paid-actions-mcp audit --since ${report.since}`);
+    }
+  } catch (e) {
+    const why = e instanceof AuditUnavailable ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
+    check("warn", `chain: could not compare the journal with the chain (${why.slice(0, 300)})`);
+  }
 }
 
 export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
@@ -58,10 +80,11 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
             const ata = await associatedTokenAddress(payer.address, pa.config.mint);
             const bal = (await rpc(pa.config.rpcUrl, "getTokenAccountBalance", [ata])) as { value: { amount: string } };
             const amount = BigInt(bal.value.amount);
-            check(amount > 0n ? "ok" : "warn", `balance: ${formatDecimal(amount)} USDC on ${pa.config.network} (via ${pa.config.rpcUrl})`);
+            check(amount > 0n ? "ok" : "warn", `balance: ${formatDecimal(amount)} USDC on ${pa.config.network} (via ${urlOrigin(pa.config.rpcUrl)})`);
           } catch (e) {
-            check("warn", `balance: could not read the USDC balance (${(e as Error).message.slice(0, 120)}); the wallet may hold no USDC yet`);
+            check("warn", `balance: could not read the USDC balance (${(e as Error).message.split(pa.config.rpcUrl).join(urlOrigin(pa.config.rpcUrl)).slice(0, 120)}); the wallet may hold no USDC yet`);
           }
+          await chainCheck(pa, check);
         }
       } catch (e) {
         check("fail", `wallet: ${(e as Error).message}`);
