@@ -5,7 +5,8 @@
  * agree; 3: they do not; 1: cannot tell. `doctor` runs the same check over the last 24 h.
  */
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
-import { AUDIT_SKEW_MS, ChainScanError, reconcile, scanWalletHistory, type AuditReport, type ChainScan, type ScanOptions } from "../engine/audit.js";
+import { AUDIT_SKEW_MS, reconcile, type AuditReport } from "../engine/audit.js";
+import { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "../engine/audit-scan.js";
 import type { Intent } from "../engine/types.js";
 import { associatedTokenAddress } from "../domain/token.js";
 

@@ -1,8 +1,9 @@
 /**
  * The audit: the wallet's USDC token account, as our own RPC shows it, reconciled with the
- * journal. Two parts: `scanWalletHistory` reads the account's history back to a time through
- * the chain port (paged, bounded, retried), and `reconcile` — a pure function of the decoded
- * transactions, the journal's payments and intents — says where the two disagree.
+ * journal. Two parts: `scanWalletHistory` (audit-scan.ts) reads the account's history back to
+ * a time through the chain port (paged, bounded, retried), and `reconcile` here — a pure
+ * function of the decoded transactions, the journal's payments and intents — says where the
+ * two disagree.
  *
  * The chain is the truth about money; the journal is what the engine believes. A discrepancy
  * is money the journal cannot explain (an outflow no payment names, a different amount, a
@@ -10,7 +11,7 @@
  * (a payment counted as landed that is not there, a refund credited that never came).
  */
 import { formatDecimal } from "../domain/money.js";
-import { refundInflow, type ChainPort, type ChainTx, type SignatureEntry } from "./chain.js";
+import { refundInflow, type ChainTx } from "./chain.js";
 import type { Intent, IntentState, PaymentFate, PaymentRecord, SettlementCheck } from "./types.js";
 
 /** Clock skew allowed between this machine and the cluster's block times. */
@@ -388,122 +389,4 @@ export function reconcile(input: AuditInput): AuditReport {
     otherWallet,
     ok: discrepancies.length === 0,
   };
-}
-
-// ---- The chain scan -------------------------------------------------------------------
-
-export interface ScanOptions {
-  /** Entries per getSignaturesForAddress page (1-1000; default 1000). */
-  pageSize?: number;
-  /** Signatures at most, before the answer is "cannot tell" (default 5000). */
-  maxSignatures?: number;
-  /** getTransaction requests in flight at once (default 4). */
-  concurrency?: number;
-  /** Tries per RPC read (default 3), with growing pauses between them. */
-  attempts?: number;
-  sleep?: (ms: number) => Promise<void>;
-}
-
-export interface ChainScan {
-  /** Transactions of the history read, oldest first (failed ones are not fetched). */
-  txs: ChainTx[];
-  /** History entries at or after `from`. */
-  signatures: number;
-  /** getTransaction reads made (one per successful entry). */
-  transactionsRead: number;
-  /** Entries that failed on chain (they moved nothing; not fetched). */
-  failed: number;
-  pages: number;
-  /** The time (ms) the history was read back to. */
-  from: number;
-}
-
-export type ChainScanReason = "rpc_unavailable" | "history_too_long" | "transaction_missing";
-
-/** The history could not be read completely: the audit cannot tell. */
-export class ChainScanError extends Error {
-  constructor(
-    readonly reason: ChainScanReason,
-    message: string,
-  ) {
-    super(message);
-    this.name = "ChainScanError";
-  }
-}
-
-const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/**
- * Reads the token account's history, newest first, back to `fromMs` (entries without a block
- * time are kept), then each successful transaction. Complete or throws ChainScanError: an
- * audit over part of a history would report absences that are not.
- */
-export async function scanWalletHistory(chain: ChainPort, walletAta: string, fromMs: number, o: ScanOptions = {}): Promise<ChainScan> {
-  const pageSize = Math.min(1000, Math.max(1, o.pageSize ?? 1000));
-  const maxSignatures = o.maxSignatures ?? 5000;
-  const attempts = Math.max(1, o.attempts ?? 3);
-  const sleep = o.sleep ?? pause;
-  const retried = async <T>(what: string, read: () => Promise<T>, again?: (value: T) => boolean): Promise<T> => {
-    for (let attempt = 1; ; attempt++) {
-      let value: T;
-      try {
-        value = await read();
-      } catch (e) {
-        if (attempt >= attempts) throw new ChainScanError("rpc_unavailable", `the Solana RPC did not answer ${what} (${(e as Error).message.slice(0, 200)})`);
-        await sleep(250 * 4 ** (attempt - 1));
-        continue;
-      }
-      if (!again?.(value) || attempt >= attempts) return value;
-      await sleep(250 * 4 ** (attempt - 1));
-    }
-  };
-
-  const entries: SignatureEntry[] = [];
-  const seen = new Set<string>();
-  let before: string | undefined;
-  let pages = 0;
-  for (;;) {
-    const page = await retried("getSignaturesForAddress", () => chain.signaturesFor(walletAta, { limit: pageSize, ...(before ? { before } : {}) }));
-    pages++;
-    let reached = false;
-    let fresh = 0;
-    for (const entry of page) {
-      if (entry.blockTime !== null && entry.blockTime * 1000 < fromMs) {
-        reached = true;
-        break;
-      }
-      if (seen.has(entry.signature)) continue;
-      seen.add(entry.signature);
-      entries.push(entry);
-      fresh++;
-    }
-    if (entries.length > maxSignatures) {
-      throw new ChainScanError("history_too_long", `the wallet's token account has more than ${maxSignatures} transactions since ${new Date(fromMs).toISOString()}; audit a shorter period with --since`);
-    }
-    if (reached || page.length < pageSize) break;
-    if (fresh === 0) throw new ChainScanError("rpc_unavailable", "the Solana RPC answered the same history page twice: its history cannot be read to the end");
-    before = page[page.length - 1]!.signature;
-  }
-
-  const wanted = entries.filter((e) => !e.failed);
-  const txs: ChainTx[] = new Array(wanted.length);
-  let next = 0;
-  let stopped = false;
-  const worker = async () => {
-    while (next < wanted.length && !stopped) {
-      const index = next++;
-      const entry = wanted[index]!;
-      // A node can list a signature a moment before it serves the transaction: asked again.
-      const tx = await retried(`getTransaction for ${entry.signature}`, () => chain.transaction(entry.signature), (t) => t === null);
-      if (tx === null) throw new ChainScanError("transaction_missing", `the Solana RPC lists transaction ${entry.signature} in the wallet's history but does not return it (a node without full history?)`);
-      txs[index] = tx;
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: Math.min(Math.max(1, o.concurrency ?? 4), Math.max(1, wanted.length)) }, worker));
-  } finally {
-    stopped = true; // one failed read ends the scan: the other workers ask nothing more
-  }
-  txs.reverse(); // the node lists newest first (its order within a slot too): oldest first here
-  return { txs, signatures: entries.length, transactionsRead: wanted.length, failed: entries.length - wanted.length, pages, from: fromMs };
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
-import { on } from "../helpers/proxy.js";
+import { on, type SeenRequest } from "../helpers/proxy.js";
 
 describe("secrets never leave their place", () => {
   let f: EngineFixture;
@@ -97,7 +97,7 @@ describe("secrets the service echoes back", () => {
   it("after a restart in state paid, a service echoing the proof gets it into no transcript, error or log", async () => {
     const logs: string[] = [];
     const echo = {
-      match: (r: { method: string; path: string; headers: Record<string, string | string[] | undefined> }) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined,
+      match: (r: SeenRequest) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined,
       action: {
         kind: "raw" as const,
         handler: (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => {

@@ -19,6 +19,7 @@ import { CLI_PATH, ensureBuilt } from "../helpers/process.js";
 import { startProxy, type Proxy, type ProxyAction } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { serviceEnv } from "../helpers/engine.js";
+import { runCli } from "../helpers/mcp.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CALLS = Number(process.env.CHAOS_CALLS ?? 2000);
@@ -252,6 +253,14 @@ describe("chaos: faults between server and service, and a server killed at rando
       expect(usage.day).toBeGreaterThanOrEqual(spent);
       expect(usage.day).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
       expect(paid.length).toBeGreaterThan(CALLS / 20);
+
+      // ...and `audit` reads the wallet's history from the ledger's RPC and agrees with the journal.
+      const audit = await runCli(["audit", "--json"], env, 120_000);
+      expect(audit.code, `audit (seed ${SEED}): ${audit.stderr}\n${audit.stdout.slice(0, 4000)}`).toBe(0);
+      const report = JSON.parse(audit.stdout) as { ok: boolean; discrepancies: unknown[]; payments: unknown[] };
+      expect(report.ok).toBe(true);
+      expect(report.discrepancies).toEqual([]);
+      expect(report.payments.length).toBeGreaterThanOrEqual(paid.length);
 
       // ---- No secret anywhere it should not be --------------------------------------------
       const proofs = rows.map((r) => r.proof).filter(Boolean) as string[];

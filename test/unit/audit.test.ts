@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ChainScanError, reconcile, scanWalletHistory, walletMovement, type AuditInput, type DiscrepancyKind } from "../../src/engine/audit.js";
+import { reconcile, walletMovement, type AuditInput, type DiscrepancyKind } from "../../src/engine/audit.js";
+import { ChainScanError, scanWalletHistory } from "../../src/engine/audit-scan.js";
 import type { ChainPort, ChainTx, SignatureEntry } from "../../src/engine/chain.js";
 import type { Intent, PaymentRecord } from "../../src/engine/types.js";
 import { parseSince, urlOrigin } from "../../src/commands/audit.js";

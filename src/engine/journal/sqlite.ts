@@ -311,9 +311,10 @@ export class Journal {
 
   // ---- Payments (every signed proof, by its memo) -----------------------------------
 
+  /** One row per signed proof; a second proof for the same quote is refused (it would hide the first). */
   recordPayment(p: PaymentRecord): void {
     const cols = paymentColumns(p);
-    this.sql(`INSERT OR REPLACE INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
+    this.sql(`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
   }
 
   updatePayment(quoteId: string, patch: Partial<PaymentRecord>): void {
