@@ -19,7 +19,7 @@ import { LeaseLost } from "./journal/sqlite.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { establishFate } from "./settlement.js";
 import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "./transitions.js";
-import type { Intent, IntentPatch, PayOptions, StoredError } from "./types.js";
+import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "./types.js";
 
 const stored = (e: PaidActionError): StoredError => ({ code: e.code, message: e.message, context: e.context, retryable: e.retryable });
 
@@ -64,10 +64,19 @@ export class Drive {
     this.renewTimer = undefined;
   }
 
-  /** Commits a patch: only if the intent is still in the state this call saw and held by it. */
-  commit(patch: IntentPatch): Intent {
+  /**
+   * Commits a patch: only if the intent is still in the state this call saw and held by it.
+   * A patch of the current proof's payment record lands in the same transaction.
+   */
+  commit(patch: IntentPatch, payment?: Partial<PaymentRecord>): Intent {
     const now = this.c.now();
-    if (!this.c.journal.update(this.intent.intentId, patch, now, { state: this.intent.state, owner: this.owner })) throw new LeaseLost(this.intent.intentId);
+    const { journal } = this.c;
+    const write = () => {
+      if (!journal.update(this.intent.intentId, patch, now, { state: this.intent.state, owner: this.owner })) throw new LeaseLost(this.intent.intentId);
+      if (payment && this.intent.quoteId) journal.updatePayment(this.intent.quoteId, payment);
+    };
+    if (payment) journal.atomically(write);
+    else write();
     this.intent = { ...this.intent, ...patch, updatedAt: now };
     return this.intent;
   }
@@ -77,7 +86,7 @@ export class Drive {
   }
 
   /** Applies an outcome's transition (transitions.ts); throws the error when the intent must be followed later. */
-  private settle(outcome: Outcome, error: PaidActionError | null, extra: IntentPatch = {}): Intent {
+  private settle(outcome: Outcome, error: PaidActionError | null, extra: IntentPatch = {}, payment?: Partial<PaymentRecord>): Intent {
     const from = this.intent;
     const tr = transition(from.state, outcome);
     const patch: IntentPatch = {
@@ -89,7 +98,7 @@ export class Drive {
       ...extra,
     };
     if (tr.human && !patch.attention) patch.attention = from.attention ?? error?.message ?? `needs a human after ${outcome}`;
-    this.commit(patch);
+    this.commit(patch, payment);
     this.c.transcript(this.intent, tr.state === from.state ? "paused" : tr.state, { from: from.state, outcome, ...(error ? { code: error.code, message: error.message } : {}) });
     if (tr.human) this.c.d.log(`intent ${from.intentId} needs attention: ${this.intent.attention}`);
     if (tr.follow) {
@@ -239,7 +248,7 @@ export class Drive {
   /** Hands the proof to the service (it may settle from here on: the money is at risk). */
   private async send(): Promise<void> {
     const { c, intent } = this;
-    if (!c.journal.payment(intent.quoteId!)?.sentAt) c.journal.updatePayment(intent.quoteId!, { sentAt: c.now() });
+    const sentAt = c.now();
     const res = await c.client.call("POST", "/payments/confirm", { body: { quoteId: intent.quoteId, paymentProof: intent.proof }, idempotencyKey: intent.idemKey, schema: Payment, trace: c.trace(intent) });
     c.step("confirm_sent", intent);
     c.transcript(intent, "confirm", { status: res.status, body: res.ok ? res.body : res.error });
@@ -247,24 +256,23 @@ export class Drive {
       const p = res.body;
       if (p.quoteId !== intent.quoteId || quoteAmount(p.amount) !== intent.amount) {
         const e = new PaidActionError("payment_invalid", `the service confirmed a payment that does not match the quote (quote ${p.quoteId.slice(0, 64)}, amount ${p.amount.slice(0, 40)}); the budget stays held until a human checks transaction ${p.transaction.slice(0, 100)}`, { transaction: p.transaction });
-        this.settle("settlement_mismatch", e, { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" });
+        this.settle("settlement_mismatch", e, { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" }, { sentAt });
         return;
       }
-      c.journal.updatePayment(intent.quoteId!, { claimedTx: p.transaction });
-      this.settle("settled", null, { payment: p, paymentTx: p.transaction, settlement: "claimed" });
+      this.settle("settled", null, { payment: p, paymentTx: p.transaction, settlement: "claimed" }, { sentAt, claimedTx: p.transaction });
       c.step("confirm_recorded", this.intent);
       return;
     }
     if (res.status === 404 || res.status === 405 || res.status === 501) return this.execute(); // no confirm: the proof settles with the execution request
     if (res.error.code === "idempotency_in_progress") throw new PaidActionError("outcome_unknown", "the payment is still being settled by the service; the engine will check again", {}, true);
-    this.proofRefused(res.status, res.error);
+    this.proofRefused(res.status, res.error, sentAt);
   }
 
   /** The service did not settle a proof that left: the chain decides (now, in the same call). */
-  private proofRefused(status: number, error: { code: string; message: string; reason?: unknown }): void {
+  private proofRefused(status: number, error: { code: string; message: string; reason?: unknown }, sentAt: number): void {
     const reason = typeof error.reason === "string" ? `: ${error.reason.slice(0, 120)}` : "";
     const e = new PaidActionError("outcome_unknown", `the service did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`, { serviceCode: error.code, reason: error.reason }, true);
-    this.commit({ state: "unsettled", error: stored(e) });
+    this.commit({ state: "unsettled", error: stored(e) }, { sentAt });
     this.c.transcript(this.intent, "unsettled", { serviceCode: error.code, message: error.message });
   }
 
@@ -307,6 +315,7 @@ export class Drive {
 
   private async execute(): Promise<void> {
     const { c, intent } = this;
+    const sentAt = c.now();
     const res = await c.client.call("POST", "/executions", {
       body: { action: intent.action, input: intent.input },
       headers: { "x-quote-id": intent.quoteId!, ...(intent.proof ? { "x-payment-proof": intent.proof } : {}) },
@@ -316,9 +325,9 @@ export class Drive {
     });
     c.step("execution_sent", intent);
     c.transcript(intent, "execution", { status: res.status, body: res.ok ? res.body : res.error });
-    if (res.ok) return this.recordExecution(res.body, res.headers["payment-response"]);
+    if (res.ok) return this.recordExecution(res.body, res.headers["payment-response"], sentAt);
     if (res.error.code === "idempotency_in_progress") throw new PaidActionError("outcome_unknown", "the execution request is still running at the service; the engine will check again", {}, true);
-    if (intent.state === "signed") return this.proofRefused(res.status, res.error); // the proof travelled with this request
+    if (intent.state === "signed") return this.proofRefused(res.status, res.error, sentAt); // the proof travelled with this request
     if (res.status === 402) {
       this.settle("refused_after_payment", new PaidActionError("payment_loop", `the service asked for payment again after quote ${intent.quoteId} was paid${intent.paymentTx ? ` (transaction ${intent.paymentTx})` : ""}; nothing more was paid — a human should check`, { quoteId: intent.quoteId, transaction: intent.paymentTx }), { attention: "402 after payment" });
       return;
@@ -326,7 +335,7 @@ export class Drive {
     if (res.error.code === "quote_consumed" && typeof res.error.executionId === "string") {
       // The quote already funded an execution: if it is ours, adopt it.
       const get = await c.client.call("GET", `/executions/${encodeURIComponent(res.error.executionId)}`, { schema: Execution, trace: c.trace(intent) });
-      if (get.ok && get.body.quoteId === intent.quoteId && get.body.action === intent.action) return this.recordExecution(get.body, undefined);
+      if (get.ok && get.body.quoteId === intent.quoteId && get.body.action === intent.action) return this.recordExecution(get.body, undefined, sentAt);
     }
     this.settle(
       "refused_after_payment",
@@ -335,7 +344,7 @@ export class Drive {
     );
   }
 
-  private recordExecution(e: Execution, paymentResponse: string | undefined): void {
+  private recordExecution(e: Execution, paymentResponse: string | undefined, sentAt: number): void {
     const { c, intent } = this;
     if (!/^[A-Za-z0-9_-]{1,128}$/.test(e.executionId)) {
       this.settle("refused_after_payment", new PaidActionError("service_error", "the service returned an execution id with characters an id cannot have"), { attention: "bad execution id" });
@@ -346,7 +355,8 @@ export class Drive {
       return;
     }
     const claimed = intent.paymentTx ?? settledTransaction(paymentResponse);
-    if (claimed && !intent.paymentTx) c.journal.updatePayment(intent.quoteId!, { claimedTx: claimed });
+    // With /payments/confirm, the payment record was completed then; without it, now.
+    const payment = intent.state === "signed" ? { sentAt, ...(claimed ? { claimedTx: claimed } : {}) } : undefined;
     this.settle("executed", null, {
       executionId: e.executionId,
       execution: e,
@@ -361,7 +371,7 @@ export class Drive {
       // The lease ends with this commit: one fsync fewer per paid call.
       leaseOwner: null,
       leaseUntil: null,
-    });
+    }, payment);
     c.step("execution_recorded", this.intent);
     c.executionChanged(this.intent, null);
     if (!FINAL_STATUSES.has(e.status) || this.intent.settlement !== "verified") c.events.emit("scheduled");
