@@ -326,18 +326,20 @@ async function memory(svc) {
 async function reconciler() {
   log("4. reconciler cost with unfinished executions…");
   const slow = await startSandbox("sandbox-slow", 3_600_000);
-  const { openPaidActions } = await import(join(ROOT, "dist", "engine", "index.js"));
+  const { openPaidActions } = await import(join(ROOT, "dist", "app", "index.js"));
   const { Reconciler } = await import(join(ROOT, "dist", "engine", "reconciler.js"));
   const { createServiceClient } = await import(join(ROOT, "dist", "engine", "service-client.js"));
   const home = join(work, "reconcile-home");
   const pa = await openPaidActions({ env: serviceEnv(slow.info, home), log: () => undefined, reconcile: false, resume: false });
   const pollClient = createServiceClient({ baseUrl: slow.info.baseUrl, apiKey: slow.info.apiKey, timeoutMs: 10_000, maxAttempts: 1 });
-  // Finished executions the reconciler must not touch: 10,000 of them.
-  const insert = pa.journal.db.prepare(
+  // Finished executions the reconciler must not touch: 10,000 of them (written straight into the journal file).
+  const raw = new Database(pa.journal.path);
+  raw.pragma("busy_timeout = 10000");
+  const insert = raw.prepare(
     `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, execution_id, exec_status, budget_state, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'servers.provision', '{}', 'x', 'executed', ?, 'completed', 'spent', ?, ?)`,
   );
-  pa.journal.db.transaction(() => {
+  raw.transaction(() => {
     for (let i = 0; i < 10_000; i++) insert.run(`int_done${i}`, `done-${i}`, `done-${i}`, pa.engine.service, `exe_done${i}`, Date.now() - 1000, Date.now());
   })();
   const levels = [];
@@ -349,7 +351,7 @@ async function reconciler() {
       paid += batch;
     }
     // Every unfinished execution due now, as right after a start.
-    pa.journal.db.prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`).run(Date.now());
+    raw.prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`).run(Date.now());
     const rec = new Reconciler({ engine: pa.engine, journal: pa.journal, client: pollClient, now: Date.now });
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -366,6 +368,7 @@ async function reconciler() {
       cpuShare: (cpu.user + cpu.system) / 1000 / wall,
     });
   }
+  raw.close();
   await pa.close();
   slow.child.kill("SIGTERM");
   return { windowMs: RECONCILE_WINDOW_MS, levels };
@@ -375,14 +378,15 @@ async function reconciler() {
 
 async function journal() {
   log("5. list_executions latency over large journals…");
-  const { openJournal } = await import(join(ROOT, "dist", "engine", "index.js"));
+  const { openJournal } = await import(join(ROOT, "dist", "app", "index.js"));
   const out = [];
   let rows = 0;
   const home = join(work, "journal-home");
   mkdirSync(home, { recursive: true });
   for (const level of JOURNAL_LEVELS) {
     const j = openJournal({ PAID_ACTIONS_HOME: home });
-    const insert = j.journal.db.prepare(
+    const raw = new Database(j.journal.path);
+    const insert = raw.prepare(
       `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, quote_id, amount, payee,
          execution_id, exec_status, output, budget_state, budget_amount, budget_at, call_id, created_at, updated_at)
        VALUES (@id, @id, @id, 'bench', @action, '{"region":"eu-west-1","plan":"nano","durationHours":1}', 'x', 'executed', @quote, '5000',
@@ -391,7 +395,7 @@ async function journal() {
     const statuses = ["completed", "completed", "completed", "refunded", "pending", "processing"];
     const actions = ["servers.provision", "domains.register", "storage.purchase"];
     const start = Date.now() - 1e9;
-    j.journal.db.transaction(() => {
+    raw.transaction(() => {
       for (; rows < level; rows++) {
         insert.run({ id: `int_b${rows}`, quote: `qt_b${rows}`, exe: `exe_b${rows}`, status: statuses[rows % 6], action: actions[rows % 3], at: start + rows * 1000 });
       }
@@ -423,6 +427,7 @@ async function journal() {
       })(),
       pageSize: page2.items.length,
     });
+    raw.close();
     j.close();
   }
   return out;
