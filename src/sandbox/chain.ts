@@ -131,9 +131,13 @@ export async function fundWallet(
   return submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "funding the wallet");
 }
 
+const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
+
 /**
  * A signed transfer of `amount` from the treasury back to `payer`'s token account (a
- * refund), not yet sent: the caller records it before sending.
+ * refund), not yet sent: the caller records it before sending. Its memo names what it
+ * refunds: two refunds of the same amount to the same payer within one blockhash's life
+ * would otherwise be the same transaction, and the second would never land.
  */
 export async function refundTransferWire(
   ledger: Ledger,
@@ -141,6 +145,7 @@ export async function refundTransferWire(
   mint: string,
   payer: string,
   amount: bigint,
+  memo?: string,
 ): Promise<string> {
   const source = await associatedTokenAddress(keys.treasury.address, mint);
   const destination = await ensureTokenAccount(ledger, keys, payer, mint);
@@ -152,7 +157,8 @@ export async function refundTransferWire(
     amount,
     decimals: USDC_DECIMALS,
   });
-  return signWith(ledger, keys.feePayer, [ix]);
+  const memoIx: Instruction[] = memo ? [{ programAddress: MEMO_PROGRAM, data: new TextEncoder().encode(memo) }] : [];
+  return signWith(ledger, keys.feePayer, [ix, ...memoIx]);
 }
 
 /**

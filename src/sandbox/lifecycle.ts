@@ -180,7 +180,7 @@ export class ProviderLifecycle {
       const landed = this.o.ledger.transactionByMessageHash(pending.messageHash);
       if (landed) return this.finishRefund(row, payment, landed.signature);
     }
-    const wire = await refundTransferWire(this.o.ledger, this.o.keys, this.o.mint, payment.payer, BigInt(payment.amount));
+    const wire = await refundTransferWire(this.o.ledger, this.o.keys, this.o.mint, payment.payer, BigInt(payment.amount), `refund ${row.execution_id}`);
     const messageHash = messageHashOf(decodeWireTransaction(wire));
     this.o.db
       .prepare(`UPDATE executions SET refund = ? WHERE execution_id = ?`)
