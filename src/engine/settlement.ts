@@ -6,7 +6,7 @@
  * the intent's own state is changed by the caller.
  */
 import { formatDecimal, parseDecimal } from "../domain/money.js";
-import { findByMemo, proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment } from "./chain.js";
+import { proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment } from "./chain.js";
 import type { Ctx } from "./context.js";
 import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "./transitions.js";
 import type { Intent } from "./types.js";
@@ -85,11 +85,6 @@ export async function checkSettlement(c: Ctx, intent: Intent): Promise<Settlemen
   return { kind: "verified", tx: tx.signature, ...(note ? { note } : {}) };
 }
 
-/** Does this intent still have a refund to verify? */
-export function refundToCheck(intent: Intent): boolean {
-  return intent.refundState === "pending";
-}
-
 /** What the chain says of the service's refund claim, and the credit it earns. */
 export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict & { tx?: string }> {
   const claim = intent.refund;
@@ -119,10 +114,4 @@ export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict
     return { ...verdict, settled: true, attention: `the service's refund transaction ${claim!.transaction} is not on chain an hour after it was reported: nothing is credited` };
   }
   return { ...verdict, ...(typeof landed === "bigint" ? { tx: claim!.transaction } : {}) };
-}
-
-/** Convenience for audits: the wallet's transfer carrying a memo, looked for since `since`. */
-export async function findPayment(c: Ctx, memo: string, since: number) {
-  const { ata } = await c.walletAta();
-  return findByMemo(await c.chain(), ata, memo, since);
 }

@@ -40,7 +40,7 @@ export function hintFor(e: PaidActionError): string {
     case "execution_rejected":
       return "The payment settled but the service refused the execution; a human should ask the service for the execution or a refund. Do not pay again.";
     case "service_unavailable":
-      return e.context.state === "signed" || e.context.state === "paid"
+      return e.context.state === "signed" || e.context.state === "unsettled" || e.context.state === "paid"
         ? "The service is not answering after payment was signed; do not pay again. The server finishes it in the background — call again with the same intentKey, or check list_executions."
         : "The service is not answering; nothing was paid. Try again later.";
     case "service_error":
