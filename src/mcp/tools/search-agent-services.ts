@@ -1,0 +1,29 @@
+/** search_agent_services: the service's marketplace of agent services, searched for free. */
+import { z } from "zod";
+import { PaidActionError } from "../../engine/errors.js";
+import type { McpContext } from "../context.js";
+import { ok } from "../results.js";
+import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";
+
+export function registerSearchAgentServicesTool(tools: MirrorTools, ctx: McpContext): void {
+  const { pa, sandbox } = ctx;
+  addMirrorTool(tools, ctx, {
+    name: "search_agent_services",
+    title: "Search agent services",
+    description: "Searches the service's marketplace of agent services by task type, price band and guarantees (free). Hire one with agent_services_purchase.",
+    schema: z.strictObject({
+      taskType: z.string().max(64).optional(),
+      query: z.string().max(200).optional(),
+      priceBand: z.strictObject({ min: z.string().max(40).optional(), max: z.string().max(40).optional() }).optional(),
+      guarantees: z.strictObject({ refundOnFailure: z.boolean().optional(), maxDeliverySeconds: z.int().min(1).optional() }).optional(),
+      limit: z.int().min(1).max(50).optional(),
+    }),
+    openWorld: true,
+    run: async (args: Record<string, unknown>) => {
+      const client = requireClient(pa);
+      const res = await client.call("POST", "/agent-services/search", { body: args, schema: z.looseObject({ items: z.array(z.looseObject({ serviceId: z.string() })) }) });
+      if (!res.ok) throw new PaidActionError(res.status === 400 ? "invalid_input" : "service_error", `search refused (HTTP ${res.status} ${res.error.code}): ${res.error.message}`);
+      return ok({ ...res.body, ...(sandbox ? { sandbox: true } : {}) }, `${res.body.items.length} agent service(s) found.`);
+    },
+  });
+}
