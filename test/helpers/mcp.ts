@@ -171,7 +171,7 @@ export interface CliRun {
 /** Runs `node dist/cli.js <args>` as a separate process with exactly this environment. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args], { cwd: PROJECT_ROOT, env, timeout: timeoutMs, killSignal: "SIGKILL" }, (error, stdout, stderr) => {
+    execFile(process.execPath, [CLI_PATH, ...args], { cwd: PROJECT_ROOT, env, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof (error as { code?: unknown }).code === "number" ? ((error as { code: number }).code) : null) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });

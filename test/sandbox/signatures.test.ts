@@ -87,7 +87,8 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
       history.push({ signature: p.signature, memo: `[${p.quoteId.length}] ${p.quoteId}`, delta: -288_000n, names: "both" });
       if (outcome === "fail") {
         const done = await waitForExecution(t.call, p.executionId, (e) => e.status === "refunded");
-        history.push({ signature: done.refund.transaction, memo: null, delta: 288_000n, names: "ata" });
+        const refundMemo = `refund ${p.executionId}`; // names what it refunds
+        history.push({ signature: done.refund.transaction, memo: `[${refundMemo.length}] ${refundMemo}`, delta: 288_000n, names: "ata" });
       }
     }
 
@@ -155,7 +156,7 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
     const items = await rpc.getSignaturesForAddress(payer.address).send();
     const expected = history.filter((h) => h.names === "both").map((h) => h.signature).reverse();
     expect(items.map((i) => i.signature)).toEqual(expected);
-    const refund = history.find((h) => h.delta > 0n && h.memo === null && h !== history[1])!;
+    const refund = history.find((h) => h.memo?.includes("refund exe_"))!;
     expect(items.map((i) => i.signature)).not.toContain(refund.signature);
   });
 
