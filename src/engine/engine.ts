@@ -16,13 +16,13 @@ import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } f
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import { fingerprint, validateRequest } from "./input.js";
-import { executionPatch, limitsView, listExecutions, spending, view } from "./executions.js";
+import { executionPatch, limitsView, listExecutions, paidCallOf, spending, view } from "./executions.js";
 import { asError, Drive, quoteRefusal } from "./pay-flow.js";
 import type { Payer } from "./payer.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { checkRefund, checkSettlement } from "./settlement.js";
 import { restartable, resting } from "./transitions.js";
-import type { ExecutionEvent, ExecutionView, Intent, PaidCall, PayOptions, PayRequest } from "./types.js";
+import type { ExecutionEvent, ExecutionView, Intent, IntentPatch, PaidCall, PayOptions, PayRequest } from "./types.js";
 
 export type { EngineDeps } from "./context.js";
 export { STEPS, type Step } from "./types.js";
@@ -271,31 +271,11 @@ export class Engine extends EventEmitter {
     try {
       if (restart) drive.restart();
       const done = resting(drive.intent.state) ? drive.intent : await drive.run();
-      return this.result(done, opts.callId);
+      return paidCallOf(done, opts.callId);
     } finally {
       drive.stopRenewing();
       c.journal.release(intent.intentId, this.d.owner);
     }
-  }
-
-  private result(intent: Intent, callId?: string): PaidCall {
-    if (intent.state !== "executed" || !intent.executionId) {
-      const error = intent.error;
-      if (error) throw new PaidActionError(error.code, error.message, { intentId: intent.intentId, ...(error.context ?? {}) }, error.retryable ?? false);
-      throw new PaidActionError("outcome_unknown", `intent ${intent.intentId} stopped in state ${intent.state}`, { intentId: intent.intentId }, true);
-    }
-    const amount = formatDecimal(intent.amount!);
-    return {
-      intentId: intent.intentId,
-      intentKey: intent.intentKey,
-      executionId: intent.executionId,
-      status: intent.execStatus ?? "pending",
-      action: intent.action,
-      quote: { quoteId: intent.quoteId!, amount, currency: "USDC", expiresAt: intent.quote?.expiresAt ?? "" },
-      payment: { transaction: intent.paymentTx, amount, currency: "USDC", settlement: intent.settlement },
-      ...(intent.attention ? { attention: intent.attention } : {}),
-      ...(callId ?? intent.callId ? { callId: callId ?? intent.callId! } : {}),
-    };
   }
 
   emitUpdate(intent: Intent, previous: string | null): void {
@@ -353,11 +333,15 @@ export class Engine extends EventEmitter {
     return view(intent);
   }
 
-  /** Folds a fresh execution record from the service into the journal; emits on a status change. */
-  applyExecution(intent: Intent, e: Execution): Intent {
+  /**
+   * Folds a fresh execution record from the service into the journal, with `extra` in the
+   * same commit (the reconciler's own findings); emits on a status change.
+   */
+  applyExecution(intent: Intent, e: Execution, extra: IntentPatch = {}): Intent {
     const now = this.d.now();
-    const patch = executionPatch(intent, e, now);
+    const patch: IntentPatch = executionPatch(intent, e, now);
     if (FINAL_STATUSES.has(e.status) && intent.settlement === "verified" && patch.refundState !== "pending" && intent.refundState !== "pending") patch.nextPollAt = null;
+    Object.assign(patch, extra);
     this.d.journal.update(intent.intentId, patch, now);
     const next = { ...intent, ...patch, updatedAt: now };
     if (intent.execStatus !== e.status) {

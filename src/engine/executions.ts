@@ -9,7 +9,7 @@ import type { Execution } from "../domain/wire.js";
 import type { Config, ConfigIssue } from "./config.js";
 import { PaidActionError } from "./errors.js";
 import type { Journal } from "./journal/sqlite.js";
-import type { ExecutionView, Intent, IntentPatch } from "./types.js";
+import type { ExecutionView, Intent, IntentPatch, PaidCall } from "./types.js";
 
 export function view(intent: Intent): ExecutionView {
   const execution = intent.execution;
@@ -101,4 +101,25 @@ export function executionPatch(intent: Intent, e: Execution, now: number): Inten
     patch.refundSeenAt = intent.refundSeenAt ?? now;
   }
   return patch;
+}
+
+/** What a paid call answers for an intent at rest: its execution, or the error it stopped with. */
+export function paidCallOf(intent: Intent, callId?: string): PaidCall {
+  if (intent.state !== "executed" || !intent.executionId) {
+    const error = intent.error;
+    if (error) throw new PaidActionError(error.code, error.message, { intentId: intent.intentId, ...(error.context ?? {}) }, error.retryable ?? false);
+    throw new PaidActionError("outcome_unknown", `intent ${intent.intentId} stopped in state ${intent.state}`, { intentId: intent.intentId }, true);
+  }
+  const amount = formatDecimal(intent.amount!);
+  return {
+    intentId: intent.intentId,
+    intentKey: intent.intentKey,
+    executionId: intent.executionId,
+    status: intent.execStatus ?? "pending",
+    action: intent.action,
+    quote: { quoteId: intent.quoteId!, amount, currency: "USDC", expiresAt: intent.quote?.expiresAt ?? "" },
+    payment: { transaction: intent.paymentTx, amount, currency: "USDC", settlement: intent.settlement },
+    ...(intent.attention ? { attention: intent.attention } : {}),
+    ...(callId ?? intent.callId ? { callId: callId ?? intent.callId! } : {}),
+  };
 }

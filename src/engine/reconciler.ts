@@ -9,6 +9,7 @@
  */
 import { Execution, FINAL_STATUSES } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
+import { executionPatch } from "./executions.js";
 import type { Journal } from "./journal/sqlite.js";
 import type { ServiceClient } from "./service-client.js";
 import type { Intent, IntentPatch } from "./types.js";
@@ -117,14 +118,20 @@ export class Reconciler {
     }
   }
 
-  private backoff(row: Intent, retryAfterMs: number | undefined, reset = false): void {
+  /** When to look again: the interval doubles (or resets), with jitter, never before Retry-After. */
+  private nextLook(row: Intent, retryAfterMs: number | undefined, reset = false): IntentPatch {
     const interval = reset ? this.min : Math.min(this.max, Math.max(this.min, (row.pollIntervalMs ?? this.min) * 2));
     const wait = Math.max(this.jitter(interval), retryAfterMs ?? 0);
-    this.o.journal.update(row.intentId, { nextPollAt: this.o.now() + wait, pollIntervalMs: interval }, this.o.now());
+    return { nextPollAt: this.o.now() + wait, pollIntervalMs: interval };
   }
 
+  private backoff(row: Intent, retryAfterMs: number | undefined): void {
+    this.o.journal.update(row.intentId, this.nextLook(row, retryAfterMs), this.o.now());
+  }
+
+  /** One pass over one intent, one journal commit: the service's word on the execution, the chain's on the money. */
   private async handle(row: Intent): Promise<void> {
-    let current = this.o.journal.intent(row.intentId);
+    const current = this.o.journal.intent(row.intentId);
     if (!current || current.nextPollAt === null) return;
     if (current.state !== "executed") {
       // Outcome unknown after signing: drive the intent on with its own key.
@@ -133,10 +140,9 @@ export class Reconciler {
       if (after && after.state !== "executed" && after.nextPollAt !== null) this.backoff(after, undefined);
       return;
     }
-    // Money first: what the chain says of the settlement and of any refund.
-    current = await this.followMoney(current);
     let retryAfter: number | undefined;
-    let changed = false;
+    let record: Execution | undefined;
+    let seen = current; // the intent as this pass sees it
     if (current.executionId && !FINAL_STATUSES.has(current.execStatus ?? "pending")) {
       this.requests++;
       const res = await this.o.client.call("GET", `/executions/${encodeURIComponent(current.executionId)}`, { schema: Execution }).catch((e: unknown) => {
@@ -148,23 +154,31 @@ export class Reconciler {
         const header = Number(res.headers["retry-after"]);
         retryAfter = Number.isFinite(header) ? header * 1000 : undefined;
       } else if (res?.ok && res.body.executionId === current.executionId) {
-        changed = res.body.status !== current.execStatus;
-        current = this.o.engine.applyExecution(current, res.body);
-        if (current.refundState === "pending") current = await this.followMoney(current);
+        record = res.body;
+        seen = { ...current, ...executionPatch(current, record, this.o.now()) };
       }
     }
-    if (current.execStatus === "failed" && current.refundState === "none" && this.o.now() - current.createdAt > GIVE_UP_ON_REFUND_MS) {
+    // Money: what the chain says of the settlement and of any refund.
+    const money = await this.followMoney(seen);
+    seen = { ...seen, ...money };
+    let next: IntentPatch;
+    if (seen.execStatus === "failed" && seen.refundState === "none" && this.o.now() - seen.createdAt > GIVE_UP_ON_REFUND_MS) {
       // Failed and still not refunded a day later: stop asking, and tell a human.
-      this.o.journal.update(current.intentId, { nextPollAt: null, attention: current.attention ?? "the execution failed and the service has not refunded it after 24 h" }, this.o.now());
-      return;
+      next = { nextPollAt: null, attention: seen.attention ?? "the execution failed and the service has not refunded it after 24 h" };
+    } else if (FINAL_STATUSES.has(seen.execStatus ?? "pending") && seen.settlement !== "claimed" && seen.refundState !== "pending") {
+      next = { nextPollAt: null };
+    } else {
+      next = this.nextLook(seen, retryAfter, record !== undefined && record.status !== current.execStatus);
     }
-    const done = FINAL_STATUSES.has(current.execStatus ?? "pending") && current.settlement !== "claimed" && current.refundState !== "pending";
-    if (done) this.o.journal.update(current.intentId, { nextPollAt: null }, this.o.now());
-    else this.backoff(current, retryAfter, changed);
+    if (record) this.o.engine.applyExecution(current, record, { ...money, ...next });
+    else {
+      this.o.journal.update(current.intentId, { ...money, ...next }, this.o.now());
+      if (Object.keys(money).length > 0) this.o.engine.emitUpdate({ ...seen, ...next }, seen.execStatus);
+    }
   }
 
-  /** Verifies a claimed settlement and a reported refund on chain; records what it showed. */
-  private async followMoney(intent: Intent): Promise<Intent> {
+  /** What the chain says of a claimed settlement and a reported refund, as a patch (not yet written). */
+  private async followMoney(intent: Intent): Promise<IntentPatch> {
     const patch: IntentPatch = {};
     const notes: string[] = [];
     if (intent.settlement === "claimed") {
@@ -188,10 +202,6 @@ export class Reconciler {
       patch.attention = [intent.attention, ...notes].filter(Boolean).join("; ");
       this.o.log?.(`intent ${intent.intentId} needs attention: ${notes.join("; ")}`);
     }
-    if (Object.keys(patch).length === 0) return intent;
-    this.o.journal.update(intent.intentId, patch, this.o.now());
-    const next = { ...intent, ...patch };
-    this.o.engine.emitUpdate(next, next.execStatus);
-    return next;
+    return patch;
   }
 }
