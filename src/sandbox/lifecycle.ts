@@ -11,6 +11,7 @@ import { refundTransferWire, type ServiceKeys } from "./chain.js";
 import type { Ledger } from "./ledger.js";
 import { decodeWireTransaction, messageHashOf } from "./tx-wire.js";
 import { executionView, iso, type ExecutionRow, type PaymentRow } from "./records.js";
+import { updateResource } from "./resources.js";
 import type { Webhooks } from "./webhooks.js";
 
 export interface LifecycleOptions {
@@ -84,47 +85,12 @@ export class ProviderLifecycle {
              attempts = @attempts, updated_at = @updated_at WHERE execution_id = @execution_id`,
         )
         .run(next);
-      this.updateResource(next);
+      updateResource(this.o.db, this.o.now(), next);
       if (patch.status && patch.status !== row.status) {
         this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(next, false) });
       }
     })();
     return next;
-  }
-
-  private updateResource(row: ExecutionRow): void {
-    if (!row.resource_id) return;
-    const res = this.o.db.prepare(`SELECT kind, record FROM resources WHERE resource_id = ?`).get(row.resource_id) as
-      | { kind: string; record: string }
-      | undefined;
-    if (!res) return;
-    const record = JSON.parse(res.record) as Record<string, unknown>;
-    const output = row.output ? (JSON.parse(row.output) as Record<string, unknown>) : undefined;
-    const now = iso(this.o.now());
-    if (res.kind === "company") {
-      if (row.execution_id !== record.executionId) return;
-      record.formationStatus =
-        row.status === "processing" ? "filing" : row.status === "completed" ? "formed" : row.status === "pending" ? "pending" : "rejected";
-      if (output) {
-        record.documents = output.documents;
-        record.providerRefs = { ...(record.providerRefs as object), registrationNumber: output.registrationNumber };
-      }
-      record.updatedAt = now;
-    } else if (res.kind === "server") {
-      if (row.action === "servers.renew") {
-        if (row.status === "completed" && output) record.expiresAt = output.expiresAt;
-      } else if (row.status === "completed" && output) {
-        Object.assign(record, { status: "running", ipv4: output.ipv4, expiresAt: output.expiresAt });
-      } else if (row.status === "failed" || row.status === "refunded") {
-        record.status = "failed";
-      }
-    } else {
-      if (row.status === "completed") record.status = "active";
-      else if (row.status === "failed" || row.status === "refunded") record.status = "failed";
-    }
-    this.o.db
-      .prepare(`UPDATE resources SET record = ?, updated_at = ? WHERE resource_id = ?`)
-      .run(JSON.stringify(record), this.o.now(), row.resource_id);
   }
 
   /** One provider step for a due execution. */

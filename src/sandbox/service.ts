@@ -4,37 +4,23 @@
  * records they create, and webhooks. Every method takes the tenant (a hash of the API key)
  * so one key's records are invisible to another.
  */
-import type Database from "better-sqlite3";
 import { formatDecimal, parseDecimal } from "../domain/money.js";
 import { canonicalJson, type PaymentRequirements } from "../domain/wire.js";
 import { newId } from "../domain/ids.js";
-import { describeAction, findAction, ACTIONS, type ActionDef, type PricingWorld } from "./catalog.js";
-import type { ServiceKeys } from "./chain.js";
+import { describeAction, findAction, ACTIONS, type PricingWorld } from "./catalog.js";
 import { ApiError, invalidRequest, notFound, zodIssues } from "./errors.js";
-import type { FacilitatorFaults } from "./faults.js";
-import type { Ledger } from "./ledger.js";
 import { ProviderLifecycle } from "./lifecycle.js";
 import { executionView, iso, type ExecutionRow, type Outcome, type PaymentRow, type QuoteRow } from "./records.js";
-import { Payments, quoteExpired } from "./settlement.js";
+import { createResource, readResource } from "./resources.js";
+import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
 import type { Webhooks } from "./webhooks.js";
 
 export type { Outcome } from "./records.js";
 
-export interface ServiceOptions {
-  db: Database.Database;
-  ledger: Ledger;
-  keys: ServiceKeys;
-  network: string;
-  mint: string;
-  now: () => number;
-  /** The public base URL, ending in /v1. */
-  baseUrl: () => string;
+export interface ServiceOptions extends PaymentsOptions {
   quoteTtlMs: number;
   providerDelayMs: number;
   webhooks: Webhooks;
-  log: (line: string) => void;
-  /** Test hook: settlements that fail after sending (see faults.ts). */
-  facilitatorFaults?: FacilitatorFaults;
 }
 
 const MAX_TIMEOUT_SECONDS = 60;
@@ -67,7 +53,7 @@ export class SandboxService {
   private pricingWorld(tenant: string): PricingWorld {
     return {
       server: (serverId) => {
-        const record = this.resource(tenant, "server", serverId) as { plan: string; region: string; status: string } | undefined;
+        const record = readResource(this.o.db, tenant, "server", serverId) as { plan: string; region: string; status: string } | undefined;
         return record?.status === "provisioning" || record?.status === "running" ? record : undefined;
       },
       domainTaken: (domain) => {
@@ -302,60 +288,11 @@ export class SandboxService {
         )
         .run(row);
       this.o.db.prepare(`UPDATE quotes SET execution_id = ? WHERE quote_id = ?`).run(row.execution_id, quote.quote_id);
-      this.createResource(action, row, input);
+      createResource(this.o.db, this.o.now(), action, row, input);
       this.o.webhooks.enqueue(tenant, "execution.updated", { execution: executionView(row, false) });
     })();
     this.lifecycle.schedule();
     return row;
-  }
-
-  private createResource(action: ActionDef, row: ExecutionRow, input: Record<string, unknown>): void {
-    const now = this.o.now();
-    let kind: string;
-    let record: Record<string, unknown>;
-    const parsed = action.schema.parse(input);
-    switch (action.name) {
-      case "companies.create":
-        kind = "company";
-        record = {
-          companyId: row.resource_id,
-          name: parsed.name,
-          jurisdiction: parsed.jurisdiction,
-          companyType: parsed.companyType,
-          owners: parsed.owners,
-          registeredAgent: parsed.registeredAgent,
-          formationStatus: "pending",
-          providerRefs: { provider: action.provider },
-          documents: [],
-          executionId: row.execution_id,
-          createdAt: iso(now),
-          updatedAt: iso(now),
-        };
-        break;
-      case "servers.provision":
-        kind = "server";
-        record = { serverId: row.resource_id, plan: parsed.plan, region: parsed.region, image: parsed.image, status: "provisioning", executionId: row.execution_id };
-        break;
-      case "domains.register":
-        kind = "domain";
-        record = { domainId: row.resource_id, domain: parsed.domain, status: "pending", executionId: row.execution_id };
-        break;
-      case "storage.purchase":
-        kind = "bucket";
-        record = { bucketId: row.resource_id, tier: parsed.tier, status: "pending", executionId: row.execution_id };
-        break;
-      case "agent-services.purchase":
-        kind = "purchase";
-        record = { purchaseId: row.resource_id, serviceId: parsed.serviceId, status: "pending", executionId: row.execution_id };
-        break;
-      default:
-        return; // servers.renew works on an existing server
-    }
-    this.o.db
-      .prepare(
-        `INSERT INTO resources (resource_id, tenant, kind, execution_id, record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(row.resource_id, row.tenant, kind, row.execution_id, JSON.stringify(record), now, now);
   }
 
   getExecution(tenant: string, executionId: string) {
@@ -391,22 +328,14 @@ export class SandboxService {
     };
   }
 
-  /** A resource record of this tenant, or undefined. */
-  private resource(tenant: string, kind: "company" | "server", id: string): Record<string, unknown> | undefined {
-    const row = this.o.db
-      .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = ?`)
-      .get(id, tenant, kind) as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as Record<string, unknown>) : undefined;
-  }
-
   getCompany(tenant: string, companyId: string) {
-    const record = this.resource(tenant, "company", companyId);
+    const record = readResource(this.o.db, tenant, "company", companyId);
     if (!record) throw notFound(`company ${companyId}`);
     return record;
   }
 
   getServer(tenant: string, serverId: string) {
-    const record = this.resource(tenant, "server", serverId);
+    const record = readResource(this.o.db, tenant, "server", serverId);
     if (!record) throw notFound(`server ${serverId}`);
     return record;
   }

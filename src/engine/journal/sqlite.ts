@@ -51,20 +51,11 @@ export interface Expect {
   owner?: string;
 }
 
-export interface NewIntent {
-  intentId: string;
-  intentKey: string;
-  idemKey: string;
-  service: string;
-  action: string;
-  input: Record<string, unknown>;
-  fingerprint: string;
-  agentBudget: bigint | null;
-  callId: string | null;
-  createdAt: number;
+/** What a new intent is recorded with: its identity and content, leased to the call that records it. */
+export type NewIntent = Pick<Intent, "intentId" | "intentKey" | "idemKey" | "service" | "action" | "input" | "fingerprint" | "agentBudget" | "callId" | "createdAt"> & {
   leaseOwner: string;
   leaseUntil: number;
-}
+};
 
 export class Journal {
   private readonly db: Database.Database;
