@@ -65,7 +65,11 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
     if (pa.client) {
       try {
         const res = await pa.client.call("GET", "/actions", { schema: ActionList });
-        if (res.ok) check("ok", `service: reachable, ${res.body.items.length} action(s): ${res.body.items.map((i) => i.name).join(", ")}`);
+        if (res.ok) {
+          check("ok", `service: reachable, ${res.body.items.length} action(s): ${res.body.items.map((i) => i.name).join(", ")}`);
+          // A per-action limit naming no action of the catalog caps nothing: paying refuses until it is fixed.
+          for (const i of pa.engine.useCatalog(res.body.items.map((a) => a.name))) check("fail", `config: ${i.key}: ${i.message}`);
+        }
         else check("fail", `service: GET /actions answered HTTP ${res.status} ${res.error.code}: ${res.error.message}${res.status === 401 ? " (check PAID_ACTIONS_API_KEY)" : ""}`);
       } catch (e) {
         check("fail", `service: not reachable (${(e as Error).message})`);

@@ -1,13 +1,14 @@
 /**
  * Over real stdio with the SDK's Client: a host that cancels a paid call while its quote is
- * pending pays nothing; a misspelt per-action limit is refused (it would cap nothing).
+ * pending pays nothing; a misspelt per-action limit is refused (it would cap nothing), and
+ * `doctor` names it.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import { serviceEnv } from "../helpers/engine.js";
-import { call, cleanupAll, ensureBuilt, freshHome, sc, SMALL_SERVER, startServer } from "../helpers/mcp.js";
+import { call, cleanupAll, ensureBuilt, freshHome, runCli, sc, serverEnv, SMALL_SERVER, startServer } from "../helpers/mcp.js";
 import { on, startProxy, type Proxy } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
@@ -70,5 +71,9 @@ describe("mcp e2e: a per-action limit that names no action", () => {
     expect(sc(quote).error.code).toBe("config_invalid");
     const spending = sc(await call(s.client, "get_spending"));
     expect(JSON.stringify(spending.configIssues)).toContain("limits.perAction.server.provision");
+    await s.close();
+    const doctor = await runCli(["doctor"], serverEnv(home, { PAID_ACTIONS_CONFIG: config }), 60_000);
+    expect(doctor.code, doctor.stderr).toBe(1);
+    expect(doctor.stdout).toMatch(/\[FAIL\] config: .*limits\.perAction\.server\.provision: .*did you mean servers\.provision/);
   });
 });
