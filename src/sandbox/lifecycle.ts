@@ -6,7 +6,8 @@
  */
 import type Database from "better-sqlite3";
 import { formatDecimal } from "../domain/money.js";
-import { findAction, providerOutput } from "./catalog.js";
+import { findAction } from "./catalog.js";
+import { providerOutput } from "./provider-outputs.js";
 import { refundTransferWire, type ServiceKeys } from "./chain.js";
 import type { Ledger } from "./ledger.js";
 import { decodeWireTransaction, messageHashOf } from "./tx-wire.js";

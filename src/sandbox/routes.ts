@@ -3,6 +3,7 @@
  * idempotency), and its handler — a thin shell over the service.
  */
 import type { IncomingMessage } from "node:http";
+import type { IdempotentRequest } from "./idempotency.js";
 import { z } from "zod";
 import { ExecutionRequest, QuoteRequest } from "../domain/wire.js";
 import { AgentServicesSearch, searchAgentServices } from "./agent-services.js";
@@ -12,13 +13,8 @@ import type { Outcome } from "./records.js";
 import type { SandboxService } from "./service.js";
 import type { Webhooks } from "./webhooks.js";
 
-export interface Ctx {
-  requestId: string;
-  tenant: string;
-  method: string;
-  path: string;
-  req: IncomingMessage;
-  body: unknown;
+/** A request as a route sees it: what idempotency needs, and the raw body. */
+export interface Ctx extends IdempotentRequest {
   rawBody: string;
 }
 
