@@ -37,6 +37,8 @@ export interface OpenOptions {
   settleWaitStepMs?: number;
   /** A chain port to use instead of one over the configured RPC (tests script the chain with it). */
   chain?: () => Promise<ChainPort>;
+  /** The home's journal and transcripts, when the caller has opened them already. */
+  opened?: { journal: Journal; transcripts: Transcripts };
 }
 
 export interface EmbeddedSandbox {
@@ -141,8 +143,8 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   const log = o.log ?? ((line: string) => process.stderr.write(`[paid-actions] ${line}\n`));
   const configResult = loadConfig(o.env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
-  const transcripts = new Transcripts(home);
-  const journal = openJournalFile(home, transcripts);
+  const transcripts = o.opened?.transcripts ?? new Transcripts(home);
+  const journal = o.opened?.journal ?? openJournalFile(home, transcripts);
   let sandbox: EmbeddedSandbox | undefined;
   let config: Config | undefined;
   try {
@@ -159,7 +161,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
       transcripts.addSecret(config.apiKey);
     }
   } catch (e) {
-    journal.close();
+    if (!o.opened) journal.close();
     throw e;
   }
 

@@ -7,9 +7,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ResourceUpdatedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Client, type CallToolResult } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
 const step = (n: number, title: string) => say(`\n── ${n}. ${title} ${"─".repeat(Math.max(0, 60 - title.length))}`);
@@ -75,7 +74,7 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
     let updates = 0;
     let lastStatus = paidCall.status as string;
     const finished = new Promise<void>((resolve) => {
-      client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
+      client.setNotificationHandler("notifications/resources/updated", async (n) => {
         if (n.params.uri !== uri) return;
         updates++;
         const read = await client.readResource({ uri });

@@ -1,53 +1,108 @@
 /**
- * `paid-actions-mcp serve` (the default): the MCP server over stdio. stdout carries
- * JSON-RPC only; everything for humans goes to stderr.
+ * `paid-actions-mcp serve` (the default): the MCP server over stdio, in both protocol eras
+ * (a 2025 client opens with `initialize`, a 2026-07-28 one with `server/discover`; the
+ * SDK's dual-era entry pins one server instance per connection). stdout carries JSON-RPC
+ * only; everything for humans goes to stderr.
+ *
+ * The streams, or a transport, and the stop signal are arguments, so tests serve in one
+ * process over linked in-memory transports; the CLI passes the process's own.
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { openPaidActions } from "../app/index.js";
-import { createMcpServer } from "../mcp/server.js";
+import type { Readable, Writable } from "node:stream";
+import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
+import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { prepareServing } from "../app/serving.js";
+import { createMcpSurface, type McpSurface } from "../mcp/server.js";
 
-export async function serve(env: NodeJS.ProcessEnv, version: string): Promise<number> {
+export interface ServeIo {
+  /** The JSON-RPC channel; defaults to stdio over `stdin` / `stdout`. */
+  transport?: Transport;
+  stdin?: Readable;
+  stdout?: Writable;
+  /** Where the log lines go. */
+  stderr: Writable;
+  /** Aborted when the server must stop (SIGINT, SIGTERM). */
+  signal?: AbortSignal;
+  /** Receives the surface once it is built (tests reach the catalog through it). */
+  onSurface?: (surface: McpSurface) => void;
+  /** How long an approval question waits for the human (default 10 min). */
+  approvalTimeoutMs?: number;
+}
+
+/** The process's own streams and signals. */
+export function processIo(): ServeIo {
   // Nothing but JSON-RPC may reach stdout: whatever a dependency prints goes to stderr.
   console.log = console.error;
   console.info = console.error;
   console.debug = console.error;
-  const log = (line: string) => process.stderr.write(`[paid-actions-mcp] ${line}\n`);
+  const stop = new AbortController();
+  process.once("SIGINT", () => stop.abort("SIGINT"));
+  process.once("SIGTERM", () => stop.abort("SIGTERM"));
+  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: stop.signal };
+}
+
+/** A transport that also tells us when it closed (the SDK's entry owns its onclose). */
+class Watched implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport["onmessage"];
+  constructor(
+    private readonly inner: Transport,
+    closed: () => void,
+  ) {
+    inner.onclose = () => {
+      this.onclose?.();
+      closed();
+    };
+    inner.onerror = (e) => this.onerror?.(e);
+    inner.onmessage = (m, extra) => this.onmessage?.(m, extra);
+  }
+  start = () => this.inner.start();
+  send = (m: JSONRPCMessage, o?: TransportSendOptions) => this.inner.send(m, o);
+  close = () => this.inner.close();
+  setProtocolVersion = (v: string) => this.inner.setProtocolVersion?.(v);
+}
+
+export async function serve(env: NodeJS.ProcessEnv, version: string, io: ServeIo = processIo()): Promise<number> {
+  const log = (line: string) => void io.stderr.write(`[paid-actions-mcp] ${line}\n`);
 
   const delay = env.PAID_ACTIONS_SANDBOX_DELAY_MS;
   const providerDelayMs = delay !== undefined && /^\d{1,7}$/.test(delay) ? Number(delay) : undefined;
-  // Unfinished purchases are resumed in the background: tools/list answers at once.
-  const pa = await openPaidActions({ env, log, resume: "background", sandbox: providerDelayMs !== undefined ? { providerDelayMs } : {} });
-  if (!pa.configResult.ok) {
-    log(`configuration problems — every paying tool will refuse until they are fixed: ${pa.configResult.issues.map((i) => `${i.key}: ${i.message}`).join("; ")}`);
+  const serving = prepareServing({ env, log, sandbox: providerDelayMs !== undefined ? { providerDelayMs } : {} });
+  if (!serving.configResult.ok) {
+    log(`configuration problems — every paying tool will refuse until they are fixed: ${serving.configResult.issues.map((i) => `${i.key}: ${i.message}`).join("; ")}`);
   }
-  if (pa.sandbox) log(`sandbox mode: ${pa.sandbox.owned ? "started" : "reusing"} the embedded reference service at ${pa.sandbox.info.baseUrl}`);
-  const mcp = await createMcpServer({ pa, version, log });
-  log(`${mcp.catalog.entries.length} paid tool(s) from the ${mcp.catalog.source === "service" ? "service" : mcp.catalog.source === "cache" ? "cached catalog" : "(empty) catalog"}; journal in ${pa.home}`);
-
-  const transport = new StdioServerTransport();
-  let stopping: Promise<void> | undefined;
-  const stop = (why: string): Promise<void> => {
-    if (stopping) return stopping;
-    // Assigned before anything runs: closing the server fires onclose, which calls stop again.
-    let done!: () => void;
-    stopping = new Promise<void>((resolve) => (done = resolve));
-    log(`stopping (${why})`);
-    void (async () => {
-      try {
-        await mcp.close();
-        await pa.close();
-      } finally {
-        done();
-      }
-    })();
-    return stopping;
-  };
-  await new Promise<void>((resolve) => {
-    transport.onclose = () => void stop("the client closed the connection").then(resolve);
-    process.stdin.once("end", () => void stop("stdin closed").then(resolve));
-    process.once("SIGINT", () => void stop("SIGINT").then(resolve));
-    process.once("SIGTERM", () => void stop("SIGTERM").then(resolve));
-    void mcp.server.connect(transport);
+  const surface = createMcpSurface({
+    host: serving.host,
+    version,
+    log,
+    approvalTimeoutMs: io.approvalTimeoutMs,
+    onStarted: (pa) => {
+      const sandbox = serving.started()?.sandbox;
+      if (sandbox) log(`sandbox mode: ${sandbox.owned ? "started" : "reusing"} the embedded reference service at ${sandbox.info.baseUrl}`);
+      log(`started; journal in ${serving.home}${pa.config ? "" : " (configuration invalid: nothing will be paid)"}`);
+    },
   });
+  io.onSurface?.(surface);
+
+  let stopping: Promise<void> | undefined;
+  let finished!: () => void;
+  const done = new Promise<void>((resolve) => (finished = resolve));
+  const stop = (why: string): Promise<void> =>
+    (stopping ??= (async () => {
+      log(`stopping (${why})`);
+      try {
+        await handle.close().catch(() => undefined);
+        await surface.close();
+        await serving.close();
+      } finally {
+        finished();
+      }
+    })());
+
+  const transport = new Watched(io.transport ?? new StdioServerTransport(io.stdin, io.stdout), () => void stop("the client closed the connection"));
+  const handle = serveStdio(surface.factory, { transport, onerror: (e) => log(`protocol: ${e.message}`) });
+  if (io.signal?.aborted) void stop(String(io.signal.reason));
+  io.signal?.addEventListener("abort", () => void stop(String(io.signal?.reason ?? "stopped")), { once: true });
+  await done;
   return 0;
 }

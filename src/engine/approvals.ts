@@ -63,7 +63,7 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
       if (!c.journal.decideApproval(approval.approvalId, "approved", "used", now)) {
         throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was already used`, { approvalId: approval.approvalId });
       }
-      c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human (approve command)" });
+      c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human" });
       drive.commit({ state: "quoted" });
       return;
     }
@@ -109,4 +109,14 @@ export function approve(c: Pick<Ctx, "journal" | "now">, approvalId: string): { 
     throw new PaidActionError("approval_invalid", `approval ${approvalId} changed while approving; check it again`, { approvalId });
   }
   return { approvalId, action: approval.action, amount: formatDecimal(approval.amount), expiresAt: new Date(approval.expiresAt).toISOString(), payee: approval.payee };
+}
+
+/** A human declines a pending approval (in the host's prompt): recorded, and nothing is paid for it. */
+export function decline(c: Pick<Ctx, "journal" | "now">, approvalId: string): void {
+  const approval = c.journal.approval(approvalId);
+  if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
+  if (approval.status === "declined") return;
+  if (approval.status !== "pending" || !c.journal.decideApproval(approvalId, "pending", "declined", c.now())) {
+    throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${c.journal.approval(approvalId)?.status ?? approval.status}`, { approvalId });
+  }
 }

@@ -10,7 +10,7 @@
 import { EventEmitter } from "node:events";
 import { formatDecimal } from "../domain/money.js";
 import { Execution, FINAL_STATUSES, Quote, type ExecutionStatus } from "../domain/wire.js";
-import { approve } from "./approvals.js";
+import { approve, decline } from "./approvals.js";
 import type { ChainPort } from "./chain.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
@@ -325,6 +325,18 @@ export class Engine extends EventEmitter {
   /** A human approves a pending approval (the `approve` command). */
   approve(approvalId: string) {
     return approve({ journal: this.d.journal, now: this.d.now }, approvalId);
+  }
+
+  /** A human declines a pending approval; the intent it was for stays unpaid. */
+  decline(approvalId: string): void {
+    decline({ journal: this.d.journal, now: this.d.now }, approvalId);
+  }
+
+  /** A recorded approval, with the input of the purchase it is for. */
+  approval(approvalId: string) {
+    const approval = this.d.journal.approval(approvalId);
+    if (!approval) return undefined;
+    return { ...approval, input: this.d.journal.intent(approval.intentId)?.input };
   }
 
   // ---- Reads ------------------------------------------------------------------------

@@ -1,40 +1,141 @@
 /**
- * Asking the human to approve one payment above the approval threshold: by form
- * elicitation when the client can show one. When it cannot, the engine refuses with
- * approval_required and an approvalId the human approves in a terminal (the fallback).
+ * Asking the human to approve one payment above the approval threshold, written once for
+ * both protocol eras: the paid tool returns an `input_required` result carrying a form
+ * question and a sealed `requestState`; a 2026-07-28 client asks its user and calls again
+ * with the answer, and on a 2025 connection the SDK's legacy shim asks by form elicitation
+ * and re-enters the handler. A client that declares no elicitation gets the refusal with
+ * the `approvalId` instead (the fallback: a human approves it, the agent calls again).
+ *
+ * The state is HMAC-sealed with a key kept in the home dir (so it survives a restart), and
+ * names one pending approval record of the journal, the tool and a digest of its
+ * arguments. The approval record is single-use: a replayed state finds it used and pays
+ * nothing; a tampered one fails the seal and the SDK refuses it before the handler runs.
  */
-import type { ApprovalAnswer, ApprovalAsk } from "../engine/types.js";
-import type { McpContext } from "./context.js";
+import { createHash } from "node:crypto";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  createRequestStateCodec,
+  inputRequired,
+  inputResponse,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  type RequestStateCodec,
+  type Server,
+} from "@modelcontextprotocol/server";
+import { PaidActionError } from "../engine/errors.js";
+import type { RequestCtx } from "./context.js";
 
-export type Approver = (ask: ApprovalAsk) => Promise<ApprovalAnswer>;
-
-/**
- * The approver for a paid call now, or undefined when the connected client does not declare
- * elicitation. `timeoutMs` bounds how long the question waits for the human.
- */
-export function approverFor(ctx: McpContext, timeoutMs: number): Approver | undefined {
-  const canElicit = Boolean(ctx.server.getClientCapabilities()?.elicitation);
-  return canElicit ? (ask) => elicitApproval(ctx, timeoutMs, ask) : undefined;
+/** What a sealed approval state carries (the client can read it; it cannot change it). */
+export interface ApprovalState {
+  kind: "approval";
+  approvalId: string;
+  tool: string;
+  /** sha256 of the call's arguments, approvalId aside. */
+  args: string;
 }
 
-async function elicitApproval(ctx: McpContext, timeoutMs: number, ask: ApprovalAsk): Promise<ApprovalAnswer> {
-  const { server, sandbox } = ctx;
-  const result = await server.elicitInput(
-    {
-      mode: "form",
-      message:
-        `Approve a payment${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${ask.amount} ${ask.currency} for ${ask.action} to ${ask.payee}. ` +
-        `Quote ${ask.quoteId} expires at ${ask.expiresAt}. Input: ${JSON.stringify(ask.input).slice(0, 500)}`,
-      requestedSchema: {
-        type: "object",
-        properties: {
-          approve: { type: "boolean", title: `Pay ${ask.amount} ${ask.currency}`, description: "Check to approve this one payment." },
+export type ProtocolEra = "legacy" | "modern";
+
+/** The form question's answer key in `inputRequests` / `inputResponses`. */
+export const APPROVAL_KEY = "approval";
+
+/** How long a minted approval state is accepted (the approval itself expires with its quote). */
+const STATE_TTL_SECONDS = 15 * 60;
+
+/** The codec for approval states, created on the first approval (its key is read from the home dir then). */
+export function approvalStates(key: () => Uint8Array): RequestStateCodec<ApprovalState> {
+  let codec: RequestStateCodec<ApprovalState> | undefined;
+  const get = () =>
+    (codec ??= createRequestStateCodec<ApprovalState>({
+      key: key(),
+      ttlSeconds: STATE_TTL_SECONDS,
+      // A state minted for tools/call is not accepted on any other method.
+      bind: (rctx) => rctx.mcpReq.method,
+    }));
+  return {
+    mint: (payload, rctx) => get().mint(payload, rctx),
+    verify: (state, rctx) => get().verify(state, rctx),
+  };
+}
+
+/** Whether the client of this request can show a form question (per request on 2026, per connection on 2025). */
+export function canElicit(era: ProtocolEra, server: Server, rctx: RequestCtx): boolean {
+  const caps: ClientCapabilities | undefined =
+    era === "modern" ? ((rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) : server.getClientCapabilities();
+  const elicitation = caps?.elicitation as Record<string, unknown> | undefined;
+  if (!elicitation) return false;
+  // A bare `elicitation: {}` means form support (the meaning before modes existed).
+  return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
+}
+
+/** A digest of a call's arguments without approvalId: what the approval state is bound to. */
+export function argsDigest(args: unknown): string {
+  const rest = args && typeof args === "object" && !Array.isArray(args) ? Object.fromEntries(Object.entries(args).filter(([k]) => k !== "approvalId")) : args;
+  return createHash("sha256").update(canonical(rest)).digest("hex");
+}
+
+function canonical(value: unknown, depth = 0): string {
+  if (depth > 64) throw new PaidActionError("invalid_input", "the arguments are nested too deeply");
+  if (Array.isArray(value)) return `[${value.map((v) => canonical(v, depth + 1)).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, depth + 1)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+export interface ApprovalQuestion {
+  approvalId: string;
+  action: string;
+  amount: string;
+  currency: string;
+  payee: string;
+  expiresAt: string;
+  input: unknown;
+}
+
+/** The input_required result that asks the human to approve one payment. */
+export async function askApproval(states: RequestStateCodec<ApprovalState>, rctx: RequestCtx, tool: string, args: unknown, q: ApprovalQuestion, sandbox: boolean): Promise<InputRequiredResult> {
+  const requestState = await states.mint({ kind: "approval", approvalId: q.approvalId, tool, args: argsDigest(args) }, rctx);
+  return inputRequired({
+    inputRequests: {
+      [APPROVAL_KEY]: inputRequired.elicit({
+        message:
+          `Approve a payment${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}. ` +
+          `It expires with its quote at ${q.expiresAt}. Approval ${q.approvalId}. Input: ${JSON.stringify(q.input).slice(0, 500)}`,
+        requestedSchema: {
+          type: "object",
+          properties: {
+            approve: { type: "boolean", title: `Pay ${q.amount} ${q.currency}`, description: "Check to approve this one payment." },
+          },
+          required: ["approve"],
         },
-        required: ["approve"],
-      },
+      }),
     },
-    { timeout: timeoutMs },
-  );
-  if (result.action !== "accept") return result.action;
-  return result.content?.approve === true ? "accept" : "decline";
+    requestState,
+  });
+}
+
+/** The human's answer in a retried call: approved, not approved (and how), or not given. */
+export type ApprovalAnswer = { kind: "approved" } | { kind: "refused"; how: string } | { kind: "missing" };
+
+export function approvalAnswer(rctx: RequestCtx): ApprovalAnswer {
+  const view = inputResponse(rctx.mcpReq.inputResponses, APPROVAL_KEY);
+  if (view.kind !== "elicit") return { kind: "missing" };
+  if (view.action !== "accept") return { kind: "refused", how: view.action };
+  const content = view.content as Record<string, unknown> | undefined;
+  return content?.approve === true ? { kind: "approved" } : { kind: "refused", how: "not checked" };
+}
+
+/** The sealed state of a retried call, checked against the call it comes back with. */
+export function stateFor(rctx: RequestCtx, tool: string, args: unknown): ApprovalState | undefined {
+  const state = rctx.mcpReq.requestState<ApprovalState>();
+  if (state === undefined) return undefined;
+  if (typeof state !== "object" || state === null || state.kind !== "approval") {
+    throw new PaidActionError("approval_invalid", "the call came back with a state this server did not issue; call again without it for a new quote. Nothing was paid");
+  }
+  if (state.tool !== tool || state.args !== argsDigest(args)) {
+    throw new PaidActionError("approval_invalid", `the approval question was asked for another call (tool or input differ); call again for a new quote. Nothing was paid`, { approvalId: state.approvalId });
+  }
+  return state;
 }

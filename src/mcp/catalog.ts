@@ -89,3 +89,28 @@ export function inputValidator(detail: ActionDetail): z.ZodType<Record<string, u
     return z.record(z.string(), z.unknown());
   }
 }
+
+/** Titles of the v1 catalog's actions, as a person would write them. */
+const TITLES: Record<string, string> = {
+  "servers.provision": "Provision a server",
+  "servers.renew": "Renew a server",
+  "companies.create": "Form a company",
+  "domains.register": "Register a domain",
+  "storage.purchase": "Buy storage",
+  "agent-services.purchase": "Hire an agent service",
+};
+
+/**
+ * An action's title: the service's own when it gives one, the known title of a v1 action,
+ * else the action's name read as words ("widgets.order" -> "Order widgets").
+ */
+export function toolTitleFor(entry: CatalogEntry): string {
+  const own = (entry.detail as Record<string, unknown>).title;
+  if (typeof own === "string" && own.trim().length > 0 && own.length <= 80) return own.trim();
+  const known = TITLES[entry.name];
+  if (known) return known;
+  const [noun = entry.name, ...verb] = entry.name.split(".");
+  const words = (s: string) => s.replace(/[-_]+/g, " ").trim();
+  const text = verb.length > 0 ? `${words(verb.join(" "))} ${words(noun)}` : words(noun);
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

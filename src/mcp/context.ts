@@ -1,21 +1,26 @@
 /**
- * What each part of the MCP surface is handed: the SDK server, the engine and its
- * neighbours, and the few facts about this run (sandbox or not, the clock, the log).
- * createMcpServer builds one per server; no module keeps state of its own.
+ * What each part of the MCP surface is handed. The surface lives for the whole process; the
+ * SDK builds one `Server` per connection (and one for a client's discarded probe) from it.
+ *
+ * Nothing slow happens before the first answer: `McpHost` gives what tools/list needs at
+ * once (the configuration's facts, the journal's cached catalog), and `start()` brings up
+ * the rest — the embedded sandbox, the engine, the reconciler, the resume of unfinished
+ * purchases — on the first request that needs it, never for a probe.
  */
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerContext } from "@modelcontextprotocol/server";
 import type { Config } from "../engine/config.js";
 import type { Engine } from "../engine/engine.js";
+import type { limitsView } from "../engine/executions.js";
 import type { Journal } from "../engine/journal/sqlite.js";
 import type { ServiceClient } from "../engine/service-client.js";
 import type { Transcripts } from "../engine/transcripts.js";
 
-/** What a request handler gets besides the request: signal, progress token, notifications. */
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a request handler gets besides the request: signal, progress token, notify, envelope. */
+export type RequestCtx = ServerContext;
 
-/** What the MCP surface is built on (assembled by the app layer). */
+export type LimitsView = ReturnType<typeof limitsView>;
+
+/** Everything a paid call needs, once started (assembled by the app layer). */
 export interface McpPaidActions {
   engine: Engine;
   journal: Journal;
@@ -24,16 +29,32 @@ export interface McpPaidActions {
   config?: Config;
 }
 
+/** What the app layer hands the MCP surface: cheap facts now, the rest on `start()`. */
+export interface McpHost {
+  /** The embedded reference service is the service (no real money). */
+  sandbox: boolean;
+  /** The human's limits, for the tools' descriptions (null when the configuration is invalid). */
+  limits: LimitsView;
+  /** The service the catalog cache is kept for. */
+  service: string;
+  /** The journal, opened on first use (no sandbox, no network). */
+  journal(): Promise<Journal>;
+  /** Brings up everything else, once; a failed start is tried again by the next call. */
+  start(): Promise<McpPaidActions>;
+  /** The key that seals approval state handed to clients (kept in the home dir, 32+ bytes). */
+  stateKey(): Uint8Array;
+}
+
 export interface McpContext {
-  server: Server;
-  pa: McpPaidActions;
-  engine: Engine;
+  host: McpHost;
   sandbox: boolean;
   /** Said to the agent in sandbox mode (with a leading space); "" otherwise. */
   sandboxNote: string;
   now: () => number;
   log: (line: string) => void;
-  /** Removes secrets from text an agent will read. */
+  /** The started runtime (memoized start()). */
+  runtime(): Promise<McpPaidActions>;
+  /** Removes secrets from text an agent will read (known once started). */
   scrub: (s: string) => string;
   /** True once close() has begun: background work stops writing results. */
   isClosed: () => boolean;

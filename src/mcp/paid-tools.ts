@@ -1,21 +1,18 @@
 /**
  * One paid tool per catalog action: the service's input schema merged with the extras
- * (budget, intentKey, approvalId), a description that says it spends money and within
- * which limits, argument parsing, and the call itself — with its approval, cancellation
- * signal and progress — plain or task-augmented.
+ * (budget, intentKey, approvalId), a title and a description that say it spends money and
+ * within which limits, argument parsing, and the call itself — with its cancellation
+ * signal, its progress, and the human's approval (approvals.ts) when the amount needs one.
  */
-import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
-import { ErrorCode, McpError, type CallToolResult, type CreateTaskResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, InputRequiredResult, Server, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { newId } from "../domain/ids.js";
-import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
+import { formatDecimal } from "../domain/money.js";
 import { PaidActionError } from "../engine/errors.js";
-import type { PaidCall } from "../engine/types.js";
-import { approverFor } from "./approvals.js";
-import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, type CatalogEntry } from "./catalog.js";
-import type { Extra, McpContext } from "./context.js";
+import { approvalAnswer, approvalStates, askApproval, canElicit, stateFor, type ProtocolEra } from "./approvals.js";
+import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
+import type { LimitsView, McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { failure, jsonSchema, PAID_OUTPUT_SCHEMA, paidResult } from "./results.js";
-import type { Updates } from "./updates.js";
 
 const EXTRAS = ["budget", "intentKey", "approvalId"] as const;
 
@@ -36,7 +33,7 @@ export interface PaidTool {
   validator?: z.ZodType<Record<string, unknown>>;
 }
 
-function describePaid(ctx: McpContext, entry: CatalogEntry, limits: ReturnType<McpContext["engine"]["limitsView"]>): string {
+function describePaid(ctx: McpContext, entry: CatalogEntry, limits: LimitsView): string {
   const d = entry.detail;
   const pricing = d.pricing as Record<string, unknown> | undefined;
   const parts = [
@@ -45,7 +42,7 @@ function describePaid(ctx: McpContext, entry: CatalogEntry, limits: ReturnType<M
     d.budgetHints ? `Budget hints: typically ${d.budgetHints.typical ?? "?"} USDC, at most ${d.budgetHints.max ?? "?"} USDC.` : "",
     `This tool SPENDS MONEY: it quotes the price, checks it against the human's limits` +
       (limits ? ` (per call ≤ ${limits.maxPerCall} USDC, per day ≤ ${limits.maxPerDay} USDC, approval needed above ${limits.approvalAbove} USDC)` : "") +
-      `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase (without it, every call is a new purchase); approvalId continues after a human approved.`,
+      `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase (without it, every call is a new purchase); approvalId continues after a human approved outside the host.`,
     ctx.sandboxNote.trim(),
   ];
   return parts.filter(Boolean).join(" ");
@@ -58,8 +55,10 @@ function describePaid(ctx: McpContext, entry: CatalogEntry, limits: ReturnType<M
  */
 export function buildPaidTools(ctx: McpContext, entries: CatalogEntry[], taken: (name: string) => boolean): Map<string, PaidTool> {
   const map = new Map<string, PaidTool>();
-  const limits = ctx.engine.limitsView();
-  for (const entry of entries) {
+  const limits = ctx.host.limits;
+  // Sorted by tool name: the same catalog always lists in the same order.
+  const sorted = [...entries].sort((a, b) => (toolNameFor(a.name) < toolNameFor(b.name) ? -1 : toolNameFor(a.name) > toolNameFor(b.name) ? 1 : 0));
+  for (const entry of sorted) {
     const name = toolNameFor(entry.name);
     if (!TOOL_NAME.test(name)) {
       ctx.log(`catalog: action ${JSON.stringify(entry.name).slice(0, 80)} has no valid tool name; skipped`);
@@ -75,7 +74,7 @@ export function buildPaidTools(ctx: McpContext, entries: CatalogEntry[], taken: 
       ctx.log(`catalog: action ${entry.name} has an input named budget, intentKey or approvalId; skipped`);
       continue;
     }
-    const title = `${entry.name.replace(/[.-]/g, " ")} (paid${ctx.sandbox ? ", sandbox" : ""})`;
+    const title = `${toolTitleFor(entry)} (paid${ctx.sandbox ? ", sandbox" : ""})`;
     const tool: Tool = {
       name,
       title,
@@ -93,7 +92,6 @@ export function buildPaidTools(ctx: McpContext, entries: CatalogEntry[], taken: 
       outputSchema: PAID_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
       // Not idempotent: two identical calls without an intentKey are two purchases, by design.
       annotations: { title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      execution: { taskSupport: "optional" },
     };
     delete (tool.inputSchema as Record<string, unknown>).$schema;
     map.set(name, { entry, tool });
@@ -125,99 +123,91 @@ function parsePaidArgs(tool: PaidTool, args: unknown) {
 }
 
 /** Progress notifications for a call that carries a progress token (none otherwise). */
-function progressReporter(extra: Extra | undefined): ((message: string) => void) | undefined {
-  const token = extra?._meta?.progressToken;
-  if (token === undefined || !extra) return undefined;
+function progressReporter(rctx: RequestCtx): ((message: string) => void) | undefined {
+  const token = rctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return undefined;
   let progress = 0;
   return (message) => {
     progress += 1;
-    void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } }).catch(() => undefined);
+    void rctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress, message } }).catch(() => undefined);
   };
 }
 
-/**
- * A task store whose cancellation aborts the task's paid call (effective until anything is
- * signed); `cancels` holds the controller of each task whose call can still be cancelled.
- */
-export function cancellableTaskStore(): { store: InMemoryTaskStore; cancels: Map<string, AbortController> } {
-  const cancels = new Map<string, AbortController>();
-  const store = new (class extends InMemoryTaskStore {
-    override async updateTaskStatus(...args: Parameters<InMemoryTaskStore["updateTaskStatus"]>): Promise<void> {
-      if (args[1] === "cancelled") cancels.get(args[0])?.abort();
-      return super.updateTaskStatus(...args);
-    }
-  })();
-  return { store, cancels };
-}
+export type PaidCallResult = CallToolResult | InputRequiredResult;
 
 export interface PaidCalls {
-  /** A plain paid call: returns as soon as the execution has started (or the call was refused). */
-  call(tool: PaidTool, args: unknown, extra: Extra): Promise<CallToolResult>;
-  /** A task-augmented paid call: the task ends when the execution reaches a final status. */
-  startTask(tool: PaidTool, args: unknown, ttl: number | undefined, extra: Extra): Promise<CreateTaskResult>;
+  /**
+   * A paid call: returns as soon as the execution has started, or the call was refused, or
+   * (when the amount needs a human's approval and the client can ask its user) with the
+   * input_required question; the same handler takes the answer when the call comes back.
+   */
+  call(tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<PaidCallResult>;
+  /** The `requestState.verify` hook of every connection's server. */
+  verifyState: ReturnType<typeof approvalStates>["verify"];
 }
 
-export interface PaidCallDeps {
-  nextUpdate: Updates["nextUpdate"];
-  /** From cancellableTaskStore: a task's controller, while its call can still be cancelled. */
-  taskCancels: Map<string, AbortController>;
-  /** How long an approval question waits for the human. */
-  approvalTimeoutMs: number;
-}
+export function createPaidCalls(ctx: McpContext): PaidCalls {
+  const { sandbox, scrub } = ctx;
+  const states = approvalStates(() => ctx.host.stateKey());
 
-export function createPaidCalls(ctx: McpContext, deps: PaidCallDeps): PaidCalls {
-  const { engine, now, sandbox, scrub } = ctx;
+  /** The approval a call came back with, given (or refused) as the human answered. */
+  async function answered(pa: McpPaidActions, approvalId: string, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
+    const answer = approvalAnswer(rctx);
+    if (answer.kind === "approved") {
+      pa.engine.approve(approvalId); // single use: a replayed answer finds it used and is refused
+      return undefined;
+    }
+    if (answer.kind === "refused") {
+      pa.engine.decline(approvalId);
+      throw new PaidActionError("approval_declined", `the human did not approve this payment (${answer.how}); nothing was paid`, { approvalId, answer: answer.how });
+    }
+    // No answer came back with the state: ask again, for the same pending approval.
+    const a = pa.engine.approval(approvalId);
+    if (!a || a.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is ${a?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`, { approvalId });
+    return askApproval(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), sandbox);
+  }
 
-  async function callPaid(tool: PaidTool, args: unknown, signal: AbortSignal | undefined, extra?: Extra): Promise<{ paid?: PaidCall; result: CallToolResult }> {
+  function question(approvalId: string, action: string, amount: string, payee: string | null | undefined, expiresAt: number | string, input: unknown) {
+    return {
+      approvalId,
+      action,
+      amount,
+      currency: "USDC",
+      payee: payee ?? "(named in the payment challenge)",
+      expiresAt: typeof expiresAt === "number" ? new Date(expiresAt).toISOString() : expiresAt,
+      input,
+    };
+  }
+
+  async function call(tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<PaidCallResult> {
     const callId = newId("call");
+    let pa: McpPaidActions | undefined;
+    let retried = false;
     try {
+      pa = await ctx.runtime();
+      const state = stateFor(rctx, tool.tool.name, args);
       const { input, budget, intentKey, approvalId } = parsePaidArgs(tool, args);
-      const paid = await engine.pay(
-        { action: tool.entry.name, input, budget, intentKey, approvalId },
-        { callId, approve: approverFor(ctx, deps.approvalTimeoutMs), signal, onProgress: progressReporter(extra) },
+      retried = state !== undefined;
+      if (state) {
+        const again = await answered(pa, state.approvalId, tool, args, rctx);
+        if (again) return again;
+      }
+      const paid = await pa.engine.pay(
+        { action: tool.entry.name, input, budget, intentKey, approvalId: state?.approvalId ?? approvalId },
+        { callId, signal: rctx.mcpReq.signal, onProgress: progressReporter(rctx) },
       );
-      return { paid, result: paidResult(paid, undefined, sandbox) };
+      return paidResult(paid, undefined, sandbox);
     } catch (e) {
-      ctx.pa.transcripts.append(callId, "tool_error", { tool: tool.tool.name, error: e instanceof PaidActionError ? e.toJSON() : String(e) });
-      return { result: failure(e, sandbox, scrub) };
+      if (pa && !retried && e instanceof PaidActionError && e.code === "approval_required" && canElicit(on.era, on.server, rctx)) {
+        const c = e.context as Record<string, unknown>;
+        const input = (args as Record<string, unknown>) ?? {};
+        const inputOnly = Object.fromEntries(Object.entries(input).filter(([k]) => !["budget", "intentKey", "approvalId"].includes(k)));
+        return askApproval(states, rctx, tool.tool.name, args, question(String(c.approvalId), String(c.action), String(c.amount), c.payee as string | null, String(c.expiresAt), inputOnly), sandbox);
+      }
+      pa?.transcripts.append(callId, "tool_error", { tool: tool.tool.name, error: e instanceof PaidActionError ? e.toJSON() : String(e) });
+      return failure(e, sandbox, scrub);
     }
   }
 
-  async function startTask(tool: PaidTool, args: unknown, ttl: number | undefined, extra: Extra): Promise<CreateTaskResult> {
-    const store = extra.taskStore;
-    if (!store) throw new McpError(ErrorCode.InternalError, "task store unavailable");
-    const task = await store.createTask({ ttl: ttl ?? 3_600_000, pollInterval: 1_000 });
-    const cancel = new AbortController();
-    deps.taskCancels.set(task.taskId, cancel);
-    void (async () => {
-      const { paid, result } = await callPaid(tool, args, cancel.signal).finally(() => deps.taskCancels.delete(task.taskId));
-      if (cancel.signal.aborted && !paid) return; // cancelled before anything was signed: the task is already cancelled
-      if (!paid) {
-        await store.storeTaskResult(task.taskId, "failed", result).catch(() => undefined);
-        return;
-      }
-      await store.updateTaskStatus(task.taskId, "working", `execution ${paid.executionId} is ${paid.status}`).catch(() => undefined);
-      let view = await engine.getExecution(paid.executionId, false);
-      const deadline = now() + (ttl ?? 3_600_000);
-      while (view && !FINAL_STATUSES.has(view.status as ExecutionStatus) && now() < deadline && !ctx.isClosed()) {
-        await deps.nextUpdate(paid.executionId, 2_000);
-        view = await engine.getExecution(paid.executionId, true);
-        if (view) await store.updateTaskStatus(task.taskId, "working", `execution ${paid.executionId} is ${view.status}`).catch(() => undefined);
-      }
-      if (ctx.isClosed()) return;
-      const final = view !== undefined && FINAL_STATUSES.has(view.status as ExecutionStatus);
-      // A task ends when its execution does; one that outlives its TTL ends failed, saying so
-      // (the purchase itself goes on: get_execution follows it).
-      const outcome = final
-        ? paidResult(paid, view, sandbox)
-        : failure(new PaidActionError("outcome_unknown", `execution ${paid.executionId} was still ${view?.status ?? "unknown"} when the task's time ran out; it was paid once and is still followed — use get_execution`, { executionId: paid.executionId }, true), sandbox, scrub);
-      await store.storeTaskResult(task.taskId, final ? "completed" : "failed", outcome).catch(() => undefined);
-    })();
-    return { task };
-  }
-
-  return {
-    call: async (tool, args, extra) => (await callPaid(tool, args, extra.signal, extra)).result,
-    startTask,
-  };
+  return { call, verifyState: states.verify };
 }

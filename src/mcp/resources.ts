@@ -1,17 +1,10 @@
 /**
  * Resources: the recent executions, spending and limits, each execution, each tool call's
- * transcript; templates for the last two; subscriptions to executions and spending (the
- * notifications themselves are sent by updates.ts).
+ * transcript; templates for the last two; subscriptions to executions and spending on 2025
+ * connections (2026 clients ask for the same updates through subscriptions/listen, which
+ * the SDK's stdio entry serves; the notifications themselves come from updates.ts).
  */
-import {
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context.js";
 import { executionUri } from "./results.js";
 
@@ -19,11 +12,17 @@ const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spe
 
 const json = (uri: string, value: unknown) => ({ contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value, null, 2) }] });
 
-/** Registers the resource handlers; `subscriptions` is where subscribed URIs are kept. */
-export function registerResources(ctx: McpContext, subscriptions: Set<string>): void {
-  const { server, engine, pa, sandbox } = ctx;
+export const RESOURCE_TEMPLATES = [
+  { uriTemplate: "paid-actions://executions/{executionId}", name: "execution", title: "An execution", mimeType: "application/json", description: "Status, output and refund of one execution; subscribe for updates." },
+  { uriTemplate: "paid-actions://transcripts/{callId}", name: "transcript", title: "A tool call's transcript", mimeType: "application/json", description: "The redacted record of each step of one tool call." },
+];
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+/** Registers the resource handlers on one connection's server; `subscriptions` holds its subscribed URIs. */
+export function registerResources(server: Server, ctx: McpContext, subscriptions: Set<string>): void {
+  const { sandbox } = ctx;
+
+  server.setRequestHandler("resources/list", async () => {
+    const { engine, transcripts } = await ctx.runtime();
     const recent = engine.listExecutions({ limit: 50 });
     return {
       resources: [
@@ -32,43 +31,40 @@ export function registerResources(ctx: McpContext, subscriptions: Set<string>): 
         ...recent.items
           .filter((i) => i.executionId)
           .map((i) => ({ uri: executionUri(i.executionId!), name: i.executionId!, title: `${i.action} — ${i.status}`, mimeType: "application/json" })),
-        ...pa.transcripts.list(20).map((t) => ({ uri: `paid-actions://transcripts/${t.callId}`, name: t.callId, title: `Transcript ${t.callId}`, mimeType: "application/json" })),
+        ...transcripts.list(20).map((t) => ({ uri: `paid-actions://transcripts/${t.callId}`, name: t.callId, title: `Transcript ${t.callId}`, mimeType: "application/json" })),
       ],
     };
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [
-      { uriTemplate: "paid-actions://executions/{executionId}", name: "execution", title: "An execution", mimeType: "application/json", description: "Status, output and refund of one execution; subscribe for updates." },
-      { uriTemplate: "paid-actions://transcripts/{callId}", name: "transcript", title: "A tool call's transcript", mimeType: "application/json", description: "The redacted record of each step of one tool call." },
-    ],
-  }));
+  server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler("resources/read", async (request) => {
     const uri = request.params.uri;
+    const { engine, transcripts } = await ctx.runtime();
     if (uri === "paid-actions://executions") return json(uri, { ...engine.listExecutions({ limit: 50 }), ...(sandbox ? { sandbox: true } : {}) });
     if (uri === "paid-actions://spending") return json(uri, { ...engine.spending(), ...(sandbox ? { sandbox: true } : {}) });
     let m = /^paid-actions:\/\/executions\/([A-Za-z0-9_-]{1,128})$/.exec(uri);
     if (m) {
       const view = await engine.getExecution(m[1]!, true);
-      if (!view) throw new McpError(ErrorCode.InvalidParams, `no execution ${m[1]} in this server's journal`);
+      if (!view) throw new ResourceNotFoundError(uri, `no execution ${m[1]} in this server's journal`);
       return json(uri, { ...view, ...(sandbox ? { sandbox: true } : {}) });
     }
     m = /^paid-actions:\/\/transcripts\/(call_[A-Za-z0-9]{1,40})$/.exec(uri);
     if (m) {
-      const entries = pa.transcripts.read(m[1]!);
-      if (!entries) throw new McpError(ErrorCode.InvalidParams, `no transcript ${m[1]}`);
-      return json(uri, { callId: m[1], path: pa.transcripts.pathOf(m[1]!), entries });
+      const entries = transcripts.read(m[1]!);
+      if (!entries) throw new ResourceNotFoundError(uri, `no transcript ${m[1]}`);
+      return json(uri, { callId: m[1], path: transcripts.pathOf(m[1]!), entries });
     }
-    throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri.slice(0, 200)}`);
+    throw new ResourceNotFoundError(uri.slice(0, 200), `unknown resource ${uri.slice(0, 200)}`);
   });
 
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    if (!SUBSCRIBABLE.test(request.params.uri)) throw new McpError(ErrorCode.InvalidParams, `cannot subscribe to ${request.params.uri.slice(0, 200)}`);
+  server.setRequestHandler("resources/subscribe", async (request) => {
+    if (!SUBSCRIBABLE.test(request.params.uri)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `cannot subscribe to ${request.params.uri.slice(0, 200)}`);
     subscriptions.add(request.params.uri);
+    void ctx.runtime().catch(() => undefined); // updates flow once the engine runs
     return {};
   });
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.setRequestHandler("resources/unsubscribe", async (request) => {
     subscriptions.delete(request.params.uri);
     return {};
   });

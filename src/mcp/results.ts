@@ -3,7 +3,7 @@
  * text), a refusal with its code and what to do, a paid call's result and its output schema,
  * and the JSON Schema of a zod input as hosts read it most portably.
  */
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
 import { PaidActionError } from "../engine/errors.js";

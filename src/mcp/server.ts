@@ -1,184 +1,181 @@
 /**
  * The MCP surface, assembled: one tool per catalog action (paid-tools.ts), read-only mirror
- * tools (tools/), executions as resources with subscriptions (resources.ts, updates.ts),
- * approvals by elicitation (approvals.ts), and task-augmented paid calls.
+ * tools (tools/), executions as resources (resources.ts) with their updates (updates.ts),
+ * approvals (approvals.ts). It lives for the process; `factory` builds the SDK `Server`
+ * that serves one connection, in either protocol era (the SDK's dual-era stdio entry calls
+ * it once per connection, and once more for a client's discarded probe).
  *
  * Built on the SDK's low-level `Server` so that each paid tool publishes exactly the JSON
  * Schema the service gives, and every refusal — bad input included — is a tool result
  * with `isError: true` and its code in `structuredContent`.
+ *
+ * Nothing slow runs before the first answer: initialize / server/discover are answered by
+ * the SDK, tools/list from the cached catalog; the runtime (sandbox, engine, reconciler,
+ * resume) starts on the first request that is not the opening one, and never for a probe.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
-import { cachedCatalog, loadCatalog, type Catalog } from "./catalog.js";
-import type { McpContext, McpPaidActions } from "./context.js";
-import { buildPaidTools, cancellableTaskStore, createPaidCalls } from "./paid-tools.js";
+import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type McpServerFactory } from "@modelcontextprotocol/server";
+import type { Catalog } from "./catalog.js";
+import type { McpContext, McpHost, McpPaidActions } from "./context.js";
+import { createPaidCalls } from "./paid-tools.js";
 import { registerResources } from "./resources.js";
+import { createToolList } from "./tool-list.js";
 import { callMirrorTool, registerMirrorTools, type MirrorTools } from "./tools/index.js";
 import { createUpdates } from "./updates.js";
 
-export type { McpPaidActions } from "./context.js";
+export type { McpHost, McpPaidActions } from "./context.js";
 export { executionUri } from "./results.js";
 
-export interface McpServerOptions {
-  pa: McpPaidActions;
+export interface McpSurfaceOptions {
+  host: McpHost;
   version: string;
   log: (line: string) => void;
   now?: () => number;
-  /** How long an approval question waits for the human (default 120 s). */
+  /** How long an approval question waits for the human on a 2025 connection (default 10 min). */
   approvalTimeoutMs?: number;
+  /** Called once the runtime has started (for the serve command's log). */
+  onStarted?: (pa: McpPaidActions) => void;
 }
 
-/**
- * tools/call as the protocol layer parses it: loosely. The SDK's Server checks every
- * tools/call against CallToolRequestSchema before the handler runs and answers a malformed
- * one (arguments that are not an object, a name that is not a string) with InvalidParams;
- * registered with the strict schema, the protocol layer's own parse would throw first and
- * the client would get InternalError, as if the server had failed.
- */
-const ToolsCallRequest = z.object({ method: z.literal("tools/call"), params: z.looseObject({}) });
-
-export interface PaidActionsMcp {
-  server: Server;
-  catalog: Catalog;
+export interface McpSurface {
+  /** Builds the server for one connection (the SDK's entries call it). */
+  factory: McpServerFactory;
+  /** The catalog as it stands. */
+  readonly catalog: Catalog;
   /** Re-reads the catalog from the service; announces a changed tool list. */
   refreshCatalog(): Promise<void>;
+  /** Starts the runtime now (what the first real request does); memoized. */
+  start(): Promise<McpPaidActions>;
   close(): Promise<void>;
 }
 
-export async function createMcpServer(o: McpServerOptions): Promise<PaidActionsMcp> {
-  const { pa } = o;
-  const now = o.now ?? Date.now;
-  const engine = pa.engine;
-  const sandbox = pa.config?.mode === "sandbox";
+const INSTRUCTIONS =
+  "Buy real-world actions (servers, companies, domains, storage, agent services) from a payment-gated service. " +
+  "Each paid tool quotes, checks the human's limits, pays in USDC (x402 on Solana) and returns an execution id at once; " +
+  "follow it with get_execution, wait_for_execution or the resource paid-actions://executions/{executionId}. " +
+  "Use quote_action first to see a price without paying. Limits are set by the human and cannot be raised by the agent. " +
+  "A payment above the human's approval threshold is asked of the user through the host when it can ask; otherwise the call is refused with an approvalId for a person to approve.";
+
+/** Cache hints for 2026-07-28 clients (2025 responses never carry them). */
+const CACHE_HINTS = {
+  "server/discover": { ttlMs: 3_600_000, cacheScope: "private" },
+  // Private: the descriptions carry this human's limits. Changes are announced (list_changed).
+  "tools/list": { ttlMs: 300_000, cacheScope: "private" },
+  "resources/templates/list": { ttlMs: 3_600_000, cacheScope: "public" },
+  "resources/list": { ttlMs: 0, cacheScope: "private" },
+  "resources/read": { ttlMs: 0, cacheScope: "private" },
+} as const;
+
+export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
+  const { host } = o;
+  const sandbox = host.sandbox;
   const sandboxNote = sandbox
     ? " SANDBOX: this server runs against the embedded reference service; payments settle on an emulated Solana devnet ledger with demo USDC — no real money moves."
     : "";
 
-  // A cached catalog answers tools/list at once; the service's copy replaces it in the
-  // background (tools/list_changed when it differs). Without a cache, fetch it now.
-  const cached = cachedCatalog(pa.journal, engine.service);
-  let catalog = cached.entries.length > 0 ? cached : await loadCatalog(pa.client, pa.journal, engine.service, now());
-  if (catalog.problem) o.log(`catalog: the service did not answer (${catalog.problem}); using ${catalog.source === "cache" ? "the cached catalog" : "no paid tools yet"}`);
-
-  const tasks = cancellableTaskStore();
-  const server = new Server(
-    { name: "paid-actions-mcp", version: o.version, title: sandbox ? "Paid actions (sandbox)" : "Paid actions" },
-    {
-      capabilities: {
-        tools: { listChanged: true },
-        resources: { subscribe: true, listChanged: true },
-        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-      },
-      taskStore: tasks.store,
-      instructions:
-        "Buy real-world actions (servers, companies, domains, storage, agent services) from a payment-gated service. " +
-        "Each paid tool quotes, checks the human's limits, pays in USDC (x402 on Solana) and returns an execution id at once; " +
-        "follow it with get_execution, wait_for_execution or the resource paid-actions://executions/{executionId}. " +
-        "Use quote_action first to see a price without paying. Limits are set by the human and cannot be raised by the agent." +
-        sandboxNote,
-    },
-  );
-
   let closed = false;
+  let started: McpPaidActions | undefined;
+  let starting: Promise<McpPaidActions> | undefined;
+  const runtime = (): Promise<McpPaidActions> => {
+    if (started) return Promise.resolve(started);
+    starting ??= host.start().then(
+      (pa) => {
+        started = pa;
+        updates.attach(pa);
+        toolList.started(pa);
+        o.onStarted?.(pa);
+        return pa;
+      },
+      (e: unknown) => {
+        starting = undefined; // the next call tries again
+        throw e;
+      },
+    );
+    return starting;
+  };
   const ctx: McpContext = {
-    server,
-    pa,
-    engine,
+    host,
     sandbox,
     sandboxNote,
-    now,
+    now: o.now ?? Date.now,
     log: o.log,
-    scrub: (s) => pa.transcripts.scrub(s),
+    runtime,
+    scrub: (s) => (started ? started.transcripts.scrub(s) : s),
     isClosed: () => closed,
   };
+  /** Starts the runtime in the background (a request that needs it awaits it itself). */
+  const kick = () => void runtime().catch((e: unknown) => o.log(`start-up failed; the next call tries again: ${ctx.scrub((e as Error).message)}`));
+
   const updates = createUpdates(ctx);
-
-  // ---- Tools: the mirror tools first, so that no catalog action can take their names ----
-
+  // The mirror tools are registered first, so that no catalog action can take their names.
   const mirror: MirrorTools = new Map();
   registerMirrorTools(mirror, ctx, updates);
-  const paidCalls = createPaidCalls(ctx, { nextUpdate: updates.nextUpdate, taskCancels: tasks.cancels, approvalTimeoutMs: o.approvalTimeoutMs ?? 120_000 });
-  const paidToolsFor = (c: Catalog) => buildPaidTools(ctx, c.entries, (name) => mirror.has(name));
-  let paidTools = paidToolsFor(catalog);
-  engine.useCatalog(catalog.entries.map((e) => e.name));
+  const toolList = createToolList(ctx, mirror);
+  const paidCalls = createPaidCalls(ctx);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    if (revalidate) setImmediate(() => revalidate?.());
-    return { tools: [...[...paidTools.values()].map((t) => t.tool), ...[...mirror.values()].map((m) => m.tool)] };
-  });
+  const factory: McpServerFactory = ({ era }) => {
+    const server = new Server(
+      { name: "paid-actions-mcp", version: o.version, title: sandbox ? "Paid actions (sandbox)" : "Paid actions" },
+      {
+        capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
+        instructions: INSTRUCTIONS + sandboxNote,
+        cacheHints: CACHE_HINTS,
+        inputRequired: { roundTimeoutMs: o.approvalTimeoutMs ?? 600_000 },
+        requestState: { verify: paidCalls.verifyState },
+      },
+    );
+    // A 2025 client has finished its handshake: this is no probe, start what calls will need.
+    server.oninitialized = kick;
 
-  server.setRequestHandler(ToolsCallRequest, async (loose, extra) => {
-    // The SDK's Server has validated it against CallToolRequestSchema before this runs.
-    const request = loose as unknown as CallToolRequest;
-    const name = request.params.name;
-    const paid = paidTools.get(name);
-    if (paid) {
-      if (request.params.task) return paidCalls.startTask(paid, request.params.arguments, request.params.task.ttl, extra);
-      return paidCalls.call(paid, request.params.arguments, extra);
-    }
-    const m = mirror.get(name);
-    if (!m) {
-      if (catalog.source === "none" && pa.client) void refreshCatalog();
-      throw new McpError(ErrorCode.InvalidParams, `unknown tool ${name.slice(0, 80)}`);
-    }
-    return callMirrorTool(ctx, m, request.params.arguments, extra);
-  });
-
-  registerResources(ctx, updates.subscriptions);
-
-  // ---- Catalog refresh -----------------------------------------------------------------
-
-  let refreshing: Promise<void> | undefined;
-  function refreshCatalog(): Promise<void> {
-    refreshing ??= (async () => {
-      const fresh = await loadCatalog(pa.client, pa.journal, engine.service, now());
-      if (fresh.source !== "service") return;
-      const before = JSON.stringify([...paidTools.values()].map((t) => t.tool));
-      catalog = fresh;
-      paidTools = paidToolsFor(fresh);
-      engine.useCatalog(fresh.entries.map((e) => e.name));
-      if (JSON.stringify([...paidTools.values()].map((t) => t.tool)) !== before) await server.sendToolListChanged().catch(() => undefined);
-    })().finally(() => {
-      refreshing = undefined;
+    server.setRequestHandler("tools/list", async () => {
+      kick();
+      return { tools: await toolList.list() };
     });
-    return refreshing;
-  }
-  // Revalidate a cached catalog once the host has its tool list (or after 2 s at most).
-  let revalidate: (() => void) | undefined;
-  if (catalog.source === "cache" && pa.client) {
-    const timer = setTimeout(() => revalidate?.(), 2_000);
-    timer.unref();
-    revalidate = () => {
-      revalidate = undefined;
-      clearTimeout(timer);
-      setImmediate(() => void refreshCatalog().catch(() => undefined));
-    };
-  }
-  let retryTimer: NodeJS.Timeout | undefined;
-  if (catalog.source !== "service" && pa.client) {
-    retryTimer = setInterval(() => {
-      if (catalog.source === "service") {
-        clearInterval(retryTimer);
-        return;
+
+    server.setRequestHandler("tools/call", async (request, rctx) => {
+      kick();
+      const name = request.params.name;
+      if (toolList.catalog.source === "none" && !toolList.mirror(name)) await toolList.load();
+      const paid = toolList.paid(name);
+      if (paid) {
+        const result = await paidCalls.call(paid, request.params.arguments, rctx, { server, era });
+        return isInputRequiredResult(result) ? result : server.projectCallToolResult(result, paid.tool.outputSchema);
       }
-      void refreshCatalog();
-    }, 15_000);
-    retryTimer.unref();
-  }
+      const m = toolList.mirror(name);
+      if (!m) {
+        if (toolList.catalog.source !== "service") void toolList.refresh();
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool ${name.slice(0, 80)}`);
+      }
+      return server.projectCallToolResult(await callMirrorTool(ctx, m, request.params.arguments, rctx), m.tool.outputSchema);
+    });
+
+    // Resource updates: on a 2025 connection for the URIs its client subscribed to; on a
+    // 2026 one for every changed URI, which the SDK routes to the client's listen streams.
+    const subscriptions = new Set<string>();
+    registerResources(server, ctx, subscriptions);
+    const offUpdates = updates.onChange((uris) => {
+      for (const uri of uris) {
+        if (era === "modern" || subscriptions.has(uri)) void server.sendResourceUpdated({ uri }).catch(() => undefined);
+      }
+    });
+    const offTools = toolList.onChange(() => void server.sendToolListChanged().catch(() => undefined));
+    server.onclose = () => {
+      offUpdates();
+      offTools();
+    };
+    return server;
+  };
 
   return {
-    server,
+    factory,
     get catalog() {
-      return catalog;
+      return toolList.catalog;
     },
-    refreshCatalog,
+    refreshCatalog: () => toolList.refresh(),
+    start: runtime,
     async close() {
       closed = true;
-      if (retryTimer) clearInterval(retryTimer);
+      toolList.close();
       updates.close();
-      tasks.store.cleanup();
-      await server.close().catch(() => undefined);
     },
   };
 }

@@ -1,41 +1,53 @@
 /**
  * Execution events from the engine, fanned out: to whoever waits for an execution's next
- * status change, and to clients subscribed to its resource (or to the executions list or
- * spending). Also waiting for a final status with progress notifications.
+ * status change, and to every connection, which tells its client the way its era does
+ * (resources/subscribe on 2025 connections, subscriptions/listen on 2026 ones). Also
+ * waiting for a final status with progress notifications.
  */
 import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { ExecutionEvent, ExecutionView } from "../engine/types.js";
-import type { Extra, McpContext } from "./context.js";
+import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { executionUri } from "./results.js";
 
+/** The resource URIs an execution event changes: the execution, the list, the spending. */
+export function changedUris(e: ExecutionEvent): string[] {
+  return [executionUri(e.executionId), "paid-actions://executions", "paid-actions://spending"];
+}
+
 export interface Updates {
-  /** Resource URIs a client subscribed to (resources/subscribe adds, unsubscribe removes). */
-  readonly subscriptions: Set<string>;
+  /** Listens to the engine once the runtime has started (idempotent). */
+  attach(pa: McpPaidActions): void;
+  /** A connection's listener for changed resource URIs; returns the function that removes it. */
+  onChange(listener: (uris: string[]) => void): () => void;
   /** Resolves on the execution's next status change, after `maxMs`, or when `signal` aborts. */
   nextUpdate(executionId: string, maxMs: number, signal?: AbortSignal): Promise<void>;
   /**
    * The execution once it is final, or as it stands after `timeoutMs` or when the request is
-   * cancelled; sends a progress notification per status seen when the request has a token.
+   * cancelled; sends a progress notification per non-final status seen when the request has
+   * a token — none for the final one, and never in the same tick as the result, so that a
+   * client never receives progress for a request it has already seen answered.
    * Throws not_found for an execution this server's journal does not hold.
    */
-  waitFor(executionId: string, timeoutMs: number, extra: Extra): Promise<ExecutionView>;
+  waitFor(pa: McpPaidActions, executionId: string, timeoutMs: number, rctx: RequestCtx): Promise<ExecutionView>;
   /** Stops listening to the engine. */
   close(): void;
 }
 
+const isFinal = (status: string) => FINAL_STATUSES.has(status as ExecutionStatus);
+const nextTick = () => new Promise<void>((r) => setImmediate(r));
+
 export function createUpdates(ctx: McpContext): Updates {
-  const { server, engine, now } = ctx;
+  const { now } = ctx;
   const waiters = new Set<(e: ExecutionEvent) => void>();
-  const subscriptions = new Set<string>();
+  const listeners = new Set<(uris: string[]) => void>();
+  let detach: (() => void) | undefined;
+
   const onExecution = (e: ExecutionEvent) => {
     for (const w of waiters) w(e);
-    const uri = executionUri(e.executionId);
-    if (subscriptions.has(uri)) void server.sendResourceUpdated({ uri }).catch(() => undefined);
-    if (subscriptions.has("paid-actions://executions")) void server.sendResourceUpdated({ uri: "paid-actions://executions" }).catch(() => undefined);
-    if (subscriptions.has("paid-actions://spending")) void server.sendResourceUpdated({ uri: "paid-actions://spending" }).catch(() => undefined);
+    const uris = changedUris(e);
+    for (const l of listeners) l(uris);
   };
-  engine.on("execution", onExecution);
 
   function nextUpdate(executionId: string, maxMs: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -54,36 +66,53 @@ export function createUpdates(ctx: McpContext): Updates {
     });
   }
 
-  async function waitFor(executionId: string, timeoutMs: number, extra: Extra): Promise<ExecutionView> {
+  async function waitFor(pa: McpPaidActions, executionId: string, timeoutMs: number, rctx: RequestCtx): Promise<ExecutionView> {
+    const { engine } = pa;
     let view = await engine.getExecution(executionId, true);
     if (!view) throw new PaidActionError("not_found", `no execution ${executionId} in this server's journal`, { executionId });
-    const token = extra._meta?.progressToken;
+    const token = rctx.mcpReq._meta?.progressToken;
+    const signal = rctx.mcpReq.signal;
     const started = now();
     let progress = 0;
+    let reported = false;
     const report = async (status: string) => {
-      if (token === undefined) return;
+      if (token === undefined || isFinal(status)) return;
       progress += 1;
-      await extra
-        .sendNotification({
+      reported = true;
+      await rctx.mcpReq
+        .notify({
           method: "notifications/progress",
           params: { progressToken: token, progress, message: `${executionId} is ${status} (${Math.round((now() - started) / 1000)} s)` },
         })
         .catch(() => undefined);
     };
     await report(view.status);
-    while (!FINAL_STATUSES.has(view.status as ExecutionStatus) && now() - started < timeoutMs && !extra.signal.aborted) {
-      await nextUpdate(executionId, Math.min(1_000, timeoutMs - (now() - started)), extra.signal);
+    while (!isFinal(view.status) && now() - started < timeoutMs && !signal.aborted) {
+      await nextUpdate(executionId, Math.min(1_000, timeoutMs - (now() - started)), signal);
       const next = await engine.getExecution(executionId, true);
       if (next) view = next;
-      await report(view.status);
+      if (!isFinal(view.status) && now() - started < timeoutMs) await report(view.status);
     }
+    // The result leaves at least one turn of the event loop after the last progress.
+    if (reported) await nextTick();
     return view;
   }
 
   return {
-    subscriptions,
+    attach(pa) {
+      if (detach) return;
+      pa.engine.on("execution", onExecution);
+      detach = () => pa.engine.off("execution", onExecution);
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     nextUpdate,
     waitFor,
-    close: () => engine.off("execution", onExecution),
+    close: () => {
+      detach?.();
+      listeners.clear();
+    },
   };
 }

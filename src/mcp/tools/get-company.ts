@@ -7,13 +7,13 @@ import { ok } from "../results.js";
 import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";
 
 export function registerGetCompanyTool(tools: MirrorTools, ctx: McpContext): void {
-  const { pa, sandbox } = ctx;
+  const { sandbox } = ctx;
   addMirrorTool(tools, ctx, {
     name: "get_company",
     title: "Get a company",
     description: "The company record (formation status, provider references, documents) of a company formed with companies_create.",
     schema: z.strictObject({ companyId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/) }),
-    run: async (args: { companyId: string }) => {
+    run: async (args: { companyId: string }, { pa }) => {
       const client = requireClient(pa);
       const res = await client.call("GET", `/companies/${encodeURIComponent(args.companyId)}`, { schema: Company });
       if (!res.ok) {

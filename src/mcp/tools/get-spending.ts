@@ -5,14 +5,14 @@ import { ok } from "../results.js";
 import { addMirrorTool, type MirrorTools } from "./mirror.js";
 
 export function registerGetSpendingTool(tools: MirrorTools, ctx: McpContext): void {
-  const { engine, sandbox } = ctx;
+  const { sandbox } = ctx;
   addMirrorTool(tools, ctx, {
     name: "get_spending",
     title: "Get spending and limits",
     description: "The human's limits, what was spent and reserved in the rolling 24 h window and in total, and what remains.",
     schema: z.strictObject({}),
-    run: async () => {
-      const s = engine.spending();
+    run: async (_args: Record<string, never>, { pa }) => {
+      const s = pa.engine.spending();
       return ok({ ...s, ...(sandbox ? { sandbox: true } : {}) }, `Spent ${s.spentLast24h} USDC in the last 24 h (${s.reserved} reserved); ${s.remainingToday ?? "?"} USDC left today.`);
     },
   });

@@ -5,7 +5,7 @@ import { ok } from "../results.js";
 import { addMirrorTool, type MirrorTools } from "./mirror.js";
 
 export function registerListExecutionsTool(tools: MirrorTools, ctx: McpContext): void {
-  const { engine, sandbox } = ctx;
+  const { sandbox } = ctx;
   addMirrorTool(tools, ctx, {
     name: "list_executions",
     title: "List executions",
@@ -16,8 +16,8 @@ export function registerListExecutionsTool(tools: MirrorTools, ctx: McpContext):
       limit: z.int().min(1).max(100).optional(),
       cursor: z.string().max(200).optional(),
     }),
-    run: async (args: { status?: string; action?: string; limit?: number; cursor?: string }) => {
-      const page = engine.listExecutions(args);
+    run: async (args: { status?: string; action?: string; limit?: number; cursor?: string }, { pa }) => {
+      const page = pa.engine.listExecutions(args);
       return ok({ ...page, ...(sandbox ? { sandbox: true } : {}) }, `${page.items.length} execution(s)${page.nextCursor ? "; more with nextCursor" : ""}.`);
     },
   });

@@ -3,17 +3,23 @@
  * spending, the marketplace, companies): each is registered into a map by its own module's
  * register…Tool, validated with its zod schema, and answers a refusal as a tool result.
  */
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import { PaidActionError } from "../../engine/errors.js";
 import type { ServiceClient } from "../../engine/service-client.js";
-import type { Extra, McpContext, McpPaidActions } from "../context.js";
+import type { McpContext, McpPaidActions, RequestCtx } from "../context.js";
 import { failure, jsonSchema } from "../results.js";
+
+/** What a mirror tool's run gets besides its arguments: the started runtime and the request. */
+export interface MirrorCall {
+  pa: McpPaidActions;
+  rctx: RequestCtx;
+}
 
 export interface MirrorTool {
   tool: Tool;
   schema: z.ZodType;
-  run: (args: any, extra: Extra) => Promise<CallToolResult>;
+  run: (args: any, call: MirrorCall) => Promise<CallToolResult>;
 }
 
 /** The mirror tools by name, in the order tools/list shows them. */
@@ -46,8 +52,11 @@ export function addMirrorTool(tools: MirrorTools, ctx: McpContext, spec: MirrorT
   });
 }
 
-/** Runs a mirror tool on the arguments of a tools/call; bad arguments and failures are refusals. */
-export async function callMirrorTool(ctx: McpContext, m: MirrorTool, args: unknown, extra: Extra): Promise<CallToolResult> {
+/**
+ * Runs a mirror tool on the arguments of a tools/call, once the runtime has started; bad
+ * arguments and failures are refusals.
+ */
+export async function callMirrorTool(ctx: McpContext, m: MirrorTool, args: unknown, rctx: RequestCtx): Promise<CallToolResult> {
   const name = m.tool.name;
   const parsed = m.schema.safeParse(args ?? {});
   if (!parsed.success) {
@@ -55,7 +64,7 @@ export async function callMirrorTool(ctx: McpContext, m: MirrorTool, args: unkno
     return failure(new PaidActionError("invalid_input", `invalid arguments for ${name}: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, { issues }), ctx.sandbox, ctx.scrub);
   }
   try {
-    return await m.run(parsed.data, extra);
+    return await m.run(parsed.data, { pa: await ctx.runtime(), rctx });
   } catch (e) {
     return failure(e, ctx.sandbox, ctx.scrub);
   }

@@ -6,7 +6,7 @@ import { ok } from "../results.js";
 import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";
 
 export function registerSearchAgentServicesTool(tools: MirrorTools, ctx: McpContext): void {
-  const { pa, sandbox } = ctx;
+  const { sandbox } = ctx;
   addMirrorTool(tools, ctx, {
     name: "search_agent_services",
     title: "Search agent services",
@@ -19,7 +19,7 @@ export function registerSearchAgentServicesTool(tools: MirrorTools, ctx: McpCont
       limit: z.int().min(1).max(50).optional(),
     }),
     openWorld: true,
-    run: async (args: Record<string, unknown>) => {
+    run: async (args: Record<string, unknown>, { pa }) => {
       const client = requireClient(pa);
       const res = await client.call("POST", "/agent-services/search", { body: args, schema: z.looseObject({ items: z.array(z.looseObject({ serviceId: z.string() })) }) });
       if (!res.ok) throw new PaidActionError(res.status === 400 ? "invalid_input" : "service_error", `search refused (HTTP ${res.status} ${res.error.code}): ${res.error.message}`);

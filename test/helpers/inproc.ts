@@ -1,0 +1,69 @@
+/**
+ * The MCP server served in this process — `serve()` exactly as the CLI runs it, with its
+ * SDK dual-era stdio entry — over a linked in-memory transport, with the official v2
+ * client connected in either protocol era: "legacy" (the 2025 `initialize` handshake) or
+ * "modern" (pinned to 2026-07-28: `server/discover`, per-request envelopes).
+ */
+import { PassThrough } from "node:stream";
+import { Client, type CallToolResult, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/client";
+import { InMemoryTransport } from "@modelcontextprotocol/server";
+import { serve } from "../../src/commands/serve.js";
+import type { McpSurface } from "../../src/mcp/server.js";
+
+export type Era = "legacy" | "modern";
+export const ERAS: readonly Era[] = ["legacy", "modern"];
+
+export interface InProcOptions {
+  env: Record<string, string>;
+  era: Era;
+  /** Declare form elicitation and answer each question with this handler. */
+  elicit?: (request: ElicitRequest) => ElicitResult | Promise<ElicitResult>;
+  /** Handle input_required results by hand (modern era): the call returns them. */
+  manualInput?: boolean;
+}
+
+export interface InProcServer {
+  client: Client;
+  surface: McpSurface;
+  /** What the server logged. */
+  log(): string;
+  /** Closes the client; resolves when serve() has returned. */
+  close(): Promise<void>;
+}
+
+export async function startInProcess(o: InProcOptions): Promise<InProcServer> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const stderr = new PassThrough();
+  let log = "";
+  stderr.on("data", (c: Buffer) => (log += c.toString()));
+  let surface: McpSurface | undefined;
+  const served = serve(o.env, "test", { transport: serverSide, stderr, onSurface: (s) => (surface = s) });
+  const client = new Client(
+    { name: `inproc-${o.era}`, version: "1.0.0" },
+    {
+      capabilities: o.elicit ? { elicitation: { form: {} } } : {},
+      ...(o.era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+      ...(o.manualInput ? { inputRequired: { autoFulfill: false } } : {}),
+    },
+  );
+  if (o.elicit) {
+    const handler = o.elicit;
+    client.setRequestHandler("elicitation/create", async (request) => handler(request));
+  }
+  await client.connect(clientSide);
+  if (client.getProtocolEra() !== o.era) throw new Error(`connected in era ${client.getProtocolEra()}, not ${o.era}`);
+  return {
+    client,
+    surface: surface!,
+    log: () => log,
+    async close() {
+      await client.close().catch(() => undefined);
+      await served;
+    },
+  };
+}
+
+/** Calls a tool with a bounded wait. */
+export function callTool(client: Client, name: string, args: Record<string, unknown> = {}, timeoutMs = 20_000): Promise<CallToolResult> {
+  return client.callTool({ name, arguments: args }, { timeout: timeoutMs });
+}
