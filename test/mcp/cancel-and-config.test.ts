@@ -31,6 +31,10 @@ describe("mcp e2e: cancellation", () => {
     proxy.rules.splice(0, proxy.rules.length, { match: on("POST", "/v1/quotes"), action: { kind: "delay", ms: 1_000 }, times: 1 });
     const home = freshHome();
     const s = await startServer({ home, env: serviceEnv(t, home, `${proxy.url}/v1`) });
+    // As a host does: list the tools first. The server has started and knows its catalog, so the
+    // cancelled call reaches its (delayed) quote.
+    await s.client.listTools();
+    await call(s.client, "get_spending");
     const before = await t.usdc(t.wallet.address);
     const args = { ...SMALL_SERVER, image: "mcp-cancelled", intentKey: "mcp-cancelled-0001" };
     const ac = new AbortController();

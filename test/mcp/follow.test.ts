@@ -1,7 +1,7 @@
 /**
  * Following an execution to its end over real stdio: a resource subscription, the
- * resources and templates lists, wait_for_execution with progress notifications, and a
- * task-augmented paid call.
+ * resources and templates lists, wait_for_execution with progress notifications; and no
+ * task support advertised (long purchases are followed by their execution id instead).
  */
 import { CallToolResultSchema, ResourceUpdatedNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -120,81 +120,10 @@ describe("mcp e2e: following an execution", () => {
     expect(sc(unknown).error.code).toBe("not_found");
   });
 
-  it("a task-augmented paid call: the task completes when the execution is final, its result carries the final status; a plain call still returns at once", async () => {
-    const s = await startServer({ delayMs: 3_000 });
+  it("advertises no task support: the v1 client sees no tasks capability and no tool that takes a task", async () => {
+    const s = await startServer();
+    expect(s.client.getServerCapabilities()?.tasks).toBeUndefined();
     const { tools } = await s.client.listTools();
-    expect(tools.find((t) => t.name === "servers_provision")?.execution?.taskSupport).toBe("optional");
-
-    const started = Date.now();
-    const stream = s.client.experimental.tasks.callToolStream({ name: "servers_provision", arguments: { ...SMALL_SERVER } }, CallToolResultSchema, {
-      task: { ttl: 120_000 },
-      timeout: 30_000,
-    });
-    const kinds: string[] = [];
-    const statuses: string[] = [];
-    let taskId: string | undefined;
-    let final: any;
-    await withTimeout(
-      (async () => {
-        for await (const message of stream) {
-          kinds.push(message.type);
-          if (message.type === "taskCreated") taskId = message.task.taskId;
-          if (message.type === "taskStatus") statuses.push(message.task.status);
-          if (message.type === "result") final = message.result;
-          if (message.type === "error") throw message.error;
-        }
-      })(),
-      40_000,
-      "the task to finish",
-    );
-    expect(kinds[0]).toBe("taskCreated");
-    expect(kinds.at(-1)).toBe("result");
-    expect(taskId).toBeTruthy();
-    expect(statuses.at(-1)).toBe("completed");
-    expect(statuses).toContain("working");
-    expect(final.isError ?? false, text(final)).toBe(false);
-    const result = sc(final);
-    expect(result.status).toBe("completed");
-    expect(result.action).toBe("servers.provision");
-    expect(result.payment.amount).toBe("0.288");
-    // The provider took ~3 s: the task did not end before the execution did.
-    expect(Date.now() - started).toBeGreaterThan(2_500);
-
-    const task = await s.client.experimental.tasks.getTask(taskId!);
-    expect(task.status).toBe("completed");
-    const view = sc(await call(s.client, "get_execution", { executionId: result.executionId }));
-    expect(view.status).toBe("completed");
-
-    // A refusal as a task: the task fails, and tasks/result carries the tool error.
-    const refused: string[] = [];
-    let refusedTaskId: string | undefined;
-    await withTimeout(
-      (async () => {
-        const over = s.client.experimental.tasks.callToolStream(
-          { name: "companies_create", arguments: { jurisdiction: "US-DE", companyType: "llc", name: "Demo Robotics LLC", owners: [{ type: "individual", fullName: "Ada Lovelace", country: "GB" }] } },
-          CallToolResultSchema,
-          { task: { ttl: 60_000 }, timeout: 20_000 },
-        );
-        for await (const message of over) {
-          refused.push(message.type === "taskStatus" ? message.task.status : message.type);
-          if (message.type === "taskCreated") refusedTaskId = message.task.taskId;
-        }
-      })(),
-      20_000,
-      "the refused task to end",
-    );
-    expect(refused.at(-2)).toBe("failed");
-    expect(refused.at(-1)).toBe("error");
-    const refusal = await s.client.experimental.tasks.getTaskResult(refusedTaskId!, CallToolResultSchema);
-    expect(refusal.isError).toBe(true);
-    expect(sc(refusal).error.code).toBe("budget_exceeded");
-
-    // The same tool without a task: the result comes at once, the execution still running.
-    const plainStarted = Date.now();
-    const plain = await call(s.client, "servers_provision", { ...SMALL_SERVER, durationHours: 48 });
-    expect(Date.now() - plainStarted).toBeLessThan(5_000);
-    expect(plain.isError ?? false, text(plain)).toBe(false);
-    expect(FINAL).not.toContain(sc(plain).status);
-    expect(sc(plain).executionId).not.toBe(result.executionId);
+    for (const tool of tools) expect(tool.execution?.taskSupport, tool.name).toBeUndefined();
   });
 });
