@@ -103,7 +103,10 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
     isClosed: () => closed,
   };
   /** Starts the runtime in the background (a request that needs it awaits it itself). */
-  const kick = () => void runtime().catch((e: unknown) => o.log(`start-up failed; the next call tries again: ${ctx.scrub((e as Error).message)}`));
+  const kick = () =>
+    void runtime().catch((e: unknown) => {
+      if (!closed) o.log(`start-up failed; the next call tries again: ${ctx.scrub((e as Error).message)}`);
+    });
 
   const updates = createUpdates(ctx);
   // The mirror tools are registered first, so that no catalog action can take their names.
