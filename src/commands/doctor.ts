@@ -4,7 +4,7 @@
  */
 import { openPaidActions } from "../app/index.js";
 import { loadPayer } from "../engine/payer.js";
-import { ActionList } from "../domain/wire.js";
+import { serviceApi } from "../engine/service-api.js";
 import { formatDecimal } from "../domain/money.js";
 import { associatedTokenAddress } from "../domain/token.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
@@ -64,7 +64,7 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
     }
     if (pa.client) {
       try {
-        const res = await pa.client.call("GET", "/actions", { schema: ActionList });
+        const res = await serviceApi(pa.client).listActions();
         if (res.ok) {
           check("ok", `service: reachable, ${res.body.items.length} action(s): ${res.body.items.map((i) => i.name).join(", ")}`);
           // A per-action limit naming no action of the catalog caps nothing: paying refuses until it is fixed.

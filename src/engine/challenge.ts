@@ -4,10 +4,11 @@
  * and whatever its source, it is checked against what the quote fixed before anything is
  * signed. Nothing here signs or pays.
  */
-import { Execution, PaymentRequired, PrepareResponse, type PaymentRequirements } from "../domain/wire.js";
+import { PaymentRequired, type PaymentRequirements } from "../domain/wire.js";
 import type { Ctx } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import { checkChallenge, describeDrifts } from "./policy.js";
+import { serviceApi } from "./service-api.js";
 import type { ServiceResponse } from "./service-client.js";
 import type { Intent } from "./types.js";
 
@@ -33,14 +34,7 @@ export function readChallenge(res: Extract<ServiceResponse<unknown>, { ok: false
  * input (a quote for another intent is 409 quote_mismatch) and carries a fresh challenge.
  */
 async function preflight(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements[] | undefined> {
-  const res = await c.client.call("POST", "/executions", {
-    body: { action: intent.action, input: intent.input },
-    headers: { "x-quote-id": intent.quoteId! },
-    idempotencyKey: intent.idemKey,
-    schema: Execution,
-    trace: c.trace(intent),
-    signal,
-  });
+  const res = await serviceApi(c.client).createExecution({ action: intent.action, input: intent.input }, { quoteId: intent.quoteId!, idempotencyKey: intent.idemKey, trace: c.trace(intent), signal });
   c.transcript(intent, "preflight", { status: res.status, body: res.ok ? res.body : res.error });
   if (res.ok) {
     throw new PaidActionError("payment_loop", `the service started execution ${res.body.executionId.slice(0, 128)} without payment; nothing was paid — a human should check`, {
@@ -65,7 +59,7 @@ export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal)
   let source = "quote";
   const fresh = c.now() - (intent.quotedAt ?? 0) < (c.d.challengeMaxAgeMs ?? 15_000);
   if (!accepts || accepts.length === 0 || !fresh) {
-    const res = await c.client.call("POST", "/payments/prepare", { body: { quoteId: intent.quoteId }, idempotencyKey: intent.idemKey, schema: PrepareResponse, trace: c.trace(intent), signal });
+    const res = await serviceApi(c.client).preparePayment(intent.quoteId!, { idempotencyKey: intent.idemKey, trace: c.trace(intent), signal });
     c.transcript(intent, "prepare", { status: res.status, body: res.ok ? res.body : res.error });
     if (res.ok) {
       if (res.body.quoteId !== intent.quoteId) {

@@ -9,7 +9,7 @@
  */
 import { EventEmitter } from "node:events";
 import { formatDecimal } from "../domain/money.js";
-import { Execution, FINAL_STATUSES, Quote, type ExecutionStatus } from "../domain/wire.js";
+import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../domain/wire.js";
 import { approve, decline } from "./approvals.js";
 import type { ChainPort } from "./chain.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
@@ -20,6 +20,7 @@ import { executionPatch, limitsView, listExecutions, paidCallOf, spending, view 
 import { asError, Drive, quoteRefusal } from "./pay-flow.js";
 import type { Payer } from "./payer.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
+import { serviceApi } from "./service-api.js";
 import { checkRefund, checkSettlement } from "./settlement.js";
 import { restartable, resting } from "./transitions.js";
 import type { ExecutionEvent, ExecutionView, Intent, IntentPatch, PaidCall, PayOptions, PayRequest } from "./types.js";
@@ -118,11 +119,10 @@ export class Engine extends EventEmitter {
     const c = this.payingCtx();
     const { agentBudget } = validateRequest(req);
     const { ceiling } = callCeiling(c.config.limits, req.action, agentBudget);
-    const res = await c.client.call("POST", "/quotes", {
-      body: { action: req.action, input: req.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
-      idempotencyKey: this.d.newId("qtk"),
-      schema: Quote,
-    });
+    const res = await serviceApi(c.client).quote(
+      { action: req.action, input: req.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
+      { idempotencyKey: this.d.newId("qtk") },
+    );
     if (callId) this.d.transcripts.append(callId, "quote", { status: res.status, body: res.ok ? res.body : res.error });
     if (!res.ok) throw quoteRefusal(res.status, res.error);
     const amount = quoteAmount(res.body.amount);
@@ -369,7 +369,7 @@ export class Engine extends EventEmitter {
     if (!intent) return undefined;
     if (refresh && this.d.client && !FINAL_STATUSES.has((intent.execStatus ?? "pending") as ExecutionStatus)) {
       try {
-        const res = await this.d.client.call("GET", `/executions/${encodeURIComponent(executionId)}`, { schema: Execution });
+        const res = await serviceApi(this.d.client).getExecution(executionId);
         if (res.ok && res.body.executionId === executionId) intent = this.applyExecution(intent, res.body);
       } catch {
         // The journal's copy is still the best answer.

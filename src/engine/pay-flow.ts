@@ -10,13 +10,14 @@
  * rules in transitions.ts; what the chain says about money, by settlement.ts.
  */
 import { formatDecimal } from "../domain/money.js";
-import { Execution, FINAL_STATUSES, Payment, Quote, SettleResponse } from "../domain/wire.js";
+import { FINAL_STATUSES, SettleResponse, type Execution } from "../domain/wire.js";
 import { ensureApproved } from "./approvals.js";
 import { challengeFor } from "./challenge.js";
 import { LEASE_MS, POLL_START_MS, type Ctx } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import { LeaseLost } from "./journal/sqlite.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
+import { paidResourceUrl, serviceApi } from "./service-api.js";
 import { establishFate } from "./settlement.js";
 import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "./transitions.js";
 import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "./types.js";
@@ -167,13 +168,10 @@ export class Drive {
     this.checkCancelled("before the quote");
     const { c, intent } = this;
     const { ceiling } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
-    const res = await c.client.call("POST", "/quotes", {
-      body: { action: intent.action, input: intent.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
-      idempotencyKey: intent.idemKey,
-      schema: Quote,
-      trace: c.trace(intent),
-      signal: this.opts.signal,
-    });
+    const res = await serviceApi(c.client).quote(
+      { action: intent.action, input: intent.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
+      { idempotencyKey: intent.idemKey, trace: c.trace(intent), signal: this.opts.signal },
+    );
     c.transcript(intent, "quote", { status: res.status, body: res.ok ? res.body : res.error });
     if (!res.ok) throw quoteRefusal(res.status, res.error);
     const quote = res.body;
@@ -234,7 +232,7 @@ export class Drive {
     }
     const requirements = intent.requirements!;
     const payer = await c.payer();
-    const { proof, blockhash } = await payer.createProof(requirements, c.config.baseUrl ? `${c.config.baseUrl}/executions` : undefined);
+    const { proof, blockhash } = await payer.createProof(requirements, c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined);
     c.d.transcripts.addSecret(proof, { ephemeral: true });
     const now = c.now();
     c.journal.atomically(() => {
@@ -249,7 +247,7 @@ export class Drive {
   private async send(): Promise<void> {
     const { c, intent } = this;
     const sentAt = c.now();
-    const res = await c.client.call("POST", "/payments/confirm", { body: { quoteId: intent.quoteId, paymentProof: intent.proof }, idempotencyKey: intent.idemKey, schema: Payment, trace: c.trace(intent) });
+    const res = await serviceApi(c.client).confirmPayment({ quoteId: intent.quoteId!, paymentProof: intent.proof! }, { idempotencyKey: intent.idemKey, trace: c.trace(intent) });
     c.step("confirm_sent", intent);
     c.transcript(intent, "confirm", { status: res.status, body: res.ok ? res.body : res.error });
     if (res.ok) {
@@ -316,13 +314,10 @@ export class Drive {
   private async execute(): Promise<void> {
     const { c, intent } = this;
     const sentAt = c.now();
-    const res = await c.client.call("POST", "/executions", {
-      body: { action: intent.action, input: intent.input },
-      headers: { "x-quote-id": intent.quoteId!, ...(intent.proof ? { "x-payment-proof": intent.proof } : {}) },
-      idempotencyKey: intent.idemKey,
-      schema: Execution,
-      trace: c.trace(intent),
-    });
+    const res = await serviceApi(c.client).createExecution(
+      { action: intent.action, input: intent.input },
+      { quoteId: intent.quoteId!, paymentProof: intent.proof, idempotencyKey: intent.idemKey, trace: c.trace(intent) },
+    );
     c.step("execution_sent", intent);
     c.transcript(intent, "execution", { status: res.status, body: res.ok ? res.body : res.error });
     if (res.ok) return this.recordExecution(res.body, res.headers["payment-response"], sentAt);
@@ -334,7 +329,7 @@ export class Drive {
     }
     if (res.error.code === "quote_consumed" && typeof res.error.executionId === "string") {
       // The quote already funded an execution: if it is ours, adopt it.
-      const get = await c.client.call("GET", `/executions/${encodeURIComponent(res.error.executionId)}`, { schema: Execution, trace: c.trace(intent) });
+      const get = await serviceApi(c.client).getExecution(res.error.executionId, { trace: c.trace(intent) });
       if (get.ok && get.body.quoteId === intent.quoteId && get.body.action === intent.action) return this.recordExecution(get.body, undefined, sentAt);
     }
     this.settle(

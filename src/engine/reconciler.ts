@@ -7,10 +7,11 @@
  * intents, never with the journal's size: it reads only rows with a due `next_poll_at`,
  * through a partial index.
  */
-import { Execution, FINAL_STATUSES } from "../domain/wire.js";
+import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
 import { executionPatch } from "./executions.js";
 import type { Journal } from "./journal/sqlite.js";
+import { serviceApi } from "./service-api.js";
 import type { ServiceClient } from "./service-client.js";
 import type { Intent, IntentPatch } from "./types.js";
 
@@ -145,7 +146,7 @@ export class Reconciler {
     let seen = current; // the intent as this pass sees it
     if (current.executionId && !FINAL_STATUSES.has(current.execStatus ?? "pending")) {
       this.requests++;
-      const res = await this.o.client.call("GET", `/executions/${encodeURIComponent(current.executionId)}`, { schema: Execution }).catch((e: unknown) => {
+      const res = await serviceApi(this.o.client).getExecution(current.executionId).catch((e: unknown) => {
         const seconds = (e as { context?: { retryAfterSeconds?: number } }).context?.retryAfterSeconds;
         retryAfter = seconds !== undefined ? seconds * 1000 : undefined;
         return undefined;

@@ -4,8 +4,9 @@
  * even when the service is briefly unreachable.
  */
 import { z } from "zod";
-import { ActionDetail, ActionList } from "../domain/wire.js";
+import { ActionDetail } from "../domain/wire.js";
 import type { Journal } from "../engine/journal/sqlite.js";
+import { serviceApi } from "../engine/service-api.js";
 import type { ServiceClient } from "../engine/service-client.js";
 
 /** Tool names hosts accept everywhere: lower-case, digits, underscores, ≤ 64. */
@@ -32,7 +33,8 @@ const MAX_ACTIONS = 1000;
 
 /** Fetches the whole catalog from the service; throws when it cannot. */
 export async function fetchCatalog(client: ServiceClient): Promise<CatalogEntry[]> {
-  const list = await client.call("GET", "/actions", { schema: ActionList });
+  const api = serviceApi(client);
+  const list = await api.listActions();
   if (!list.ok) throw new Error(`GET /actions answered HTTP ${list.status} ${list.error.code}`);
   const names = [...new Set(list.body.items.map((i) => i.name))].slice(0, MAX_ACTIONS);
   const entries: CatalogEntry[] = [];
@@ -40,7 +42,7 @@ export async function fetchCatalog(client: ServiceClient): Promise<CatalogEntry[
   const worker = async () => {
     while (index < names.length) {
       const name = names[index++]!;
-      const res = await client.call("GET", `/actions/${encodeURIComponent(name)}`, { schema: ActionDetail });
+      const res = await api.getAction(name);
       if (res.ok) entries.push({ name, detail: res.body });
     }
   };

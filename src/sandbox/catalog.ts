@@ -108,7 +108,7 @@ export const StoragePurchaseInput = z.strictObject({
 });
 
 export const AgentServicesPurchaseInput = z.strictObject({
-  serviceId: z.string().regex(/^svc_[A-Za-z0-9]{1,40}$/).describe("Service to hire (svc_...), from agent-services search"),
+  serviceId: z.string().regex(/^svc_[A-Za-z0-9]{1,40}$/).describe("Service to hire (svc_...); find one with POST /v1/agent-services/search (the MCP tool search_agent_services)"),
   task: z.string().min(1).max(4000).describe("What the service should do"),
   deliveryMode: z.enum(["json", "text"]).default("json"),
   maxPrice: Money.optional().describe("Refuse if the service's price is above this"),
@@ -308,7 +308,7 @@ export const ACTIONS: readonly ActionDef[] = [
   {
     name: "agent-services.purchase",
     description:
-      "Hires an agent service from the marketplace (find one with agent-services search) to do a task, and returns its deliverable.",
+      "Hires an agent service from the marketplace (find one with POST /v1/agent-services/search, the MCP tool search_agent_services) to do a task, and returns its deliverable.",
     supportsAsync: true,
     schema: AgentServicesPurchaseInput,
     pricing: {

@@ -1,7 +1,7 @@
 /** get_company: the record of a company formed with companies_create, from the service. */
 import { z } from "zod";
-import { Company } from "../../domain/wire.js";
 import { PaidActionError } from "../../engine/errors.js";
+import { serviceApi } from "../../engine/service-api.js";
 import type { McpContext } from "../context.js";
 import { ok } from "../results.js";
 import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";
@@ -15,7 +15,7 @@ export function registerGetCompanyTool(tools: MirrorTools, ctx: McpContext): voi
     schema: z.strictObject({ companyId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/) }),
     run: async (args: { companyId: string }, { pa }) => {
       const client = requireClient(pa);
-      const res = await client.call("GET", `/companies/${encodeURIComponent(args.companyId)}`, { schema: Company });
+      const res = await serviceApi(client).getCompany(args.companyId);
       if (!res.ok) {
         throw new PaidActionError(res.status === 404 ? "not_found" : "service_error", `company ${args.companyId}: HTTP ${res.status} ${res.error.code}: ${res.error.message}`);
       }

@@ -1,6 +1,7 @@
 /** search_agent_services: the service's marketplace of agent services, searched for free. */
 import { z } from "zod";
 import { PaidActionError } from "../../engine/errors.js";
+import { serviceApi } from "../../engine/service-api.js";
 import type { McpContext } from "../context.js";
 import { ok } from "../results.js";
 import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";
@@ -21,7 +22,7 @@ export function registerSearchAgentServicesTool(tools: MirrorTools, ctx: McpCont
     openWorld: true,
     run: async (args: Record<string, unknown>, { pa }) => {
       const client = requireClient(pa);
-      const res = await client.call("POST", "/agent-services/search", { body: args, schema: z.looseObject({ items: z.array(z.looseObject({ serviceId: z.string() })) }) });
+      const res = await serviceApi(client).searchAgentServices(args);
       if (!res.ok) throw new PaidActionError(res.status === 400 ? "invalid_input" : "service_error", `search refused (HTTP ${res.status} ${res.error.code}): ${res.error.message}`);
       return ok({ ...res.body, ...(sandbox ? { sandbox: true } : {}) }, `${res.body.items.length} agent service(s) found.`);
     },
