@@ -16,7 +16,10 @@ import { Journal } from "../engine/journal/sqlite.js";
 import { Reconciler } from "../engine/reconciler.js";
 import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
 import { Transcripts } from "../engine/transcripts.js";
-import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
+import type { SandboxOptions } from "../sandbox/index.js";
+import { embeddedSandbox, followSandbox, serviceTarget, type EmbeddedSandbox, type WatchOptions } from "./sandbox.js";
+
+export { embeddedSandbox, type EmbeddedSandbox } from "./sandbox.js";
 
 export interface OpenOptions {
   env: NodeJS.ProcessEnv;
@@ -29,6 +32,8 @@ export interface OpenOptions {
   resume?: boolean | "background";
   /** Options for an embedded sandbox this process starts. */
   sandbox?: Partial<SandboxOptions>;
+  /** How a reused embedded sandbox's owner is watched (to take it over once gone). */
+  sandboxWatch?: WatchOptions;
   reconcilerIntervalMs?: { min: number; max: number };
   /** See EngineDeps.challengeMaxAgeMs. */
   challengeMaxAgeMs?: number;
@@ -39,14 +44,6 @@ export interface OpenOptions {
   chain?: () => Promise<ChainPort>;
   /** The home's journal and transcripts, when the caller has opened them already. */
   opened?: { journal: Journal; transcripts: Transcripts };
-}
-
-export interface EmbeddedSandbox {
-  info: SandboxInfo;
-  /** This process runs it (and stops it on close). */
-  owned: boolean;
-  home: string;
-  instance?: Sandbox;
 }
 
 export interface PaidActions {
@@ -60,45 +57,6 @@ export interface PaidActions {
   sandbox?: EmbeddedSandbox;
   home: string;
   close(): Promise<void>;
-}
-
-async function healthy(info: SandboxInfo): Promise<boolean> {
-  try {
-    const res = await fetch(`${info.baseUrl.replace(/\/v1$/, "")}/health`, { signal: AbortSignal.timeout(2_000) });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
-}
-
-/** Reuses the sandbox running for this home, or starts one in this process. */
-export async function embeddedSandbox(home: string, options: Partial<SandboxOptions> = {}, log?: (line: string) => void): Promise<EmbeddedSandbox> {
-  // Loaded only when needed: a configured service never pays for the ledger's start-up.
-  const { readSandboxInfo, sandboxOwner, startSandbox, SandboxBusyError } = await import("../sandbox/index.js");
-  const sandboxHome = join(home, "sandbox");
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const owner = sandboxOwner(sandboxHome);
-    if (owner !== undefined && owner !== process.pid) {
-      const info = readSandboxInfo(sandboxHome);
-      if (info && (await healthy(info))) return { info, owned: false, home: sandboxHome };
-      await new Promise((r) => setTimeout(r, 100));
-      continue;
-    }
-    try {
-      const instance = await startSandbox({ log: log ? (l) => log(`[sandbox] ${l}`) : () => undefined, ...options, home: sandboxHome, port: options.port ?? 0 });
-      return {
-        info: { baseUrl: instance.baseUrl, apiKey: instance.apiKey, rpcUrl: instance.rpcUrl, network: instance.network, asset: instance.asset, walletPath: instance.walletPath },
-        owned: true,
-        home: sandboxHome,
-        instance,
-      };
-    } catch (e) {
-      if (!(e instanceof SandboxBusyError)) throw e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new PaidActionError("service_unavailable", `the embedded sandbox for ${sandboxHome} is locked by another process that does not answer`, {}, true);
 }
 
 /**
@@ -134,7 +92,7 @@ export function openJournalFile(home: string, transcripts: Transcripts): Journal
 export function rpcChain(config: Config): () => Promise<ChainPort> {
   return async () => {
     if (!config.rpcUrl) throw new PaidActionError("config_invalid", "SOLANA_RPC_URL is not set: the engine cannot read the chain", { key: "SOLANA_RPC_URL" });
-    return (await import("../engine/chain-rpc.js")).createRpcChain(config.rpcUrl);
+    return (await import("../engine/chain-rpc.js")).createRpcChain(() => config.rpcUrl!);
   };
 }
 
@@ -151,12 +109,13 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     if (configResult.ok) {
       config = { ...configResult.config };
       if (config.mode === "sandbox") {
-        sandbox = await embeddedSandbox(home, o.sandbox ?? {}, log);
+        sandbox = await embeddedSandbox(home, o.sandbox ?? {}, log, o.sandboxWatch);
         config.baseUrl = sandbox.info.baseUrl;
         config.apiKey = sandbox.info.apiKey;
         config.walletPath ??= sandbox.info.walletPath;
         config.rpcUrl ??= sandbox.info.rpcUrl;
         config.serviceId = `sandbox:${sandbox.home}`;
+        followSandbox(config, sandbox, (secret) => transcripts.addSecret(secret));
       }
       transcripts.addSecret(config.apiKey);
     }
@@ -166,7 +125,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   }
 
   const client = config
-    ? createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: config.http.maxAttempts, now, secrets: () => transcripts.secretsNow() })
+    ? createServiceClient({ ...serviceTarget(config, sandbox), timeoutMs: config.http.timeoutMs, maxAttempts: config.http.maxAttempts, now, secrets: () => transcripts.secretsNow() })
     : undefined;
   const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const engine = new Engine({
@@ -174,7 +133,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     journal,
     client,
     // The Solana and x402 libraries load with the first payment, not at start-up.
-    payer: async () => (await import("../engine/payer.js")).loadPayer(config!.walletPath!, config!.rpcUrl),
+    payer: async () => (await import("../engine/payer.js")).loadPayer(config!.walletPath!, () => config!.rpcUrl),
     chain: o.chain ?? (config ? rpcChain(config) : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
     transcripts,
     now,
@@ -190,7 +149,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   let reconciler: Reconciler | undefined;
   let closing: Promise<void> | undefined;
   if (config) {
-    const pollClient = createServiceClient({ baseUrl: config.baseUrl!, apiKey: config.apiKey!, timeoutMs: config.http.timeoutMs, maxAttempts: 1, now, secrets: () => transcripts.secretsNow() });
+    const pollClient = createServiceClient({ ...serviceTarget(config, sandbox), timeoutMs: config.http.timeoutMs, maxAttempts: 1, now, secrets: () => transcripts.secretsNow() });
     reconciler = new Reconciler({
       engine,
       journal,
@@ -230,7 +189,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
       (closing ??= (async () => {
         await reconciler?.stop();
         journal.close();
-        if (sandbox?.owned) await sandbox.instance?.close();
+        await sandbox?.close();
       })()),
   };
 }

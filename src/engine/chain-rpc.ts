@@ -89,20 +89,29 @@ export async function decodeRpcTransaction(signature: string, raw: RpcTransactio
   };
 }
 
-/** The chain port over `rpcUrl`. Each read is bounded by `timeoutMs`. */
-export async function createRpcChain(rpcUrl: string, timeoutMs = 8_000): Promise<ChainPort> {
+/**
+ * The chain port over `rpcUrl` (a function when the RPC may move: read for every request).
+ * Each read is bounded by `timeoutMs`.
+ */
+export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs = 8_000): Promise<ChainPort> {
   const kit = await import("@solana/kit");
-  const rpc = kit.createSolanaRpc(rpcUrl);
+  const currentUrl = typeof rpcUrl === "function" ? rpcUrl : () => rpcUrl;
+  let client: { url: string; rpc: ReturnType<typeof kit.createSolanaRpc> } | undefined;
+  const rpc = () => {
+    const url = currentUrl();
+    if (client?.url !== url) client = { url, rpc: kit.createSolanaRpc(url) };
+    return client.rpc;
+  };
   const signal = () => AbortSignal.timeout(timeoutMs);
   return {
     async blockhashValid(blockhash) {
       // Asked at "finalized": once even the finalized bank no longer accepts the blockhash,
       // any transaction that used it is in a finalized block, which every history read sees.
-      const res = await rpc.isBlockhashValid(kit.blockhash(blockhash), { commitment: "finalized" }).send({ abortSignal: signal() });
+      const res = await rpc().isBlockhashValid(kit.blockhash(blockhash), { commitment: "finalized" }).send({ abortSignal: signal() });
       return typeof res.value === "boolean" ? res.value : undefined;
     },
     async signaturesFor(address, opts) {
-      const res = await rpc
+      const res = await rpc()
         .getSignaturesForAddress(kit.address(address), {
           limit: opts.limit,
           commitment: "confirmed",
@@ -119,7 +128,7 @@ export async function createRpcChain(rpcUrl: string, timeoutMs = 8_000): Promise
       }));
     },
     async transaction(sig) {
-      const res = await rpc
+      const res = await rpc()
         .getTransaction(kit.signature(sig), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
         .send({ abortSignal: signal() });
       if (!res) return null;

@@ -34,8 +34,12 @@ export function proofBlockhash(transaction: string): string | null {
   }
 }
 
-/** Loads the wallet (refusing one readable by group or others) and returns a payer. */
-export async function loadPayer(walletPath: string, rpcUrl: string | undefined): Promise<Payer> {
+/**
+ * Loads the wallet (refusing one readable by group or others) and returns a payer. `rpcUrl`
+ * may be a function when the RPC may move (the embedded sandbox taken over on another
+ * port): it is read for every proof.
+ */
+export async function loadPayer(walletPath: string, rpcUrl: string | undefined | (() => string | undefined)): Promise<Payer> {
   let bytes: Uint8Array;
   try {
     bytes = readKeypairFile(walletPath);
@@ -51,10 +55,17 @@ export async function loadPayer(walletPath: string, rpcUrl: string | undefined):
   } finally {
     bytes.fill(0);
   }
-  const scheme = new ExactSvmScheme(signer, rpcUrl ? { rpcUrl } : undefined);
+  const currentUrl = typeof rpcUrl === "function" ? rpcUrl : () => rpcUrl;
+  let schemeUrl = currentUrl();
+  let scheme = new ExactSvmScheme(signer, schemeUrl ? { rpcUrl: schemeUrl } : undefined);
   return {
     address: signer.address,
     async createProof(requirements, resourceUrl) {
+      const url = currentUrl();
+      if (url !== schemeUrl) {
+        schemeUrl = url;
+        scheme = new ExactSvmScheme(signer, url ? { rpcUrl: url } : undefined);
+      }
       let result;
       try {
         result = await scheme.createPaymentPayload(2, requirements as unknown as X402Requirements);

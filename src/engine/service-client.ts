@@ -2,7 +2,9 @@
  * The HTTP client for a v1 service (undici): short per-request timeouts, retries on
  * connection errors, timeouts, 429 and 5xx with exponential backoff and full jitter that
  * honour `Retry-After` — always with the same Idempotency-Key — bounded response sizes,
- * no redirects, and zod validation of every response (unknown fields kept).
+ * no redirects, and zod validation of every response (unknown fields kept). The base URL
+ * and key are read per request, so a service that moves (the embedded sandbox taken over on
+ * another port) is followed by the same client.
  */
 import type { Dispatcher } from "undici";
 
@@ -36,8 +38,9 @@ export interface Exchange {
 }
 
 export interface ServiceClientOptions {
-  baseUrl: string;
-  apiKey: string;
+  /** A function when the service may move: read at every attempt. */
+  baseUrl: string | (() => string);
+  apiKey: string | (() => string);
   timeoutMs: number;
   maxAttempts: number;
   dispatcher?: Dispatcher;
@@ -52,6 +55,13 @@ export interface ServiceClientOptions {
    * (its proof) are always scrubbed.
    */
   secrets?: () => Iterable<string>;
+  /**
+   * Called when an attempt got no response at all (the connection was refused or reset):
+   * a chance to find the service again, e.g. to take over an embedded sandbox whose owner
+   * is gone. Resolving true grants the request one extra attempt, at once (the same
+   * Idempotency-Key, like every retry). Concurrent calls should share one recovery.
+   */
+  onUnreachable?: () => Promise<boolean>;
 }
 
 export interface RequestOptions<T> {
@@ -74,6 +84,8 @@ class TransportError extends Error {
   constructor(
     message: string,
     readonly kind: "timeout" | "connection" | "body",
+    /** The request failed before any response began. */
+    readonly noResponse = false,
   ) {
     super(message);
   }
@@ -136,12 +148,15 @@ export function createServiceClient(o: ServiceClientOptions) {
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const random = o.random ?? Math.random;
   const now = o.now ?? Date.now;
-  const base = o.baseUrl.replace(/\/+$/, "");
+  const baseUrl = o.baseUrl;
+  const apiKey = o.apiKey;
+  const base = () => (typeof baseUrl === "string" ? baseUrl : baseUrl()).replace(/\/+$/, "");
+  const key = () => (typeof apiKey === "string" ? apiKey : apiKey());
 
   async function once(method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) {
     const { request } = await loadUndici();
     const timeout = AbortSignal.timeout(o.timeoutMs * 2);
-    const res = await request(`${base}${path}`, {
+    const res = await request(`${base()}${path}`, {
       method: method as Dispatcher.HttpMethod,
       headers,
       body,
@@ -155,7 +170,7 @@ export function createServiceClient(o: ServiceClientOptions) {
       if (err.code === "UND_ERR_HEADERS_TIMEOUT" || err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
         throw new TransportError(`no answer within ${o.timeoutMs} ms`, "timeout");
       }
-      throw new TransportError(`connection failed (${err.code ?? err.name ?? "error"})`, "connection");
+      throw new TransportError(`connection failed (${err.code ?? err.name ?? "error"})`, "connection", true);
     });
     let text: string;
     try {
@@ -173,8 +188,9 @@ export function createServiceClient(o: ServiceClientOptions) {
   }
 
   async function call<T>(method: string, path: string, opts: RequestOptions<T>): Promise<ServiceResponse<T>> {
+    let apiKey = key();
     const headers: Record<string, string> = {
-      authorization: `Bearer ${o.apiKey}`,
+      authorization: `Bearer ${apiKey}`,
       accept: "application/json",
       "user-agent": "paid-actions-mcp",
       ...(opts.headers ?? {}),
@@ -186,11 +202,19 @@ export function createServiceClient(o: ServiceClientOptions) {
     }
     if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
     // What must never come back out of this call: the key, the proof it carries, and every other known secret.
-    const secrets = [o.apiKey, ...Object.entries(headers).filter(([k]) => SECRET_REQUEST_HEADERS.has(k)).map(([, v]) => v), ...bodySecrets(opts.body), ...(o.secrets?.() ?? [])].filter((x) => x.length >= 8);
+    const secrets = [apiKey, ...Object.entries(headers).filter(([k]) => SECRET_REQUEST_HEADERS.has(k)).map(([, v]) => v), ...bodySecrets(opts.body), ...(o.secrets?.() ?? [])].filter((x) => x.length >= 8);
 
     let lastProblem = "";
     let lastRetryAfter: number | undefined;
-    for (let attempt = 1; attempt <= o.maxAttempts; attempt++) {
+    let maxAttempts = o.maxAttempts;
+    let askedToRecover = false;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (key() !== apiKey) {
+        // The service moved and answers to another key (see onUnreachable).
+        apiKey = key();
+        headers.authorization = `Bearer ${apiKey}`;
+        secrets.push(apiKey);
+      }
       const started = now();
       let result: { status: number; headers: Record<string, string>; text: string } | undefined;
       let transport: TransportError | undefined;
@@ -227,8 +251,15 @@ export function createServiceClient(o: ServiceClientOptions) {
 
       let retryable = false;
       if (transport) {
-        retryable = transport.kind !== "body" || attempt < o.maxAttempts;
+        retryable = transport.kind !== "body" || attempt < maxAttempts;
         lastProblem = transport.message;
+        if (transport.noResponse && o.onUnreachable && !askedToRecover && !opts.signal?.aborted) {
+          askedToRecover = true;
+          if (await o.onUnreachable().catch(() => false)) {
+            maxAttempts = Math.max(maxAttempts, attempt + 1);
+            continue;
+          }
+        }
       } else if (result) {
         const { status } = result;
         if (status === 429 || status >= 500) {
@@ -260,7 +291,7 @@ export function createServiceClient(o: ServiceClientOptions) {
           return { ok: false, status, error: { ...error, message: String(error.message).slice(0, 500) }, headers: result.headers };
         }
       }
-      if (!retryable || attempt === o.maxAttempts) break;
+      if (!retryable || attempt === maxAttempts) break;
       const backoff = Math.min(5_000, 200 * 2 ** (attempt - 1));
       let wait = Math.floor(random() * backoff);
       if (lastRetryAfter !== undefined) {
@@ -273,11 +304,17 @@ export function createServiceClient(o: ServiceClientOptions) {
     }
     throw new PaidActionError(
       "service_unavailable",
-      `the service did not answer ${method} ${path} usefully after ${o.maxAttempts} attempts (${lastProblem}); it is safe to retry later with the same intent`,
+      `the service did not answer ${method} ${path} usefully after ${maxAttempts} attempts (${lastProblem}); it is safe to retry later with the same intent`,
       { lastProblem, ...(lastRetryAfter !== undefined ? { retryAfterSeconds: Math.ceil(lastRetryAfter / 1000) } : {}) },
       true,
     );
   }
 
-  return { call, baseUrl: base };
+  return {
+    call,
+    /** Where the service is now. */
+    get baseUrl() {
+      return base();
+    },
+  };
 }
