@@ -2,12 +2,14 @@
 // starts, what it costs to keep running, and how the reconciler and the journal scale.
 // Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
 // Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
+// `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json.
 import { spawn } from "node:child_process";
 import { cpus, totalmem, tmpdir, release } from "node:os";
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { request } from "undici";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -15,10 +17,13 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
+import { startupFigures, formatStartup } from "./startup.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist", "cli.js");
 const QUICK = process.env.BENCH_QUICK === "1";
+const { only: ONLY } = parseArgs({ options: { only: { type: "string" } } }).values;
+if (ONLY !== undefined && ONLY !== "startup") throw new Error(`--only takes one section name: startup (not ${ONLY})`);
 const N_PAID = QUICK ? 40 : 200;
 const N_MEMORY = QUICK ? 100 : 1000;
 const COLD_RUNS = QUICK ? 3 : 10;
@@ -481,12 +486,22 @@ async function service(svc) {
 
 const started = performance.now();
 const machine = { cpu: cpus()[0]?.model ?? "?", cores: cpus().length, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${release()}` };
-log(`paid-actions-mcp bench${QUICK ? " (quick)" : ""} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
+log(`paid-actions-mcp bench${QUICK ? " (quick)" : ""}${ONLY ? ` --only ${ONLY}` : ""} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
+const results = { machine, date: new Date().toISOString(), quick: QUICK };
+if (ONLY === "startup") {
+  results.startup = await startupFigures({ root: ROOT, work, log });
+  results.durationSeconds = (performance.now() - started) / 1000;
+  process.stdout.write(`${[...formatStartup(results.startup), "", `Total ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`].join("\n")}\n`);
+  mkdirSync(join(ROOT, ".bench"), { recursive: true });
+  writeFileSync(join(ROOT, ".bench", "startup.json"), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`Results written to .bench/startup.json\n`);
+  process.exit(0);
+}
 const svc = await startSandbox("sandbox", 0);
 stub = await stubCatalog(500);
-const results = { machine, date: new Date().toISOString(), quick: QUICK };
 results.paidCall = await paidCalls(svc);
 results.coldStart = await coldStarts(svc);
+results.startup = await startupFigures({ root: ROOT, work, log });
 results.memory = await memory(svc);
 results.reconciler = await reconciler();
 results.journal = await journal();
@@ -516,6 +531,7 @@ for (const [label, c] of Object.entries(results.coldStart)) {
 const c6 = results.coldStart["6 actions"].firstStart.median;
 const c500 = results.coldStart["500 actions"].firstStart.median;
 lines.push(`  targets: 6 actions < 300 ms (${pass(c6 < 300)}), 500 actions < 600 ms (${pass(c500 < 600)}) — first start`);
+lines.push(...formatStartup(results.startup));
 lines.push("");
 const m = results.memory;
 lines.push(`Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls`);
