@@ -6,13 +6,13 @@
  * one already runs for the same home). The only module that knows all the parts.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { newId } from "../domain/ids.js";
 import type { ChainPort } from "../engine/chain.js";
 import { loadConfig, type Config, type ConfigResult } from "../engine/config.js";
 import { Engine, type Step } from "../engine/engine.js";
 import { PaidActionError } from "../engine/errors.js";
-import { Journal } from "../engine/journal/sqlite.js";
+import type { Journal } from "../engine/journal/sqlite.js";
+import { openJournalFile } from "./journal.js";
 import { Reconciler } from "../engine/reconciler.js";
 import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
 import { Transcripts } from "../engine/transcripts.js";
@@ -83,10 +83,7 @@ export function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now
   return { configResult, home, journal, transcripts, engine, close: () => journal.close() };
 }
 
-/** The journal of a home; every proof read from it is registered with the transcripts for scrubbing. */
-export function openJournalFile(home: string, transcripts: Transcripts): Journal {
-  return new Journal(join(home, "journal.sqlite"), { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
-}
+export { openJournalFile } from "./journal.js";
 
 /** The chain port over the configured RPC, loaded with the first read. */
 export function rpcChain(config: Config): () => Promise<ChainPort> {

@@ -7,12 +7,13 @@
  * (never for a probe a client spawns and closes), and the heavy modules load only then.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, type ConfigResult } from "../engine/config.js";
 import { limitsView } from "../engine/executions.js";
 import type { Journal } from "../engine/journal/sqlite.js";
 import type { Transcripts } from "../engine/transcripts.js";
+import type { CatalogRow } from "../mcp/catalog.js";
 import type { McpHost } from "../mcp/context.js";
 import type { OpenOptions, PaidActions } from "./index.js";
 
@@ -24,6 +25,32 @@ export interface Serving {
   started(): PaidActions | undefined;
   /** Stops what was started (reconciler, owned sandbox) and closes the journal. */
   close(): Promise<void>;
+}
+
+/** The file in the home dir holding a snapshot of the cached catalog (the journal holds the same). */
+export const CATALOG_SNAPSHOT_FILE = "catalog-snapshot.json";
+
+/** The catalog snapshot for `service`, or undefined when there is none (or it is unreadable, or another service's). */
+export function readCatalogSnapshot(home: string, service: string): CatalogRow[] | undefined {
+  try {
+    const snap = JSON.parse(readFileSync(join(home, CATALOG_SNAPSHOT_FILE), "utf8")) as { service?: unknown; fetchedAt?: unknown; entries?: unknown };
+    if (snap.service !== service || !Array.isArray(snap.entries) || snap.entries.length === 0) return undefined;
+    const fetchedAt = typeof snap.fetchedAt === "number" ? snap.fetchedAt : undefined;
+    return (snap.entries as { name?: unknown; detail?: unknown }[])
+      .filter((e) => typeof e?.name === "string")
+      .map((e) => ({ name: e.name as string, detail: e.detail, fetchedAt }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the snapshot atomically (a reader sees the old one or the new one, never half). */
+export function writeCatalogSnapshot(home: string, service: string, rows: CatalogRow[], now: number): void {
+  const path = join(home, CATALOG_SNAPSHOT_FILE);
+  const tmp = `${path}.${process.pid}.tmp`;
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeFileSync(tmp, JSON.stringify({ service, fetchedAt: now, entries: rows.map((r) => ({ name: r.name, detail: r.detail })) }), { mode: 0o600 });
+  renameSync(tmp, path);
 }
 
 /** The file in the home dir holding the key that seals approval state. */
@@ -73,7 +100,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
   let opened: Promise<{ journal: Journal; transcripts: Transcripts }> | undefined;
   const open = () =>
     (opened ??= (async () => {
-      const [{ Transcripts }, { openJournalFile }] = await Promise.all([import("../engine/transcripts.js"), import("./index.js")]);
+      const [{ Transcripts }, { openJournalFile }] = await Promise.all([import("../engine/transcripts.js"), import("./journal.js")]);
       const transcripts = new Transcripts(home);
       return { transcripts, journal: openJournalFile(home, transcripts) };
     })());
@@ -88,6 +115,14 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     limits: limitsView(config),
     service,
     journal: async () => (await open()).journal,
+    catalogSnapshot: () => readCatalogSnapshot(home, service),
+    saveCatalogSnapshot: (rows, now) => {
+      try {
+        writeCatalogSnapshot(home, service, rows, now);
+      } catch (e) {
+        o.log?.(`catalog: could not write ${CATALOG_SNAPSHOT_FILE} (${(e as Error).message}); the journal still holds the catalog`);
+      }
+    },
     start: () =>
       (starting ??= (async () => {
         if (closing) throw new Error("the server is stopping");

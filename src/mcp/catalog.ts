@@ -22,6 +22,13 @@ export interface CatalogEntry {
   detail: ActionDetail;
 }
 
+/** One action of a cached catalog, as stored. */
+export interface CatalogRow {
+  name: string;
+  detail: unknown;
+  fetchedAt?: number;
+}
+
 export interface Catalog {
   entries: CatalogEntry[];
   source: "service" | "cache" | "none";
@@ -66,7 +73,11 @@ export async function loadCatalog(client: ServiceClient | undefined, journal: Jo
 }
 
 export function cachedCatalog(journal: Journal, service: string): Catalog {
-  const rows = journal.catalog(service);
+  return catalogFromRows(journal.catalog(service));
+}
+
+/** A cached catalog's rows (the journal's, or its snapshot's), each checked as an ActionDetail. */
+export function catalogFromRows(rows: CatalogRow[]): Catalog {
   const entries: CatalogEntry[] = [];
   for (const r of rows) {
     const detail = ActionDetail.safeParse(r.detail);

@@ -14,6 +14,7 @@ import type { limitsView } from "../engine/executions.js";
 import type { Journal } from "../engine/journal/sqlite.js";
 import type { ServiceClient } from "../engine/service-client.js";
 import type { Transcripts } from "../engine/transcripts.js";
+import type { CatalogRow } from "./catalog.js";
 
 /** What a request handler gets besides the request: signal, progress token, notify, envelope. */
 export type RequestCtx = ServerContext;
@@ -39,6 +40,14 @@ export interface McpHost {
   service: string;
   /** The journal, opened on first use (no sandbox, no network). */
   journal(): Promise<Journal>;
+  /**
+   * The catalog as last fetched, from a snapshot file kept beside the journal, so that the
+   * first tools/list needs neither SQLite nor the service; undefined when there is none
+   * for this service.
+   */
+  catalogSnapshot(): CatalogRow[] | undefined;
+  /** Keeps the snapshot in step with the journal's cached catalog. */
+  saveCatalogSnapshot(rows: CatalogRow[], now: number): void;
   /** Brings up everything else, once; a failed start is tried again by the next call. */
   start(): Promise<McpPaidActions>;
   /** The key that seals approval state handed to clients (kept in the home dir, 32+ bytes). */

@@ -26,6 +26,10 @@ const Extras = z.object({
   approvalId: z.string().min(1).max(100).optional(),
 });
 
+let budgetJson: object | undefined;
+/** Budget's JSON Schema, built once for every paid tool. */
+const budgetSchema = () => (budgetJson ??= jsonSchema(Budget) as object);
+
 export interface PaidTool {
   entry: CatalogEntry;
   tool: Tool;
@@ -84,7 +88,7 @@ export function buildPaidTools(ctx: McpContext, entries: CatalogEntry[], taken: 
         type: "object",
         properties: {
           ...props,
-          budget: { ...(jsonSchema(Budget) as object), description: "Optional price ceiling for this call; can only lower the human's limits." },
+          budget: { ...budgetSchema(), description: "Optional price ceiling for this call; can only lower the human's limits." },
           intentKey: { type: "string", minLength: 8, maxLength: 100, pattern: "^[A-Za-z0-9_.:-]+$", description: "Optional key of this purchase: a retry with the same key never pays twice." },
           approvalId: { type: "string", description: "After a human approved (paid-actions-mcp approve <id>), pass the approvalId with the same input." },
         },

@@ -55,6 +55,9 @@ const INSTRUCTIONS =
   "Use quote_action first to see a price without paying. Limits are set by the human and cannot be raised by the agent. " +
   "A payment above the human's approval threshold is asked of the user through the host when it can ask; otherwise the call is refused with an approvalId for a person to approve.";
 
+/** How long after a 2025 handshake the runtime starts, when no request has started it sooner. */
+const START_AFTER_HANDSHAKE_MS = 100;
+
 /** Cache hints for 2026-07-28 clients (2025 responses never carry them). */
 const CACHE_HINTS = {
   "server/discover": { ttlMs: 3_600_000, cacheScope: "private" },
@@ -126,12 +129,14 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
         requestState: { verify: paidCalls.verifyState },
       },
     );
-    // A 2025 client has finished its handshake: this is no probe, start what calls will need.
-    server.oninitialized = kick;
+    // A 2025 client has finished its handshake: this is no probe, start what calls will need —
+    // a moment later, so that the tools/list that usually follows is answered first.
+    server.oninitialized = () => setTimeout(kick, START_AFTER_HANDSHAKE_MS).unref();
 
     server.setRequestHandler("tools/list", async () => {
-      kick();
-      return { tools: await toolList.list() };
+      const tools = await toolList.list();
+      setImmediate(kick); // after this answer has been written
+      return { tools };
     });
 
     server.setRequestHandler("tools/call", async (request, rctx) => {

@@ -6,7 +6,7 @@
  * runtime is up, and every connection is told when the list changed.
  */
 import type { Tool } from "@modelcontextprotocol/server";
-import { cachedCatalog, loadCatalog, type Catalog } from "./catalog.js";
+import { cachedCatalog, catalogFromRows, loadCatalog, type Catalog } from "./catalog.js";
 import type { McpContext, McpPaidActions } from "./context.js";
 import { buildPaidTools, type PaidTool } from "./paid-tools.js";
 import type { MirrorTool, MirrorTools } from "./tools/index.js";
@@ -52,7 +52,8 @@ export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
   let loading: Promise<void> | undefined;
   function load(): Promise<void> {
     loading ??= (async () => {
-      const cached = cachedCatalog(await host.journal(), host.service);
+      const snapshot = host.catalogSnapshot();
+      const cached = snapshot ? catalogFromRows(snapshot) : cachedCatalog(await host.journal(), host.service);
       if (cached.entries.length > 0) {
         use(cached);
         return;
@@ -69,6 +70,7 @@ export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
 
   async function fetchInto(p: McpPaidActions): Promise<boolean> {
     const fresh = await loadCatalog(p.client, p.journal, host.service, now());
+    if (fresh.source === "service") host.saveCatalogSnapshot(fresh.entries.map((e) => ({ name: e.name, detail: e.detail })), fresh.fetchedAt ?? now());
     if (fresh.problem) log(`catalog: the service did not answer (${ctx.scrub(fresh.problem)}); using ${fresh.source === "cache" ? "the cached catalog" : "no paid tools yet"}`);
     if (fresh.source === "none" && catalog.source !== "none") return false;
     if (fresh.source === "cache" && catalog.source === "cache") return false;

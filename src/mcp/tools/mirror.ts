@@ -39,15 +39,19 @@ export interface MirrorToolSpec {
 
 export function addMirrorTool(tools: MirrorTools, ctx: McpContext, spec: MirrorToolSpec): void {
   const { name, title, description, schema, run, readOnly = true } = spec;
+  // The JSON Schema is built on the first tools/list, not before the first answer.
+  let tool: Tool | undefined;
   tools.set(name, {
     schema,
     run,
-    tool: {
-      name,
-      title,
-      description: description + (ctx.sandbox ? " (sandbox)" : ""),
-      inputSchema: jsonSchema(schema),
-      annotations: { title, readOnlyHint: readOnly, destructiveHint: false, idempotentHint: true, openWorldHint: spec.openWorld ?? !readOnly },
+    get tool() {
+      return (tool ??= {
+        name,
+        title,
+        description: description + (ctx.sandbox ? " (sandbox)" : ""),
+        inputSchema: jsonSchema(schema),
+        annotations: { title, readOnlyHint: readOnly, destructiveHint: false, idempotentHint: true, openWorldHint: spec.openWorld ?? !readOnly },
+      });
     },
   });
 }
