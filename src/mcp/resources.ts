@@ -6,7 +6,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context.js";
-import { executionUri } from "./results.js";
+import { executionUri, transcriptUri } from "./uris.js";
 
 const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spending)$/;
 
@@ -31,7 +31,7 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
         ...recent.items
           .filter((i) => i.executionId)
           .map((i) => ({ uri: executionUri(i.executionId!), name: i.executionId!, title: `${i.action} — ${i.status}`, mimeType: "application/json" })),
-        ...transcripts.list(20).map((t) => ({ uri: `paid-actions://transcripts/${t.callId}`, name: t.callId, title: `Transcript ${t.callId}`, mimeType: "application/json" })),
+        ...transcripts.list(20).map((t) => ({ uri: transcriptUri(t.callId), name: t.callId, title: `Transcript ${t.callId}`, mimeType: "application/json" })),
       ],
     };
   });

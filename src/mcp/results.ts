@@ -9,8 +9,9 @@ import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { ExecutionView, PaidCall } from "../engine/types.js";
 import { hintFor } from "./hints.js";
+import { executionUri, transcriptUri } from "./uris.js";
 
-export const executionUri = (executionId: string) => `paid-actions://executions/${executionId}`;
+export { executionUri } from "./uris.js";
 
 export const PAID_OUTPUT_SCHEMA = {
   type: "object",
@@ -95,7 +96,7 @@ export function paidResult(paid: PaidCall, view: ExecutionView | undefined, sand
       : `Paid; the execution runs at the provider. Follow it with wait_for_execution {"executionId": "${paid.executionId}", "timeoutSeconds": 60} or get_execution, or read/subscribe ${executionUri(paid.executionId)}. Do not call this tool again for the same purchase.`,
     intentKey: paid.intentKey,
     ...(view?.output !== undefined ? { output: view.output } : {}),
-    ...(paid.callId ? { callId: paid.callId, transcriptUri: `paid-actions://transcripts/${paid.callId}` } : {}),
+    ...(paid.callId ? { callId: paid.callId, transcriptUri: transcriptUri(paid.callId) } : {}),
     ...(sandbox ? { sandbox: true } : {}),
   };
   return ok(structured, `Paid ${paid.quote.amount} USDC for ${paid.action}${sandbox ? " (sandbox)" : ""}. Execution ${paid.executionId} is ${status}.`);

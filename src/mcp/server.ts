@@ -16,14 +16,11 @@
 import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type McpServerFactory } from "@modelcontextprotocol/server";
 import type { Catalog } from "./catalog.js";
 import type { McpContext, McpHost, McpPaidActions } from "./context.js";
-import { createPaidCalls } from "./paid-tools.js";
+import type { Parts } from "./parts.js";
 import { registerResources } from "./resources.js";
-import { createToolList } from "./tool-list.js";
-import { callMirrorTool, registerMirrorTools, type MirrorTools } from "./tools/index.js";
-import { createUpdates } from "./updates.js";
 
 export type { McpHost, McpPaidActions } from "./context.js";
-export { executionUri } from "./results.js";
+export { executionUri } from "./uris.js";
 
 export interface McpSurfaceOptions {
   host: McpHost;
@@ -78,13 +75,23 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
   let closed = false;
   let started: McpPaidActions | undefined;
   let starting: Promise<McpPaidActions> | undefined;
+  let loaded: Parts | undefined;
+  let loading: Promise<Parts> | undefined;
+  /** The working parts, loaded once (see parts.ts). */
+  const parts = (): Promise<Parts> =>
+    loaded
+      ? Promise.resolve(loaded)
+      : (loading ??= import("./parts.js").then((m) => {
+          loaded = m.buildParts(ctx);
+          return loaded;
+        }));
   const runtime = (): Promise<McpPaidActions> => {
     if (started) return Promise.resolve(started);
-    starting ??= host.start().then(
-      (pa) => {
+    starting ??= Promise.all([host.start(), parts()]).then(
+      ([pa, p]) => {
         started = pa;
-        updates.attach(pa);
-        toolList.started(pa);
+        p.updates.attach(pa);
+        p.toolList.started(pa);
         o.onStarted?.(pa);
         return pa;
       },
@@ -111,13 +118,6 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
       if (!closed) o.log(`start-up failed; the next call tries again: ${ctx.scrub((e as Error).message)}`);
     });
 
-  const updates = createUpdates(ctx);
-  // The mirror tools are registered first, so that no catalog action can take their names.
-  const mirror: MirrorTools = new Map();
-  registerMirrorTools(mirror, ctx, updates);
-  const toolList = createToolList(ctx, mirror);
-  const paidCalls = createPaidCalls(ctx);
-
   const factory: McpServerFactory = ({ era }) => {
     const server = new Server(
       { name: "paid-actions-mcp", version: o.version, title: sandbox ? "Paid actions (sandbox)" : "Paid actions" },
@@ -126,21 +126,24 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
         instructions: INSTRUCTIONS + sandboxNote,
         cacheHints: CACHE_HINTS,
         inputRequired: { roundTimeoutMs: o.approvalTimeoutMs ?? 600_000 },
-        requestState: { verify: paidCalls.verifyState },
+        requestState: { verify: async (state, rctx) => (await parts()).paidCalls.verifyState(state, rctx) },
       },
     );
+    // The parts load once this connection's first answer has gone out.
+    setImmediate(() => void parts().catch((e: unknown) => o.log(`loading the MCP surface failed: ${(e as Error).message}`)));
     // A 2025 client has finished its handshake: this is no probe, start what calls will need —
     // a moment later, so that the tools/list that usually follows is answered first.
     server.oninitialized = () => setTimeout(kick, START_AFTER_HANDSHAKE_MS).unref();
 
     server.setRequestHandler("tools/list", async () => {
-      const tools = await toolList.list();
+      const tools = await (await parts()).toolList.list();
       setImmediate(kick); // after this answer has been written
       return { tools };
     });
 
     server.setRequestHandler("tools/call", async (request, rctx) => {
       kick();
+      const { toolList, paidCalls, callMirrorTool } = await parts();
       const name = request.params.name;
       if (toolList.catalog.source === "none" && !toolList.mirror(name)) await toolList.load();
       const paid = toolList.paid(name);
@@ -160,15 +163,26 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
     // 2026 one for every changed URI, which the SDK routes to the client's listen streams.
     const subscriptions = new Set<string>();
     registerResources(server, ctx, subscriptions);
-    const offUpdates = updates.onChange((uris) => {
-      for (const uri of uris) {
-        if (era === "modern" || subscriptions.has(uri)) void server.sendResourceUpdated({ uri }).catch(() => undefined);
-      }
-    });
-    const offTools = toolList.onChange(() => void server.sendToolListChanged().catch(() => undefined));
+    let connected = true;
+    let off = () => {};
+    void parts()
+      .then((p) => {
+        if (!connected) return;
+        const offUpdates = p.updates.onChange((uris) => {
+          for (const uri of uris) {
+            if (era === "modern" || subscriptions.has(uri)) void server.sendResourceUpdated({ uri }).catch(() => undefined);
+          }
+        });
+        const offTools = p.toolList.onChange(() => void server.sendToolListChanged().catch(() => undefined));
+        off = () => {
+          offUpdates();
+          offTools();
+        };
+      })
+      .catch(() => undefined);
     server.onclose = () => {
-      offUpdates();
-      offTools();
+      connected = false;
+      off();
     };
     return server;
   };
@@ -176,14 +190,14 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
   return {
     factory,
     get catalog() {
-      return toolList.catalog;
+      return loaded?.toolList.catalog ?? { entries: [], source: "none" };
     },
-    refreshCatalog: () => toolList.refresh(),
+    refreshCatalog: async () => (await parts()).toolList.refresh(),
     start: runtime,
     async close() {
       closed = true;
-      toolList.close();
-      updates.close();
+      loaded?.toolList.close();
+      loaded?.updates.close();
     },
   };
 }

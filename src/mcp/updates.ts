@@ -8,7 +8,7 @@ import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { ExecutionEvent, ExecutionView } from "../engine/types.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
-import { executionUri } from "./results.js";
+import { executionUri } from "./uris.js";
 
 /** The resource URIs an execution event changes: the execution, the list, the spending. */
 export function changedUris(e: ExecutionEvent): string[] {
