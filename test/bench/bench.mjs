@@ -273,7 +273,8 @@ async function coldStarts(svc) {
     }
     out[label] = { firstStart: stats(first), cachedCatalog: stats(cached), tools };
   }
-  // What bounds it: a bare Node process, and one that only loads the MCP SDK (and zod with it).
+  // What bounds it: a bare Node process, and one that only loads the MCP SDK the server is
+  // built on (v2, and zod with it).
   const spawnTime = async (args) => {
     const t0 = performance.now();
     const child = spawn(process.execPath, args, { stdio: "ignore", cwd: ROOT });
@@ -284,7 +285,7 @@ async function coldStarts(svc) {
   const sdkOnly = [];
   for (let i = 0; i < COLD_RUNS; i++) {
     bare.push(await spawnTime(["-e", "0"]));
-    sdkOnly.push(await spawnTime(["--input-type=module", "-e", "await import('@modelcontextprotocol/sdk/server/index.js'); await import('@modelcontextprotocol/sdk/server/stdio.js')"]));
+    sdkOnly.push(await spawnTime(["--input-type=module", "-e", "await import('@modelcontextprotocol/server'); await import('@modelcontextprotocol/server/stdio')"]));
   }
   out["floor: node -e 0"] = { restart: stats(bare) };
   out["floor: node loading the MCP SDK"] = { restart: stats(sdkOnly) };
