@@ -4,11 +4,17 @@
  * client connected in either protocol era: "legacy" (the 2025 `initialize` handshake) or
  * "modern" (pinned to 2026-07-28: `server/discover`, per-request envelopes).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { Client, type CallToolResult, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { serve } from "../../src/commands/serve.js";
 import type { McpSurface } from "../../src/mcp/server.js";
+import { serviceEnv } from "./engine.js";
+import { startTestSandbox, type TestSandbox } from "./sandbox.js";
 
 export type Era = "legacy" | "modern";
 export const ERAS: readonly Era[] = ["legacy", "modern"];
@@ -66,4 +72,42 @@ export async function startInProcess(o: InProcOptions): Promise<InProcServer> {
 /** Calls a tool with a bounded wait. */
 export function callTool(client: Client, name: string, args: Record<string, unknown> = {}, timeoutMs = 20_000): Promise<CallToolResult> {
   return client.callTool({ name, arguments: args }, { timeout: timeoutMs });
+}
+
+/**
+ * For a test file: one real sandbox on loopback, a fresh home per server, and every server
+ * started through `start` closed after each test.
+ */
+export function inProcessSuite(o: { prefix: string; providerDelayMs: number }) {
+  let t: TestSandbox | undefined;
+  const homes: string[] = [];
+  const open: InProcServer[] = [];
+  beforeAll(async () => {
+    t = await startTestSandbox({ providerDelayMs: o.providerDelayMs });
+  }, 60_000);
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  afterAll(async () => {
+    await t?.close();
+    for (const h of homes) rmSync(h, { recursive: true, force: true });
+  });
+  const sandbox = () => {
+    if (!t) throw new Error("the suite's sandbox has not started");
+    return t;
+  };
+  return {
+    sandbox,
+    /** The environment of a server on a fresh home, pointed at the sandbox as a configured service. */
+    env(extra: Record<string, string> = {}): Record<string, string> {
+      const home = mkdtempSync(join(tmpdir(), `${o.prefix}-`));
+      homes.push(home);
+      return { ...serviceEnv(sandbox(), home), ...extra };
+    },
+    async start(options: InProcOptions): Promise<InProcServer> {
+      const s = await startInProcess(options);
+      open.push(s);
+      return s;
+    },
+  };
 }

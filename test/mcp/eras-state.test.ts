@@ -4,44 +4,20 @@
  * the approval state travels through the client, a tampered or replayed state refused
  * with nothing paid, and a state sealed before a restart still accepted after it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/client";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { serviceEnv } from "../helpers/engine.js";
-import { callTool, startInProcess, type InProcServer } from "../helpers/inproc.js";
-import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { describe, expect, it } from "vitest";
+import { callTool, inProcessSuite } from "../helpers/inproc.js";
 
 const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 } as const; // 0.288 USDC
 const PRICE = 288_000n;
 const sc = (r: unknown) => (r as { structuredContent?: any }).structuredContent;
 const ACCEPT = { approval: { action: "accept", content: { approve: true } } };
 
-let t: TestSandbox;
-const homes: string[] = [];
-const open: InProcServer[] = [];
-beforeAll(async () => {
-  t = await startTestSandbox({ providerDelayMs: 400 });
-}, 60_000);
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-afterAll(async () => {
-  await t.close();
-  for (const h of homes) rmSync(h, { recursive: true, force: true });
-});
-
-function env(extra: Record<string, string> = {}) {
-  const home = mkdtempSync(join(tmpdir(), "pam-eras-state-"));
-  homes.push(home);
-  return { ...serviceEnv(t, home), ...extra };
-}
-async function start(o: Parameters<typeof startInProcess>[0]) {
-  const s = await startInProcess(o);
-  open.push(s);
-  return s;
-}
+const suite = inProcessSuite({ prefix: "pam-eras-state", providerDelayMs: 400 });
+const env = suite.env;
+const start = suite.start;
+/** The demo wallet's USDC balance, in atomic units, read on the sandbox's ledger. */
+const balance = () => suite.sandbox().usdc(suite.sandbox().wallet.address);
 
 /** The first round of a paid call that needs approval, handed back by the client (manual mode). */
 async function firstRound(client: Client, args: Record<string, unknown>) {
@@ -60,7 +36,7 @@ function retry(client: Client, args: Record<string, unknown>, requestState: stri
 describe("modern era: the approval state the client carries", () => {
   it("a tampered state is refused before anything runs; the honest one pays once; a replay pays nothing", async () => {
     const s = await start({ env: env({ PAID_ACTIONS_APPROVAL_ABOVE: "0.1" }), era: "modern", elicit: () => ({ action: "accept", content: { approve: true } }), manualInput: true });
-    const before = await t.usdc(t.wallet.address);
+    const before = await balance();
     const args = { ...SMALL_SERVER, image: "sealed" };
     const { requestState, inputRequests } = await firstRound(s.client, args);
     expect(JSON.stringify(inputRequests)).toContain("0.288 USDC");
@@ -72,7 +48,7 @@ describe("modern era: the approval state the client carries", () => {
     const other = (await retry(s.client, { ...args, image: "another" }, requestState)) as Record<string, any>;
     expect(other.isError).toBe(true);
     expect(sc(other).error.code).toBe("approval_invalid");
-    expect(await t.usdc(t.wallet.address)).toBe(before);
+    expect(await balance()).toBe(before);
 
     const paid = (await retry(s.client, args, requestState)) as Record<string, any>;
     expect(paid.isError).toBeFalsy();
@@ -80,7 +56,7 @@ describe("modern era: the approval state the client carries", () => {
     const replayed = (await retry(s.client, args, requestState)) as Record<string, any>;
     expect(replayed.isError).toBe(true);
     expect(sc(replayed).error.code).toBe("approval_invalid");
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await balance()).toBe(before - PRICE);
   });
 
   it("a state sealed before a restart is accepted by the next server on the same home (the key lives there)", async () => {
@@ -89,11 +65,11 @@ describe("modern era: the approval state the client carries", () => {
     const args = { ...SMALL_SERVER, image: "restart" };
     const { requestState } = await firstRound(first.client, args);
     await first.close();
-    const before = await t.usdc(t.wallet.address);
+    const before = await balance();
     const second = await start({ env: e, era: "modern", elicit: () => ({ action: "accept", content: { approve: true } }), manualInput: true });
     const paid = (await retry(second.client, args, requestState)) as Record<string, any>;
     expect(paid.isError).toBeFalsy();
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await balance()).toBe(before - PRICE);
   });
 });
 

@@ -6,44 +6,20 @@
  * elicitation through the SDK's shim on 2025, input_required on 2026, the approvalId
  * fallback when the client declares no elicitation), execution updates and progress.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ElicitRequest } from "@modelcontextprotocol/client";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openJournal } from "../../src/app/index.js";
-import { serviceEnv } from "../helpers/engine.js";
-import { callTool, ERAS, startInProcess, type InProcServer } from "../helpers/inproc.js";
-import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { callTool, ERAS, inProcessSuite } from "../helpers/inproc.js";
 
 const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 } as const; // 0.288 USDC
 const PRICE = 288_000n;
 const sc = (r: unknown) => (r as { structuredContent?: any }).structuredContent;
 
-let t: TestSandbox;
-const homes: string[] = [];
-const open: InProcServer[] = [];
-beforeAll(async () => {
-  t = await startTestSandbox({ providerDelayMs: 300 });
-}, 60_000);
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-afterAll(async () => {
-  await t.close();
-  for (const h of homes) rmSync(h, { recursive: true, force: true });
-});
-
-function env(extra: Record<string, string> = {}) {
-  const home = mkdtempSync(join(tmpdir(), "pam-eras-"));
-  homes.push(home);
-  return { ...serviceEnv(t, home), ...extra };
-}
-async function start(o: Parameters<typeof startInProcess>[0]) {
-  const s = await startInProcess(o);
-  open.push(s);
-  return s;
-}
+const suite = inProcessSuite({ prefix: "pam-eras", providerDelayMs: 300 });
+const env = suite.env;
+const start = suite.start;
+/** The demo wallet's USDC balance, in atomic units, read on the sandbox's ledger. */
+const balance = () => suite.sandbox().usdc(suite.sandbox().wallet.address);
 const NEEDS_APPROVAL = { PAID_ACTIONS_APPROVAL_ABOVE: "0.1" };
 
 describe.each(ERAS)("%s era (v2 client)", (era) => {
@@ -66,15 +42,15 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
 
   it("a paid call pays once and returns the execution; an over-budget call is refused and pays nothing", async () => {
     const s = await start({ env: env(), era });
-    const before = await t.usdc(t.wallet.address);
+    const before = await balance();
     const paid = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `eras-${era}` });
     expect(paid.isError).toBeFalsy();
     expect(sc(paid).executionId).toMatch(/^exe_/);
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await balance()).toBe(before - PRICE);
     const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, budget: { amount: "0.1", currency: "USDC" } });
     expect(refused.isError).toBe(true);
     expect(sc(refused).error.code).toBe("budget_exceeded");
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await balance()).toBe(before - PRICE);
   });
 
   it("approval is asked of the user as a form: accept pays once, decline pays nothing and is recorded", async () => {
@@ -82,10 +58,10 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     let approve = false;
     const e = env(NEEDS_APPROVAL);
     const s = await start({ env: e, era, elicit: (request) => (asked.push(request), { action: "accept", content: { approve } }) });
-    const before = await t.usdc(t.wallet.address);
+    const before = await balance();
     const declined = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: "declined" });
     expect(sc(declined).error.code).toBe("approval_declined");
-    expect(await t.usdc(t.wallet.address)).toBe(before);
+    expect(await balance()).toBe(before);
     expect(asked).toHaveLength(1);
     const params = asked[0]!.params as { message: string; requestedSchema?: { properties?: Record<string, unknown> } };
     expect(params.message).toContain("0.288 USDC for servers.provision");
@@ -102,13 +78,13 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     const paid = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: "approved" });
     expect(paid.isError).toBeFalsy();
     expect(asked).toHaveLength(2);
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await balance()).toBe(before - PRICE);
   });
 
   it("without elicitation: approval_required with an approvalId; a person approves it; the retry pays once", async () => {
     const e = env(NEEDS_APPROVAL);
     const s = await start({ env: e, era });
-    const before = await t.usdc(t.wallet.address);
+    const before = await balance();
     const args = { ...SMALL_SERVER, image: "fallback" };
     const refused = await callTool(s.client, "servers_provision", args);
     expect(sc(refused).error.code).toBe("approval_required");
@@ -124,7 +100,7 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     expect(paid.isError).toBeFalsy();
     const again = await callTool(s.client, "servers_provision", { ...args, approvalId });
     expect(sc(again).executionId ?? sc(again).error?.code).toBeDefined();
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await balance()).toBe(before - PRICE);
   });
 
   it("wait_for_execution sends progress while the execution runs, none with the final status", async () => {
