@@ -103,7 +103,7 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     expect(await balance()).toBe(before - PRICE);
   });
 
-  it("wait_for_execution sends progress while the execution runs, none with the final status", async () => {
+  it("wait_for_execution sends progress while the execution runs, none with the final status; the record as a resource", async () => {
     const s = await start({ env: env(), era });
     const paid = sc(await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `progress-${era}` }));
     const seen: { progress: number; message?: string }[] = [];
@@ -113,6 +113,11 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     );
     expect(sc(result).status).toBe("completed");
     expect(seen.length).toBeGreaterThan(0);
+    // The same record as a resource, and the templates, in this era too.
+    const read = await s.client.readResource({ uri: paid.resourceUri });
+    expect(JSON.parse((read.contents[0] as { text: string }).text).status).toBe("completed");
+    const { resourceTemplates } = await s.client.listResourceTemplates();
+    expect(resourceTemplates.map((r) => r.uriTemplate)).toContain("paid-actions://executions/{executionId}");
     expect(seen.map((p) => p.progress)).toEqual([...seen.map((p) => p.progress)].sort((a, b) => a - b));
     for (const p of seen) expect(p.message).not.toContain("completed");
   });
