@@ -12,11 +12,11 @@ import { loadConfig, type Config, type ConfigResult } from "../engine/config.js"
 import { Engine, type Step } from "../engine/engine.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { Journal } from "../engine/journal/sqlite.js";
-import { openJournalFile } from "./journal.js";
 import { Reconciler } from "../engine/reconciler.js";
 import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
 import { Transcripts } from "../engine/transcripts.js";
 import type { SandboxOptions } from "../sandbox/index.js";
+import { openJournalFile } from "./journal.js";
 import { embeddedSandbox, followSandbox, serviceTarget, type EmbeddedSandbox, type WatchOptions } from "./sandbox.js";
 
 export { embeddedSandbox, type EmbeddedSandbox } from "./sandbox.js";
