@@ -3,7 +3,8 @@
  * journal and transcripts under the home dir, the service client, the payer, the chain
  * port over the user's own RPC, the reconciler — and, when no service is configured, the
  * embedded reference service (started in-process on a free loopback port, or reused when
- * one already runs for the same home). The only module that knows all the parts.
+ * one already runs for the same home, and taken over when its owner is gone). The only
+ * module that knows all the parts; the MCP server starts through serving.ts.
  */
 import { randomBytes } from "node:crypto";
 import { newId } from "../domain/ids.js";
