@@ -1,0 +1,162 @@
+/**
+ * The journal's port: what the engine asks of a store, whichever it is. SQLite (the
+ * embedded default, sqlite.ts) answers synchronously; PostgreSQL (postgres.ts, for a fleet
+ * of servers sharing one budget) answers with promises. The engine awaits every answer, so
+ * it cannot tell them apart — and every guarantee is the store's: a reservation is checked
+ * and taken in one transaction that no other server can interleave with, a state change is
+ * a compare-and-set, an approval is decided once.
+ */
+import type { Usage } from "../policy.js";
+import type { Approval, ApprovalStatus, Intent, IntentPatch, IntentState, PaymentRecord } from "../types.js";
+
+/** A store answers now (SQLite) or later (PostgreSQL); the engine awaits either. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** A state change that lost its compare-and-set: another driver holds or moved the intent. */
+export class LeaseLost extends Error {
+  constructor(readonly intentId: string) {
+    super(`intent ${intentId} is being driven by another call`);
+    this.name = "LeaseLost";
+  }
+}
+
+/** A new intent's key is already recorded (another call, maybe another server, was first). */
+export class IntentKeyTaken extends Error {
+  constructor(readonly intentKey: string) {
+    super(`intent key ${intentKey} is already recorded`);
+    this.name = "IntentKeyTaken";
+  }
+}
+
+/** The store holds a newer schema than this build knows: refuse to run rather than guess. */
+export class SchemaTooNew extends Error {
+  constructor(
+    readonly found: number,
+    readonly known: number,
+    where: string,
+  ) {
+    super(`the journal (${where}) is at schema version ${found}, newer than this build knows (${known}); upgrade paid-actions-mcp`);
+    this.name = "SchemaTooNew";
+  }
+}
+
+export interface JournalOptions {
+  /** Called with every proof read from the journal, before the row is returned. */
+  onSecret?: (secret: string) => void;
+}
+
+/** Expected values a state change must still find (compare-and-set). */
+export interface Expect {
+  state?: IntentState;
+  owner?: string;
+}
+
+/** What a new intent is recorded with: its identity and content, leased to the call that records it. */
+export type NewIntent = Pick<Intent, "intentId" | "intentKey" | "idemKey" | "service" | "action" | "input" | "fingerprint" | "agentBudget" | "callId" | "createdAt"> & {
+  leaseOwner: string;
+  leaseUntil: number;
+};
+
+/** A compare-and-set on one intent, as part of a larger write. */
+export interface IntentWrite {
+  intentId: string;
+  patch: IntentPatch;
+  now: number;
+  expect: Expect;
+}
+
+export interface JournalHealth {
+  store: "sqlite" | "postgres";
+  /** Where it is, for a human: a file path, or a URL without its password. */
+  location: string;
+  /** "ok", or what the store's own check found. */
+  integrity: string;
+  schemaVersion: number;
+  total: number;
+  unfinished: number;
+  attention: number;
+  following: number;
+}
+
+export interface CatalogRecord {
+  name: string;
+  detail: unknown;
+  fetchedAt: number;
+}
+
+export interface JournalStore {
+  readonly kind: "sqlite" | "postgres";
+  /** Where it is, for a human: a file path, or a URL without its password. */
+  readonly location: string;
+  close(): Awaitable<void>;
+
+  // ---- Intents ----
+  /** Records a new intent; throws IntentKeyTaken when its key is already recorded. */
+  insertIntent(n: NewIntent): Awaitable<void>;
+  intent(intentId: string): Awaitable<Intent | undefined>;
+  intentByKey(intentKey: string): Awaitable<Intent | undefined>;
+  intentByExecution(executionId: string): Awaitable<Intent | undefined>;
+  /**
+   * Commits fields of one intent. With `expect`, only if the intent is still in that state
+   * and/or held by that owner: returns false when it is not (someone else moved it). A
+   * patch of its payment record (by quote id) lands in the same transaction, or neither.
+   */
+  update(intentId: string, patch: IntentPatch, now: number, expect?: Expect, payment?: { quoteId: string; patch: Partial<PaymentRecord> }): Awaitable<boolean>;
+  /** Claims an intent for `owner` unless another live owner holds an unexpired lease. */
+  claim(intentId: string, owner: string, now: number, ttlMs: number): Awaitable<boolean>;
+  /** Extends a lease this owner still holds; false when it was lost. */
+  renew(intentId: string, owner: string, now: number, ttlMs: number): Awaitable<boolean>;
+  release(intentId: string, owner: string): Awaitable<void>;
+  unfinished(service: string): Awaitable<Intent[]>;
+  /** Intents the reconciler should look at now (a due poll), soonest first. */
+  duePolls(now: number, limit: number): Awaitable<Intent[]>;
+  nextPollAt(): Awaitable<number | undefined>;
+  /** Another intent that already counts this refund transaction, if any. */
+  refundTxOwner(tx: string): Awaitable<string | undefined>;
+
+  // ---- Read model ----
+  /** Intents with an execution, newest first, after a (createdAt, intentId) cursor. */
+  executions(o: { before: number; beforeId: string; status?: string; action?: string; limit: number }): Awaitable<Intent[]>;
+  /** Intents a human should look at, newest first. */
+  needingAttention(limit: number): Awaitable<Intent[]>;
+  /** Every intent created at or after `since` (ms), oldest first: for audits. */
+  intentsSince(since: number): Awaitable<Intent[]>;
+  health(): Awaitable<JournalHealth>;
+
+  // ---- Budget ----
+  /** Held (reserved or spent) in the rolling 24 h window, minus refunds seen on chain, and (when asked) in total. */
+  usage(now: number, withTotal?: boolean): Awaitable<Usage>;
+  /** Reserved (not yet known to be spent), in all or within the 24 h window. */
+  reserved(now?: number): Awaitable<bigint>;
+  /** Refunds credited back (seen on chain), in total. */
+  refundedTotal(): Awaitable<bigint>;
+  /**
+   * Reserves `amount` for an intent if `decide(usage)` allows it, in one transaction that no
+   * other writer — in this process, another one, or on another machine — can interleave
+   * with. Throws LeaseLost when the intent is no longer as `expect` says.
+   */
+  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: IntentPatch, withTotal: boolean, expect: Expect): Awaitable<T>;
+
+  // ---- Payments (every signed proof, by its memo) ----
+  /**
+   * Records a signed proof's payment row and commits its intent (compare-and-set) in one
+   * transaction: false, and nothing written, when the intent moved. A second proof for the
+   * same quote is refused (it would hide the first).
+   */
+  recordSigned(p: PaymentRecord, then: IntentWrite): Awaitable<boolean>;
+  updatePayment(quoteId: string, patch: Partial<PaymentRecord>): Awaitable<void>;
+  payment(quoteId: string): Awaitable<PaymentRecord | undefined>;
+  /** Payments signed at or after `since` (ms), oldest first: for audits. */
+  paymentsSince(since: number): Awaitable<PaymentRecord[]>;
+
+  // ---- Approvals ----
+  insertApproval(a: Approval): Awaitable<void>;
+  approval(approvalId: string): Awaitable<Approval | undefined>;
+  pendingApprovals(now: number): Awaitable<Approval[]>;
+  /** Moves an approval from one status to another; false if it was not in `from` (single use). */
+  decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Awaitable<boolean>;
+
+  // ---- Catalog cache ----
+  saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): Awaitable<void>;
+  catalog(service: string): Awaitable<CatalogRecord[]>;
+}
