@@ -184,7 +184,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         const statuses = ["pending", "processing", "completed", "failed", "refunded"];
         if (values.status !== undefined && !statuses.includes(values.status)) throw new UsageError(`--status must be one of ${statuses.join(", ")}`);
         const { executionsCommand } = await import("./commands/journal-commands.js");
-        return executionsCommand(env, { status: values.status, action: values.action, limit: intOption(values.limit, "limit", 1, 100), attention: values.attention, json: values.json });
+        return await executionsCommand(env, { status: values.status, action: values.action, limit: intOption(values.limit, "limit", 1, 100), attention: values.attention, json: values.json });
       }
       case "transcript": {
         const { values, positionals } = parse(args, { limit: { type: "string" }, json: { type: "boolean" } }, 1);
@@ -196,7 +196,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         const { values, positionals } = parse(args, {}, 1);
         if (values.help) return help("approve");
         const { approveCommand } = await import("./commands/journal-commands.js");
-        return approveCommand(env, positionals[0]);
+        return await approveCommand(env, positionals[0]);
       }
       case "doctor": {
         const { values } = parse(args, {});

@@ -12,7 +12,7 @@ import type { ChainPort } from "../engine/chain.js";
 import { loadConfig, type Config, type ConfigResult } from "../engine/config.js";
 import { Engine, type Step } from "../engine/engine.js";
 import { PaidActionError } from "../engine/errors.js";
-import type { Journal } from "../engine/journal/sqlite.js";
+import type { JournalStore } from "../engine/journal/port.js";
 import { Reconciler } from "../engine/reconciler.js";
 import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
 import { Transcripts } from "../engine/transcripts.js";
@@ -44,7 +44,7 @@ export interface OpenOptions {
   /** A chain port to use instead of one over the configured RPC (tests script the chain with it). */
   chain?: () => Promise<ChainPort>;
   /** The home's journal and transcripts, when the caller has opened them already. */
-  opened?: { journal: Journal; transcripts: Transcripts };
+  opened?: { journal: JournalStore; transcripts: Transcripts };
 }
 
 export interface PaidActions {
@@ -52,7 +52,7 @@ export interface PaidActions {
   config?: Config;
   engine: Engine;
   reconciler?: Reconciler;
-  journal: Journal;
+  journal: JournalStore;
   transcripts: Transcripts;
   client?: ServiceClient;
   sandbox?: EmbeddedSandbox;

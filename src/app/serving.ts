@@ -11,7 +11,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync
 import { join } from "node:path";
 import { loadConfig, type ConfigResult } from "../engine/config.js";
 import { limitsView } from "../engine/executions.js";
-import type { Journal } from "../engine/journal/sqlite.js";
+import type { JournalStore } from "../engine/journal/port.js";
 import type { Transcripts } from "../engine/transcripts.js";
 import type { CatalogRow } from "../mcp/catalog.js";
 import type { McpHost } from "../mcp/context.js";
@@ -97,7 +97,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
   const sandbox = config?.mode === "sandbox";
   const service = sandbox ? `sandbox:${join(home, "sandbox")}` : (config?.serviceId ?? config?.baseUrl ?? "unconfigured");
 
-  let opened: Promise<{ journal: Journal; transcripts: Transcripts }> | undefined;
+  let opened: Promise<{ journal: JournalStore; transcripts: Transcripts }> | undefined;
   const open = () =>
     (opened ??= (async () => {
       const [{ Transcripts }, { openJournalFile }] = await Promise.all([import("../engine/transcripts.js"), import("./journal.js")]);

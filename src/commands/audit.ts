@@ -74,7 +74,7 @@ export async function runAudit(pa: PaidActions, o: { since?: number; now: number
   let since = o.since;
   let empty = false;
   if (since === undefined) {
-    const first = journal.paymentsSince(0).find((p) => (p.payer === null || p.payer === wallet) && (p.mint === null || p.mint === config.mint));
+    const first = (await journal.paymentsSince(0)).find((p) => (p.payer === null || p.payer === wallet) && (p.mint === null || p.mint === config.mint));
     // Earlier wallet history is not the journal's business.
     if (first) since = first.signedAt - AUDIT_SKEW_MS;
     else {
@@ -94,17 +94,17 @@ export async function runAudit(pa: PaidActions, o: { since?: number; now: number
     throw new AuditUnavailable(e instanceof ChainScanError ? `${message} (RPC ${rpc})` : `the Solana RPC ${rpc} cannot be used: ${message}`);
   }
 
-  const payments = journal.paymentsSince(from);
-  const intents = new Map<string, Intent>(journal.intentsSince(from).map((i) => [i.intentId, i]));
-  const add = (intentId: string | undefined) => {
+  const payments = await journal.paymentsSince(from);
+  const intents = new Map<string, Intent>((await journal.intentsSince(from)).map((i) => [i.intentId, i]));
+  const add = async (intentId: string | undefined) => {
     if (intentId && !intents.has(intentId)) {
-      const i = journal.intent(intentId);
+      const i = await journal.intent(intentId);
       if (i) intents.set(intentId, i);
     }
   };
-  for (const p of payments) add(p.intentId);
+  for (const p of payments) await add(p.intentId);
   // A refund inside the window for a purchase made before it: its intent says what it credited.
-  for (const tx of scan.txs) add(journal.refundTxOwner(tx.signature));
+  for (const tx of scan.txs) await add(await journal.refundTxOwner(tx.signature));
 
   const report = reconcile({ since, now: o.now, wallet, walletAta, mint: config.mint, txs: scan.txs, payments, intents: [...intents.values()] });
   const { txs: _txs, from: scannedFrom, ...counts } = scan;

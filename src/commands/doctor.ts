@@ -58,7 +58,7 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
       for (const i of cfg.issues) check("fail", `config: ${i.key}: ${i.message}`);
     } else {
       const c = pa.config!;
-      const s = pa.engine.spending();
+      const s = await pa.engine.spending();
       check("ok", `config: ${c.mode === "sandbox" ? "sandbox mode (no PAID_ACTIONS_BASE_URL): the embedded reference service" : `service ${c.baseUrl}`}; network ${c.network}; home ${c.home}${c.configFile ? `; file ${c.configFile}` : ""}`);
       check("ok", `limits: ${s.limits!.maxPerCall} USDC per call, ${s.limits!.maxPerDay} per 24 h${s.limits!.maxTotal ? `, ${s.limits!.maxTotal} in total` : ""}, approval above ${s.limits!.approvalAbove}; actions ${s.limits!.allowActions.join(", ")}`);
     }
@@ -94,8 +94,8 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
         check("fail", `wallet: ${(e as Error).message}`);
       }
     }
-    const h = pa.journal.health();
-    check(h.integrity === "ok" ? "ok" : "fail", `journal: ${pa.journal.path}, integrity ${h.integrity}, ${h.total} intent(s), ${h.unfinished} unfinished, ${h.following} being followed`);
+    const h = await pa.journal.health();
+    check(h.integrity === "ok" ? "ok" : "fail", `journal: ${h.store} at ${h.location}, schema ${h.schemaVersion}, integrity ${h.integrity}, ${h.total} intent(s), ${h.unfinished} unfinished, ${h.following} being followed`);
     if (h.attention > 0) check("warn", `journal: ${h.attention} intent(s) need attention — see: paid-actions-mcp executions --attention`);
   } finally {
     await pa.close();

@@ -13,12 +13,12 @@ function pad(text: string, width: number): string {
   return text.length >= width ? text.slice(0, width - 1) + "…" : text.padEnd(width);
 }
 
-export function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean }): number {
+export async function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean }): Promise<number> {
   const j = openJournal(env);
   try {
     const items: ExecutionView[] = opts.attention
-      ? j.engine.needsAttention()
-      : j.engine.listExecutions({ status: opts.status, action: opts.action, limit: opts.limit ?? 20 }).items;
+      ? await j.engine.needsAttention()
+      : (await j.engine.listExecutions({ status: opts.status, action: opts.action, limit: opts.limit ?? 20 })).items;
     if (opts.json) {
       out(JSON.stringify({ items }, null, 2));
       return 0;
@@ -34,7 +34,7 @@ export function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?: strin
           (e.attention ? `\n  needs attention: ${e.attention}` : ""),
       );
     }
-    const s = j.engine.spending();
+    const s = await j.engine.spending();
     out();
     out(`Spent in the last 24 h: ${s.spentLast24h} USDC (${s.reserved} reserved)${s.limits ? ` of ${s.limits.maxPerDay} per day` : ""}. Transcripts: paid-actions-mcp transcript <call>`);
     return 0;
@@ -93,11 +93,11 @@ export function transcriptCommand(env: NodeJS.ProcessEnv, callId: string | undef
   }
 }
 
-export function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | undefined): number {
+export async function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | undefined): Promise<number> {
   const j = openJournal(env);
   try {
     if (!approvalId) {
-      const pending = j.journal.pendingApprovals(Date.now());
+      const pending = await j.journal.pendingApprovals(Date.now());
       if (pending.length === 0) out("No approval is waiting.");
       for (const a of pending) {
         out(`${a.approvalId}  ${a.action}  ${formatDecimal(a.amount)} USDC  to ${a.payee ?? "?"}  expires ${new Date(a.expiresAt).toISOString()}`);
@@ -106,7 +106,7 @@ export function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | unde
       return 0;
     }
     try {
-      const approved = j.engine.approve(approvalId);
+      const approved = await j.engine.approve(approvalId);
       out(`Approved ${approved.approvalId}: pay ${approved.amount} USDC for ${approved.action}${approved.payee ? ` to ${approved.payee}` : ""}, once, before ${approved.expiresAt}.`);
       out("The agent pays when it calls the tool again with the same input and this approvalId.");
       return 0;

@@ -11,7 +11,7 @@ import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "./t
 /** What the approval step needs of the call driving the intent. */
 export interface ApprovalDriver {
   intent: Intent;
-  commit(patch: IntentPatch): Intent;
+  commit(patch: IntentPatch): Promise<Intent>;
 }
 
 export function approvalRequired(intent: Intent, approvalId: string): PaidActionError {
@@ -24,10 +24,10 @@ export function approvalRequired(intent: Intent, approvalId: string): PaidAction
   );
 }
 
-function record(c: Ctx, intent: Intent, status: Approval["status"]): string {
+async function record(c: Ctx, intent: Intent, status: Approval["status"]): Promise<string> {
   const approvalId = c.d.newId("apr");
   const now = c.now();
-  c.journal.insertApproval({
+  await c.journal.insertApproval({
     approvalId,
     intentId: intent.intentId,
     quoteId: intent.quoteId!,
@@ -51,7 +51,7 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
   const amount = intent.amount!;
   const now = c.now();
   if (intent.approvalId) {
-    const approval = c.journal.approval(intent.approvalId);
+    const approval = await c.journal.approval(intent.approvalId);
     if (approval?.status === "used" && approval.amount >= amount && approval.quoteId === intent.quoteId) return;
     if (approval?.status === "approved") {
       if (approval.quoteId !== intent.quoteId || approval.amount < amount) {
@@ -60,11 +60,11 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
       if (approval.expiresAt <= now) {
         throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} expired with its quote; call again without approvalId for a new quote`, { approvalId: approval.approvalId });
       }
-      if (!c.journal.decideApproval(approval.approvalId, "approved", "used", now)) {
+      if (!(await c.journal.decideApproval(approval.approvalId, "approved", "used", now))) {
         throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was already used`, { approvalId: approval.approvalId });
       }
       c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human" });
-      drive.commit({ state: "quoted" });
+      await drive.commit({ state: "quoted" });
       return;
     }
     if (approval?.status === "declined") {
@@ -83,40 +83,40 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
       input: intent.input,
     };
     const answer = await opts.approve(ask).catch(() => "cancel" as const);
-    const approvalId = record(c, intent, answer === "accept" ? "used" : "declined");
+    const approvalId = await record(c, intent, answer === "accept" ? "used" : "declined");
     c.transcript(intent, "approval", { approvalId, decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})` });
     if (answer !== "accept") {
       throw new PaidActionError("approval_declined", `the human did not approve paying ${ask.amount} USDC for ${intent.action} (${answer}); nothing was paid`, { answer });
     }
-    drive.commit({ approvalId });
+    await drive.commit({ approvalId });
     return;
   }
-  const approvalId = record(c, intent, "pending");
-  drive.commit({ approvalId, state: "awaiting_approval" });
+  const approvalId = await record(c, intent, "pending");
+  await drive.commit({ approvalId, state: "awaiting_approval" });
   c.transcript(intent, "approval", { approvalId, decision: "approval required: waiting for a human" });
   throw approvalRequired(drive.intent, approvalId);
 }
 
 /** A human approves a pending approval (the `approve` command). */
-export function approve(c: Pick<Ctx, "journal" | "now">, approvalId: string): { approvalId: string; action: string; amount: string; expiresAt: string; payee: string | null } {
-  const approval = c.journal.approval(approvalId);
+export async function approve(c: Pick<Ctx, "journal" | "now">, approvalId: string): Promise<{ approvalId: string; action: string; amount: string; expiresAt: string; payee: string | null }> {
+  const approval = await c.journal.approval(approvalId);
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
   if (approval.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${approval.status}`, { approvalId });
   if (approval.expiresAt <= c.now()) {
     throw new PaidActionError("approval_invalid", `approval ${approvalId} expired with its quote at ${new Date(approval.expiresAt).toISOString()}; the agent must ask again`, { approvalId });
   }
-  if (!c.journal.decideApproval(approvalId, "pending", "approved", c.now())) {
+  if (!(await c.journal.decideApproval(approvalId, "pending", "approved", c.now()))) {
     throw new PaidActionError("approval_invalid", `approval ${approvalId} changed while approving; check it again`, { approvalId });
   }
   return { approvalId, action: approval.action, amount: formatDecimal(approval.amount), expiresAt: new Date(approval.expiresAt).toISOString(), payee: approval.payee };
 }
 
 /** A human declines a pending approval (in the host's prompt): recorded, and nothing is paid for it. */
-export function decline(c: Pick<Ctx, "journal" | "now">, approvalId: string): void {
-  const approval = c.journal.approval(approvalId);
+export async function decline(c: Pick<Ctx, "journal" | "now">, approvalId: string): Promise<void> {
+  const approval = await c.journal.approval(approvalId);
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
   if (approval.status === "declined") return;
-  if (approval.status !== "pending" || !c.journal.decideApproval(approvalId, "pending", "declined", c.now())) {
-    throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${c.journal.approval(approvalId)?.status ?? approval.status}`, { approvalId });
+  if (approval.status !== "pending" || !(await c.journal.decideApproval(approvalId, "pending", "declined", c.now()))) {
+    throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${(await c.journal.approval(approvalId))?.status ?? approval.status}`, { approvalId });
   }
 }

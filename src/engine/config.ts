@@ -10,6 +10,9 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { parseDecimal } from "../domain/money.js";
 import { resolveNetwork, SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../domain/networks.js";
+import { closest } from "./action-names.js";
+
+export { actionAllowed, unknownPerActionKeys } from "./action-names.js";
 
 export const DEFAULT_LIMITS = { maxPerCall: "5", maxPerDay: "25", approvalAbove: "1" } as const;
 
@@ -38,6 +41,8 @@ export interface Config {
   apiKey?: string;
   walletPath?: string;
   rpcUrl?: string;
+  /** A PostgreSQL journal (postgres://…) shared by several servers; absent: SQLite in the home dir. */
+  journalUrl?: string;
   /** CAIP-2 id of the cluster payments are made on, and its USDC mint. */
   network: string;
   networkExplicit: boolean;
@@ -68,6 +73,7 @@ const FileSchema = z.strictObject({
   apiKey: z.string().optional(),
   wallet: z.string().optional(),
   rpcUrl: z.string().optional(),
+  journalUrl: z.string().optional(),
   network: z.string().optional(),
   home: z.string().optional(),
   limits: z
@@ -102,6 +108,7 @@ const ENV = {
   apiKey: "PAID_ACTIONS_API_KEY",
   wallet: "PAID_ACTIONS_WALLET",
   rpcUrl: "SOLANA_RPC_URL",
+  journalUrl: "PAID_ACTIONS_JOURNAL_URL",
   network: "PAID_ACTIONS_NETWORK",
   home: "PAID_ACTIONS_HOME",
   maxPerCall: "PAID_ACTIONS_MAX_PER_CALL",
@@ -144,9 +151,32 @@ function checkSecureUrl(raw: string, key: string, issues: ConfigIssue[]): URL | 
   return url;
 }
 
-/** `*` matches any run of characters; everything else is literal. */
-export function actionAllowed(patterns: readonly string[], action: string): boolean {
-  return patterns.some((p) => new RegExp(`^${p.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, "\\$&")).join(".*")}$`).test(action));
+/** TLS modes of a PostgreSQL URL that encrypt the connection. */
+const TLS_SSLMODES = new Set(["require", "verify-ca", "verify-full"]);
+
+/**
+ * Checks a PostgreSQL journal URL: postgres(ql)://, a host and a database, and TLS
+ * (`sslmode=require`, `verify-ca` or `verify-full`) unless the host is loopback. Issues
+ * name the key and the problem, never the URL (it may carry a password).
+ */
+function checkJournalUrl(raw: string, key: string, issues: ConfigIssue[]): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    issues.push({ key, message: "is not a PostgreSQL URL such as postgres://user@host:5432/paid_actions?sslmode=verify-full" });
+    return;
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    issues.push({ key, message: "must be a postgres:// (or postgresql://) URL" });
+    return;
+  }
+  if (!url.hostname) issues.push({ key, message: "names no host" });
+  if (url.pathname.replace(/^\//, "") === "") issues.push({ key, message: "names no database (postgres://host:5432/<database>)" });
+  const sslmode = url.searchParams.get("sslmode");
+  if (url.hostname && !isLoopbackHost(url.hostname) && !(sslmode && TLS_SSLMODES.has(sslmode))) {
+    issues.push({ key, message: "must use TLS to a host that is not loopback: add sslmode=verify-full (or require) to the URL" });
+  }
 }
 
 function defaultHome(env: NodeJS.ProcessEnv): string {
@@ -239,6 +269,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
   // The RPC node decides whether a refused payment may be signed again, so it gets the
   // base URL's transport rule; its path and query may carry a provider's API key.
   if (rpcRaw !== undefined) checkSecureUrl(rpcRaw, rpcKey, issues);
+  const [journalUrl, journalKey] = pick(ENV.journalUrl, file.journalUrl, "journalUrl");
+  if (journalUrl !== undefined) checkJournalUrl(journalUrl, journalKey, issues);
   const [networkRaw, networkKey] = pick(ENV.network, file.network, "network");
   let network = mode === "sandbox" ? SOLANA_DEVNET : SOLANA_MAINNET;
   if (networkRaw !== undefined) {
@@ -282,7 +314,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
     }
   }
 
-  if (issues.length > 0) return { ok: false, issues: withoutSecrets(issues, [apiKey]), home };
+  if (issues.length > 0) return { ok: false, issues: withoutSecrets(issues, [apiKey, journalUrl, passwordOf(journalUrl)]), home };
   return {
     ok: true,
     config: {
@@ -291,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
       apiKey: apiKey || undefined,
       walletPath: walletRaw ? resolve(walletRaw) : undefined,
       rpcUrl: rpcRaw ?? (mode === "service" ? DEFAULT_RPC[network] : undefined),
+      journalUrl,
       network,
       networkExplicit: networkRaw !== undefined,
       mint: USDC_MINT[network]!,
@@ -310,6 +343,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
   };
 }
 
+/** The password in a URL, if it has one (a secret to keep out of every message). */
+function passwordOf(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  try {
+    return decodeURIComponent(new URL(raw).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Defence in depth: messages are written not to echo secrets, but a value a human put in
  * the wrong key (the API key as a limit, say) is echoed by the generic checks.
@@ -319,76 +362,6 @@ function withoutSecrets(issues: ConfigIssue[], secrets: ReadonlyArray<string | u
   if (present.length === 0) return issues;
   const scrub = (text: string) => present.reduce((t, s) => t.split(s).join("[redacted]"), text);
   return issues.map((i) => ({ key: scrub(i.key), message: scrub(i.message) }));
-}
-
-/** Edit distance (insertions, deletions, substitutions), for "did you mean" hints. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
-/** The closest candidate within a distance that suggests a typo (case aside), first in order on a tie. */
-function closest(word: string, candidates: Iterable<string>): string | undefined {
-  const near = Math.min(3, Math.max(1, Math.floor(word.length / 4)));
-  let best: string | undefined;
-  let bestDistance = near + 1;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-/** For a pattern matching nothing: the same pattern with each literal segment replaced by its nearest catalog segment. */
-function closestPattern(pattern: string, names: readonly string[]): string | undefined {
-  const segments = pattern.split(".");
-  const suggestion = segments
-    .map((seg, i) => {
-      if (seg.includes("*")) return seg;
-      const atPosition = new Set(names.map((n) => n.split(".")[i]).filter((s): s is string => s !== undefined));
-      return atPosition.has(seg) ? seg : (closest(seg, atPosition) ?? seg);
-    })
-    .join(".");
-  return suggestion !== pattern && names.some((n) => actionAllowed([suggestion], n)) ? suggestion : undefined;
-}
-
-/**
- * The `limits.perAction` keys that name no action of the service's catalog: an exact name
- * the catalog lacks (a misspelling caps nothing), or a pattern matching none. Each issue
- * suggests the nearest catalog name (or pattern) when one is close. Pure; the engine calls
- * it once it knows the catalog. Keys read `<configFile>:limits.perAction.<key>`, or
- * `limits.perAction.<key>` without a file.
- */
-export function unknownPerActionKeys(
-  perAction: Record<string, bigint> | string[],
-  catalogActionNames: readonly string[],
-  configFile?: string,
-): ConfigIssue[] {
-  const keys = Array.isArray(perAction) ? perAction : Object.keys(perAction);
-  const catalog = new Set(catalogActionNames);
-  const issues: ConfigIssue[] = [];
-  for (const k of keys) {
-    const key = `${configFile ? `${configFile}:` : ""}limits.perAction.${k}`;
-    if (k.includes("*")) {
-      if (catalogActionNames.some((n) => actionAllowed([k], n))) continue;
-      const hint = closestPattern(k, catalogActionNames);
-      issues.push({ key, message: `matches no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}` });
-    } else if (!catalog.has(k)) {
-      const hint = closest(k, catalogActionNames);
-      issues.push({ key, message: `names no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}` });
-    }
-  }
-  return issues;
 }
 
 /** A one-line description of each issue, for errors and `doctor`. */

@@ -6,7 +6,7 @@
 import type { EventEmitter } from "node:events";
 import type { ChainPort } from "./chain.js";
 import type { Config, ConfigIssue } from "./config.js";
-import type { Journal } from "./journal/sqlite.js";
+import type { JournalStore } from "./journal/port.js";
 import type { Payer } from "./payer.js";
 import type { Exchange, ServiceClient } from "./service-client.js";
 import type { Transcripts } from "./transcripts.js";
@@ -14,7 +14,7 @@ import type { Intent, Step } from "./types.js";
 
 export interface EngineDeps {
   config: Config | { issues: ConfigIssue[] };
-  journal: Journal;
+  journal: JournalStore;
   client: ServiceClient | undefined;
   /** Loads the wallet lazily, so a bad wallet fails paying calls, not start-up. */
   payer: () => Promise<Payer>;
@@ -40,7 +40,7 @@ export interface Ctx {
   d: EngineDeps;
   config: Config;
   client: ServiceClient;
-  journal: Journal;
+  journal: JournalStore;
   now: () => number;
   payer(): Promise<Payer>;
   chain(): Promise<ChainPort>;

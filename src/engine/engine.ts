@@ -16,6 +16,7 @@ import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } f
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import { fingerprint, validateRequest } from "./input.js";
+import { IntentKeyTaken } from "./journal/port.js";
 import { executionPatch, limitsView, listExecutions, paidCallOf, spending, view } from "./executions.js";
 import { asError, Drive, quoteRefusal } from "./pay-flow.js";
 import type { Payer } from "./payer.js";
@@ -130,7 +131,7 @@ export class Engine extends EventEmitter {
       throw new PaidActionError("quote_drift", `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`);
     }
     const payee = res.body.paymentRequirement.accepts?.[0]?.payTo;
-    const decision = evaluateBudget(c.config.limits, c.journal.usage(this.d.now(), c.config.limits.maxTotal !== undefined), { action: req.action, amount, payee, agentBudget });
+    const decision = evaluateBudget(c.config.limits, await c.journal.usage(this.d.now(), c.config.limits.maxTotal !== undefined), { action: req.action, amount, payee, agentBudget });
     return {
       quoteId: res.body.quoteId,
       action: res.body.action,
@@ -160,14 +161,14 @@ export class Engine extends EventEmitter {
     const fp = fingerprint(req.action, input);
     let intent: Intent | undefined;
     if (req.approvalId !== undefined) {
-      const approval = typeof req.approvalId === "string" ? c.journal.approval(req.approvalId) : undefined;
+      const approval = typeof req.approvalId === "string" ? await c.journal.approval(req.approvalId) : undefined;
       if (!approval) throw new PaidActionError("approval_invalid", `approval ${String(req.approvalId).slice(0, 60)} does not exist`, { approvalId: req.approvalId });
-      intent = c.journal.intent(approval.intentId);
+      intent = await c.journal.intent(approval.intentId);
       if (!intent || intent.fingerprint !== fp) {
         throw new PaidActionError("approval_invalid", `approval ${req.approvalId} was given for a different action or input; send exactly the input that was approved`, { approvalId: req.approvalId });
       }
     } else if (req.intentKey !== undefined) {
-      intent = c.journal.intentByKey(req.intentKey);
+      intent = await c.journal.intentByKey(req.intentKey);
       if (intent && intent.fingerprint !== fp) {
         throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: intent.intentId });
       }
@@ -178,7 +179,7 @@ export class Engine extends EventEmitter {
 
     let first: (() => Promise<PaidCall>) | undefined;
     if (!intent) {
-      const created = this.record(c, req, fp, agentBudget, opts);
+      const created = await this.record(c, req, fp, agentBudget, opts);
       if ("conflict" in created) {
         intent = created.conflict; // another process recorded the same key a moment ago: it is that intent
         if (intent.fingerprint !== fp) throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: intent.intentId });
@@ -210,18 +211,18 @@ export class Engine extends EventEmitter {
   }
 
   /** Records a new intent, leased to this process; or finds the one another process just recorded under the same key. */
-  private record(c: Ctx, req: PayRequest, fp: string, agentBudget: bigint | undefined, opts: PayOptions): { intent: Intent } | { conflict: Intent } {
+  private async record(c: Ctx, req: PayRequest, fp: string, agentBudget: bigint | undefined, opts: PayOptions): Promise<{ intent: Intent } | { conflict: Intent }> {
     const now = this.d.now();
     const intentId = this.d.newId("int");
     const intentKey = req.intentKey ?? `pam-${intentId}`;
     try {
-      c.journal.insertIntent({ intentId, intentKey, idemKey: intentKey, service: this.service, action: req.action, input: req.input, fingerprint: fp, agentBudget: agentBudget ?? null, callId: opts.callId ?? null, createdAt: now, leaseOwner: this.d.owner, leaseUntil: now + LEASE_MS });
+      await c.journal.insertIntent({ intentId, intentKey, idemKey: intentKey, service: this.service, action: req.action, input: req.input, fingerprint: fp, agentBudget: agentBudget ?? null, callId: opts.callId ?? null, createdAt: now, leaseOwner: this.d.owner, leaseUntil: now + LEASE_MS });
     } catch (e) {
-      const existing = req.intentKey !== undefined && (e as { code?: string }).code?.startsWith("SQLITE_CONSTRAINT") ? c.journal.intentByKey(req.intentKey) : undefined;
+      const existing = req.intentKey !== undefined && e instanceof IntentKeyTaken ? await c.journal.intentByKey(req.intentKey) : undefined;
       if (existing) return { conflict: existing };
       throw e;
     }
-    const created = c.journal.intent(intentId)!;
+    const created = (await c.journal.intent(intentId))!;
     c.transcript(created, "intent", { action: req.action, input: req.input, budget: req.budget ?? null, intentKey });
     c.step("intent_recorded", created);
     return { intent: created };
@@ -251,16 +252,16 @@ export class Engine extends EventEmitter {
   }
 
   private async driveExisting(c: Ctx, intentId: string, agentBudget: bigint | undefined, opts: PayOptions): Promise<PaidCall> {
-    if (!c.journal.claim(intentId, this.d.owner, this.d.now(), LEASE_MS)) {
+    if (!(await c.journal.claim(intentId, this.d.owner, this.d.now(), LEASE_MS))) {
       throw new PaidActionError("busy", "another process is driving this purchase right now; call again in a few seconds with the same intentKey", { intentId }, true);
     }
-    let intent = c.journal.intent(intentId)!;
+    let intent = (await c.journal.intent(intentId))!;
     const lower = agentBudget !== undefined && (intent.agentBudget === null || agentBudget < intent.agentBudget);
     if (opts.callId || lower) {
-      c.journal.update(intentId, { ...(opts.callId ? { callId: opts.callId } : {}), ...(lower ? { agentBudget } : {}) }, this.d.now());
-      intent = c.journal.intent(intentId)!;
+      await c.journal.update(intentId, { ...(opts.callId ? { callId: opts.callId } : {}), ...(lower ? { agentBudget } : {}) }, this.d.now());
+      intent = (await c.journal.intent(intentId))!;
     }
-    const fate = intent.proof && intent.quoteId ? c.journal.payment(intent.quoteId)?.fate : undefined;
+    const fate = intent.proof && intent.quoteId ? (await c.journal.payment(intent.quoteId))?.fate : undefined;
     const fresh = restartable(intent.state, intent.proof, fate);
     c.transcript(intent, "resume", { state: intent.state, intentKey: intent.intentKey, attempt: intent.attempt, ...(fresh ? { decision: "a fresh attempt" } : {}) });
     return this.drive(c, intent, opts, fresh);
@@ -269,12 +270,12 @@ export class Engine extends EventEmitter {
   private async drive(c: Ctx, intent: Intent, opts: PayOptions, restart = false): Promise<PaidCall> {
     const drive = new Drive(c, intent, this.d.owner, opts);
     try {
-      if (restart) drive.restart();
+      if (restart) await drive.restart();
       const done = resting(drive.intent.state) ? drive.intent : await drive.run();
       return paidCallOf(done, opts.callId);
     } finally {
       drive.stopRenewing();
-      c.journal.release(intent.intentId, this.d.owner);
+      await c.journal.release(intent.intentId, this.d.owner);
     }
   }
 
@@ -290,8 +291,8 @@ export class Engine extends EventEmitter {
   async resumeUnfinished(): Promise<{ resumed: number; stillUnfinished: number }> {
     if (!this.config) return { resumed: 0, stillUnfinished: 0 };
     let resumed = 0;
-    for (const intent of this.d.journal.unfinished(this.service)) if (await this.resume(intent)) resumed++;
-    return { resumed, stillUnfinished: this.d.journal.unfinished(this.service).length };
+    for (const intent of await this.d.journal.unfinished(this.service)) if (await this.resume(intent)) resumed++;
+    return { resumed, stillUnfinished: (await this.d.journal.unfinished(this.service)).length };
   }
 
   /** Drives one unfinished intent as far as it goes without a human. */
@@ -300,8 +301,10 @@ export class Engine extends EventEmitter {
     // Nothing new is signed while a limit is misconfigured; what is already at risk is still followed.
     if (this.catalogIssues.length > 0 && (intent.state === "new" || intent.state === "quoted" || intent.state === "reserved")) return false;
     const c = this.ctx();
-    if (!c.journal.claim(intent.intentId, this.d.owner, this.d.now(), LEASE_MS)) return false;
-    const p = this.drive(c, c.journal.intent(intent.intentId)!, {});
+    if (!(await c.journal.claim(intent.intentId, this.d.owner, this.d.now(), LEASE_MS))) return false;
+    const claimed = await c.journal.intent(intent.intentId);
+    if (!claimed) return false;
+    const p = this.drive(c, claimed, {});
     this.tracked(intent.intentId, p).catch(() => undefined);
     try {
       await p;
@@ -328,15 +331,15 @@ export class Engine extends EventEmitter {
   }
 
   /** A human declines a pending approval; the intent it was for stays unpaid. */
-  decline(approvalId: string): void {
-    decline({ journal: this.d.journal, now: this.d.now }, approvalId);
+  decline(approvalId: string): Promise<void> {
+    return decline({ journal: this.d.journal, now: this.d.now }, approvalId);
   }
 
   /** A recorded approval, with the input of the purchase it is for. */
-  approval(approvalId: string) {
-    const approval = this.d.journal.approval(approvalId);
+  async approval(approvalId: string) {
+    const approval = await this.d.journal.approval(approvalId);
     if (!approval) return undefined;
-    return { ...approval, input: this.d.journal.intent(approval.intentId)?.input };
+    return { ...approval, input: (await this.d.journal.intent(approval.intentId))?.input };
   }
 
   // ---- Reads ------------------------------------------------------------------------
@@ -349,12 +352,12 @@ export class Engine extends EventEmitter {
    * Folds a fresh execution record from the service into the journal, with `extra` in the
    * same commit (the reconciler's own findings); emits on a status change.
    */
-  applyExecution(intent: Intent, e: Execution, extra: IntentPatch = {}): Intent {
+  async applyExecution(intent: Intent, e: Execution, extra: IntentPatch = {}): Promise<Intent> {
     const now = this.d.now();
     const patch: IntentPatch = executionPatch(intent, e, now);
     if (FINAL_STATUSES.has(e.status) && intent.settlement === "verified" && patch.refundState !== "pending" && intent.refundState !== "pending") patch.nextPollAt = null;
     Object.assign(patch, extra);
-    this.d.journal.update(intent.intentId, patch, now);
+    await this.d.journal.update(intent.intentId, patch, now);
     const next = { ...intent, ...patch, updatedAt: now };
     if (intent.execStatus !== e.status) {
       makeTranscript(this.d)(next, "status", { executionId: e.executionId, from: intent.execStatus, to: e.status });
@@ -365,12 +368,12 @@ export class Engine extends EventEmitter {
 
   /** An execution from the journal, refreshed from the service when it is not final. */
   async getExecution(executionId: string, refresh = true): Promise<ExecutionView | undefined> {
-    let intent = this.d.journal.intentByExecution(executionId);
+    let intent = await this.d.journal.intentByExecution(executionId);
     if (!intent) return undefined;
     if (refresh && this.d.client && !FINAL_STATUSES.has((intent.execStatus ?? "pending") as ExecutionStatus)) {
       try {
         const res = await serviceApi(this.d.client).getExecution(executionId);
-        if (res.ok && res.body.executionId === executionId) intent = this.applyExecution(intent, res.body);
+        if (res.ok && res.body.executionId === executionId) intent = await this.applyExecution(intent, res.body);
       } catch {
         // The journal's copy is still the best answer.
       }
@@ -383,8 +386,8 @@ export class Engine extends EventEmitter {
   }
 
   /** Intents a human should look at: outcome unknown, or the service misbehaved after payment. */
-  needsAttention(): ExecutionView[] {
-    return this.d.journal.needingAttention(100).map(view);
+  async needsAttention(): Promise<ExecutionView[]> {
+    return (await this.d.journal.needingAttention(100)).map(view);
   }
 
   limitsView() {

@@ -8,7 +8,7 @@ import { formatDecimal } from "../domain/money.js";
 import type { Execution } from "../domain/wire.js";
 import type { Config, ConfigIssue } from "./config.js";
 import { PaidActionError } from "./errors.js";
-import type { Journal } from "./journal/sqlite.js";
+import type { JournalStore } from "./journal/port.js";
 import type { ExecutionView, Intent, IntentPatch, PaidCall } from "./types.js";
 
 export function view(intent: Intent): ExecutionView {
@@ -37,7 +37,7 @@ export function view(intent: Intent): ExecutionView {
   };
 }
 
-export function listExecutions(journal: Journal, opts: { status?: string; action?: string; limit?: number; cursor?: string }) {
+export async function listExecutions(journal: JournalStore, opts: { status?: string; action?: string; limit?: number; cursor?: string }) {
   const limit = Math.max(1, Math.min(100, opts.limit ?? 20));
   let before = Number.MAX_SAFE_INTEGER;
   let beforeId = "~";
@@ -47,7 +47,7 @@ export function listExecutions(journal: Journal, opts: { status?: string; action
     before = Number(m[1]);
     beforeId = m[2]!;
   }
-  const rows = journal.executions({ before, beforeId, status: opts.status, action: opts.action, limit: limit + 1 });
+  const rows = await journal.executions({ before, beforeId, status: opts.status, action: opts.action, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
@@ -70,19 +70,19 @@ export function limitsView(config: Config | undefined) {
   };
 }
 
-export function spending(journal: Journal, config: Config | undefined, configIssues: ConfigIssue[] | undefined, now: number) {
-  const usage = journal.usage(now);
+export async function spending(journal: JournalStore, config: Config | undefined, configIssues: ConfigIssue[] | undefined, now: number) {
+  const [usage, reservedToday, reserved, refunded] = await Promise.all([journal.usage(now), journal.reserved(now), journal.reserved(), journal.refundedTotal()]);
   const limits = config?.limits;
   const fmt = formatDecimal;
   return {
     currency: "USDC" as const,
     limits: limitsView(config),
-    spentLast24h: fmt(usage.day - journal.reserved(now)),
-    reserved: fmt(journal.reserved()),
+    spentLast24h: fmt(usage.day - reservedToday),
+    reserved: fmt(reserved),
     committedLast24h: fmt(usage.day),
     remainingToday: limits ? fmt(limits.maxPerDay > usage.day ? limits.maxPerDay - usage.day : 0n) : null,
     spentTotal: fmt(usage.total),
-    refundsCredited: fmt(journal.refundedTotal()),
+    refundsCredited: fmt(refunded),
     remainingTotal: limits?.maxTotal !== undefined ? fmt(limits.maxTotal > usage.total ? limits.maxTotal - usage.total : 0n) : null,
     ...(configIssues ? { configIssues } : {}),
   };

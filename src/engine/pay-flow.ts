@@ -15,7 +15,7 @@ import { ensureApproved } from "./approvals.js";
 import { challengeFor } from "./challenge.js";
 import { LEASE_MS, POLL_START_MS, type Ctx } from "./context.js";
 import { PaidActionError } from "./errors.js";
-import { LeaseLost } from "./journal/sqlite.js";
+import { LeaseLost } from "./journal/port.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { paidResourceUrl, serviceApi } from "./service-api.js";
 import { establishFate } from "./settlement.js";
@@ -55,7 +55,12 @@ export class Drive {
     private readonly opts: PayOptions,
   ) {
     this.renewTimer = setInterval(() => {
-      if (!this.c.journal.renew(this.intent.intentId, owner, this.c.now(), LEASE_MS)) this.stopRenewing();
+      Promise.resolve(this.c.journal.renew(this.intent.intentId, owner, this.c.now(), LEASE_MS)).then(
+        (held) => {
+          if (!held) this.stopRenewing();
+        },
+        () => undefined, // the store was briefly unreachable: the next renewal tries again
+      );
     }, LEASE_MS / 3);
     this.renewTimer.unref();
   }
@@ -69,15 +74,11 @@ export class Drive {
    * Commits a patch: only if the intent is still in the state this call saw and held by it.
    * A patch of the current proof's payment record lands in the same transaction.
    */
-  commit(patch: IntentPatch, payment?: Partial<PaymentRecord>): Intent {
+  async commit(patch: IntentPatch, payment?: Partial<PaymentRecord>): Promise<Intent> {
     const now = this.c.now();
-    const { journal } = this.c;
-    const write = () => {
-      if (!journal.update(this.intent.intentId, patch, now, { state: this.intent.state, owner: this.owner })) throw new LeaseLost(this.intent.intentId);
-      if (payment && this.intent.quoteId) journal.updatePayment(this.intent.quoteId, payment);
-    };
-    if (payment) journal.atomically(write);
-    else write();
+    const expect = { state: this.intent.state, owner: this.owner };
+    const paymentPatch = payment && this.intent.quoteId ? { quoteId: this.intent.quoteId, patch: payment } : undefined;
+    if (!(await this.c.journal.update(this.intent.intentId, patch, now, expect, paymentPatch))) throw new LeaseLost(this.intent.intentId);
     this.intent = { ...this.intent, ...patch, updatedAt: now };
     return this.intent;
   }
@@ -87,7 +88,7 @@ export class Drive {
   }
 
   /** Applies an outcome's transition (transitions.ts); throws the error when the intent must be followed later. */
-  private settle(outcome: Outcome, error: PaidActionError | null, extra: IntentPatch = {}, payment?: Partial<PaymentRecord>): Intent {
+  private async settle(outcome: Outcome, error: PaidActionError | null, extra: IntentPatch = {}, payment?: Partial<PaymentRecord>): Promise<Intent> {
     const from = this.intent;
     const tr = transition(from.state, outcome);
     const patch: IntentPatch = {
@@ -99,7 +100,7 @@ export class Drive {
       ...extra,
     };
     if (tr.human && !patch.attention) patch.attention = from.attention ?? error?.message ?? `needs a human after ${outcome}`;
-    this.commit(patch, payment);
+    await this.commit(patch, payment);
     this.c.transcript(this.intent, tr.state === from.state ? "paused" : tr.state, { from: from.state, outcome, ...(error ? { code: error.code, message: error.message } : {}) });
     if (tr.human) this.c.d.log(`intent ${from.intentId} needs attention: ${this.intent.attention}`);
     if (tr.follow) {
@@ -142,7 +143,7 @@ export class Drive {
         const error = asError(e);
         if (e instanceof LeaseLost || error.code === "approval_required") throw error;
         try {
-          this.settle(this.outcomeOf(error), error);
+          await this.settle(this.outcomeOf(error), error);
         } catch (paused) {
           if (paused instanceof Paused) throw paused.error;
           throw asError(paused);
@@ -183,7 +184,7 @@ export class Drive {
     const expiresAt = Date.parse(quote.expiresAt);
     if (Number.isNaN(expiresAt)) throw new PaidActionError("quote_drift", "the quote's expiresAt is not a timestamp; nothing was signed", { quoteId: quote.quoteId });
     if (!/^[A-Za-z0-9_.-]{1,128}$/.test(quote.quoteId)) throw new PaidActionError("quote_drift", "the quote id has characters a quote id cannot have; nothing was signed");
-    this.commit({ state: "quoted", quoteId: quote.quoteId, quote, amount, payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null, quoteExpiresAt: expiresAt, quotedAt: c.now() });
+    await this.commit({ state: "quoted", quoteId: quote.quoteId, quote, amount, payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null, quoteExpiresAt: expiresAt, quotedAt: c.now() });
     c.step("quote_recorded", this.intent);
     this.checkCancelled("after the quote");
   }
@@ -198,14 +199,14 @@ export class Drive {
     }
     const charge = { action: intent.action, amount, payee: intent.payee ?? undefined, agentBudget: intent.agentBudget ?? undefined };
     const withTotal = c.config.limits.maxTotal !== undefined;
-    const pre = evaluateBudget(c.config.limits, c.journal.usage(c.now(), withTotal), charge);
+    const pre = evaluateBudget(c.config.limits, await c.journal.usage(c.now(), withTotal), charge);
     if (!pre.ok) throw new PaidActionError(pre.code, pre.message, { quoteId: intent.quoteId, ...pre.context });
     if (pre.needsApproval) await ensureApproved(c, this, this.opts);
     this.checkCancelled("before the payment was reserved");
     const requirements = await challengeFor(c, this.intent, this.opts.signal);
     this.checkCancelled("before the payment was reserved");
     const payee = this.intent.payee ?? requirements.payTo;
-    const reserved = c.journal.reserve(
+    const reserved = await c.journal.reserve(
       intent.intentId,
       amount,
       c.now(),
@@ -215,7 +216,7 @@ export class Drive {
       { state: this.intent.state, owner: this.owner },
     );
     if (!reserved.ok) throw new PaidActionError(reserved.code, reserved.message, { quoteId: intent.quoteId, ...reserved.context });
-    this.intent = c.journal.intent(intent.intentId)!;
+    this.intent = (await c.journal.intent(intent.intentId))!;
     c.transcript(this.intent, "reserved", { amount: formatDecimal(amount), payee, decision: "within limits" });
     c.step("reserved", this.intent);
   }
@@ -235,10 +236,13 @@ export class Drive {
     const { proof, blockhash } = await payer.createProof(requirements, c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined);
     c.d.transcripts.addSecret(proof, { ephemeral: true });
     const now = c.now();
-    c.journal.atomically(() => {
-      c.journal.recordPayment({ quoteId: intent.quoteId!, intentId: intent.intentId, attempt: intent.attempt, amount: intent.amount!, payee: requirements.payTo, payer: payer.address, mint: c.config.mint, blockhash, signedAt: now, sentAt: null, fate: "pending", tx: null, claimedTx: null, checkedAt: null });
-      this.commit({ state: "signed", proof });
-    });
+    const patch: IntentPatch = { state: "signed", proof };
+    const recorded = await c.journal.recordSigned(
+      { quoteId: intent.quoteId!, intentId: intent.intentId, attempt: intent.attempt, amount: intent.amount!, payee: requirements.payTo, payer: payer.address, mint: c.config.mint, blockhash, signedAt: now, sentAt: null, fate: "pending", tx: null, claimedTx: null, checkedAt: null },
+      { intentId: intent.intentId, patch, now, expect: { state: intent.state, owner: this.owner } },
+    );
+    if (!recorded) throw new LeaseLost(intent.intentId);
+    this.intent = { ...this.intent, ...patch, updatedAt: now };
     c.transcript(this.intent, "signed", { amount: formatDecimal(intent.amount!), payTo: requirements.payTo, wallet: payer.address });
     c.step("signed", this.intent);
   }
@@ -254,23 +258,23 @@ export class Drive {
       const p = res.body;
       if (p.quoteId !== intent.quoteId || quoteAmount(p.amount) !== intent.amount) {
         const e = new PaidActionError("payment_invalid", `the service confirmed a payment that does not match the quote (quote ${p.quoteId.slice(0, 64)}, amount ${p.amount.slice(0, 40)}); the budget stays held until a human checks transaction ${p.transaction.slice(0, 100)}`, { transaction: p.transaction });
-        this.settle("settlement_mismatch", e, { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" }, { sentAt });
+        await this.settle("settlement_mismatch", e, { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" }, { sentAt });
         return;
       }
-      this.settle("settled", null, { payment: p, paymentTx: p.transaction, settlement: "claimed" }, { sentAt, claimedTx: p.transaction });
+      await this.settle("settled", null, { payment: p, paymentTx: p.transaction, settlement: "claimed" }, { sentAt, claimedTx: p.transaction });
       c.step("confirm_recorded", this.intent);
       return;
     }
     if (res.status === 404 || res.status === 405 || res.status === 501) return this.execute(); // no confirm: the proof settles with the execution request
     if (res.error.code === "idempotency_in_progress") throw new PaidActionError("outcome_unknown", "the payment is still being settled by the service; the engine will check again", {}, true);
-    this.proofRefused(res.status, res.error, sentAt);
+    await this.proofRefused(res.status, res.error, sentAt);
   }
 
   /** The service did not settle a proof that left: the chain decides (now, in the same call). */
-  private proofRefused(status: number, error: { code: string; message: string; reason?: unknown }, sentAt: number): void {
+  private async proofRefused(status: number, error: { code: string; message: string; reason?: unknown }, sentAt: number): Promise<void> {
     const reason = typeof error.reason === "string" ? `: ${error.reason.slice(0, 120)}` : "";
     const e = new PaidActionError("outcome_unknown", `the service did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`, { serviceCode: error.code, reason: error.reason }, true);
-    this.commit({ state: "unsettled", error: stored(e) }, { sentAt });
+    await this.commit({ state: "unsettled", error: stored(e) }, { sentAt });
     this.c.transcript(this.intent, "unsettled", { serviceCode: error.code, message: error.message });
   }
 
@@ -282,29 +286,29 @@ export class Drive {
     if (fate.kind === "landed") {
       if (fate.problems.length > 0) {
         const e = new PaidActionError("payment_failed", `a transfer for quote ${intent.quoteId} landed in ${fate.tx.signature} but is not what was priced (${fate.problems.join("; ")}); a human should check`, { transaction: fate.tx.signature });
-        this.settle("settlement_mismatch", e, { paymentTx: fate.tx.signature, settlement: "mismatch" });
+        await this.settle("settlement_mismatch", e, { paymentTx: fate.tx.signature, settlement: "mismatch" });
         return;
       }
       const note = `the service refused a payment that landed on chain in ${fate.tx.signature} (${refusal?.message ?? "no reason given"}); it was paid once and the purchase goes on`;
-      this.settle("landed", null, { paymentTx: fate.tx.signature, settlement: "verified", attention: note });
+      await this.settle("landed", null, { paymentTx: fate.tx.signature, settlement: "verified", attention: note });
       return;
     }
     if (fate.kind === "unknown") {
-      this.settle("fate_unknown", new PaidActionError("outcome_unknown", `the service did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`, { quoteId: intent.quoteId }, true));
+      await this.settle("fate_unknown", new PaidActionError("outcome_unknown", `the service did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`, { quoteId: intent.quoteId }, true));
       return;
     }
     const e = new PaidActionError("payment_invalid", `the service refused the payment (${String(refusal?.context?.serviceCode ?? "refused")}) and its transfer can never land (its blockhash expired and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`, { quoteId: intent.quoteId, serviceCode: refusal?.context?.serviceCode });
-    this.settle("never_landed", e);
+    await this.settle("never_landed", e);
     if (intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
       c.transcript(this.intent, "retry", { decision: "the refused proof can never land: a fresh attempt" });
-      this.restart();
+      await this.restart();
     }
   }
 
   /** A fresh attempt at the same intent under a new idempotency key: only after a stop with nothing spent. */
-  restart(): void {
+  async restart(): Promise<void> {
     const attempt = this.intent.attempt + 1;
-    this.commit({
+    await this.commit({
       state: "new", attempt, idemKey: `${this.intent.intentKey}.a${attempt}`, error: null, quoteId: null, quote: null, amount: null, payee: null,
       quoteExpiresAt: null, quotedAt: null, requirements: null, proof: null, approvalId: null, budgetState: "none", budgetAmount: null, budgetAt: null,
       payment: null, paymentTx: null, settlement: "none", attention: null, nextPollAt: null,
@@ -324,7 +328,7 @@ export class Drive {
     if (res.error.code === "idempotency_in_progress") throw new PaidActionError("outcome_unknown", "the execution request is still running at the service; the engine will check again", {}, true);
     if (intent.state === "signed") return this.proofRefused(res.status, res.error, sentAt); // the proof travelled with this request
     if (res.status === 402) {
-      this.settle("refused_after_payment", new PaidActionError("payment_loop", `the service asked for payment again after quote ${intent.quoteId} was paid${intent.paymentTx ? ` (transaction ${intent.paymentTx})` : ""}; nothing more was paid — a human should check`, { quoteId: intent.quoteId, transaction: intent.paymentTx }), { attention: "402 after payment" });
+      await this.settle("refused_after_payment", new PaidActionError("payment_loop", `the service asked for payment again after quote ${intent.quoteId} was paid${intent.paymentTx ? ` (transaction ${intent.paymentTx})` : ""}; nothing more was paid — a human should check`, { quoteId: intent.quoteId, transaction: intent.paymentTx }), { attention: "402 after payment" });
       return;
     }
     if (res.error.code === "quote_consumed" && typeof res.error.executionId === "string") {
@@ -332,27 +336,27 @@ export class Drive {
       const get = await serviceApi(c.client).getExecution(res.error.executionId, { trace: c.trace(intent) });
       if (get.ok && get.body.quoteId === intent.quoteId && get.body.action === intent.action) return this.recordExecution(get.body, undefined, sentAt);
     }
-    this.settle(
+    await this.settle(
       "refused_after_payment",
       new PaidActionError("execution_rejected", `the payment settled but the service refused the execution (HTTP ${res.status} ${res.error.code}): ${res.error.message}; a human should ask the service for the execution or a refund`, { serviceCode: res.error.code, quoteId: intent.quoteId, transaction: intent.paymentTx }),
       { attention: `execution refused: ${res.error.code}` },
     );
   }
 
-  private recordExecution(e: Execution, paymentResponse: string | undefined, sentAt: number): void {
+  private async recordExecution(e: Execution, paymentResponse: string | undefined, sentAt: number): Promise<void> {
     const { c, intent } = this;
     if (!/^[A-Za-z0-9_-]{1,128}$/.test(e.executionId)) {
-      this.settle("refused_after_payment", new PaidActionError("service_error", "the service returned an execution id with characters an id cannot have"), { attention: "bad execution id" });
+      await this.settle("refused_after_payment", new PaidActionError("service_error", "the service returned an execution id with characters an id cannot have"), { attention: "bad execution id" });
       return;
     }
     if (e.action !== intent.action || (e.quoteId !== undefined && e.quoteId !== intent.quoteId)) {
-      this.settle("refused_after_payment", new PaidActionError("service_error", `the service returned an execution for ${e.action.slice(0, 60)} / ${String(e.quoteId).slice(0, 64)}, not for this intent`), { attention: "execution mismatch" });
+      await this.settle("refused_after_payment", new PaidActionError("service_error", `the service returned an execution for ${e.action.slice(0, 60)} / ${String(e.quoteId).slice(0, 64)}, not for this intent`), { attention: "execution mismatch" });
       return;
     }
     const claimed = intent.paymentTx ?? settledTransaction(paymentResponse);
     // With /payments/confirm, the payment record was completed then; without it, now.
     const payment = intent.state === "signed" ? { sentAt, ...(claimed ? { claimedTx: claimed } : {}) } : undefined;
-    this.settle("executed", null, {
+    await this.settle("executed", null, {
       executionId: e.executionId,
       execution: e,
       execStatus: e.status,

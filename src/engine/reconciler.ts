@@ -10,7 +10,7 @@
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
 import { executionPatch } from "./executions.js";
-import type { Journal } from "./journal/sqlite.js";
+import type { JournalStore } from "./journal/port.js";
 import { serviceApi } from "./service-api.js";
 import type { ServiceClient } from "./service-client.js";
 import type { Intent, IntentPatch } from "./types.js";
@@ -20,7 +20,7 @@ const GIVE_UP_ON_REFUND_MS = 24 * 3_600_000;
 
 export interface ReconcilerOptions {
   engine: Engine;
-  journal: Journal;
+  journal: JournalStore;
   /** A client that does not retry by itself: the reconciler has its own backoff. */
   client: ServiceClient;
   now: () => number;
@@ -69,7 +69,20 @@ export class Reconciler {
   schedule(): void {
     if (!this.started) return;
     if (this.timer) clearTimeout(this.timer);
-    const next = this.o.journal.nextPollAt();
+    this.timer = undefined;
+    Promise.resolve(this.o.journal.nextPollAt()).then(
+      (next) => this.arm(next),
+      (e: unknown) => {
+        // The store did not answer: look again in a while.
+        this.o.log?.(`reconciler: reading the next due poll failed: ${(e as Error).message}`);
+        this.arm(this.o.now() + 5_000);
+      },
+    );
+  }
+
+  private arm(next: number | undefined): void {
+    if (!this.started || this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
     if (next === undefined) {
       // Nothing to follow; look again now and then for work another process recorded.
       this.timer = setTimeout(() => this.schedule(), 5_000);
@@ -97,7 +110,7 @@ export class Reconciler {
     this.running = true;
     try {
       const concurrency = this.o.concurrency ?? 4;
-      const due = this.o.journal.duePolls(dueBy, concurrency * 8).filter((r) => !this.inflight.has(r.intentId));
+      const due = (await this.o.journal.duePolls(dueBy, concurrency * 8)).filter((r) => !this.inflight.has(r.intentId));
       let index = 0;
       const worker = async () => {
         while (index < due.length && !this.stopping) {
@@ -107,7 +120,7 @@ export class Reconciler {
             await this.handle(row);
           } catch (e) {
             this.o.log?.(`reconciler: ${row.intentId}: ${(e as Error).message}`);
-            this.backoff(row, undefined);
+            await this.backoff(row, undefined).catch(() => undefined);
           } finally {
             this.inflight.delete(row.intentId);
           }
@@ -126,19 +139,19 @@ export class Reconciler {
     return { nextPollAt: this.o.now() + wait, pollIntervalMs: interval };
   }
 
-  private backoff(row: Intent, retryAfterMs: number | undefined): void {
-    this.o.journal.update(row.intentId, this.nextLook(row, retryAfterMs), this.o.now());
+  private async backoff(row: Intent, retryAfterMs: number | undefined): Promise<void> {
+    await this.o.journal.update(row.intentId, this.nextLook(row, retryAfterMs), this.o.now());
   }
 
   /** One pass over one intent, one journal commit: the service's word on the execution, the chain's on the money. */
   private async handle(row: Intent): Promise<void> {
-    const current = this.o.journal.intent(row.intentId);
+    const current = await this.o.journal.intent(row.intentId);
     if (!current || current.nextPollAt === null) return;
     if (current.state !== "executed") {
       // Outcome unknown after signing: drive the intent on with its own key.
       await this.o.engine.resume(current);
-      const after = this.o.journal.intent(row.intentId);
-      if (after && after.state !== "executed" && after.nextPollAt !== null) this.backoff(after, undefined);
+      const after = await this.o.journal.intent(row.intentId);
+      if (after && after.state !== "executed" && after.nextPollAt !== null) await this.backoff(after, undefined);
       return;
     }
     let retryAfter: number | undefined;
@@ -173,7 +186,7 @@ export class Reconciler {
     }
     if (record) this.o.engine.applyExecution(current, record, { ...money, ...next });
     else {
-      this.o.journal.update(current.intentId, { ...money, ...next }, this.o.now());
+      await this.o.journal.update(current.intentId, { ...money, ...next }, this.o.now());
       if (Object.keys(money).length > 0) this.o.engine.emitUpdate({ ...seen, ...next }, seen.execStatus);
     }
   }

@@ -31,7 +31,7 @@ export type FateVerdict =
 
 /** Did the proof of the intent's current attempt land, or can it never land? */
 export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict> {
-  const payment = c.journal.payment(intent.quoteId!);
+  const payment = await c.journal.payment(intent.quoteId!);
   const exp = await expected(c, intent);
   let fate;
   try {
@@ -41,10 +41,10 @@ export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict
   }
   const now = c.now();
   if (fate.kind === "landed") {
-    c.journal.updatePayment(exp.memo, { fate: "landed", tx: fate.tx.signature, checkedAt: now });
+    await c.journal.updatePayment(exp.memo, { fate: "landed", tx: fate.tx.signature, checkedAt: now });
     return { kind: "landed", tx: fate.tx, problems: verifyPayment(fate.tx, exp) };
   }
-  c.journal.updatePayment(exp.memo, { checkedAt: now, ...(fate.kind === "never" ? { fate: "never" as const } : {}) });
+  await c.journal.updatePayment(exp.memo, { checkedAt: now, ...(fate.kind === "never" ? { fate: "never" as const } : {}) });
   return fate;
 }
 
@@ -61,7 +61,7 @@ export type SettlementVerdict =
 export async function checkSettlement(c: Ctx, intent: Intent): Promise<SettlementVerdict> {
   const exp = await expected(c, intent);
   const chain = await c.chain();
-  const payment = c.journal.payment(exp.memo);
+  const payment = await c.journal.payment(exp.memo);
   let tx: ChainTx | null = null;
   try {
     if (intent.paymentTx) tx = await chain.transaction(intent.paymentTx);
@@ -73,13 +73,13 @@ export async function checkSettlement(c: Ctx, intent: Intent): Promise<Settlemen
     const fate = await proofFate(chain, { walletAta: exp.walletAta, memo: exp.memo, blockhash: payment?.blockhash ?? null, signedAt: payment?.signedAt ?? intent.createdAt });
     if (fate.kind === "unknown") return { kind: "pending", why: fate.why };
     if (fate.kind === "never") {
-      c.journal.updatePayment(exp.memo, { fate: "never", checkedAt: c.now() });
+      await c.journal.updatePayment(exp.memo, { fate: "never", checkedAt: c.now() });
       return { kind: "mismatch", detail: `the service reported the payment settled${intent.paymentTx ? ` in ${intent.paymentTx}` : ""}, but no transfer for quote ${exp.memo} is on chain and none can land any more` };
     }
     if (intent.paymentTx && intent.paymentTx !== fate.tx.signature) note = `the service named transaction ${intent.paymentTx}; the payment on chain is ${fate.tx.signature}`;
     tx = fate.tx;
   }
-  c.journal.updatePayment(exp.memo, { fate: "landed", tx: tx.signature, checkedAt: c.now() });
+  await c.journal.updatePayment(exp.memo, { fate: "landed", tx: tx.signature, checkedAt: c.now() });
   const problems = verifyPayment(tx, exp);
   if (problems.length > 0) return { kind: "mismatch", tx: tx.signature, detail: `transaction ${tx.signature} is not the priced payment: ${problems.join("; ")}` };
   return { kind: "verified", tx: tx.signature, ...(note ? { note } : {}) };
@@ -97,7 +97,7 @@ export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict
   };
   let landed: bigint | "missing" | "elsewhere" | "not_from_payee" | undefined;
   if (claim?.transaction) {
-    const owner = c.journal.refundTxOwner(claim.transaction);
+    const owner = await c.journal.refundTxOwner(claim.transaction);
     if (owner && owner !== intent.intentId) landed = "elsewhere";
     else {
       const tx = await (await c.chain()).transaction(claim.transaction).catch(() => undefined);

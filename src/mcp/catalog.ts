@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { ActionDetail } from "../domain/wire.js";
-import type { Journal } from "../engine/journal/sqlite.js";
+import type { JournalStore } from "../engine/journal/port.js";
 import { serviceApi } from "../engine/service-api.js";
 import type { ServiceClient } from "../engine/service-client.js";
 
@@ -58,22 +58,22 @@ export async function fetchCatalog(client: ServiceClient): Promise<CatalogEntry[
 }
 
 /** The live catalog, falling back to the journal's cached copy. */
-export async function loadCatalog(client: ServiceClient | undefined, journal: Journal, service: string, now: number): Promise<Catalog> {
+export async function loadCatalog(client: ServiceClient | undefined, journal: JournalStore, service: string, now: number): Promise<Catalog> {
   if (client) {
     try {
       const entries = await fetchCatalog(client);
-      journal.saveCatalog(service, entries.map((e) => ({ name: e.name, detail: e.detail })), now);
+      await journal.saveCatalog(service, entries.map((e) => ({ name: e.name, detail: e.detail })), now);
       return { entries, source: "service", fetchedAt: now };
     } catch (e) {
-      const cached = cachedCatalog(journal, service);
+      const cached = await cachedCatalog(journal, service);
       return { ...cached, problem: (e as Error).message };
     }
   }
   return cachedCatalog(journal, service);
 }
 
-export function cachedCatalog(journal: Journal, service: string): Catalog {
-  return catalogFromRows(journal.catalog(service));
+export async function cachedCatalog(journal: JournalStore, service: string): Promise<Catalog> {
+  return catalogFromRows(await journal.catalog(service));
 }
 
 /** A cached catalog's rows (the journal's, or its snapshot's), each checked as an ActionDetail. */

@@ -11,7 +11,7 @@ import type { ServerContext } from "@modelcontextprotocol/server";
 import type { Config } from "../engine/config.js";
 import type { Engine } from "../engine/engine.js";
 import type { limitsView } from "../engine/executions.js";
-import type { Journal } from "../engine/journal/sqlite.js";
+import type { JournalStore } from "../engine/journal/port.js";
 import type { ServiceClient } from "../engine/service-client.js";
 import type { Transcripts } from "../engine/transcripts.js";
 import type { CatalogRow } from "./catalog.js";
@@ -24,7 +24,7 @@ export type LimitsView = ReturnType<typeof limitsView>;
 /** Everything a paid call needs, once started (assembled by the app layer). */
 export interface McpPaidActions {
   engine: Engine;
-  journal: Journal;
+  journal: JournalStore;
   transcripts: Transcripts;
   client?: ServiceClient;
   config?: Config;
@@ -39,7 +39,7 @@ export interface McpHost {
   /** The service the catalog cache is kept for. */
   service: string;
   /** The journal, opened on first use (no sandbox, no network). */
-  journal(): Promise<Journal>;
+  journal(): Promise<JournalStore>;
   /**
    * The catalog as last fetched, from a snapshot file kept beside the journal, so that the
    * first tools/list needs neither SQLite nor the service; undefined when there is none

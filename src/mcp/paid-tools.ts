@@ -158,15 +158,15 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
   async function answered(pa: McpPaidActions, approvalId: string, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
     const answer = approvalAnswer(rctx);
     if (answer.kind === "approved") {
-      pa.engine.approve(approvalId); // single use: a replayed answer finds it used and is refused
+      await pa.engine.approve(approvalId); // single use: a replayed answer finds it used and is refused
       return undefined;
     }
     if (answer.kind === "refused") {
-      pa.engine.decline(approvalId);
+      await pa.engine.decline(approvalId);
       throw new PaidActionError("approval_declined", `the human did not approve this payment (${answer.how}); nothing was paid`, { approvalId, answer: answer.how });
     }
     // No answer came back with the state: ask again, for the same pending approval.
-    const a = pa.engine.approval(approvalId);
+    const a = await pa.engine.approval(approvalId);
     if (!a || a.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is ${a?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`, { approvalId });
     return askApproval(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), sandbox);
   }

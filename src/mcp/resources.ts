@@ -23,7 +23,7 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
 
   server.setRequestHandler("resources/list", async () => {
     const { engine, transcripts } = await ctx.runtime();
-    const recent = engine.listExecutions({ limit: 50 });
+    const recent = await engine.listExecutions({ limit: 50 });
     return {
       resources: [
         { uri: "paid-actions://executions", name: "executions", title: "Recent executions", mimeType: "application/json", description: "The 50 most recent executions this server paid for." },
@@ -41,8 +41,8 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
   server.setRequestHandler("resources/read", async (request) => {
     const uri = request.params.uri;
     const { engine, transcripts } = await ctx.runtime();
-    if (uri === "paid-actions://executions") return json(uri, { ...engine.listExecutions({ limit: 50 }), ...(sandbox ? { sandbox: true } : {}) });
-    if (uri === "paid-actions://spending") return json(uri, { ...engine.spending(), ...(sandbox ? { sandbox: true } : {}) });
+    if (uri === "paid-actions://executions") return json(uri, { ...(await engine.listExecutions({ limit: 50 })), ...(sandbox ? { sandbox: true } : {}) });
+    if (uri === "paid-actions://spending") return json(uri, { ...(await engine.spending()), ...(sandbox ? { sandbox: true } : {}) });
     let m = /^paid-actions:\/\/executions\/([A-Za-z0-9_-]{1,128})$/.exec(uri);
     if (m) {
       const view = await engine.getExecution(m[1]!, true);

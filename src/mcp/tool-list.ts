@@ -53,7 +53,7 @@ export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
   function load(): Promise<void> {
     loading ??= (async () => {
       const snapshot = host.catalogSnapshot();
-      const cached = snapshot ? catalogFromRows(snapshot) : cachedCatalog(await host.journal(), host.service);
+      const cached = snapshot ? catalogFromRows(snapshot) : await cachedCatalog(await host.journal(), host.service);
       if (cached.entries.length > 0) {
         use(cached);
         return;

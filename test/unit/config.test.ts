@@ -266,6 +266,41 @@ describe("loadConfig: the RPC URL", () => {
   });
 });
 
+describe("loadConfig: the PostgreSQL journal URL", () => {
+  it.each([
+    ["a loopback server without TLS", "postgres://pam@127.0.0.1:5432/journal"],
+    ["postgresql:// with a password, loopback", "postgresql://pam:s3cret@localhost/journal"],
+    ["a remote server with sslmode=verify-full", "postgres://pam@db.example.com:5432/journal?sslmode=verify-full"],
+    ["a remote server with sslmode=require", "postgres://pam@db.example.com/journal?sslmode=require"],
+  ])("accepts %s", (_what, url) => {
+    expect(ok({ PAID_ACTIONS_JOURNAL_URL: url }).journalUrl).toBe(url);
+  });
+
+  it("reads journalUrl from the file; absent, the journal is SQLite in the home", () => {
+    expect(ok({}, { journalUrl: "postgres://pam@127.0.0.1/j" }).journalUrl).toBe("postgres://pam@127.0.0.1/j");
+    expect(ok({}).journalUrl).toBeUndefined();
+  });
+
+  it.each([
+    ["not a URL", "journal.example.com", /is not a PostgreSQL URL/],
+    ["another scheme", "mysql://db.example.com/journal", /must be a postgres:\/\//],
+    ["no database", "postgres://pam@127.0.0.1:5432/", /names no database/],
+    ["a remote host without TLS", "postgres://pam@db.example.com/journal", /must use TLS/],
+    ["a remote host with sslmode=prefer", "postgres://pam@db.example.com/journal?sslmode=prefer", /must use TLS/],
+  ])("refuses %s, naming PAID_ACTIONS_JOURNAL_URL", (_what, url, message) => {
+    const r = load({ PAID_ACTIONS_JOURNAL_URL: url });
+    expect(r.ok).toBe(false);
+    const issue = !r.ok ? r.issues.find((i) => i.key === "PAID_ACTIONS_JOURNAL_URL") : undefined;
+    expect(issue?.message).toMatch(message);
+  });
+
+  it("never echoes the URL's password in an issue", () => {
+    const r = load({ PAID_ACTIONS_JOURNAL_URL: "postgres://pam:hunter2-secret@db.example.com/journal", PAID_ACTIONS_MAX_PER_CALL: "hunter2-secret" });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && describeIssues(r.issues)).not.toContain("hunter2-secret");
+  });
+});
+
 describe("loadConfig: issues never carry secrets", () => {
   const SECRET = "SECRETsecret0123456789";
   it.each<[string, Record<string, string>, unknown]>([

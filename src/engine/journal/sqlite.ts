@@ -12,21 +12,16 @@ import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Usage } from "../policy.js";
-import type { Approval, ApprovalStatus, Intent, IntentPatch, IntentState, PaymentRecord } from "../types.js";
+import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
+import { IntentKeyTaken, LeaseLost, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
 import { intentColumns, paymentColumns, toApproval, toIntent, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
 
+export { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
+
 const DAY_MS = 24 * 3_600_000;
 const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
-
-/** A state change that lost its compare-and-set: another driver holds or moved the intent. */
-export class LeaseLost extends Error {
-  constructor(readonly intentId: string) {
-    super(`intent ${intentId} is being driven by another call`);
-    this.name = "LeaseLost";
-  }
-}
 
 /** Lease owners are `<pid>-<random>`: a lease of a process that no longer runs is stale. */
 export function leaseOwnerAlive(owner: string): boolean {
@@ -40,24 +35,9 @@ export function leaseOwnerAlive(owner: string): boolean {
   }
 }
 
-export interface JournalOptions {
-  /** Called with every proof read from the journal, before the row is returned. */
-  onSecret?: (secret: string) => void;
-}
-
-/** Expected values a state change must still find (compare-and-set). */
-export interface Expect {
-  state?: IntentState;
-  owner?: string;
-}
-
-/** What a new intent is recorded with: its identity and content, leased to the call that records it. */
-export type NewIntent = Pick<Intent, "intentId" | "intentKey" | "idemKey" | "service" | "action" | "input" | "fingerprint" | "agentBudget" | "callId" | "createdAt"> & {
-  leaseOwner: string;
-  leaseUntil: number;
-};
-
-export class Journal {
+/** The journal in one SQLite file: synchronous, as SQLite is; the engine awaits it all the same. */
+export class Journal implements JournalStore {
+  readonly kind = "sqlite" as const;
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -84,9 +64,7 @@ export class Journal {
       const migrated = this.db
         .transaction((): boolean => {
           const current = version();
-          if (current > MIGRATIONS.length) {
-            throw new Error(`the journal is at schema version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade paid-actions-mcp`);
-          }
+          if (current > MIGRATIONS.length) throw new SchemaTooNew(current, MIGRATIONS.length, this.path);
           if (current === MIGRATIONS.length) return false;
           this.db.exec(MIGRATIONS[current]!);
           this.db.pragma(`user_version = ${current + 1}`);
@@ -101,12 +79,16 @@ export class Journal {
     return this.db.pragma("user_version", { simple: true }) as number;
   }
 
+  get location(): string {
+    return this.path;
+  }
+
   close(): void {
     this.db.close();
   }
 
   /** Runs `fn` in one transaction: all its writes land, or none. */
-  atomically<T>(fn: () => T): T {
+  private atomically<T>(fn: () => T): T {
     return this.db.transaction(fn)();
   }
 
@@ -133,6 +115,15 @@ export class Journal {
   // ---- Intents ------------------------------------------------------------------
 
   insertIntent(n: NewIntent): void {
+    try {
+      this.insertIntentRow(n);
+    } catch (e) {
+      if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" && this.intentByKey(n.intentKey)) throw new IntentKeyTaken(n.intentKey);
+      throw e;
+    }
+  }
+
+  private insertIntentRow(n: NewIntent): void {
     this.sql(
       `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
          lease_owner, lease_until, created_at, updated_at)
@@ -157,7 +148,16 @@ export class Journal {
    * Commits fields of one intent. With `expect`, only if the intent is still in that state
    * and/or held by that owner: returns false when it is not (someone else moved it).
    */
-  update(intentId: string, patch: IntentPatch, now: number, expect: Expect = {}): boolean {
+  update(intentId: string, patch: IntentPatch, now: number, expect: Expect = {}, payment?: { quoteId: string; patch: Partial<PaymentRecord> }): boolean {
+    if (!payment) return this.updateRow(intentId, patch, now, expect);
+    return this.atomically(() => {
+      if (!this.updateRow(intentId, patch, now, expect)) return false;
+      this.updatePayment(payment.quoteId, payment.patch);
+      return true;
+    });
+  }
+
+  private updateRow(intentId: string, patch: IntentPatch, now: number, expect: Expect): boolean {
     const columns = intentColumns(patch);
     const sets = [...columns.map(([c]) => `${c} = ?`), "updated_at = ?"].join(", ");
     const where = ["intent_id = ?", ...(expect.state ? ["state = ?"] : []), ...(expect.owner ? ["lease_owner = ?"] : [])].join(" AND ");
@@ -237,13 +237,13 @@ export class Journal {
   }
 
   /** Counts for `doctor`, and SQLite's own integrity check. */
-  health(): { integrity: string; total: number; unfinished: number; attention: number; following: number } {
+  health(): JournalHealth {
     const integrity = String(this.db.pragma("integrity_check", { simple: true }));
     const c = this.sql(
       `SELECT COUNT(*) AS total, SUM(state IN (${UNFINISHED})) AS unfinished, SUM(state = 'attention' OR attention IS NOT NULL) AS attention,
          SUM(next_poll_at IS NOT NULL) AS following FROM intents`,
     ).get() as { total: number; unfinished: number | null; attention: number | null; following: number | null };
-    return { integrity, total: c.total, unfinished: c.unfinished ?? 0, attention: c.attention ?? 0, following: c.following ?? 0 };
+    return { store: "sqlite", location: this.path, integrity, schemaVersion: this.schemaVersion, total: c.total, unfinished: c.unfinished ?? 0, attention: c.attention ?? 0, following: c.following ?? 0 };
   }
 
   // ---- Budget -------------------------------------------------------------------
@@ -292,7 +292,7 @@ export class Journal {
     return this.db
       .transaction(() => {
         const decision = decide(this.usage(now, withTotal));
-        if (decision.ok && !this.update(intentId, { ...patch, budgetState: "reserved", budgetAmount: amount, budgetAt: now }, now, expect)) {
+        if (decision.ok && !this.updateRow(intentId, { ...patch, budgetState: "reserved", budgetAmount: amount, budgetAt: now }, now, expect)) {
           throw new LeaseLost(intentId);
         }
         return decision;
@@ -302,10 +302,23 @@ export class Journal {
 
   // ---- Payments (every signed proof, by its memo) -----------------------------------
 
-  /** One row per signed proof; a second proof for the same quote is refused (it would hide the first). */
-  recordPayment(p: PaymentRecord): void {
+  /**
+   * One row per signed proof, and its intent's commit, in one transaction: false (nothing
+   * written) when the intent moved. A second proof for the same quote is refused (it would
+   * hide the first).
+   */
+  recordSigned(p: PaymentRecord, then: IntentWrite): boolean {
     const cols = paymentColumns(p);
-    this.sql(`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
+    try {
+      return this.atomically(() => {
+        this.sql(`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
+        if (!this.updateRow(then.intentId, then.patch, then.now, then.expect)) throw new LeaseLost(then.intentId);
+        return true;
+      });
+    } catch (e) {
+      if (e instanceof LeaseLost) return false;
+      throw e;
+    }
   }
 
   updatePayment(quoteId: string, patch: Partial<PaymentRecord>): void {

@@ -17,7 +17,7 @@ export function registerListExecutionsTool(tools: MirrorTools, ctx: McpContext):
       cursor: z.string().max(200).optional(),
     }),
     run: async (args: { status?: string; action?: string; limit?: number; cursor?: string }, { pa }) => {
-      const page = pa.engine.listExecutions(args);
+      const page = await pa.engine.listExecutions(args);
       return ok({ ...page, ...(sandbox ? { sandbox: true } : {}) }, `${page.items.length} execution(s)${page.nextCursor ? "; more with nextCursor" : ""}.`);
     },
   });

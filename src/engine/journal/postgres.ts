@@ -1,0 +1,396 @@
+/**
+ * The journal on PostgreSQL, for a fleet of servers on many machines sharing one journal and
+ * one budget. Same tables, same answers as sqlite.ts, method by method; where SQLite relies
+ * on its single writer, this store says how it gets the same guarantee across machines:
+ *
+ * - A reservation takes a database-wide advisory lock first (pg_advisory_xact_lock), then
+ *   reads usage and writes the reservation in the same READ COMMITTED transaction: all
+ *   reservations on the database happen one after another, so no two servers can both fit
+ *   under a cap that admits one of them.
+ * - Every other state change is a compare-and-set (a single UPDATE … WHERE, rowCount 1).
+ * - Migrations run once, in one transaction under another advisory lock, however many
+ *   servers start at once; a database newer than this build is refused (SchemaTooNew).
+ *
+ * TLS comes from the URL's `sslmode`, parsed by pg (pg-connection-string 2): no sslmode, or
+ * `disable`, is plaintext; `prefer`, `require`, `verify-ca` and `verify-full` all mean TLS
+ * with the certificate AND host name verified (against Node's CAs, or `sslrootcert=<file>`)
+ * — stricter than libpq, which for `require` verifies nothing, and pg warns once on stderr
+ * for any of them but `verify-full`; `no-verify` is TLS without verification. A URL with
+ * `uselibpqcompat=true` gets libpq's meanings instead.
+ *
+ * The password never leaves pg: `location` and every message of ours carry the URL without
+ * it (redactUrl), and a failure to open is rethrown with the password scrubbed out.
+ * Proofs are secrets: each one read from here is handed to `onSecret` before the row is returned.
+ */
+import pg from "pg";
+import type { Usage } from "../policy.js";
+import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
+import { UNFINISHED_STATES } from "../types.js";
+import { migrate } from "./pg-schema.js";
+import { changed, LOCK, paymentInsert, paymentStatement, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
+import { IntentKeyTaken, LeaseLost, SchemaTooNew, type CatalogRecord, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
+import { toApproval, toIntent, toPayment } from "./rows.js";
+
+const DAY_MS = 24 * 3_600_000;
+const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
+
+export interface PostgresOptions extends JournalOptions {
+  /** Any one statement, a wait for a lock included, is cancelled after this long (default 15 s). */
+  statementTimeoutMs?: number;
+  /** Connections per server (default 10). */
+  poolSize?: number;
+  /** What the server shows in pg_stat_activity (default "paid-actions-mcp"). */
+  applicationName?: string;
+}
+
+/** The journal could not be opened (no server, refused, bad credentials); the message never carries the password. */
+export class JournalUnavailable extends Error {
+  constructor(
+    message: string,
+    /** The SQLSTATE or the system error code (ECONNREFUSED …), when there is one. */
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = "JournalUnavailable";
+  }
+}
+
+/** The URL without its password (in the authority or as a `password=` parameter), for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    u.searchParams.delete("password");
+    return u.toString();
+  } catch {
+    // Not a URL (a key=value string, say): remove whatever looks like a password.
+    return url.replace(/(\/\/[^:/@\s]*):[^@\s]*@/, "$1@").replace(/(password\s*=\s*)('[^']*'|[^&\s]*)/gi, "$1***");
+  }
+}
+
+/**
+ * Opens (and migrates, once, whoever else starts at the same moment) the journal at a
+ * postgres:// URL. Throws SchemaTooNew for a journal newer than this build, JournalUnavailable
+ * when no server answers as asked; the pool is closed either way.
+ */
+export async function openPostgresJournal(url: string, o: PostgresOptions = {}): Promise<PostgresJournal> {
+  const location = redactUrl(url);
+  const statementTimeout = o.statementTimeoutMs ?? 15_000;
+  // Options in the URL itself (e.g. ?application_name=…) take precedence over these: pg merges them last.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: o.poolSize ?? 10,
+    connectionTimeoutMillis: 10_000,
+    application_name: o.applicationName ?? "paid-actions-mcp",
+    statement_timeout: statementTimeout,
+    // Our transactions never wait on anything but their own statements: one idle for long
+    // is a stalled process, and it must not keep holding the budget lock.
+    idle_in_transaction_session_timeout: statementTimeout,
+    types: TYPES,
+  });
+  // An idle connection that breaks (a server restart) is dropped by the pool; the next query
+  // opens a new one. Without a listener the 'error' event would end the process.
+  pool.on("error", () => {});
+  try {
+    const version = await migrate(pool, location);
+    return new PostgresJournal(pool, location, version, o);
+  } catch (e) {
+    await pool.end().catch(() => {});
+    if (e instanceof SchemaTooNew) throw e;
+    throw unavailable(e, url, location);
+  }
+}
+
+/** A failure to open, as a message that names the redacted location and cannot carry the password. */
+function unavailable(e: unknown, url: string, location: string): JournalUnavailable {
+  const inner = e instanceof AggregateError ? e.errors : [e];
+  let message = inner.map((x) => (x instanceof Error ? x.message : String(x))).join("; ") || "unknown error";
+  let password = "";
+  try {
+    password = decodeURIComponent(new URL(url).password);
+  } catch {
+    /* not a URL: nothing to scrub by value */
+  }
+  for (const p of new Set([password, encodeURIComponent(password)])) if (p) message = message.split(p).join("***");
+  const code = (inner[0] as { code?: unknown } | undefined)?.code;
+  return new JournalUnavailable(`cannot open the PostgreSQL journal at ${location}: ${message}`, typeof code === "string" ? code : undefined);
+}
+
+export class PostgresJournal implements JournalStore {
+  readonly kind = "postgres" as const;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly location: string,
+    readonly schemaVersion: number,
+    private readonly o: JournalOptions = {},
+  ) {}
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  private intentRow(row: Row | undefined): Intent | undefined {
+    if (!row) return undefined;
+    const intent = toIntent(row);
+    if (intent.proof) this.o.onSecret?.(intent.proof);
+    return intent;
+  }
+
+  private async intents(text: string, params: unknown[] = []): Promise<Intent[]> {
+    return (await rows(this.pool, text, params)).map((r) => this.intentRow(r)!);
+  }
+
+  private async first(text: string, params: unknown[]): Promise<Intent | undefined> {
+    return this.intentRow((await rows(this.pool, text, params))[0]);
+  }
+
+  // ---- Intents ------------------------------------------------------------------
+
+  async insertIntent(n: NewIntent): Promise<void> {
+    try {
+      await this.pool.query(
+        `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
+           lease_owner, lease_until, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', $9, $10, $11, $12, $12)`,
+        [n.intentId, n.intentKey, n.idemKey, n.service, n.action, JSON.stringify(n.input), n.fingerprint, n.agentBudget?.toString() ?? null, n.callId ?? null, n.leaseOwner, n.leaseUntil, n.createdAt],
+      );
+    } catch (e) {
+      const err = e as { code?: string; constraint?: string };
+      if (err.code === "23505" && err.constraint === "intents_intent_key") throw new IntentKeyTaken(n.intentKey);
+      throw e;
+    }
+  }
+
+  intent(intentId: string): Promise<Intent | undefined> {
+    return this.first(`SELECT * FROM intents WHERE intent_id = $1`, [intentId]);
+  }
+
+  intentByKey(intentKey: string): Promise<Intent | undefined> {
+    return this.first(`SELECT * FROM intents WHERE intent_key = $1`, [intentKey]);
+  }
+
+  intentByExecution(executionId: string): Promise<Intent | undefined> {
+    return this.first(`SELECT * FROM intents WHERE execution_id = $1`, [executionId]);
+  }
+
+  async update(intentId: string, patch: IntentPatch, now: number, expect: Expect = {}, payment?: { quoteId: string; patch: Partial<PaymentRecord> }): Promise<boolean> {
+    const [text, params] = updateStatement(intentId, patch, now, expect);
+    const pay = payment && paymentStatement(payment.quoteId, payment.patch);
+    if (!pay) return changed(this.pool, text, params);
+    try {
+      return await transaction(this.pool, async (c) => {
+        if (!(await changed(c, text, params))) throw new LeaseLost(intentId);
+        await c.query(...pay);
+        return true;
+      });
+    } catch (e) {
+      if (e instanceof LeaseLost) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * The owner may run on another machine, so its pid tells nothing here: a lease is taken
+   * over only when it has expired, is free, or is already ours.
+   */
+  claim(intentId: string, owner: string, now: number, ttlMs: number): Promise<boolean> {
+    return changed(
+      this.pool,
+      `UPDATE intents SET lease_owner = $2, lease_until = $4 WHERE intent_id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $3)`,
+      [intentId, owner, now, now + ttlMs],
+    );
+  }
+
+  renew(intentId: string, owner: string, now: number, ttlMs: number): Promise<boolean> {
+    return changed(this.pool, `UPDATE intents SET lease_until = $1 WHERE intent_id = $2 AND lease_owner = $3`, [now + ttlMs, intentId, owner]);
+  }
+
+  async release(intentId: string, owner: string): Promise<void> {
+    await this.pool.query(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = $1 AND lease_owner = $2`, [intentId, owner]);
+  }
+
+  unfinished(service: string): Promise<Intent[]> {
+    return this.intents(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = $1 ORDER BY created_at`, [service]);
+  }
+
+  duePolls(now: number, limit: number): Promise<Intent[]> {
+    return this.intents(`SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`, [now, limit]);
+  }
+
+  async nextPollAt(): Promise<number | undefined> {
+    const [row] = await rows(this.pool, `SELECT MIN(next_poll_at) AS at FROM intents WHERE next_poll_at IS NOT NULL`);
+    return (row?.at as number | null | undefined) ?? undefined;
+  }
+
+  async refundTxOwner(tx: string): Promise<string | undefined> {
+    const [row] = await rows(this.pool, `SELECT intent_id FROM intents WHERE refund_tx = $1`, [tx]);
+    return row?.intent_id as string | undefined;
+  }
+
+  // ---- Read model -------------------------------------------------------------------
+
+  executions(o: { before: number; beforeId: string; status?: string; action?: string; limit: number }): Promise<Intent[]> {
+    return this.intents(
+      `SELECT * FROM intents
+       WHERE (created_at < $1 OR (created_at = $1 AND intent_id < $2))
+         AND execution_id IS NOT NULL
+         AND ($3::text IS NULL OR exec_status = $3)
+         AND ($4::text IS NULL OR action = $4)
+       ORDER BY created_at DESC, intent_id DESC LIMIT $5`,
+      [o.before, o.beforeId, o.status ?? null, o.action ?? null, o.limit],
+    );
+  }
+
+  needingAttention(limit: number): Promise<Intent[]> {
+    return this.intents(`SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT $1`, [limit]);
+  }
+
+  intentsSince(since: number): Promise<Intent[]> {
+    return this.intents(`SELECT * FROM intents WHERE created_at >= $1 ORDER BY created_at`, [since]);
+  }
+
+  /** Counts for `doctor`; "ok" when the server answers, writably, at the schema this build knows. */
+  async health(): Promise<JournalHealth> {
+    const [s] = await rows(this.pool, `SELECT (SELECT version FROM pam_schema) AS version, pg_is_in_recovery() AS standby, current_setting('transaction_read_only') AS ro`);
+    const [c] = await rows(
+      this.pool,
+      `SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE state IN (${UNFINISHED})) AS unfinished,
+         COUNT(*) FILTER (WHERE state = 'attention' OR attention IS NOT NULL) AS attention,
+         COUNT(*) FILTER (WHERE next_poll_at IS NOT NULL) AS following FROM intents`,
+    );
+    const version = (s?.version as number | null) ?? 0;
+    const integrity =
+      version !== this.schemaVersion
+        ? `the database is at schema version ${version}, this build knows ${this.schemaVersion}`
+        : s?.standby || s?.ro === "on"
+          ? "read-only (a standby, or default_transaction_read_only): nothing can be recorded"
+          : "ok";
+    const n = (k: string) => Number(c?.[k] ?? 0);
+    return { store: "postgres", location: this.location, integrity, schemaVersion: version, total: n("total"), unfinished: n("unfinished"), attention: n("attention"), following: n("following") };
+  }
+
+  // ---- Budget -------------------------------------------------------------------
+
+  /** Held (reserved or spent) in the rolling 24 h window, minus refunds seen on chain, and (when asked) in total: exact sums. */
+  usage(now: number, withTotal = true): Promise<Usage> {
+    return this.usageOn(this.pool, now, withTotal);
+  }
+
+  private async usageOn(db: Db, now: number, withTotal: boolean): Promise<Usage> {
+    const sum = `SELECT COALESCE(SUM(budget_amount - refund_credit), 0)::text AS n FROM intents WHERE budget_state IN ('reserved', 'spent')`;
+    const [day] = await rows(db, `${sum} AND budget_at > $1`, [now - DAY_MS]);
+    if (!withTotal) return { day: BigInt(day!.n as string), total: 0n };
+    const [total] = await rows(db, sum);
+    return { day: BigInt(day!.n as string), total: BigInt(total!.n as string) };
+  }
+
+  async reserved(now?: number): Promise<bigint> {
+    const [row] = await rows(this.pool, `SELECT COALESCE(SUM(budget_amount), 0)::text AS n FROM intents WHERE budget_state = 'reserved' AND ($1::bigint IS NULL OR budget_at > $1)`, [
+      now === undefined ? null : now - DAY_MS,
+    ]);
+    return BigInt(row!.n as string);
+  }
+
+  async refundedTotal(): Promise<bigint> {
+    const [row] = await rows(this.pool, `SELECT COALESCE(SUM(refund_credit), 0)::text AS n FROM intents`);
+    return BigInt(row!.n as string);
+  }
+
+  /**
+   * Reserves under the database-wide budget lock: the usage read and the reservation cannot
+   * interleave with any other server's. Throws LeaseLost (and writes nothing) when the
+   * intent is no longer as `expect` says.
+   */
+  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: IntentPatch, withTotal: boolean, expect: Expect): Promise<T> {
+    return transaction(this.pool, async (c) => {
+      await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK.budget]);
+      const decision = decide(await this.usageOn(c, now, withTotal));
+      if (decision.ok && !(await changed(c, ...updateStatement(intentId, reservation(patch, amount, now), now, expect)))) {
+        throw new LeaseLost(intentId);
+      }
+      return decision;
+    });
+  }
+
+  // ---- Payments (every signed proof, by its memo) -----------------------------------
+
+  async recordSigned(p: PaymentRecord, then: IntentWrite): Promise<boolean> {
+    try {
+      return await transaction(this.pool, async (c) => {
+        // The quote id is the primary key: a second proof for the same quote fails here.
+        await c.query(...paymentInsert(p));
+        if (!(await changed(c, ...updateStatement(then.intentId, then.patch, then.now, then.expect)))) throw new LeaseLost(then.intentId);
+        return true;
+      });
+    } catch (e) {
+      if (e instanceof LeaseLost) return false;
+      throw e;
+    }
+  }
+
+  async updatePayment(quoteId: string, patch: Partial<PaymentRecord>): Promise<void> {
+    const statement = paymentStatement(quoteId, patch);
+    if (statement) await this.pool.query(...statement);
+  }
+
+  async payment(quoteId: string): Promise<PaymentRecord | undefined> {
+    const [row] = await rows(this.pool, `SELECT * FROM payments WHERE quote_id = $1`, [quoteId]);
+    return row ? toPayment(row) : undefined;
+  }
+
+  async paymentsSince(since: number): Promise<PaymentRecord[]> {
+    return (await rows(this.pool, `SELECT * FROM payments WHERE signed_at >= $1 ORDER BY signed_at`, [since])).map(toPayment);
+  }
+
+  // ---- Approvals ------------------------------------------------------------------
+
+  async insertApproval(a: Approval): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO approvals (approval_id, intent_id, quote_id, action, amount, payee, expires_at, status, created_at, decided_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [a.approvalId, a.intentId, a.quoteId, a.action, a.amount.toString(), a.payee, a.expiresAt, a.status, a.createdAt, a.decidedAt],
+    );
+  }
+
+  async approval(approvalId: string): Promise<Approval | undefined> {
+    const [row] = await rows(this.pool, `SELECT * FROM approvals WHERE approval_id = $1`, [approvalId]);
+    return row ? toApproval(row) : undefined;
+  }
+
+  async pendingApprovals(now: number): Promise<Approval[]> {
+    return (await rows(this.pool, `SELECT * FROM approvals WHERE status = 'pending' AND expires_at > $1 ORDER BY created_at`, [now])).map(toApproval);
+  }
+
+  /** One UPDATE guarded by the status it expects: of servers deciding at once, one wins. */
+  decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Promise<boolean> {
+    return changed(this.pool, `UPDATE approvals SET status = $1, decided_at = $2 WHERE approval_id = $3 AND status = $4`, [to, now, approvalId, from]);
+  }
+
+  // ---- Catalog cache --------------------------------------------------------------
+
+  /**
+   * Replaces a service's cached catalog. Under a lock: two servers rewriting it at once
+   * would otherwise each delete what it saw and both insert, and the second would collide.
+   */
+  async saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): Promise<void> {
+    await transaction(this.pool, async (c) => {
+      await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK.catalog]);
+      await c.query(`DELETE FROM catalog WHERE service = $1`, [service]);
+      await c.query(`INSERT INTO catalog (service, name, detail, fetched_at) SELECT $1::text, u.name, u.detail, $4::bigint FROM unnest($2::text[], $3::text[]) AS u(name, detail)`, [
+        service,
+        details.map((d) => d.name),
+        details.map((d) => JSON.stringify(d.detail)),
+        now,
+      ]);
+    });
+  }
+
+  async catalog(service: string): Promise<CatalogRecord[]> {
+    const found = await rows(this.pool, `SELECT name, detail, fetched_at FROM catalog WHERE service = $1 ORDER BY name`, [service]);
+    return found.map((r) => ({ name: r.name as string, detail: JSON.parse(r.detail as string) as unknown, fetchedAt: r.fetched_at as number }));
+  }
+}
