@@ -76,26 +76,27 @@ export function redactUrl(url: string): string {
 export async function openPostgresJournal(url: string, o: PostgresOptions = {}): Promise<PostgresJournal> {
   const location = redactUrl(url);
   const statementTimeout = o.statementTimeoutMs ?? 15_000;
-  // Options in the URL itself (e.g. ?application_name=…) take precedence over these: pg merges them last.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: o.poolSize ?? 10,
-    connectionTimeoutMillis: 10_000,
-    application_name: o.applicationName ?? "paid-actions-mcp",
-    statement_timeout: statementTimeout,
-    // Our transactions never wait on anything but their own statements: one idle for long
-    // is a stalled process, and it must not keep holding the budget lock.
-    idle_in_transaction_session_timeout: statementTimeout,
-    types: TYPES,
-  });
-  // An idle connection that breaks (a server restart) is dropped by the pool; the next query
-  // opens a new one. Without a listener the 'error' event would end the process.
-  pool.on("error", () => {});
+  let pool: pg.Pool | undefined;
   try {
+    // Options in the URL itself (e.g. ?application_name=…) take precedence over these: pg merges them last.
+    pool = new pg.Pool({
+      connectionString: url,
+      max: o.poolSize ?? 10,
+      connectionTimeoutMillis: 10_000,
+      application_name: o.applicationName ?? "paid-actions-mcp",
+      statement_timeout: statementTimeout,
+      // Our transactions never wait on anything but their own statements: one idle for long
+      // is a stalled process, and it must not keep holding the budget lock.
+      idle_in_transaction_session_timeout: statementTimeout,
+      types: TYPES,
+    });
+    // An idle connection that breaks (a server restart) is dropped by the pool; the next query
+    // opens a new one. Without a listener the 'error' event would end the process.
+    pool.on("error", () => {});
     const version = await migrate(pool, location);
     return new PostgresJournal(pool, location, version, o);
   } catch (e) {
-    await pool.end().catch(() => {});
+    await pool?.end().catch(() => {});
     if (e instanceof SchemaTooNew) throw e;
     throw unavailable(e, url, location);
   }
@@ -103,15 +104,16 @@ export async function openPostgresJournal(url: string, o: PostgresOptions = {}):
 
 /** A failure to open, as a message that names the redacted location and cannot carry the password. */
 function unavailable(e: unknown, url: string, location: string): JournalUnavailable {
-  const inner = e instanceof AggregateError ? e.errors : [e];
+  const inner = e instanceof AggregateError && e.errors.length > 0 ? e.errors : [e];
   let message = inner.map((x) => (x instanceof Error ? x.message : String(x))).join("; ") || "unknown error";
-  let password = "";
+  const secrets: string[] = [];
   try {
-    password = decodeURIComponent(new URL(url).password);
+    const u = new URL(url);
+    secrets.push(u.password, u.searchParams.get("password") ?? "", decodeURIComponent(u.password));
   } catch {
-    /* not a URL: nothing to scrub by value */
+    /* not a URL, or a malformed escape: scrub what was found so far */
   }
-  for (const p of new Set([password, encodeURIComponent(password)])) if (p) message = message.split(p).join("***");
+  for (const p of secrets) if (p) message = message.split(p).join("***");
   const code = (inner[0] as { code?: unknown } | undefined)?.code;
   return new JournalUnavailable(`cannot open the PostgreSQL journal at ${location}: ${message}`, typeof code === "string" ? code : undefined);
 }

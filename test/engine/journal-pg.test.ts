@@ -1,0 +1,474 @@
+/**
+ * The journal's contract, against a real PostgreSQL server (one per file, started by
+ * test/helpers/postgres.ts) and, where it costs nothing, the SQLite store too: the same
+ * calls must give the same answers. Then what only a fleet can show: several stores, each
+ * with its own pool as separate servers would have, migrating, reserving and deciding at
+ * once on one database.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IntentKeyTaken, LeaseLost, SchemaTooNew, type JournalOptions, type JournalStore, type NewIntent } from "../../src/engine/journal/port.js";
+import { JournalUnavailable, openPostgresJournal, redactUrl } from "../../src/engine/journal/postgres.js";
+import { Journal } from "../../src/engine/journal/sqlite.js";
+import type { Approval, Intent, IntentPatch, PaymentRecord } from "../../src/engine/types.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startTestPostgres();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const NOW = 1_700_000_000_000;
+const DAY = 24 * 3_600_000;
+const U64_MAX = 18_446_744_073_709_551_615n;
+
+function newIntent(id: string, o: Partial<NewIntent> = {}): NewIntent {
+  return {
+    intentId: id,
+    intentKey: `key-${id}`,
+    idemKey: `idem-${id}`,
+    service: "svc",
+    action: "servers_provision",
+    input: { region: "eu", size: 3, tags: ["a", "ß", "😀"], nested: { ok: true, none: null } },
+    fingerprint: `fp-${id}`,
+    agentBudget: null,
+    callId: null,
+    createdAt: NOW,
+    leaseOwner: "owner-a",
+    leaseUntil: NOW + 60_000,
+    ...o,
+  };
+}
+
+function payment(quoteId: string, intentId: string, o: Partial<PaymentRecord> = {}): PaymentRecord {
+  return {
+    quoteId, intentId, attempt: 0, amount: 1_500_000n, payee: "Payee111", payer: "Payer111", mint: "Mint111", blockhash: "Hash111",
+    signedAt: NOW + 10, sentAt: null, fate: "pending", tx: null, claimedTx: null, checkedAt: null, ...o,
+  };
+}
+
+/** Every field a patch can write, with values that test each codec: u64 amounts, JSON, text, numbers. */
+const FULL_PATCH: IntentPatch = {
+  intentKey: "key-x", attempt: 2, idemKey: "idem-x2", service: "svc2", action: "dns_records_create",
+  input: { a: [1, 2, { b: "c" }] }, fingerprint: "fp2", agentBudget: U64_MAX, state: "executed", quoteId: "q-x",
+  quote: { quoteId: "q-x", action: "dns_records_create", amount: "0.25", currency: "USDC", expiresAt: "2030-01-01T00:00:00Z", paymentRequirement: { x402: true } } as unknown as Intent["quote"],
+  amount: U64_MAX - 1n, payee: "Payee111", quoteExpiresAt: NOW + 300_000, quotedAt: NOW + 1,
+  requirements: { scheme: "exact", network: "solana", amount: "250000", asset: "Mint", payTo: "Payee111", maxTimeoutSeconds: 60, extra: { feePayer: "F" } },
+  proof: "PROOF-SECRET", payment: { paymentId: "p1", status: "settled" }, paymentTx: "tx-1", settlement: "verified",
+  executionId: "ex-1", execution: { executionId: "ex-1", status: "completed", action: "dns_records_create", createdAt: "2030-01-01T00:00:00Z" },
+  execStatus: "completed", output: { records: [{ name: "a", ttl: 60 }] }, refund: { amount: "0.10", currency: "USDC", transaction: "rtx" },
+  refundState: "verified", refundCredit: 100_000n, refundTx: "rtx", refundSeenAt: NOW + 7, budgetState: "spent", budgetAmount: 9_007_199_254_740_993n,
+  budgetAt: NOW + 2, approvalId: "ap-1", error: { code: "payment_failed", message: "m", context: { n: 1 } } as Intent["error"], attention: "look",
+  callId: "call-1", leaseOwner: "owner-b", leaseUntil: NOW + 99, nextPollAt: NOW + 1000, pollIntervalMs: 5000,
+};
+
+type Opened = { store: JournalStore; done(): Promise<void> };
+const STORES: Array<[string, (o?: JournalOptions) => Promise<Opened>]> = [
+  [
+    "postgres",
+    async (o) => {
+      const j = await openPostgresJournal(await server.createDatabase(), o);
+      return { store: j, done: () => j.close() };
+    },
+  ],
+  [
+    "sqlite",
+    async (o) => {
+      const dir = mkdtempSync(join(tmpdir(), "pam-contract-"));
+      const j = new Journal(join(dir, "journal.sqlite"), o);
+      const done = async () => {
+        j.close();
+        rmSync(dir, { recursive: true, force: true });
+      };
+      return { store: j, done };
+    },
+  ],
+];
+
+describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
+  async function withStore(fn: (j: JournalStore) => Promise<void>, o?: JournalOptions): Promise<void> {
+    const { store, done } = await open(o);
+    try {
+      await fn(store);
+    } finally {
+      await done();
+    }
+  }
+
+  it("round-trips every field of an intent: u64 amounts, JSON, nulls, and hands each proof read to onSecret", async () => {
+    const secrets: string[] = [];
+    await withStore(
+      async (j) => {
+        await j.insertIntent(newIntent("i1", { agentBudget: U64_MAX, callId: "c1" }));
+        const fresh = await j.intent("i1");
+        expect(fresh).toEqual({
+          ...newIntent("i1", { agentBudget: U64_MAX, callId: "c1" }), attempt: 0, state: "new", quoteId: null, quote: null, amount: null, payee: null,
+          quoteExpiresAt: null, quotedAt: null, requirements: null, proof: null, payment: null, paymentTx: null, settlement: "none", executionId: null,
+          execution: null, execStatus: null, output: null, refund: null, refundState: "none", refundCredit: 0n, refundTx: null, refundSeenAt: null,
+          budgetState: "none", budgetAmount: null, budgetAt: null, approvalId: null, error: null, attention: null, nextPollAt: null, pollIntervalMs: null,
+          updatedAt: NOW,
+        });
+        expect(await j.update("i1", FULL_PATCH, NOW + 5)).toBe(true);
+        const full = { ...FULL_PATCH, intentId: "i1", createdAt: NOW, updatedAt: NOW + 5 };
+        expect(await j.intent("i1")).toEqual(full);
+        expect(await j.intentByKey("key-x")).toEqual(full);
+        expect(await j.intentByExecution("ex-1")).toEqual(full);
+        expect(await j.intent("nope")).toBeUndefined();
+      },
+      { onSecret: (s) => secrets.push(s) },
+    );
+    expect(secrets).toEqual(["PROOF-SECRET", "PROOF-SECRET", "PROOF-SECRET"]);
+  });
+
+  it("an intent key recorded twice throws IntentKeyTaken", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1"));
+      const err = await Promise.resolve()
+        .then(() => j.insertIntent(newIntent("i2", { intentKey: "key-i1" })))
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(IntentKeyTaken);
+      expect((err as IntentKeyTaken).intentKey).toBe("key-i1");
+      expect(await j.intent("i2")).toBeUndefined();
+    });
+  });
+
+  it("update is a compare-and-set on state and owner; with a payment patch, both land or neither", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1"));
+      expect(await j.update("i1", { state: "quoted" }, NOW + 1, { state: "new", owner: "owner-a" })).toBe(true);
+      expect(await j.update("i1", { state: "failed" }, NOW + 2, { state: "new" })).toBe(false);
+      expect(await j.update("i1", { state: "failed" }, NOW + 2, { owner: "owner-z" })).toBe(false);
+      expect(await j.update("nope", { state: "failed" }, NOW + 2)).toBe(false);
+      expect((await j.intent("i1"))!).toMatchObject({ state: "quoted", updatedAt: NOW + 1 });
+
+      expect(await j.recordSigned(payment("q1", "i1"), { intentId: "i1", patch: { state: "signed", proof: "P" }, now: NOW + 3, expect: { state: "quoted" } })).toBe(true);
+      const pay = { quoteId: "q1", patch: { fate: "landed" as const, tx: "tx-1", checkedAt: NOW + 4 } };
+      expect(await j.update("i1", { state: "paid" }, NOW + 4, { state: "quoted" }, pay)).toBe(false);
+      expect((await j.payment("q1"))!).toMatchObject({ fate: "pending", tx: null, checkedAt: null });
+      expect((await j.intent("i1"))!.state).toBe("signed");
+      expect(await j.update("i1", { state: "paid" }, NOW + 4, { state: "signed", owner: "owner-a" }, pay)).toBe(true);
+      expect(await j.payment("q1")).toEqual(payment("q1", "i1", { fate: "landed", tx: "tx-1", checkedAt: NOW + 4 }));
+      expect((await j.intent("i1"))!.state).toBe("paid");
+    });
+  });
+
+  it("recordSigned writes nothing when the intent moved, and refuses a second proof for one quote", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1"));
+      expect(await j.recordSigned(payment("q1", "i1"), { intentId: "i1", patch: { state: "signed" }, now: NOW + 1, expect: { state: "reserved" } })).toBe(false);
+      expect(await j.payment("q1")).toBeUndefined();
+      expect((await j.intent("i1"))!.state).toBe("new");
+
+      expect(await j.recordSigned(payment("q1", "i1", { amount: U64_MAX }), { intentId: "i1", patch: { state: "signed" }, now: NOW + 1, expect: { state: "new" } })).toBe(true);
+      expect((await j.payment("q1"))!.amount).toBe(U64_MAX);
+      await expect(
+        Promise.resolve().then(() => j.recordSigned(payment("q1", "i1", { blockhash: "other" }), { intentId: "i1", patch: { state: "failed" }, now: NOW + 2, expect: {} })),
+      ).rejects.toThrow();
+      expect((await j.payment("q1"))!.blockhash).toBe("Hash111");
+      expect((await j.intent("i1"))!.state).toBe("signed");
+      await j.updatePayment("q1", { sentAt: NOW + 3 });
+      await j.updatePayment("q1", {});
+      expect((await j.paymentsSince(NOW)).map((p) => [p.quoteId, p.sentAt])).toEqual([["q1", NOW + 3]]);
+      expect(await j.paymentsSince(NOW + 11)).toEqual([]);
+    });
+  });
+
+  it("a lease is claimed only when free, expired or already ours; renew and release only by its owner", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1"));
+      expect(await j.claim("i1", "owner-b", NOW, 30_000)).toBe(false);
+      expect(await j.claim("i1", "owner-a", NOW, 30_000)).toBe(true);
+      expect(await j.renew("i1", "owner-b", NOW, 30_000)).toBe(false);
+      expect(await j.renew("i1", "owner-a", NOW + 10_000, 30_000)).toBe(true);
+      expect(await j.claim("i1", "owner-b", NOW + 39_000, 30_000)).toBe(false);
+      expect(await j.claim("i1", "owner-b", NOW + 40_001, 30_000)).toBe(true);
+      expect(await j.renew("i1", "owner-a", NOW + 40_002, 30_000)).toBe(false);
+      await j.release("i1", "owner-a");
+      expect((await j.intent("i1"))!).toMatchObject({ leaseOwner: "owner-b", leaseUntil: NOW + 70_001 });
+      await j.release("i1", "owner-b");
+      expect((await j.intent("i1"))!).toMatchObject({ leaseOwner: null, leaseUntil: null });
+      expect(await j.claim("i1", "owner-c", NOW, 1)).toBe(true);
+    });
+  });
+
+  it("usage, reserved and refundedTotal are exact sums past 2^53, over the rolling day and in total", async () => {
+    await withStore(async (j) => {
+      const big = 9_007_199_254_740_993n; // 2^53 + 1: a double cannot hold it
+      const rows: Array<[string, IntentPatch]> = [
+        ["r-in", { budgetState: "reserved", budgetAmount: big, budgetAt: NOW - 1000 }],
+        ["s-in", { budgetState: "spent", budgetAmount: big + 2n, budgetAt: NOW - DAY + 1, refundCredit: 3n, refundState: "verified" }],
+        ["s-old", { budgetState: "spent", budgetAmount: 7n, budgetAt: NOW - DAY, refundCredit: 2n }],
+        ["r-old", { budgetState: "reserved", budgetAmount: 11n, budgetAt: NOW - 2 * DAY }],
+        ["rel", { budgetState: "released", budgetAmount: 1000n, budgetAt: NOW, refundCredit: 5n }],
+        ["none", {}],
+      ];
+      for (const [id, patch] of rows) {
+        await j.insertIntent(newIntent(id));
+        await j.update(id, patch, NOW);
+      }
+      expect(await j.usage(NOW)).toEqual({ day: big + big + 2n - 3n, total: big + big + 2n - 3n + 5n + 11n });
+      expect(await j.usage(NOW, false)).toEqual({ day: 2n * big - 1n, total: 0n });
+      expect(await j.reserved()).toBe(big + 11n);
+      expect(await j.reserved(NOW)).toBe(big);
+      expect(await j.refundedTotal()).toBe(10n);
+    });
+  });
+
+  it("reserve writes the reservation only when decided ok, and throws LeaseLost (writing nothing) when the intent moved", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1"));
+      const no = await j.reserve("i1", 5n, NOW, () => ({ ok: false, why: "cap" }), { state: "reserved" }, true, { state: "new" });
+      expect(no).toEqual({ ok: false, why: "cap" });
+      expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
+      await expect(Promise.resolve().then(() => j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "quoted" }))).rejects.toBeInstanceOf(LeaseLost);
+      expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
+      let seen: unknown;
+      const yes = await j.reserve("i1", 5n, NOW, (u) => ((seen = u), { ok: true }), { state: "reserved" }, false, { state: "new", owner: "owner-a" });
+      expect(yes).toEqual({ ok: true });
+      expect(seen).toEqual({ day: 0n, total: 0n });
+      expect((await j.intent("i1"))!).toMatchObject({ state: "reserved", budgetState: "reserved", budgetAmount: 5n, budgetAt: NOW });
+      expect(await j.usage(NOW)).toEqual({ day: 5n, total: 5n });
+    });
+  });
+
+  it("approvals round-trip and are decided once", async () => {
+    await withStore(async (j) => {
+      const a: Approval = { approvalId: "ap1", intentId: "i1", quoteId: "q1", action: "x", amount: U64_MAX, payee: null, expiresAt: NOW + 1000, status: "pending", createdAt: NOW, decidedAt: null };
+      await j.insertApproval(a);
+      await j.insertApproval({ ...a, approvalId: "ap2", expiresAt: NOW - 1 });
+      expect(await j.approval("ap1")).toEqual(a);
+      expect((await j.pendingApprovals(NOW)).map((x) => x.approvalId)).toEqual(["ap1"]);
+      expect(await j.decideApproval("ap1", "pending", "approved", NOW + 1)).toBe(true);
+      expect(await j.decideApproval("ap1", "pending", "declined", NOW + 2)).toBe(false);
+      expect(await j.decideApproval("ap1", "approved", "used", NOW + 3)).toBe(true);
+      expect(await j.approval("ap1")).toEqual({ ...a, status: "used", decidedAt: NOW + 3 });
+      expect(await j.approval("nope")).toBeUndefined();
+    });
+  });
+
+  it("executions page newest first by (createdAt, intentId), bytewise, with filters", async () => {
+    await withStore(async (j) => {
+      // Same createdAt for B, a, c: the id breaks the tie, bytewise ("B" < "a").
+      const ids: Array<[string, number, string, string]> = [["B", NOW, "completed", "x"], ["a", NOW, "failed", "y"], ["c", NOW, "completed", "y"], ["d", NOW + 1, "completed", "x"], ["e", NOW - 1, "processing", "x"]];
+      for (const [id, at, status, action] of ids) {
+        await j.insertIntent(newIntent(id, { createdAt: at, action }));
+        await j.update(id, { executionId: `ex-${id}`, execStatus: status as Intent["execStatus"] }, at);
+      }
+      await j.insertIntent(newIntent("no-exec", { createdAt: NOW + 5 }));
+      const all: string[] = [];
+      let cursor = { before: Number.MAX_SAFE_INTEGER, beforeId: "" };
+      for (;;) {
+        const page = await j.executions({ ...cursor, limit: 2 });
+        if (page.length === 0) break;
+        all.push(...page.map((i) => i.intentId));
+        const last = page[page.length - 1]!;
+        cursor = { before: last.createdAt, beforeId: last.intentId };
+      }
+      expect(all).toEqual(["d", "c", "a", "B", "e"]);
+      expect((await j.executions({ before: NOW + 10, beforeId: "", status: "completed", action: "y", limit: 10 })).map((i) => i.intentId)).toEqual(["c"]);
+      expect((await j.executions({ before: NOW, beforeId: "c", limit: 10 })).map((i) => i.intentId)).toEqual(["a", "B", "e"]);
+    });
+  });
+
+  it("answers the reconciler's, the audit's and doctor's reads", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1", { createdAt: NOW - 10 }));
+      await j.insertIntent(newIntent("i2", { service: "other" }));
+      await j.insertIntent(newIntent("i3", { createdAt: NOW + 10 }));
+      await j.update("i1", { state: "executed", nextPollAt: NOW + 500, refundTx: "rtx-1" }, NOW);
+      await j.update("i3", { state: "paid", nextPollAt: NOW + 100, attention: "odd" }, NOW);
+      expect((await j.unfinished("svc")).map((i) => i.intentId)).toEqual(["i3"]);
+      expect((await j.duePolls(NOW + 100, 10)).map((i) => i.intentId)).toEqual(["i3"]);
+      expect((await j.duePolls(NOW + 1000, 1)).map((i) => i.intentId)).toEqual(["i3"]);
+      expect(await j.nextPollAt()).toBe(NOW + 100);
+      expect(await j.refundTxOwner("rtx-1")).toBe("i1");
+      expect(await j.refundTxOwner("rtx-2")).toBeUndefined();
+      expect((await j.needingAttention(10)).map((i) => i.intentId)).toEqual(["i3"]);
+      expect((await j.intentsSince(NOW)).map((i) => i.intentId)).toEqual(["i2", "i3"]);
+      const h = await j.health();
+      expect(h).toMatchObject({ store: j.kind, location: j.location, integrity: "ok", schemaVersion: 2, total: 3, unfinished: 2, attention: 1, following: 2 });
+
+      await j.saveCatalog("svc", [{ name: "b", detail: { price: "1" } }, { name: "a", detail: [1, null] }], NOW);
+      await j.saveCatalog("other", [{ name: "z", detail: {} }], NOW);
+      expect(await j.catalog("svc")).toEqual([{ name: "a", detail: [1, null], fetchedAt: NOW }, { name: "b", detail: { price: "1" }, fetchedAt: NOW }]);
+      await j.saveCatalog("svc", [{ name: "c", detail: "s" }], NOW + 1);
+      expect(await j.catalog("svc")).toEqual([{ name: "c", detail: "s", fetchedAt: NOW + 1 }]);
+      await j.saveCatalog("svc", [], NOW + 2);
+      expect(await j.catalog("svc")).toEqual([]);
+      expect((await j.catalog("other")).length).toBe(1);
+    });
+  });
+});
+
+describe("the journal on PostgreSQL, shared by a fleet", () => {
+  it("five servers opening a fresh database at once all succeed: the migrations run once", async () => {
+    const url = await server.createDatabase();
+    const opened = await Promise.allSettled(Array.from({ length: 5 }, () => openPostgresJournal(url, { poolSize: 2 })));
+    const stores = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+    try {
+      expect(opened.map((o) => (o.status === "rejected" ? String(o.reason) : "ok"))).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+      for (const s of stores) expect((await s.health()).schemaVersion).toBe(2);
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      const { rows } = await c.query(`SELECT version FROM pam_schema`);
+      const tables = await c.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+      await c.end();
+      expect(rows).toEqual([{ version: 2 }]);
+      expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(["approvals", "catalog", "intents", "meta", "pam_schema", "payments"]);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it("refuses a database at a newer schema version than this build knows, and leaves no connection open", async () => {
+    const url = await server.createDatabase();
+    await (await openPostgresJournal(url)).close();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(`UPDATE pam_schema SET version = 99`);
+      const err = await openPostgresJournal(url, { applicationName: "pam-too-new" }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SchemaTooNew);
+      expect(err).toMatchObject({ found: 99, known: 2 });
+      expect((err as Error).message).toContain(redactUrl(url));
+      expect((err as Error).message).not.toContain(encodeURIComponent(server.password));
+      const open = await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pam-too-new'`);
+      expect(open.rows[0].n).toBe(0);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("8 servers × 25 concurrent reservations against a cap that admits 60: exactly 60 succeed, to the unit", async () => {
+    const url = await server.createDatabase();
+    const stores = await Promise.all(Array.from({ length: 8 }, () => openPostgresJournal(url)));
+    try {
+      const amount = 1_000_003n;
+      const cap = 60n * amount;
+      const ids = Array.from({ length: 200 }, (_, i) => `r${i}`);
+      await Promise.all(ids.map((id) => stores[0]!.insertIntent(newIntent(id, { leaseOwner: `owner-${id}` }))));
+      const results = await Promise.all(
+        ids.map((id, i) =>
+          stores[i % 8]!.reserve(id, amount, NOW, (u) => ({ ok: u.day + amount <= cap }), { state: "reserved" }, true, { state: "new", owner: `owner-${id}` }),
+        ),
+      );
+      expect(results.filter((r) => r.ok).length).toBe(60);
+      expect(await stores[3]!.usage(NOW)).toEqual({ day: cap, total: cap });
+      expect(await stores[5]!.reserved(NOW)).toBe(cap);
+      expect((await stores[7]!.health()).unfinished).toBe(200);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it("an approval decided by 10 callers on 3 servers at once is decided once", async () => {
+    const url = await server.createDatabase();
+    const stores = await Promise.all(Array.from({ length: 3 }, () => openPostgresJournal(url, { poolSize: 4 })));
+    try {
+      await stores[0]!.insertApproval({ approvalId: "ap", intentId: "i", quoteId: "q", action: "x", amount: 1n, payee: "P", expiresAt: NOW + 1, status: "pending", createdAt: NOW, decidedAt: null });
+      const won = await Promise.all(Array.from({ length: 10 }, (_, i) => stores[i % 3]!.decideApproval("ap", "pending", i % 2 ? "approved" : "declined", NOW + i)));
+      expect(won.filter(Boolean).length).toBe(1);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it("a reservation stuck behind a holder of the budget lock gives up after the statement timeout, writing nothing", async () => {
+    const url = await server.createDatabase();
+    const j = await openPostgresJournal(url, { statementTimeoutMs: 300, applicationName: "pam-timeout" });
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await j.insertIntent(newIntent("i1"));
+      // The key the store uses: "pam_budg" in ASCII.
+      await holder.query(`SELECT pg_advisory_lock(${0x70616d5f62756467n})`);
+      const started = Date.now();
+      const waiting = Promise.resolve(j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "new" })).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 100));
+      const blocked = await holder.query(`SELECT wait_event_type FROM pg_stat_activity WHERE application_name = 'pam-timeout' AND state = 'active'`);
+      expect(blocked.rows).toEqual([{ wait_event_type: "Lock" }]);
+      expect(await waiting).toMatchObject({ code: "57014" }); // query_canceled: statement timeout
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await holder.query(`SELECT pg_advisory_unlock_all()`);
+      expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
+      expect((await j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "new" })).ok).toBe(true);
+    } finally {
+      await holder.end();
+      await j.close();
+    }
+  });
+
+  it("a live lease is not broken for looking like a dead pid: its owner may run on another machine", async () => {
+    const url = await server.createDatabase();
+    const j = await openPostgresJournal(url);
+    try {
+      await j.insertIntent(newIntent("i1", { leaseOwner: "2147483646-elsewhere", leaseUntil: NOW + 60_000 }));
+      expect(await j.claim("i1", "owner-b", NOW, 30_000)).toBe(false);
+      expect(await j.claim("i1", "owner-b", NOW + 60_001, 30_000)).toBe(true);
+    } finally {
+      await j.close();
+    }
+  });
+
+  it("two servers rewriting one service's catalog at once both succeed, and one whole catalog remains", async () => {
+    const url = await server.createDatabase();
+    const [a, b] = await Promise.all([openPostgresJournal(url), openPostgresJournal(url)]);
+    try {
+      const list = (tag: string) => Array.from({ length: 20 }, (_, i) => ({ name: `n${i}`, detail: { tag } }));
+      await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a! : b!).saveCatalog("svc", list(`t${i}`), NOW + i)));
+      const found = await a!.catalog("svc");
+      expect(found.length).toBe(20);
+      expect(new Set(found.map((r) => JSON.stringify(r.detail))).size).toBe(1);
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+    }
+  });
+
+  it("never shows the password: not in location, health, nor the message of a failed connection", async () => {
+    const url = await server.createDatabase();
+    const forms = [server.password, encodeURIComponent(server.password)];
+    const j = await openPostgresJournal(url);
+    try {
+      expect(j.location).toBe(url.replace(`:${encodeURIComponent(server.password)}@`, "@"));
+      for (const f of forms) {
+        expect(j.location).not.toContain(f);
+        expect(JSON.stringify(await j.health())).not.toContain(f);
+      }
+    } finally {
+      await j.close();
+    }
+
+    const closedPort = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const port = (s.address() as { port: number }).port;
+        s.close(() => resolve(port));
+      });
+    });
+    const wrongPort = url.replace(`:${server.port}/`, `:${closedPort}/`);
+    const refused = await openPostgresJournal(wrongPort).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(JournalUnavailable);
+    expect((refused as JournalUnavailable).code).toBe("ECONNREFUSED");
+    expect((refused as Error).message).toContain(`127.0.0.1:${closedPort}`);
+    for (const f of forms) expect((refused as Error).message).not.toContain(f);
+
+    const wrongPassword = "hunter2/not@it";
+    const denied = await openPostgresJournal(url.replace(encodeURIComponent(server.password), encodeURIComponent(wrongPassword))).catch((e: unknown) => e);
+    expect(denied).toBeInstanceOf(JournalUnavailable);
+    expect((denied as JournalUnavailable).code).toBe("28P01");
+    for (const f of [wrongPassword, encodeURIComponent(wrongPassword)]) expect((denied as Error).message).not.toContain(f);
+  });
+
+  it("redactUrl drops the password from a URL's authority and its parameters, and from a key=value string", () => {
+    expect(redactUrl("postgres://u:s3cret@db.example:5432/pam?sslmode=verify-full")).toBe("postgres://u@db.example:5432/pam?sslmode=verify-full");
+    expect(redactUrl("postgresql://u@h/db?password=s3cret&application_name=x")).toBe("postgresql://u@h/db?application_name=x");
+    expect(redactUrl("postgres://u:s3cret@/db?host=/run/postgresql")).not.toContain("s3cret");
+    expect(redactUrl("host=h user=u password=s3cret dbname=pam")).toBe("host=h user=u password=*** dbname=pam");
+  });
+});
