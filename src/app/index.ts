@@ -17,7 +17,7 @@ import { Reconciler } from "../engine/reconciler.js";
 import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
 import { Transcripts } from "../engine/transcripts.js";
 import type { SandboxOptions } from "../sandbox/index.js";
-import { openJournalFile } from "./journal.js";
+import { openJournalFile, openJournalStore } from "./journal.js";
 import { embeddedSandbox, followSandbox, serviceTarget, type EmbeddedSandbox, type WatchOptions } from "./sandbox.js";
 
 export { embeddedSandbox, type EmbeddedSandbox } from "./sandbox.js";
@@ -84,7 +84,7 @@ export function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now
   return { configResult, home, journal, transcripts, engine, close: () => journal.close() };
 }
 
-export { openJournalFile } from "./journal.js";
+export { openJournalFile, openJournalStore } from "./journal.js";
 
 /** The chain port over the configured RPC, loaded with the first read. */
 export function rpcChain(config: Config): () => Promise<ChainPort> {
@@ -100,7 +100,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   const configResult = loadConfig(o.env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const transcripts = o.opened?.transcripts ?? new Transcripts(home);
-  const journal = o.opened?.journal ?? openJournalFile(home, transcripts);
+  const journal = o.opened?.journal ?? (await openJournalStore(home, transcripts, configResult.ok ? configResult.config.journalUrl : undefined));
   let sandbox: EmbeddedSandbox | undefined;
   let config: Config | undefined;
   try {
@@ -118,7 +118,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
       transcripts.addSecret(config.apiKey);
     }
   } catch (e) {
-    if (!o.opened) journal.close();
+    if (!o.opened) await journal.close();
     throw e;
   }
 
@@ -186,7 +186,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     close: () =>
       (closing ??= (async () => {
         await reconciler?.stop();
-        journal.close();
+        await journal.close();
         await sandbox?.close();
       })()),
   };

@@ -1,12 +1,35 @@
 /**
- * Opening a home's journal: light on purpose (the SQLite store and the transcripts only),
- * so that the MCP server can read its cached catalog before the rest of the app loads.
+ * Opening a home's journal: light on purpose (the store and the transcripts only), so that
+ * the MCP server can read its cached catalog before the rest of the app loads. SQLite in the
+ * home dir by default; PostgreSQL when a journal URL is configured (a fleet of servers
+ * sharing one budget), its driver loaded only then.
  */
 import { join } from "node:path";
+import type { JournalStore } from "../engine/journal/port.js";
 import { Journal } from "../engine/journal/sqlite.js";
 import type { Transcripts } from "../engine/transcripts.js";
 
-/** The journal of a home; every proof read from it is registered with the transcripts for scrubbing. */
+/** The SQLite journal of a home; every proof read from it is registered with the transcripts for scrubbing. */
 export function openJournalFile(home: string, transcripts: Transcripts): Journal {
   return new Journal(join(home, "journal.sqlite"), { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
+}
+
+/**
+ * The journal the configuration names: PostgreSQL at `journalUrl`, else SQLite in the home.
+ * The URL's password is registered as a secret before anything can print it.
+ */
+export async function openJournalStore(home: string, transcripts: Transcripts, journalUrl?: string): Promise<JournalStore> {
+  if (!journalUrl) return openJournalFile(home, transcripts);
+  const password = passwordOf(journalUrl);
+  if (password) transcripts.addSecret(password);
+  const { openPostgresJournal } = await import("../engine/journal/postgres.js");
+  return openPostgresJournal(journalUrl, { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
+}
+
+function passwordOf(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -100,10 +100,13 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
   let opened: Promise<{ journal: JournalStore; transcripts: Transcripts }> | undefined;
   const open = () =>
     (opened ??= (async () => {
-      const [{ Transcripts }, { openJournalFile }] = await Promise.all([import("../engine/transcripts.js"), import("./journal.js")]);
+      const [{ Transcripts }, { openJournalStore }] = await Promise.all([import("../engine/transcripts.js"), import("./journal.js")]);
       const transcripts = new Transcripts(home);
-      return { transcripts, journal: openJournalFile(home, transcripts) };
-    })());
+      return { transcripts, journal: await openJournalStore(home, transcripts, config?.journalUrl) };
+    })().catch((e: unknown) => {
+      opened = undefined; // a journal server briefly away: the next request tries again
+      throw e;
+    }));
 
   let pa: PaidActions | undefined;
   let starting: Promise<PaidActions> | undefined;
@@ -150,7 +153,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
       (closing ??= (async () => {
         await starting?.catch(() => undefined);
         if (pa) await pa.close();
-        else if (opened) (await opened.catch(() => undefined))?.journal.close();
+        else if (opened) await (await opened.catch(() => undefined))?.journal.close();
       })()),
   };
 }
