@@ -1,6 +1,6 @@
 /**
  * The journal's contract, against a real PostgreSQL server (one per file, started by
- * test/helpers/postgres.ts) and, where it costs nothing, the SQLite store too: the same
+ * test/helpers/postgres.mjs) and, where it costs nothing, the SQLite store too: the same
  * calls must give the same answers. Then what only a fleet can show: several stores, each
  * with its own pool as separate servers would have, migrating, reserving and deciding at
  * once on one database.
@@ -15,7 +15,7 @@ import { IntentKeyTaken, LeaseLost, SchemaTooNew, type JournalOptions, type Jour
 import { JournalUnavailable, openPostgresJournal, redactUrl } from "../../src/engine/journal/postgres.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { Approval, Intent, IntentPatch, PaymentRecord } from "../../src/engine/types.js";
-import { startTestPostgres, type TestPostgres } from "../helpers/postgres.js";
+import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 
 let server: TestPostgres;
 beforeAll(async () => {

@@ -6,8 +6,11 @@
  * PostgreSQL refuses to run as root; as root (this machine, CI) initdb and postgres run as
  * the `postgres` system user that Debian's package creates, through setpriv, which execs in
  * place: the pid we record is the postmaster's own.
+ *
+ * JavaScript (types in postgres.d.mts), so that the benchmark, which runs without a
+ * TypeScript step, starts its servers the same way the tests do.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -15,23 +18,12 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import pg from "pg";
 
-export interface TestPostgres {
-  /** The `postgres` database's URL, password included. */
-  url: string;
-  port: number;
-  password: string;
-  dataDir: string;
-  pid: number;
-  /** Creates a fresh, empty database (default collation ICU en-US where the server has ICU) and returns its URL. */
-  createDatabase(name?: string): Promise<string>;
-  stop(): Promise<void>;
-}
-
 const USER = "pam";
 
 /** initdb and postgres: on PATH, else in the highest /usr/lib/postgresql/<version>/bin. */
-export function findPostgresBinaries(): { initdb: string; postgres: string } {
-  const onPath = (name: string) => (process.env.PATH ?? "").split(delimiter).map((d) => join(d, name)).find((p) => p && existsSync(p));
+/** @returns {{ initdb: string, postgres: string }} */
+export function findPostgresBinaries() {
+  const onPath = (name) => (process.env.PATH ?? "").split(delimiter).map((d) => join(d, name)).find((p) => p && existsSync(p));
   const initdb = onPath("initdb");
   const postgres = onPath("postgres");
   if (initdb && postgres) return { initdb, postgres };
@@ -44,19 +36,21 @@ export function findPostgresBinaries(): { initdb: string; postgres: string } {
   throw new Error("no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin: install Debian's `postgresql` package (apt-get install postgresql)");
 }
 
-async function freePort(): Promise<number> {
+/** @returns {Promise<number>} */
+async function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
     s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
+      const port = /** @type {import("node:net").AddressInfo} */ (s.address()).port;
       s.close(() => resolve(port));
     });
   });
 }
 
 /** As root, a command line that runs `argv` as the postgres user (setpriv execs: same pid). */
-function asServerUser(argv: string[]): string[] {
+/** @param {string[]} argv @returns {string[]} */
+function asServerUser(argv) {
   if (process.getuid?.() !== 0) return argv;
   try {
     execFileSync("id", ["-u", "postgres"], { stdio: "ignore" });
@@ -66,18 +60,20 @@ function asServerUser(argv: string[]): string[] {
   return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--", ...argv];
 }
 
-function run(argv: string[], cwd: string, env: NodeJS.ProcessEnv): void {
+/** @param {string[]} argv @param {string} cwd @param {NodeJS.ProcessEnv} env */
+function run(argv, cwd, env) {
   const [cmd, ...args] = asServerUser(argv);
   try {
-    execFileSync(cmd!, args, { cwd, env, stdio: "pipe", timeout: 60_000 });
+    execFileSync(/** @type {string} */ (cmd), args, { cwd, env, stdio: "pipe", timeout: 60_000 });
   } catch (e) {
-    const out = e as { stdout?: Buffer; stderr?: Buffer; message: string };
+    const out = /** @type {{ stdout?: Buffer, stderr?: Buffer, message: string }} */ (e);
     throw new Error(`${argv[0]} failed: ${out.stderr?.toString() ?? ""}${out.stdout?.toString() ?? ""}${out.message}`);
   }
 }
 
 /** Resolves once a client can log in (the server is up and accepting), or rejects if it exits first. */
-async function waitUntilReady(child: ChildProcess, url: string, log: () => string): Promise<void> {
+/** @param {import("node:child_process").ChildProcess} child @param {string} url @param {() => string} log */
+async function waitUntilReady(child, url, log) {
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`postgres exited (${child.exitCode ?? child.signalCode}): ${log()}`);
@@ -88,13 +84,14 @@ async function waitUntilReady(child: ChildProcess, url: string, log: () => strin
       return;
     } catch (e) {
       await c.end().catch(() => {});
-      if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 30 s: ${(e as Error).message}\n${log()}`);
+      if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 30 s: ${/** @type {Error} */ (e).message}\n${log()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 }
 
-export async function startTestPostgres(): Promise<TestPostgres> {
+/** @returns {Promise<import("./postgres.d.mts").TestPostgres>} */
+export async function startTestPostgres() {
   const bins = findPostgresBinaries();
   const dir = mkdtempSync(join(tmpdir(), "pam-pg-"));
   const dataDir = join(dir, "data");
@@ -109,7 +106,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   run([bins.initdb, "-D", dataDir, "-U", USER, "--auth=scram-sha-256", `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--no-sync"], dir, env);
   rmSync(pwfile);
 
-  let child: ChildProcess | undefined;
+  /** @type {import("node:child_process").ChildProcess | undefined} */
+  let child;
   let port = 0;
   let log = "";
   for (let attempt = 1; ; attempt++) {
@@ -119,9 +117,9 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       bins.postgres, "-D", dataDir, "-k", dir, "-p", String(port),
       "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "max_connections=200",
     ]);
-    child = spawn(cmd!, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-    child.stdout!.on("data", (b: Buffer) => (log += b));
-    child.stderr!.on("data", (b: Buffer) => (log += b));
+    child = spawn(/** @type {string} */ (cmd), args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout?.on("data", (b) => (log += b));
+    child.stderr?.on("data", (b) => (log += b));
     try {
       await waitUntilReady(child, urlFor(port, password, "postgres"), () => log);
       break;
@@ -134,7 +132,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     }
   }
   const server = child;
-  const pid = server.pid!;
+  const pid = /** @type {number} */ (server.pid);
   // If the test process ends without stop(), the server must not outlive it (SIGQUIT: immediate shutdown).
   const orphan = () => {
     try {
@@ -158,7 +156,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       try {
         // A linguistic default collation (ICU en-US, where "a" < "B"), as most production
         // databases have: ordering the store relies on must come from its own schema.
-        await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE template0 LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`).catch(async (e: { code?: string }) => {
+        await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE template0 LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`).catch(async (/** @type {{ code?: string }} */ e) => {
           if (e.code !== "0A000" && e.code !== "42704" && e.code !== "42601") throw e; // a server without ICU
           await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
         });
@@ -170,7 +168,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     async stop() {
       process.off("exit", orphan);
       if (server.exitCode === null && server.signalCode === null) {
-        const exited = new Promise<void>((resolve) => server.once("exit", () => resolve()));
+        const exited = new Promise((resolve) => server.once("exit", () => resolve()));
         process.kill(pid, "SIGINT"); // fast shutdown: roll back, disconnect, checkpoint
         const timer = setTimeout(() => process.kill(pid, "SIGQUIT"), 20_000);
         await exited;
@@ -181,6 +179,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   };
 }
 
-function urlFor(port: number, password: string, db: string): string {
+/** @param {number} port @param {string} password @param {string} db */
+function urlFor(port, password, db) {
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(db)}`;
 }
