@@ -159,6 +159,15 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
     });
   });
 
+  it("keeps a message carrying a NUL character (a service's words can): SQLite as is, PostgreSQL as U+FFFD", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1"));
+      expect(await j.update("i1", { attention: "the service said \u0000 here", state: "attention" }, NOW + 1)).toBe(true);
+      const attention = (await j.intent("i1"))!.attention!;
+      expect(attention.replace("\u0000", "\uFFFD")).toBe("the service said \uFFFD here");
+    });
+  });
+
   it("recordSigned writes nothing when the intent moved, and refuses a second proof for one quote", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));
@@ -339,8 +348,9 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       expect(err).toMatchObject({ found: 99, known: 2 });
       expect((err as Error).message).toContain(redactUrl(url));
       expect((err as Error).message).not.toContain(encodeURIComponent(server.password));
-      const open = await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pam-too-new'`);
-      expect(open.rows[0].n).toBe(0);
+      // The pool has ended; the server notices each backend's exit a moment later.
+      const open = async () => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pam-too-new'`)).rows[0].n as number;
+      await expect.poll(open, { timeout: 3_000, interval: 50 }).toBe(0);
     } finally {
       await c.end();
     }

@@ -32,6 +32,15 @@ export const TYPES = {
     oid === pg.types.builtins.INT8 && format !== "binary" ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * A value as PostgreSQL text can hold it: TEXT refuses NUL (U+0000), which SQLite stores, and
+ * a service's words can carry one into a message the engine keeps. Stored as U+FFFD instead
+ * of failing the commit (and with it, the purchase's record).
+ */
+export function pgValue(v: unknown): unknown {
+  return typeof v === "string" && v.includes("\u0000") ? v.replaceAll("\u0000", "\uFFFD") : v;
+}
+
 export type Db = pg.Pool | pg.PoolClient;
 export type Row = Record<string, unknown>;
 
@@ -73,7 +82,7 @@ export async function transaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Pr
 /** `UPDATE intents …` for a patch, guarded by `expect` (compare-and-set). */
 export function updateStatement(intentId: string, patch: IntentPatch, now: number, expect: Expect): [string, unknown[]] {
   const params: unknown[] = [];
-  const p = (v: unknown) => `$${params.push(v)}`;
+  const p = (v: unknown) => `$${params.push(pgValue(v))}`;
   const sets = [...intentColumns(patch).map(([c, v]) => `${c} = ${p(v)}`), `updated_at = ${p(now)}`].join(", ");
   const where = [`intent_id = ${p(intentId)}`, ...(expect.state ? [`state = ${p(expect.state)}`] : []), ...(expect.owner ? [`lease_owner = ${p(expect.owner)}`] : [])];
   return [`UPDATE intents SET ${sets} WHERE ${where.join(" AND ")}`, params];
@@ -83,13 +92,13 @@ export function updateStatement(intentId: string, patch: IntentPatch, now: numbe
 export function paymentStatement(quoteId: string, patch: Partial<PaymentRecord>): [string, unknown[]] | undefined {
   const cols = paymentColumns(patch);
   if (cols.length === 0) return undefined;
-  return [`UPDATE payments SET ${cols.map(([c], i) => `${c} = $${i + 1}`).join(", ")} WHERE quote_id = $${cols.length + 1}`, [...cols.map(([, v]) => v), quoteId]];
+  return [`UPDATE payments SET ${cols.map(([c], i) => `${c} = $${i + 1}`).join(", ")} WHERE quote_id = $${cols.length + 1}`, [...cols.map(([, v]) => pgValue(v)), quoteId]];
 }
 
 /** `INSERT INTO payments …` for a whole record. */
 export function paymentInsert(p: PaymentRecord): [string, unknown[]] {
   const cols = paymentColumns(p);
-  return [`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")})`, cols.map(([, v]) => v)];
+  return [`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")})`, cols.map(([, v]) => pgValue(v))];
 }
 
 /** The reservation a budget decision writes, with the caller's patch. */

@@ -27,7 +27,7 @@ import type { Usage } from "../policy.js";
 import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
 import { migrate } from "./pg-schema.js";
-import { changed, LOCK, paymentInsert, paymentStatement, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
+import { changed, LOCK, paymentInsert, paymentStatement, pgValue, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
 import { IntentKeyTaken, LeaseLost, SchemaTooNew, type CatalogRecord, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
 import { toApproval, toIntent, toPayment } from "./rows.js";
 
@@ -158,7 +158,7 @@ export class PostgresJournal implements JournalStore {
         `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
            lease_owner, lease_until, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', $9, $10, $11, $12, $12)`,
-        [n.intentId, n.intentKey, n.idemKey, n.service, n.action, JSON.stringify(n.input), n.fingerprint, n.agentBudget?.toString() ?? null, n.callId ?? null, n.leaseOwner, n.leaseUntil, n.createdAt],
+        [n.intentId, n.intentKey, n.idemKey, n.service, n.action, JSON.stringify(n.input), n.fingerprint, n.agentBudget?.toString() ?? null, n.callId ?? null, n.leaseOwner, n.leaseUntil, n.createdAt].map(pgValue),
       );
     } catch (e) {
       const err = e as { code?: string; constraint?: string };
@@ -354,7 +354,7 @@ export class PostgresJournal implements JournalStore {
     await this.pool.query(
       `INSERT INTO approvals (approval_id, intent_id, quote_id, action, amount, payee, expires_at, status, created_at, decided_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [a.approvalId, a.intentId, a.quoteId, a.action, a.amount.toString(), a.payee, a.expiresAt, a.status, a.createdAt, a.decidedAt],
+      [a.approvalId, a.intentId, a.quoteId, a.action, a.amount.toString(), a.payee, a.expiresAt, a.status, a.createdAt, a.decidedAt].map(pgValue),
     );
   }
 
