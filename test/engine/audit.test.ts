@@ -70,12 +70,12 @@ describe("audit: the journal against the wallet's history on the chain", () => {
 
     // The reconciler follows the failed execution to its refund and verifies it on chain.
     const deadline = Date.now() + 20_000;
-    while (f.pa.journal.intent(failed.intentId)!.refundState !== "verified") {
-      if (Date.now() > deadline) throw new Error(`the refund was not verified: ${JSON.stringify(f.pa.journal.intent(failed.intentId), (_, v) => (typeof v === "bigint" ? String(v) : v))}`);
+    while ((await f.pa.journal.intent(failed.intentId))!.refundState !== "verified") {
+      if (Date.now() > deadline) throw new Error(`the refund was not verified: ${JSON.stringify(await f.pa.journal.intent(failed.intentId), (_, v) => (typeof v === "bigint" ? String(v) : v))}`);
       await f.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(f.pa.journal.intent(failed.intentId)!.refundCredit).toBe(288_000n);
+    expect((await f.pa.journal.intent(failed.intentId))!.refundCredit).toBe(288_000n);
 
     const { code, report, stderr } = await auditJson(f.env);
     expect(stderr).toBe("");
@@ -85,7 +85,7 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     expect(report.payments.map((p: any) => p.status)).toEqual(["on_chain", "on_chain", "on_chain"]);
     expect(report.refunds).toMatchObject([{ intentId: failed.intentId, status: "verified", credited: "0.288", chainAmount: "0.288" }]);
     expect(report.scan.transactionsRead).toBeGreaterThanOrEqual(4); // 3 payments + 1 refund (+ the genesis funding)
-    expect(Date.parse(report.since)).toBeLessThan(f.pa.journal.paymentsSince(0)[0]!.signedAt);
+    expect(Date.parse(report.since)).toBeLessThan((await f.pa.journal.paymentsSince(0))[0]!.signedAt);
 
     const plain = await runCli(["audit"], f.env);
     expect(plain.code).toBe(0);
@@ -147,12 +147,21 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     const quote = await f.t.quote("servers.provision", SMALL_SERVER);
     const j = f.pa.journal;
     const now = Date.now();
-    j.insertIntent({
+    await j.insertIntent({
       intentId: "int_audit_ghost", intentKey: "audit-ghost", idemKey: "audit-ghost", service: f.pa.config!.serviceId ?? "svc", action: "servers.provision",
       input: SMALL_SERVER, fingerprint: "audit-ghost", agentBudget: null, callId: null, createdAt: now, leaseOwner: "test", leaseUntil: now,
     });
-    j.update("int_audit_ghost", { state: "executed", quoteId: quote.quoteId, amount: 288_000n, payee: f.t.sb.keys.treasury.address, settlement: "verified", paymentTx: "5GhostTransaction1111111111111111111111111111111111111111111111111", budgetState: "spent", budgetAmount: 288_000n, budgetAt: now, execStatus: "completed", leaseOwner: null, leaseUntil: null }, now);
-    j.recordPayment({ quoteId: quote.quoteId, intentId: "int_audit_ghost", attempt: 1, amount: 288_000n, payee: f.t.sb.keys.treasury.address, payer: f.t.wallet.address, mint: f.pa.config!.mint, blockhash: null, signedAt: now, sentAt: now, fate: "landed", tx: "5GhostTransaction1111111111111111111111111111111111111111111111111", claimedTx: null, checkedAt: now });
+    // The payment row and its intent's commit in one transaction, as the engine writes a signed proof.
+    const recorded = await j.recordSigned(
+      { quoteId: quote.quoteId, intentId: "int_audit_ghost", attempt: 1, amount: 288_000n, payee: f.t.sb.keys.treasury.address, payer: f.t.wallet.address, mint: f.pa.config!.mint, blockhash: null, signedAt: now, sentAt: now, fate: "landed", tx: "5GhostTransaction1111111111111111111111111111111111111111111111111", claimedTx: null, checkedAt: now },
+      {
+        intentId: "int_audit_ghost",
+        patch: { state: "executed", quoteId: quote.quoteId, amount: 288_000n, payee: f.t.sb.keys.treasury.address, settlement: "verified", paymentTx: "5GhostTransaction1111111111111111111111111111111111111111111111111", budgetState: "spent", budgetAmount: 288_000n, budgetAt: now, execStatus: "completed", leaseOwner: null, leaseUntil: null },
+        now,
+        expect: { state: "new", owner: "test" },
+      },
+    );
+    expect(recorded).toBe(true);
 
     const { code, report } = await auditJson(f.env);
     expect(code).toBe(3);

@@ -49,9 +49,9 @@ describe("two processes sharing one journal", () => {
 
     const journal = new Journal(join(home, "journal.sqlite"));
     try {
-      const usage = journal.usage(Date.now());
+      const usage = await journal.usage(Date.now());
       expect(usage.day).toBe(spent);
-      expect(journal.reserved()).toBe(0n);
+      expect(await journal.reserved()).toBe(0n);
     } finally {
       journal.close();
     }

@@ -40,7 +40,7 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
 
       const journal = new Journal(join(home, "journal.sqlite"));
       try {
-        const row = journal.intentByKey(call.intentKey)!;
+        const row = (await journal.intentByKey(call.intentKey))!;
         expect(row.state, step).toBe("executed");
         expect(row.executionId).toBe(result.executionId);
         const payments = t.sb.db.prepare(`SELECT * FROM payments WHERE quote_id = ?`).all(row.quoteId) as any[];

@@ -30,9 +30,9 @@ describe("engine: a paid call against the reference service", () => {
   });
 
   /** Nothing was signed for this intent: no proof in the journal, no payment at the service. */
-  function assertNothingSigned(fx: EngineFixture, intentId: string | undefined) {
+  async function assertNothingSigned(fx: EngineFixture, intentId: string | undefined) {
     if (!intentId) return;
-    const row = fx.pa.journal.intent(intentId)!;
+    const row = (await fx.pa.journal.intent(intentId))!;
     expect(row.proof).toBeNull();
     if (row.quoteId) expect(fx.settledFor(row.quoteId)).toBe(0);
     expect(["none", "released"]).toContain(row.budgetState);
@@ -50,14 +50,14 @@ describe("engine: a paid call against the reference service", () => {
     expect(f.settledFor(paid.quote.quoteId)).toBe(1);
     expect(f.executionsFor(paid.quote.quoteId)).toBe(1);
 
-    const row = f.pa.journal.intent(paid.intentId)!;
+    const row = (await f.pa.journal.intent(paid.intentId))!;
     expect(row).toMatchObject({ state: "executed", quoteId: paid.quote.quoteId, amount: 288_000n, executionId: paid.executionId, budgetState: "spent" });
     expect(row.paymentTx).toBe(paid.payment.transaction);
     expect(row.payee).toBe(t.sb.keys.treasury.address);
     expect(row.proof).toBeTruthy();
 
     const deadline = Date.now() + 10_000;
-    while (f.pa.journal.intent(paid.intentId)!.execStatus !== "completed" || f.pa.journal.intent(paid.intentId)!.nextPollAt !== null) {
+    while ((await f.pa.journal.intent(paid.intentId))!.execStatus !== "completed" || (await f.pa.journal.intent(paid.intentId))!.nextPollAt !== null) {
       if (Date.now() > deadline) throw new Error("the reconciler did not reach completed");
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -65,9 +65,9 @@ describe("engine: a paid call against the reference service", () => {
     expect(seen.at(-1)).toBe("completed");
     const view = await f.pa.engine.getExecution(paid.executionId, false);
     expect(view?.output).toMatchObject({ status: "running", region: "eu-west-1" });
-    expect(f.pa.journal.intent(paid.intentId)!.nextPollAt).toBeNull();
+    expect((await f.pa.journal.intent(paid.intentId))!.nextPollAt).toBeNull();
     // The settlement the service claimed was read back from our own RPC: the priced transfer.
-    expect(f.pa.journal.intent(paid.intentId)!.settlement).toBe("verified");
+    expect((await f.pa.journal.intent(paid.intentId))!.settlement).toBe("verified");
   });
 
   it("a retried call with the same intentKey lands on the same intent and pays once", async () => {
@@ -90,7 +90,7 @@ describe("engine: a paid call against the reference service", () => {
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("budget_exceeded");
       expect(e.context).toMatchObject({ limit: "maxPerCall", amount: "0.288", ceiling: "0.25" });
-      assertNothingSigned(f, e.context.intentId as string);
+      await assertNothingSigned(f, e.context.intentId as string);
       expect(await t.usdc(t.wallet.address)).toBe(before);
     });
 
@@ -100,7 +100,7 @@ describe("engine: a paid call against the reference service", () => {
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("budget_exceeded");
       expect(e.context).toMatchObject({ limit: "maxPerDay", spentLast24h: "0.288", remaining: "0.212" });
-      assertNothingSigned(f, e.context.intentId as string);
+      await assertNothingSigned(f, e.context.intentId as string);
       await f.close();
 
       f = await engineFixture({ t, env: { PAID_ACTIONS_MAX_TOTAL: "0.3" } });
@@ -126,7 +126,7 @@ describe("engine: a paid call against the reference service", () => {
       f = await engineFixture({ t, configFile: { limits: { allowedPayees: ["11111111111111111111111111111111"] } } });
       const payee = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(payee.code).toBe("payee_not_allowed");
-      assertNothingSigned(f, payee.context.intentId as string);
+      await assertNothingSigned(f, payee.context.intentId as string);
     });
 
     it("an agent's budget lowers the ceiling of that call and never raises a limit", async () => {
@@ -154,7 +154,7 @@ describe("engine: a paid call against the reference service", () => {
       expect(approvalId).toMatch(/^apr_/);
       expect(e.context).toMatchObject({ amount: "0.288", currency: "USDC", payee: t.sb.keys.treasury.address });
       expect(e.message).toContain(`paid-actions-mcp approve ${approvalId}`);
-      assertNothingSigned(f, e.context.intentId as string);
+      await assertNothingSigned(f, e.context.intentId as string);
 
       const stillPending = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, approvalId }));
       expect(stillPending.code).toBe("approval_required");
@@ -162,13 +162,13 @@ describe("engine: a paid call against the reference service", () => {
       const wrongInput = await refusal(f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, plan: "medium" }, approvalId }));
       expect(wrongInput.code).toBe("approval_invalid");
 
-      expect(f.pa.engine.approve(approvalId)).toMatchObject({ approvalId, amount: "0.288" });
+      expect(await f.pa.engine.approve(approvalId)).toMatchObject({ approvalId, amount: "0.288" });
       const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, approvalId });
       expect(paid.status).toBe("pending");
       const again = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, approvalId });
       expect(again.executionId).toBe(paid.executionId);
       expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
-      expect(() => f!.pa.engine.approve(approvalId)).toThrow(/already used/);
+      await expect(f.pa.engine.approve(approvalId)).rejects.toThrow(/already used/);
     });
 
     it("with a human at hand: only an explicit accept pays", async () => {
@@ -178,7 +178,7 @@ describe("engine: a paid call against the reference service", () => {
       for (const answer of ["decline", "cancel"] as const) {
         const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { approve: async (ask) => (asks.push(ask), answer) }));
         expect(e.code).toBe("approval_declined");
-        assertNothingSigned(f, e.context.intentId as string);
+        await assertNothingSigned(f, e.context.intentId as string);
       }
       const thrown = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { approve: async () => { throw new Error("timeout"); } }));
       expect(thrown.code).toBe("approval_declined");
@@ -212,7 +212,7 @@ describe("engine: a paid call against the reference service", () => {
         expect(e.code).toBe("quote_drift");
         expect((e.context.drifts as Array<{ field: string }>).map((d) => d.field)).toContain(field);
         expect(e.message).toContain(field);
-        assertNothingSigned(f, e.context.intentId as string);
+        await assertNothingSigned(f, e.context.intentId as string);
         expect(await t.usdc(t.wallet.address)).toBe(before);
       });
     }
@@ -225,7 +225,7 @@ describe("engine: a paid call against the reference service", () => {
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("quote_drift");
       expect(e.message).toContain("extra.feePayer");
-      assertNothingSigned(f, e.context.intentId as string);
+      await assertNothingSigned(f, e.context.intentId as string);
     });
 
     it("the quote's amount itself differs from its challenge's", async () => {
@@ -249,7 +249,7 @@ describe("engine: a paid call against the reference service", () => {
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("quote_drift");
       expect(e.message).toContain("payTo: expected");
-      assertNothingSigned(f, e.context.intentId as string);
+      await assertNothingSigned(f, e.context.intentId as string);
     });
 
     it("a quote that has already expired", async () => {
@@ -259,7 +259,7 @@ describe("engine: a paid call against the reference service", () => {
       });
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("quote_expired");
-      assertNothingSigned(f, e.context.intentId as string);
+      await assertNothingSigned(f, e.context.intentId as string);
     });
 
     it("a quote priced at zero, negative or in exponent form", async () => {
@@ -317,7 +317,7 @@ describe("engine: a paid call against the reference service", () => {
     const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });
     expect(paid.status).toBe("pending");
     expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
-    const row = f.pa.journal.intent(paid.intentId)!;
+    const row = (await f.pa.journal.intent(paid.intentId))!;
     expect(row.attempt).toBe(1);
     expect(f.proxy.seen.filter((r) => r.path === "/v1/quotes")).toHaveLength(2);
     expect(f.proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(2);
@@ -364,13 +364,13 @@ describe("engine: a paid call against the reference service", () => {
       expect(e.code).toBe("service_unavailable");
       expect(e.retryable).toBe(true);
       const intentId = e.context.intentId as string;
-      const row = f.pa.journal.intent(intentId)!;
+      const row = (await f.pa.journal.intent(intentId))!;
       expect(row.state).toBe("paid");
       expect(row.budgetState).toBe("spent");
       const proof = row.proof;
       f.proxy.rules.length = 0;
       const pa = await f.reopen();
-      const after = pa.journal.intent(intentId)!;
+      const after = (await pa.journal.intent(intentId))!;
       expect(after.state).toBe("executed");
       expect(after.proof).toBe(proof);
       expect(f.settledFor(after.quoteId!)).toBe(1);

@@ -3,6 +3,7 @@ import Database from "better-sqlite3";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
+import { Journal } from "../../src/engine/journal/sqlite.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on, type SeenRequest } from "../helpers/proxy.js";
 
@@ -42,9 +43,9 @@ describe("secrets never leave their place", () => {
     outputs.push(await f.pa.engine.quote({ action: "servers.provision", input: SMALL_SERVER }));
     const deadline = Date.now() + 5_000;
     while ((await f.pa.engine.getExecution(paid.executionId, true))?.status !== "completed" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    outputs.push(await f.pa.engine.getExecution(paid.executionId, false), f.pa.engine.listExecutions({}), f.pa.engine.spending());
+    outputs.push(await f.pa.engine.getExecution(paid.executionId, false), await f.pa.engine.listExecutions({}), await f.pa.engine.spending());
 
-    const row = f.pa.journal.intent(paid.intentId)!;
+    const row = (await f.pa.journal.intent(paid.intentId))!;
     const proof = row.proof!;
     expect(proof.length).toBeGreaterThan(100);
     const apiKey = f.t.sb.apiKey;
@@ -75,8 +76,9 @@ describe("secrets never leave their place", () => {
       }
     }
 
-    // The journal keeps the proof in its own column, and nowhere else.
-    const raw = new Database(f.pa.journal.path, { readonly: true });
+    // The journal keeps the proof in its own column, and nowhere else (SQLite-specific: reads the file's rows raw).
+    expect(f.pa.journal).toBeInstanceOf(Journal);
+    const raw = new Database((f.pa.journal as Journal).path, { readonly: true });
     try {
       for (const table of ["intents", "payments", "approvals"]) {
         for (const r of raw.prepare(`SELECT * FROM ${table}`).all() as Array<Record<string, unknown>>) {
@@ -111,7 +113,7 @@ describe("secrets the service echoes back", () => {
       const req = { action: "servers.provision", input: SMALL_SERVER, intentKey: "echo-after-restart" };
       const first = await f.pa.engine.pay(req, { callId: "call_echo1" }).catch((e: PaidActionError) => e);
       expect((first as PaidActionError).code).toBe("service_unavailable");
-      const intent = f.pa.journal.intentByKey(req.intentKey)!;
+      const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
       expect(intent.state).toBe("paid");
       const proof = intent.proof!;
       // A new process: its transcripts know no proof until the journal hands it one.

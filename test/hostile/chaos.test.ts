@@ -205,7 +205,7 @@ describe("chaos: faults between server and service, and a server killed at rando
     // ---- Invariants ---------------------------------------------------------------------
     const journal = new Journal(join(home, "journal.sqlite"));
     try {
-      const rows = journal.intentsSince(0);
+      const rows = await journal.intentsSince(0);
       const byKey = new Map(rows.map((r) => [r.intentKey, r]));
       // Every intent final or clearly marked as needing attention.
       for (const intent of intents) {
@@ -249,7 +249,7 @@ describe("chaos: faults between server and service, and a server killed at rando
       const spent = 1000_000_000n - (await t.usdc(t.wallet.address));
       expect(spent).toBe(settledTotal);
       expect(spent).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
-      const usage = journal.usage(Date.now());
+      const usage = await journal.usage(Date.now());
       expect(usage.day).toBeGreaterThanOrEqual(spent);
       expect(usage.day).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
       expect(paid.length).toBeGreaterThan(CALLS / 20);

@@ -176,17 +176,17 @@ describe("a lying service: every behaviour refused, nothing signed or overpaid",
         expect(c.codes).toContain(error!.code);
         if (c.message) expect(error!.message).toMatch(c.message);
         expect(error!.message.length).toBeGreaterThan(20);
-        const rows = f.pa.journal.intentsSince(0);
+        const rows = await f.pa.journal.intentsSince(0);
         if ((c.stage ?? "before-signing") === "before-signing") {
           for (const row of rows) expect(row.proof, "nothing may be signed").toBeNull();
           expect(await t.usdc(t.wallet.address)).toBe(before);
-          expect(f.pa.engine.spending().committedLast24h).toBe("0.00");
+          expect((await f.pa.engine.spending()).committedLast24h).toBe("0.00");
         } else {
           // Paid once, never again; the budget stays held and a human is told.
           expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
           expect(rows).toHaveLength(1);
           expect(rows[0]!.state).toBe("attention");
-          expect(f.pa.engine.needsAttention()).toHaveLength(1);
+          expect(await f.pa.engine.needsAttention()).toHaveLength(1);
         }
       } finally {
         await f.close();
@@ -205,15 +205,15 @@ describe("a lying service: every behaviour refused, nothing signed or overpaid",
       const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });
       clock += 2_000;
       await f.pa.reconciler!.runOnce();
-      let row = f.pa.journal.intent(paid.intentId)!;
+      let row = (await f.pa.journal.intent(paid.intentId))!;
       expect(row.execStatus).toBe("failed");
       expect(row.nextPollAt).not.toBeNull(); // still waiting for the refund
       clock += 25 * 3_600_000;
       await f.pa.reconciler!.runOnce();
-      row = f.pa.journal.intent(paid.intentId)!;
+      row = (await f.pa.journal.intent(paid.intentId))!;
       expect(row.nextPollAt).toBeNull();
       expect(row.attention).toMatch(/not refunded it after 24 h/);
-      expect(f.pa.engine.needsAttention().map((v) => v.executionId)).toContain(paid.executionId);
+      expect((await f.pa.engine.needsAttention()).map((v) => v.executionId)).toContain(paid.executionId);
     } finally {
       await f.close();
     }

@@ -67,21 +67,21 @@ describe("money truth: the chain decides, whatever the service says", () => {
       for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req, { callId: `call_lie${i}${rotate ? "r" : "n"}` })));
       expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
       for (const r of results) expect(said(r)).not.toMatch(/nothing was charged/i);
-      const intent = f.pa.journal.intentByKey(req.intentKey)!;
+      const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
       expect(["executed", "attention"]).toContain(intent.state);
       expect(intent.budgetState).toBe("spent");
       expect(f.settledFor(intent.quoteId!)).toBe(1);
       // The evidence: the landed transfer, seen on our own RPC, and a note for a human.
-      const payment = f.pa.journal.payment(intent.quoteId!)!;
+      const payment = (await f.pa.journal.payment(intent.quoteId!))!;
       expect(payment.fate).toBe("landed");
       expect(intent.paymentTx).toBe(payment.tx);
       expect(intent.settlement).toBe("verified");
       expect(intent.attention).toMatch(/refused a payment that landed on chain/);
-      expect(f.pa.engine.needsAttention().map((v) => v.intentId)).toContain(intent.intentId);
+      expect((await f.pa.engine.needsAttention()).map((v) => v.intentId)).toContain(intent.intentId);
       // Spending counts it: the caps were not given the money back.
-      expect(f.pa.engine.spending().committedLast24h).toBe("0.288");
+      expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
       // Only one proof was ever signed for the intent.
-      expect(f.pa.journal.intentsSince(0).filter((i) => i.intentKey === req.intentKey)[0]!.attempt).toBe(0);
+      expect((await f.pa.journal.intentsSince(0)).filter((i) => i.intentKey === req.intentKey)[0]!.attempt).toBe(0);
     });
   }
 
@@ -100,7 +100,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       expect(r).toBeInstanceOf(PaidActionError);
       expect(said(r)).not.toMatch(/nothing was charged/i);
     }
-    const intent = f.pa.journal.intentByKey(req.intentKey)!;
+    const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
     expect(intent.state).toBe("attention");
     expect(intent.budgetState).toBe("spent");
   });
@@ -119,9 +119,9 @@ describe("money truth: the chain decides, whatever the service says", () => {
     const before = await t.usdc(t.wallet.address);
     const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "never-landed" } });
     expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
-    const intent = f.pa.journal.intent(paid.intentId)!;
+    const intent = (await f.pa.journal.intent(paid.intentId))!;
     expect(intent.attempt).toBe(1);
-    const attempts = f.pa.journal.paymentsSince(0).filter((p) => p.intentId === paid.intentId);
+    const attempts = (await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === paid.intentId);
     expect(attempts.map((p) => p.fate).sort()).toEqual(["never", "pending"]);
   });
 
@@ -132,7 +132,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       const deadline = Date.now() + 15_000;
       for (;;) {
         await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
-        const row = fx.pa.journal.intent(paid.intentId)!;
+        const row = (await fx.pa.journal.intent(paid.intentId))!;
         if (row.nextPollAt === null) return row;
         if (Date.now() > deadline) throw new Error(`the intent was still followed: ${JSON.stringify({ state: row.state, exec: row.execStatus, settlement: row.settlement, refund: row.refundState })}`);
         await new Promise((r) => setTimeout(r, 50));
@@ -153,7 +153,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       expect(row.refundState).toBe("verified");
       expect(row.refundCredit).toBe(PRICE);
       expect(row.attention).toBeNull();
-      expect(f.pa.engine.spending().committedLast24h).toBe("0.00");
+      expect((await f.pa.engine.spending()).committedLast24h).toBe("0.00");
     });
 
     it("a `refunded` status with no refund at all credits nothing and tells a human", async () => {
@@ -167,7 +167,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       expect(row.refundCredit).toBe(0n);
       expect(row.refundState).toBe("unverified");
       expect(row.attention).toMatch(/names no refund transaction/);
-      expect(f.pa.engine.spending().committedLast24h).toBe("0.288");
+      expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
     });
 
     it("a tiny refund (one atomic unit landed) credits one atomic unit", async () => {
@@ -192,7 +192,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       expect(row.refundCredit).toBe(1n);
       expect(row.refundTx).toBe(tiny);
       expect(row.attention).toMatch(/only 0\.000001 of the 0\.288 USDC paid came back/);
-      expect(f.pa.engine.spending().committedLast24h).toBe("0.287999");
+      expect((await f.pa.engine.spending()).committedLast24h).toBe("0.287999");
     });
 
     it("an inflated refund claim credits only what landed (never more than was paid) and tells a human", async () => {
@@ -206,7 +206,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       expect(await t.usdc(t.wallet.address)).toBe(before);
       expect(row.refundCredit).toBe(PRICE);
       expect(row.attention).toMatch(/reports 1000\.00 USDC refunded; the chain shows 0\.288 USDC/);
-      expect(f.pa.engine.spending().committedLast24h).toBe("0.00");
+      expect((await f.pa.engine.spending()).committedLast24h).toBe("0.00");
     });
 
     it("one refund transaction claimed for two purchases credits only the first", async () => {
@@ -224,14 +224,14 @@ describe("money truth: the chain decides, whatever the service says", () => {
       const second = await payAndFollow(f, "refund-shared-2");
       expect(second.refundCredit).toBe(0n);
       expect(second.attention).toMatch(/already credited another purchase/);
-      expect(f.pa.engine.spending().committedLast24h).toBe("0.288");
+      expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
     });
 
     async function payAndFollowExisting(fx: EngineFixture, intentId: string) {
       const deadline = Date.now() + 15_000;
       for (;;) {
         await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
-        const row = fx.pa.journal.intent(intentId)!;
+        const row = (await fx.pa.journal.intent(intentId))!;
         if (row.nextPollAt === null) return row;
         if (Date.now() > deadline) throw new Error("the intent was still followed");
         await new Promise((r) => setTimeout(r, 50));
@@ -288,7 +288,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
     expect((r as PaidActionError).code).toBe("cancelled");
     await new Promise((done) => setTimeout(done, 900)); // the delayed quote arrives at the service meanwhile
     expect(await t.usdc(t.wallet.address)).toBe(before);
-    const intent = f.pa.journal.intentByKey(req.intentKey)!;
+    const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
     expect(intent.state).toBe("refused");
     expect(intent.proof).toBeNull();
     expect(intent.budgetState).toBe("none");
@@ -315,13 +315,13 @@ describe("money truth: the chain decides, whatever the service says", () => {
     const first = await outcome(f.pa.engine.pay(req));
     expect((first as PaidActionError).code).toBe("approval_required");
     const approvalId = (first as PaidActionError).context.approvalId as string;
-    f.pa.engine.approve(approvalId);
+    await f.pa.engine.approve(approvalId);
     const before = await t.usdc(t.wallet.address);
     const lower = await outcome(f.pa.engine.pay({ ...req, approvalId, budget: { amount: "0.20", currency: "USDC" } }));
     expect(lower).toBeInstanceOf(PaidActionError);
     expect((lower as PaidActionError).code).toBe("budget_exceeded");
     expect((lower as PaidActionError).context).toMatchObject({ limit: "budget", ceiling: "0.20" });
     expect(await t.usdc(t.wallet.address)).toBe(before);
-    expect(f.pa.journal.intentByKey(req.intentKey)!.agentBudget).toBe(200_000n);
+    expect((await f.pa.journal.intentByKey(req.intentKey))!.agentBudget).toBe(200_000n);
   });
 });

@@ -46,7 +46,7 @@ describe("mcp e2e: cancellation", () => {
     expect(proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(0);
     const journal = new Journal(join(home, "journal.sqlite"));
     try {
-      const intent = journal.intentByKey(args.intentKey)!;
+      const intent = (await journal.intentByKey(args.intentKey))!;
       expect(intent.state).toBe("refused");
       expect(intent.error?.code).toBe("cancelled");
       expect(intent.proof).toBeNull();

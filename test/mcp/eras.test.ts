@@ -69,9 +69,9 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     const declinedId = sc(declined).error.approvalId;
     const j = openJournal(e);
     try {
-      expect(j.journal.approval(String(declinedId))?.status).toBe("declined");
+      expect((await j.journal.approval(String(declinedId)))?.status).toBe("declined");
     } finally {
-      j.close();
+      await j.close();
     }
 
     approve = true;
@@ -92,9 +92,9 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     expect(approvalId).toMatch(/^apr_/);
     const j = openJournal(e);
     try {
-      j.engine.approve(approvalId);
+      await j.engine.approve(approvalId);
     } finally {
-      j.close();
+      await j.close();
     }
     const paid = await callTool(s.client, "servers_provision", { ...args, approvalId });
     expect(paid.isError).toBeFalsy();
