@@ -120,3 +120,10 @@ export async function decline(c: Pick<Ctx, "journal" | "now">, approvalId: strin
     throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${(await c.journal.approval(approvalId))?.status ?? approval.status}`, { approvalId });
   }
 }
+
+/** A recorded approval, with the input of the purchase it is for. */
+export async function approvalWithInput(journal: Ctx["journal"], approvalId: string) {
+  const approval = await journal.approval(approvalId);
+  if (!approval) return undefined;
+  return { ...approval, input: (await journal.intent(approval.intentId))?.input };
+}

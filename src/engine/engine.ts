@@ -10,20 +10,21 @@
 import { EventEmitter } from "node:events";
 import { formatDecimal } from "../domain/money.js";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../domain/wire.js";
-import { approve, decline } from "./approvals.js";
+import { approvalWithInput, approve, decline } from "./approvals.js";
 import type { ChainPort } from "./chain.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import { fingerprint, validateRequest } from "./input.js";
 import { IntentKeyTaken } from "./journal/port.js";
-import { executionPatch, limitsView, listExecutions, paidCallOf, spending, view } from "./executions.js";
+import { executionPatch, listExecutions, paidCallOf, spending, view } from "./executions.js";
 import { asError, Drive, quoteRefusal } from "./pay-flow.js";
 import type { Payer } from "./payer.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { serviceApi } from "./service-api.js";
 import { checkRefund, checkSettlement } from "./settlement.js";
 import { restartable, resting } from "./transitions.js";
+import { Turns } from "./turns.js";
 import type { ExecutionEvent, ExecutionView, Intent, IntentPatch, PaidCall, PayOptions, PayRequest } from "./types.js";
 
 export type { EngineDeps } from "./context.js";
@@ -42,6 +43,8 @@ export class Engine extends EventEmitter {
   private ataPromise: Promise<{ wallet: string; ata: string }> | undefined;
   /** Intents a call of this process is driving now, with that call's outcome. */
   private readonly driving = new Map<string, Promise<PaidCall>>();
+  /** Finding or recording an intent: one call at a time per intent key in this process. */
+  private readonly turns = new Turns();
   private ctxCache: Ctx | undefined;
   /** perAction keys that name no action of the service's catalog (once the catalog is known). */
   private catalogIssues: ConfigIssue[] = [];
@@ -159,43 +162,45 @@ export class Engine extends EventEmitter {
     const { input, agentBudget } = validateRequest(req);
     if (opts.signal?.aborted) throw new PaidActionError("cancelled", "the call was cancelled before it started; nothing was paid");
     const fp = fingerprint(req.action, input);
-    let intent: Intent | undefined;
-    if (req.approvalId !== undefined) {
-      const approval = typeof req.approvalId === "string" ? await c.journal.approval(req.approvalId) : undefined;
-      if (!approval) throw new PaidActionError("approval_invalid", `approval ${String(req.approvalId).slice(0, 60)} does not exist`, { approvalId: req.approvalId });
-      intent = await c.journal.intent(approval.intentId);
-      if (!intent || intent.fingerprint !== fp) {
-        throw new PaidActionError("approval_invalid", `approval ${req.approvalId} was given for a different action or input; send exactly the input that was approved`, { approvalId: req.approvalId });
-      }
-    } else if (req.intentKey !== undefined) {
-      intent = await c.journal.intentByKey(req.intentKey);
-      if (intent && intent.fingerprint !== fp) {
-        throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: intent.intentId });
-      }
-    }
     // Refuse early what the policy would refuse anyway, before anything is recorded.
     const early = evaluateBudget(c.config.limits, { day: 0n, total: 0n }, { action: req.action, amount: 0n });
-    if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
-
-    let first: (() => Promise<PaidCall>) | undefined;
-    if (!intent) {
+    // Finding or recording the intent, and starting its drive, happen one call at a time per
+    // key in this process: a second call with the key then finds the first one's drive.
+    const found = await this.turns.run(req.intentKey, async (): Promise<{ intent: Intent; started?: Promise<PaidCall> }> => {
+      let intent: Intent | undefined;
+      if (req.approvalId !== undefined) {
+        const approval = typeof req.approvalId === "string" ? await c.journal.approval(req.approvalId) : undefined;
+        if (!approval) throw new PaidActionError("approval_invalid", `approval ${String(req.approvalId).slice(0, 60)} does not exist`, { approvalId: req.approvalId });
+        intent = await c.journal.intent(approval.intentId);
+        if (!intent || intent.fingerprint !== fp) {
+          throw new PaidActionError("approval_invalid", `approval ${req.approvalId} was given for a different action or input; send exactly the input that was approved`, { approvalId: req.approvalId });
+        }
+      } else if (req.intentKey !== undefined) {
+        intent = await c.journal.intentByKey(req.intentKey);
+        if (intent && intent.fingerprint !== fp) {
+          throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: intent.intentId });
+        }
+      }
+      if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
+      if (intent) return { intent };
       const created = await this.record(c, req, fp, agentBudget, opts);
       if ("conflict" in created) {
-        intent = created.conflict; // another process recorded the same key a moment ago: it is that intent
-        if (intent.fingerprint !== fp) throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: intent.intentId });
-      } else {
-        intent = created.intent;
-        first = () => this.drive(c, created.intent, opts);
+        // Another process recorded the same key a moment ago: it is that intent.
+        if (created.conflict.fingerprint !== fp) throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: created.conflict.intentId });
+        return { intent: created.conflict };
       }
-    }
+      return { intent: created.intent, started: this.tracked(created.intent.intentId, this.drive(c, created.intent, opts)) };
+    });
+    const intent = found.intent;
+    let started = found.started;
     const intentId = intent.intentId;
     const deadline = this.d.now() + (this.d.settleWaitMs ?? 15_000);
     for (let looks = 1; ; looks++) {
       try {
-        if (first) {
-          const start = first;
-          first = undefined;
-          return await this.tracked(intentId, start());
+        if (started) {
+          const mine = started;
+          started = undefined;
+          return await mine;
         }
         const inFlight = this.driving.get(intentId);
         if (inFlight) return await this.waitFor(inFlight, deadline, opts);
@@ -336,17 +341,11 @@ export class Engine extends EventEmitter {
   }
 
   /** A recorded approval, with the input of the purchase it is for. */
-  async approval(approvalId: string) {
-    const approval = await this.d.journal.approval(approvalId);
-    if (!approval) return undefined;
-    return { ...approval, input: (await this.d.journal.intent(approval.intentId))?.input };
+  approval(approvalId: string) {
+    return approvalWithInput(this.d.journal, approvalId);
   }
 
   // ---- Reads ------------------------------------------------------------------------
-
-  view(intent: Intent): ExecutionView {
-    return view(intent);
-  }
 
   /**
    * Folds a fresh execution record from the service into the journal, with `extra` in the
@@ -388,10 +387,6 @@ export class Engine extends EventEmitter {
   /** Intents a human should look at: outcome unknown, or the service misbehaved after payment. */
   async needsAttention(): Promise<ExecutionView[]> {
     return (await this.d.journal.needingAttention(100)).map(view);
-  }
-
-  limitsView() {
-    return limitsView(this.config);
   }
 
   spending() {
