@@ -190,7 +190,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         const { values, positionals } = parse(args, { limit: { type: "string" }, json: { type: "boolean" } }, 1);
         if (values.help) return help("transcript");
         const { transcriptCommand } = await import("./commands/journal-commands.js");
-        return transcriptCommand(env, positionals[0], { limit: intOption(values.limit, "limit", 1, 1000), json: values.json });
+        return await transcriptCommand(env, positionals[0], { limit: intOption(values.limit, "limit", 1, 1000), json: values.json });
       }
       case "approve": {
         const { values, positionals } = parse(args, {}, 1);

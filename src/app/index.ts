@@ -17,7 +17,7 @@ import { Reconciler } from "../engine/reconciler.js";
 import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
 import { Transcripts } from "../engine/transcripts.js";
 import type { SandboxOptions } from "../sandbox/index.js";
-import { openJournalFile, openJournalStore } from "./journal.js";
+import { openJournalStore } from "./journal.js";
 import { embeddedSandbox, followSandbox, serviceTarget, type EmbeddedSandbox, type WatchOptions } from "./sandbox.js";
 
 export { embeddedSandbox, type EmbeddedSandbox } from "./sandbox.js";
@@ -64,11 +64,11 @@ export interface PaidActions {
  * The journal and transcripts only, for commands that read or approve (`executions`,
  * `transcript`, `approve`): no service, no sandbox, no network.
  */
-export function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now) {
+export async function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now) {
   const configResult = loadConfig(env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const transcripts = new Transcripts(home);
-  const journal = openJournalFile(home, transcripts);
+  const journal = await openJournalStore(home, transcripts, configResult.ok ? configResult.config.journalUrl : undefined);
   const engine = new Engine({
     config: configResult.ok ? configResult.config : { issues: configResult.issues },
     journal,
@@ -81,7 +81,7 @@ export function openJournal(env: NodeJS.ProcessEnv, now: () => number = Date.now
     owner: `${process.pid}-cli`,
     log: () => undefined,
   });
-  return { configResult, home, journal, transcripts, engine, close: () => journal.close() };
+  return { configResult, home, journal, transcripts, engine, close: async () => void (await journal.close()) };
 }
 
 export { openJournalFile, openJournalStore } from "./journal.js";

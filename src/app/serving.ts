@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, type ConfigResult } from "../engine/config.js";
+import { PaidActionError } from "../engine/errors.js";
 import { limitsView } from "../engine/executions.js";
 import type { JournalStore } from "../engine/journal/port.js";
 import type { Transcripts } from "../engine/transcripts.js";
@@ -25,6 +26,12 @@ export interface Serving {
   started(): PaidActions | undefined;
   /** Stops what was started (reconciler, owned sandbox) and closes the journal. */
   close(): Promise<void>;
+}
+
+/** A journal that cannot be opened, as the refusal a paid call gives: nothing was paid, try again. */
+function journalAway(e: unknown): Error {
+  if (e instanceof PaidActionError) return e;
+  return new PaidActionError("service_unavailable", `the journal cannot be opened (${(e as Error).message.slice(0, 300)}); nothing was paid — try again when it is back`, {}, true);
 }
 
 /** The file in the home dir holding a snapshot of the cached catalog (the journal holds the same). */
@@ -129,7 +136,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     start: () =>
       (starting ??= (async () => {
         if (closing) throw new Error("the server is stopping");
-        const [{ openPaidActions }, ready] = await Promise.all([import("./index.js"), open()]);
+        const [{ openPaidActions }, ready] = await Promise.all([import("./index.js"), open().catch((e: unknown) => Promise.reject(journalAway(e)))]);
         const started = await openPaidActions({ ...o, resume: "background", opened: ready });
         if (closing) {
           await started.close();

@@ -51,7 +51,15 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
     lines.push([level, text]);
     process.stdout.write(`[${MARK[level]}] ${text}\n`);
   };
-  const pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
+  let pa: Awaited<ReturnType<typeof openPaidActions>>;
+  try {
+    pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
+  } catch (e) {
+    // The journal (a PostgreSQL server away, a schema newer than this build) or the sandbox.
+    check("fail", `start: ${(e as Error).message.slice(0, 400)}`);
+    process.stdout.write("\n1 problem(s) to fix before anything can be paid.\n");
+    return 1;
+  }
   try {
     const cfg = pa.configResult;
     if (!cfg.ok) {

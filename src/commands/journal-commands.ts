@@ -14,7 +14,7 @@ function pad(text: string, width: number): string {
 }
 
 export async function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean }): Promise<number> {
-  const j = openJournal(env);
+  const j = await openJournal(env);
   try {
     const items: ExecutionView[] = opts.attention
       ? await j.engine.needsAttention()
@@ -39,7 +39,7 @@ export async function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?:
     out(`Spent in the last 24 h: ${s.spentLast24h} USDC (${s.reserved} reserved)${s.limits ? ` of ${s.limits.maxPerDay} per day` : ""}. Transcripts: paid-actions-mcp transcript <call>`);
     return 0;
   } finally {
-    j.close();
+    await j.close();
   }
 }
 
@@ -58,8 +58,8 @@ function summarize(entry: Record<string, unknown>): string {
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
-export function transcriptCommand(env: NodeJS.ProcessEnv, callId: string | undefined, opts: { json?: boolean; limit?: number }): number {
-  const j = openJournal(env);
+export async function transcriptCommand(env: NodeJS.ProcessEnv, callId: string | undefined, opts: { json?: boolean; limit?: number }): Promise<number> {
+  const j = await openJournal(env);
   try {
     if (!callId) {
       const list = j.transcripts.list(opts.limit ?? 20);
@@ -89,12 +89,12 @@ export function transcriptCommand(env: NodeJS.ProcessEnv, callId: string | undef
     for (const e of entries) out(`${e.t}  ${pad(e.step, 12)} ${summarize(e)}`);
     return 0;
   } finally {
-    j.close();
+    await j.close();
   }
 }
 
 export async function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | undefined): Promise<number> {
-  const j = openJournal(env);
+  const j = await openJournal(env);
   try {
     if (!approvalId) {
       const pending = await j.journal.pendingApprovals(Date.now());
@@ -118,6 +118,6 @@ export async function approveCommand(env: NodeJS.ProcessEnv, approvalId: string 
       throw e;
     }
   } finally {
-    j.close();
+    await j.close();
   }
 }

@@ -79,7 +79,7 @@ export async function serve(env: NodeJS.ProcessEnv, version: string, io: ServeIo
     onStarted: (pa) => {
       const sandbox = serving.started()?.sandbox;
       if (sandbox) log(`sandbox mode: ${sandbox.owned ? "started" : "reusing"} the embedded reference service at ${sandbox.info.baseUrl}`);
-      log(`started; journal in ${serving.home}${pa.config ? "" : " (configuration invalid: nothing will be paid)"}`);
+      log(`started; journal: ${pa.journal.kind} at ${pa.journal.location}${pa.config ? "" : " (configuration invalid: nothing will be paid)"}`);
     },
   });
   io.onSurface?.(surface);

@@ -390,7 +390,7 @@ async function journal() {
   const home = join(work, "journal-home");
   mkdirSync(home, { recursive: true });
   for (const level of JOURNAL_LEVELS) {
-    const j = openJournal({ PAID_ACTIONS_HOME: home });
+    const j = await openJournal({ PAID_ACTIONS_HOME: home });
     const raw = new Database(j.journal.path);
     const insert = raw.prepare(
       `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, quote_id, amount, payee,

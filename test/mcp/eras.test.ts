@@ -67,7 +67,7 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     expect(params.message).toContain("0.288 USDC for servers.provision");
     expect(params.requestedSchema?.properties?.approve).toBeDefined();
     const declinedId = sc(declined).error.approvalId;
-    const j = openJournal(e);
+    const j = await openJournal(e);
     try {
       expect((await j.journal.approval(String(declinedId)))?.status).toBe("declined");
     } finally {
@@ -90,7 +90,7 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     expect(sc(refused).error.code).toBe("approval_required");
     const approvalId = String(sc(refused).error.approvalId);
     expect(approvalId).toMatch(/^apr_/);
-    const j = openJournal(e);
+    const j = await openJournal(e);
     try {
       await j.engine.approve(approvalId);
     } finally {
