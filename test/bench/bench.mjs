@@ -17,6 +17,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
+import { startTestPostgres } from "../helpers/postgres.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -120,21 +121,35 @@ async function loadWallet(path) {
 
 // ---- 1. Paid call latency: MCP server vs floor vs peer ------------------------------------
 
-async function paidCalls(svc) {
-  log("1. paid call latency (MCP over stdio, floor, peer)…");
-  const env = serviceEnv(svc.info, join(work, "mcp-home"));
+/** N_PAID paid calls through the MCP server over stdio, one after another (10 untimed first). */
+async function mcpPaidCalls(env) {
   const { client } = await mcpClient(env);
   await client.listTools();
   const call = () => client.callTool({ name: "servers_provision", arguments: INPUT });
   for (let i = 0; i < 10; i++) await call();
-  const mcp = [];
+  const samples = [];
   for (let i = 0; i < N_PAID; i++) {
     const t0 = performance.now();
     const r = await call();
-    mcp.push(performance.now() - t0);
+    samples.push(performance.now() - t0);
     if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
   }
   await client.close();
+  return samples;
+}
+
+async function paidCalls(svc) {
+  log("1. paid call latency (MCP over stdio with SQLite, then PostgreSQL; floor; peer)…");
+  const mcp = await mcpPaidCalls(serviceEnv(svc.info, join(work, "mcp-home")));
+  // The same calls with the journal on PostgreSQL (a local server, fsync on, on loopback).
+  const pgServer = await startTestPostgres();
+  let mcpPostgres;
+  try {
+    const url = await pgServer.createDatabase("bench");
+    mcpPostgres = await mcpPaidCalls(serviceEnv(svc.info, join(work, "mcp-home-pg"), { PAID_ACTIONS_JOURNAL_URL: url }));
+  } finally {
+    await pgServer.stop();
+  }
 
   // The floor: the same HTTP requests in a tight loop with undici, proofs built the same way,
   // and the same number of journal commits (WAL, synchronous=FULL).
@@ -192,7 +207,7 @@ async function paidCalls(svc) {
   for (let i = 0; i < 10; i++) await timed(peerOnce);
   const peer = [];
   for (let i = 0; i < N_PAID; i++) await timed(peerOnce, peer);
-  return { mcp: stats(mcp), floor: stats(floor), peer: stats(peer) };
+  return { mcp: stats(mcp), mcpPostgres: stats(mcpPostgres), floor: stats(floor), peer: stats(peer) };
 }
 
 // ---- 2. Cold start ---------------------------------------------------------------------
@@ -512,8 +527,8 @@ const lines = [];
 const row = (...cells) => lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
 lines.push("");
 row("Paid call latency (ms)", "median", "p95", "min", "max", "");
-for (const [name, s] of [["MCP server over stdio", p.mcp], ["floor (undici + same proofs + commits)", p.floor], ["peer (@x402/fetch + @x402/svm)", p.peer]]) row(`  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
-lines.push(`  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}`);
+for (const [name, s] of [["MCP server over stdio (SQLite journal)", p.mcp], ["MCP server, PostgreSQL journal", p.mcpPostgres], ["floor (undici + same proofs + commits)", p.floor], ["peer (@x402/fetch + @x402/svm)", p.peer]]) row(`  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
+lines.push(`  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`);
 lines.push("");
 row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
 for (const [label, c] of Object.entries(results.coldStart)) {
