@@ -31,6 +31,8 @@ export type { EngineDeps } from "./context.js";
 export { STEPS, type Step } from "./types.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** What a resumed intent may end with that is no news for the log. */
+const QUIET_ON_RESUME = new Set(["approval_required", "budget_exceeded", "action_not_allowed", "quote_expired", "cancelled"]);
 
 /** Errors after which a call may wait a little and look again: the outcome is being settled. */
 const WAITABLE = new Set(["outcome_unknown", "busy"]);
@@ -315,7 +317,8 @@ export class Engine extends EventEmitter {
       await p;
     } catch (e) {
       const error = asError(e);
-      if (error.code !== "approval_required") this.d.log(`resuming ${intent.intentId}: ${error.code}: ${this.d.transcripts.scrub(error.message)}`);
+      // A resumed purchase the limits now refuse simply ends refused (its record says so).
+      if (!QUIET_ON_RESUME.has(error.code)) this.d.log(`resuming ${intent.intentId}: ${error.code}: ${this.d.transcripts.scrub(error.message)}`);
     }
     return true;
   }

@@ -6,6 +6,11 @@
  * concurrency, honouring Retry-After. Its work grows with the number of unfinished
  * intents, never with the journal's size: it reads only rows with a due `next_poll_at`,
  * through a partial index.
+ *
+ * It also sweeps for orphans: a purchase whose driver died mid-way (a server killed, on this
+ * machine or another sharing the journal) keeps its lease until the lease expires, so the
+ * dead driver's restart may not get it back; every `sweepIntervalMs` the engine resumes
+ * each unfinished intent whose lease has expired, with its own idempotency key.
  */
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
@@ -28,6 +33,8 @@ export interface ReconcilerOptions {
   concurrency?: number;
   minIntervalMs?: number;
   maxIntervalMs?: number;
+  /** How often unfinished intents whose driver is gone are resumed (default 15 s; 0: never). */
+  sweepIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -39,6 +46,8 @@ export class Reconciler {
   private stopping = false;
   private readonly inflight = new Set<string>();
   private tick: Promise<void> | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
   /** Requests sent, for the benchmark. */
   requests = 0;
 
@@ -55,6 +64,11 @@ export class Reconciler {
     this.started = true;
     this.stopping = false;
     this.schedule();
+    const every = this.o.sweepIntervalMs ?? 15_000;
+    if (every > 0 && !this.sweepTimer) {
+      this.sweepTimer = setInterval(() => void this.sweep(), every);
+      this.sweepTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
@@ -62,7 +76,25 @@ export class Reconciler {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
     await this.tick;
+    await this.sweeping;
+  }
+
+  /** Resumes the unfinished intents nobody drives any more (their lease expired); one sweep at a time. */
+  sweep(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    this.sweeping ??= this.o.engine
+      .resumeUnfinished()
+      .then(({ resumed }) => {
+        if (resumed > 0) this.schedule();
+      })
+      .catch((e: unknown) => this.o.log?.(`reconciler: resuming unfinished purchases: ${(e as Error).message}`))
+      .finally(() => {
+        this.sweeping = undefined;
+      });
+    return this.sweeping;
   }
 
   /** Re-arms the timer for the earliest due row (call after new work is recorded). */
