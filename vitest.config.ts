@@ -1,13 +1,34 @@
 import { defineConfig } from "vitest/config";
 
+/** Both projects: real servers on 127.0.0.1 with their own temp dirs, in forked workers. */
+const common = {
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  pool: "forks",
+} as const;
+
+/**
+ * The engine's behaviour tests that go through the journal, run a second time on a
+ * PostgreSQL journal: test/helpers/engine.ts reads PAM_TEST_JOURNAL and gives each fixture
+ * a fresh database on one test server per file. (test/engine/journal.test.ts is about the
+ * SQLite file alone; the PostgreSQL store's own contract is test/engine/journal-pg.test.ts.)
+ */
+const ENGINE_ON_POSTGRES = [
+  "test/engine/paid-call.test.ts",
+  "test/engine/concurrency.test.ts",
+  "test/engine/crash.test.ts",
+  "test/engine/audit.test.ts",
+  "test/engine/secrets.test.ts",
+  "test/hostile/money-truth.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: "forks",
-    // Every integration test runs real servers on 127.0.0.1 with their own temp dirs,
-    // so files may run in parallel; two workers match the 2-core CI machine.
+    // Files may run in parallel, across both projects; two workers match the 2-core CI machine.
     maxWorkers: 2,
+    projects: [
+      { test: { ...common, name: "sqlite", include: ["test/**/*.test.ts"] } },
+      { test: { ...common, name: "engine on postgres", include: ENGINE_ON_POSTGRES, env: { PAM_TEST_JOURNAL: "postgres" } } },
+    ],
   },
 });

@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Journal } from "../../src/engine/journal/sqlite.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
-import { runEngineChild, serviceEnv } from "../helpers/engine.js";
+import { openTestJournal, runEngineChild, serviceEnv, testJournalEnv } from "../helpers/engine.js";
 
 
 describe("two processes sharing one journal", () => {
@@ -23,7 +22,7 @@ describe("two processes sharing one journal", () => {
 
   it("run 50 concurrent paid calls against a daily cap and never jointly exceed it", async () => {
     const before = await t.usdc(t.wallet.address);
-    const env = { ...serviceEnv(t, home), PAID_ACTIONS_MAX_PER_DAY: "2" };
+    const env = { ...serviceEnv(t, home), ...(await testJournalEnv()), PAID_ACTIONS_MAX_PER_DAY: "2" };
     // 0.288 USDC each: at most 6 fit under 2 USDC (7 would be 2.016).
     const calls = (p: string) => Array.from({ length: 25 }, (_, i) => ({ action: "servers.provision", input: { region: "eu-west-1", plan: "small", durationHours: 24, image: `img-${p}-${i}` } }));
     const [a, b] = await Promise.all([
@@ -47,13 +46,13 @@ describe("two processes sharing one journal", () => {
     const settled = t.sb.db.prepare(`SELECT COALESCE(SUM(CAST(amount AS INTEGER)), 0) AS s FROM payments WHERE status = 'settled'`).get() as { s: number };
     expect(BigInt(settled.s)).toBe(spent);
 
-    const journal = new Journal(join(home, "journal.sqlite"));
+    const journal = await openTestJournal(env);
     try {
       const usage = await journal.usage(Date.now());
       expect(usage.day).toBe(spent);
       expect(await journal.reserved()).toBe(0n);
     } finally {
-      journal.close();
+      await journal.close();
     }
   }, 120_000);
 });

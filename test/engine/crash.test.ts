@@ -1,14 +1,30 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEPS } from "../../src/engine/engine.js";
-import { Journal } from "../../src/engine/journal/sqlite.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
-import { runEngineChild, serviceEnv } from "../helpers/engine.js";
+import { openTestJournal, PG, runEngineChild, serviceEnv, testJournalEnv } from "../helpers/engine.js";
 
 const INPUT = { region: "eu-west-1", plan: "small", durationHours: 24 };
+
+/**
+ * On PostgreSQL a lease is taken over only once it has expired: its owner may be a server on
+ * another machine, so a pid tells nothing (postgres.ts `claim`), where SQLite sees at once that
+ * the crashed process is gone. Ends the killed child's lease on an intent, as LEASE_MS (30 s)
+ * passing would, so the restart can drive it now.
+ */
+async function expireLease(journalUrl: string, intentKey: string): Promise<void> {
+  const db = new pg.Client({ connectionString: journalUrl });
+  await db.connect();
+  try {
+    await db.query(`UPDATE intents SET lease_until = 0 WHERE intent_key = $1 AND lease_owner IS NOT NULL`, [intentKey]);
+  } finally {
+    await db.end();
+  }
+}
 
 describe("crash at every step boundary (SIGKILL), then restart", () => {
   let t: TestSandbox;
@@ -18,7 +34,7 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
     ensureBuilt();
     t = await startTestSandbox();
     home = mkdtempSync(join(tmpdir(), "pam-crash-"));
-    env = { ...serviceEnv(t, home), PAID_ACTIONS_MAX_PER_DAY: "100" };
+    env = { ...serviceEnv(t, home), ...(await testJournalEnv()), PAID_ACTIONS_MAX_PER_DAY: "100" };
   });
   afterAll(async () => {
     await t.close();
@@ -32,13 +48,14 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
       const crashed = await runEngineChild({ ...env, CHILD_CRASH_AT: step, CHILD_CALLS: JSON.stringify([call]) });
       expect(crashed.signal, `the child should die at ${step}; stderr: ${crashed.stderr}`).toBe("SIGKILL");
       expect(crashed.lines).toHaveLength(0);
+      if (PG) await expireLease(env.PAID_ACTIONS_JOURNAL_URL!, call.intentKey);
 
       const restarted = await runEngineChild({ ...env, CHILD_CALLS: JSON.stringify([call]) });
       expect(restarted.code, restarted.stderr).toBe(0);
       expect(restarted.lines[0], `after a crash at ${step}`).toMatchObject({ ok: true, result: { status: expect.any(String) } });
       const result = restarted.lines[0].result;
 
-      const journal = new Journal(join(home, "journal.sqlite"));
+      const journal = await openTestJournal(env);
       try {
         const row = (await journal.intentByKey(call.intentKey))!;
         expect(row.state, step).toBe("executed");
@@ -49,7 +66,7 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
         const executions = t.sb.db.prepare(`SELECT execution_id FROM executions WHERE quote_id = ?`).all(row.quoteId) as any[];
         expect(executions.map((e) => e.execution_id), `executions after a crash at ${step}`).toEqual([row.executionId]);
       } finally {
-        journal.close();
+        await journal.close();
       }
     }
     // Exactly one payment per intent moved money: 8 intents x 0.288 USDC.

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import Database from "better-sqlite3";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
@@ -57,6 +58,13 @@ describe("secrets never leave their place", () => {
       proof: [proof, JSON.parse(Buffer.from(proof, "base64").toString()).payload.transaction],
       "wallet secret": [walletFile.trim(), seed.toString("hex"), seed.toString("base64"), JSON.stringify(Array.from(walletBytes.subarray(0, 32))).slice(1, -1)],
     };
+    const journalUrl = f.env.PAID_ACTIONS_JOURNAL_URL;
+    if (journalUrl) {
+      // On PostgreSQL: the journal's password (the test server's holds characters a URL escapes), in either form.
+      const password = decodeURIComponent(new URL(journalUrl).password);
+      expect(password.length).toBeGreaterThan(8);
+      secrets["journal password"] = [password, encodeURIComponent(password)];
+    }
 
     const transcriptDir = join(f.home, "transcripts");
     const haystacks: Record<string, string> = {
@@ -76,8 +84,13 @@ describe("secrets never leave their place", () => {
       }
     }
 
-    // The journal keeps the proof in its own column, and nowhere else (SQLite-specific: reads the file's rows raw).
-    expect(f.pa.journal).toBeInstanceOf(Journal);
+    // The journal keeps the proof in its own column, and nowhere else: read raw, below the store.
+    if (!(f.pa.journal instanceof Journal)) {
+      expect(journalUrl).toBeDefined();
+      await expectProofOnlyInItsColumn(journalUrl!, proof, apiKey);
+      return;
+    }
+    // SQLite: the file's rows.
     const raw = new Database((f.pa.journal as Journal).path, { readonly: true });
     try {
       for (const table of ["intents", "payments", "approvals"]) {
@@ -94,6 +107,37 @@ describe("secrets never leave their place", () => {
     }
   });
 });
+
+/**
+ * PostgreSQL: every text column of every table in the journal's database holds neither the
+ * proof nor the API key, except intents.proof, which holds the proof exactly once.
+ */
+async function expectProofOnlyInItsColumn(journalUrl: string, proof: string, apiKey: string): Promise<void> {
+  const db = new pg.Client({ connectionString: journalUrl });
+  await db.connect();
+  try {
+    const columns = (
+      await db.query<{ table_name: string; column_name: string }>(
+        `SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb')
+          ORDER BY table_name, column_name`,
+      )
+    ).rows;
+    // The scan must see the journal's tables, or it would prove nothing.
+    expect([...new Set(columns.map((c) => c.table_name))]).toEqual(expect.arrayContaining(["intents", "payments", "approvals"]));
+    for (const { table_name: table, column_name: column } of columns) {
+      if (table === "intents" && column === "proof") continue;
+      for (const [what, value] of [["proof", proof], ["API key", apiKey]] as const) {
+        const found = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(table)} WHERE strpos(${pg.escapeIdentifier(column)}::text, $1) > 0`, [value]);
+        expect(found.rows[0]!.n, `${what} in journal column ${table}.${column}`).toBe(0);
+      }
+    }
+    const kept = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM intents WHERE proof = $1`, [proof]);
+    expect(kept.rows[0]!.n).toBe(1);
+  } finally {
+    await db.end();
+  }
+}
 
 describe("secrets the service echoes back", () => {
   it("after a restart in state paid, a service echoing the proof gets it into no transcript, error or log", async () => {

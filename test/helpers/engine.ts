@@ -1,14 +1,77 @@
 /**
  * An engine wired to a real reference service on 127.0.0.1, through a programmable proxy
- * (so a test can make the service drift or fail), with its journal in a temp home.
+ * (so a test can make the service drift or fail), with its journal in a temp home — or, when
+ * PAM_TEST_JOURNAL=postgres (vitest.config.ts's "engine on postgres" project), in a fresh
+ * database on a test PostgreSQL server.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openPaidActions, type OpenOptions, type PaidActions } from "../../src/app/index.js";
+import { afterAll } from "vitest";
+import { openJournal, openPaidActions, type OpenOptions, type PaidActions } from "../../src/app/index.js";
+import type { JournalStore } from "../../src/engine/journal/port.js";
+import { Journal } from "../../src/engine/journal/sqlite.js";
+import type { TestPostgres } from "./postgres.mjs";
 import { startProxy, type Proxy, type ProxyRule } from "./proxy.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox.js";
+
+/** The journal store the engine tests run against: PAM_TEST_JOURNAL=postgres, else (unset) SQLite. */
+export const TEST_JOURNAL: "sqlite" | "postgres" = (() => {
+  const v = process.env.PAM_TEST_JOURNAL;
+  if (v === undefined || v === "" || v === "sqlite") return "sqlite";
+  if (v === "postgres") return "postgres";
+  throw new Error(`PAM_TEST_JOURNAL=${v}: expected "postgres" or nothing (SQLite)`);
+})();
+/** The tests run on a PostgreSQL journal. */
+export const PG = TEST_JOURNAL === "postgres";
+
+// One PostgreSQL server per test process, started with the first database a test asks for.
+// Vitest runs each test file in its own process (isolate, the default) and ends it with
+// SIGTERM, on which the helper's exit hook does not run: this file-level afterAll (registered
+// when a test file imports this module, and run after the file's own afterAll hooks) stops it.
+let server: Promise<TestPostgres> | undefined;
+afterAll(async () => {
+  const s = server;
+  server = undefined;
+  await (await s?.catch(() => undefined))?.stop();
+}, 60_000);
+
+/**
+ * What an engine's environment adds to name the store under test: nothing for SQLite (the
+ * home's journal.sqlite), a fresh, empty PostgreSQL database's PAID_ACTIONS_JOURNAL_URL for
+ * postgres. Children started with the env (runEngineChild, the CLI) open the same journal.
+ */
+export async function testJournalEnv(): Promise<Record<string, string>> {
+  if (!PG) return {};
+  server ??= import("./postgres.mjs").then((m) => m.startTestPostgres());
+  const pg = await server.catch((e: unknown) => {
+    server = undefined;
+    throw e;
+  });
+  return { PAID_ACTIONS_JOURNAL_URL: await pg.createDatabase() };
+}
+
+/**
+ * The journal an engine's env names (PAID_ACTIONS_HOME's journal.sqlite, or
+ * PAID_ACTIONS_JOURNAL_URL), opened as the app opens it, for a test that reads it directly.
+ * Close it with `await journal.close()`.
+ */
+export async function openTestJournal(env: NodeJS.ProcessEnv): Promise<JournalStore> {
+  const opened = await openJournal(env);
+  if (!opened.configResult.ok) {
+    await opened.close();
+    throw new Error(`the test's env is not a valid configuration: ${JSON.stringify(opened.configResult.issues)}`);
+  }
+  assertStore(opened.journal);
+  return opened.journal;
+}
+
+/** Under PAM_TEST_JOURNAL=postgres, a test that ends up on SQLite would prove nothing about PostgreSQL. */
+function assertStore(journal: JournalStore): void {
+  const sqlite = journal instanceof Journal;
+  if (sqlite !== !PG) throw new Error(`PAM_TEST_JOURNAL=${TEST_JOURNAL}, but the engine opened a ${sqlite ? "SQLite" : "PostgreSQL"} journal`);
+}
 
 /** The environment that points an engine (or the MCP server) at a test sandbox as a configured service. */
 export function serviceEnv(t: TestSandbox, home: string, baseUrl = t.sb.baseUrl): Record<string, string> {
@@ -72,14 +135,20 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
   const t = o.t ?? (await startTestSandbox(o.sandbox));
   const proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), o.rules ?? []);
   const home = mkdtempSync(join(tmpdir(), "pam-engine-"));
-  const env: NodeJS.ProcessEnv = { ...serviceEnv(t, home, `${proxy.url}/v1`), ...(o.env ?? {}) };
+  const env: NodeJS.ProcessEnv = { ...serviceEnv(t, home, `${proxy.url}/v1`), ...(await testJournalEnv()), ...(o.env ?? {}) };
   if (o.configFile !== undefined) {
     const path = join(home, "config.json");
     writeFileSync(path, JSON.stringify(o.configFile));
     env.PAID_ACTIONS_CONFIG = path;
   }
   const openOpts = (extra: Partial<OpenOptions> = {}): OpenOptions => ({ env, log: () => undefined, reconcile: false, ...o.open, ...extra });
-  let pa = await openPaidActions(openOpts());
+  const open = async (extra?: Partial<OpenOptions>) => {
+    const opened = await openPaidActions(openOpts(extra));
+    // An invalid configuration names no journal URL: the app then opens the home's SQLite file.
+    if (opened.configResult.ok) assertStore(opened.journal);
+    return opened;
+  };
+  let pa = await open();
   const fixture: EngineFixture = {
     t,
     proxy,
@@ -88,7 +157,7 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
     home,
     async reopen(extra) {
       await fixture.pa.close();
-      pa = await openPaidActions(openOpts(extra));
+      pa = await open(extra);
       fixture.pa = pa;
       return pa;
     },
