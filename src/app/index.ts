@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { newId } from "../domain/ids.js";
 import type { ChainPort } from "../engine/chain.js";
-import { loadConfig, type Config, type ConfigResult } from "../engine/config.js";
+import { journalOf, loadConfig, type Config, type ConfigResult } from "../engine/config.js";
 import { Engine, type Step } from "../engine/engine.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { JournalStore } from "../engine/journal/port.js";
@@ -68,7 +68,7 @@ export async function openJournal(env: NodeJS.ProcessEnv, now: () => number = Da
   const configResult = loadConfig(env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const transcripts = new Transcripts(home);
-  const journal = await openJournalStore(home, transcripts, configResult.ok ? configResult.config.journalUrl : undefined);
+  const journal = await openJournalStore(home, transcripts, journalOf(configResult));
   const engine = new Engine({
     config: configResult.ok ? configResult.config : { issues: configResult.issues },
     journal,
@@ -100,7 +100,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   const configResult = loadConfig(o.env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const transcripts = o.opened?.transcripts ?? new Transcripts(home);
-  const journal = o.opened?.journal ?? (await openJournalStore(home, transcripts, configResult.ok ? configResult.config.journalUrl : undefined));
+  const journal = o.opened?.journal ?? (await openJournalStore(home, transcripts, journalOf(configResult)));
   let sandbox: EmbeddedSandbox | undefined;
   let config: Config | undefined;
   try {

@@ -5,6 +5,7 @@
  * sharing one budget), its driver loaded only then.
  */
 import { join } from "node:path";
+import { PaidActionError } from "../engine/errors.js";
 import type { JournalStore } from "../engine/journal/port.js";
 import { Journal } from "../engine/journal/sqlite.js";
 import type { Transcripts } from "../engine/transcripts.js";
@@ -18,7 +19,10 @@ export function openJournalFile(home: string, transcripts: Transcripts): Journal
  * The journal the configuration names: PostgreSQL at `journalUrl`, else SQLite in the home.
  * The URL's password is registered as a secret before anything can print it.
  */
-export async function openJournalStore(home: string, transcripts: Transcripts, journalUrl?: string): Promise<JournalStore> {
+export async function openJournalStore(home: string, transcripts: Transcripts, journal: { url?: string; invalid?: true } = {}): Promise<JournalStore> {
+  // A journal URL that does not parse names no journal: not the home's SQLite file either.
+  if (journal.invalid) throw new PaidActionError("config_invalid", "PAID_ACTIONS_JOURNAL_URL (journalUrl) is invalid, so the journal cannot be opened; see: paid-actions-mcp doctor", { key: "PAID_ACTIONS_JOURNAL_URL" });
+  const journalUrl = journal.url;
   if (!journalUrl) return openJournalFile(home, transcripts);
   const password = passwordOf(journalUrl);
   if (password) transcripts.addSecret(password);

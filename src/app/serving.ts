@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, type ConfigResult } from "../engine/config.js";
+import { journalOf, loadConfig, type ConfigResult } from "../engine/config.js";
 import { PaidActionError } from "../engine/errors.js";
 import { limitsView } from "../engine/executions.js";
 import type { JournalStore } from "../engine/journal/port.js";
@@ -109,7 +109,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     (opened ??= (async () => {
       const [{ Transcripts }, { openJournalStore }] = await Promise.all([import("../engine/transcripts.js"), import("./journal.js")]);
       const transcripts = new Transcripts(home);
-      return { transcripts, journal: await openJournalStore(home, transcripts, config?.journalUrl) };
+      return { transcripts, journal: await openJournalStore(home, transcripts, journalOf(configResult)) };
     })().catch((e: unknown) => {
       opened = undefined; // a journal server briefly away: the next request tries again
       throw e;

@@ -3,6 +3,7 @@
  * the wallet and its balance, the journal. Each check says what is wrong and how to fix it.
  */
 import { openPaidActions } from "../app/index.js";
+import { loadConfig } from "../engine/config.js";
 import { loadPayer } from "../engine/payer.js";
 import { serviceApi } from "../engine/service-api.js";
 import { formatDecimal } from "../domain/money.js";
@@ -55,9 +56,11 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
   try {
     pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
   } catch (e) {
-    // The journal (a PostgreSQL server away, a schema newer than this build) or the sandbox.
+    // The journal (a PostgreSQL server away, a schema newer than this build, its URL invalid) or the sandbox.
+    const cfg = loadConfig(env);
+    if (!cfg.ok) for (const i of cfg.issues) check("fail", `config: ${i.key}: ${i.message}`);
     check("fail", `start: ${(e as Error).message.slice(0, 400)}`);
-    process.stdout.write("\n1 problem(s) to fix before anything can be paid.\n");
+    process.stdout.write(`\n${lines.length} problem(s) to fix before anything can be paid.\n`);
     return 1;
   }
   try {

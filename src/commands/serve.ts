@@ -11,6 +11,7 @@ import type { Readable, Writable } from "node:stream";
 import type { JSONRPCMessage, Transport, TransportSendOptions } from "@modelcontextprotocol/server";
 import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { prepareServing } from "../app/serving.js";
+import { markDroppedKeys } from "../mcp/guards.js";
 import { createMcpSurface, type McpSurface } from "../mcp/server.js";
 
 export interface ServeIo {
@@ -40,7 +41,10 @@ export function processIo(): ServeIo {
   return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: stop.signal };
 }
 
-/** A transport that also tells us when it closed (the SDK's entry owns its onclose). */
+/**
+ * A transport that also tells us when it closed (the SDK's entry owns its onclose), and marks
+ * a tools/call whose arguments carry keys the SDK's parsing would drop (guards.ts).
+ */
 class Watched implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -54,7 +58,7 @@ class Watched implements Transport {
       closed();
     };
     inner.onerror = (e) => this.onerror?.(e);
-    inner.onmessage = (m, extra) => this.onmessage?.(m, extra);
+    inner.onmessage = (m, extra) => this.onmessage?.(markDroppedKeys(m), extra);
   }
   start = () => this.inner.start();
   send = (m: JSONRPCMessage, o?: TransportSendOptions) => this.inner.send(m, o);

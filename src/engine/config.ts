@@ -59,7 +59,17 @@ export interface ConfigIssue {
   message: string;
 }
 
-export type ConfigResult = { ok: true; config: Config } | { ok: false; issues: ConfigIssue[]; home: string };
+/**
+ * A broken configuration still says where the journal is (`home`, and `journal` when a
+ * journal URL was given): the commands that only read or approve use it, and a journal URL
+ * that is itself invalid (`journal.invalid`) must not fall back to SQLite in the home.
+ */
+export type ConfigResult = { ok: true; config: Config } | { ok: false; issues: ConfigIssue[]; home: string; journal?: { url?: string; invalid?: true } };
+
+/** Where the journal is, whatever the rest of the configuration says. */
+export function journalOf(r: ConfigResult): { url?: string; invalid?: true } {
+  return r.ok ? { url: r.config.journalUrl } : (r.journal ?? {});
+}
 
 const DEFAULT_RPC: Record<string, string> = {
   [SOLANA_MAINNET]: "https://api.mainnet-beta.solana.com",
@@ -314,7 +324,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
     }
   }
 
-  if (issues.length > 0) return { ok: false, issues: withoutSecrets(issues, [apiKey, journalUrl, passwordOf(journalUrl)]), home };
+  if (issues.length > 0) {
+    const journalInvalid = issues.some((i) => i.key === journalKey);
+    const journal = journalUrl === undefined ? undefined : journalInvalid ? { invalid: true as const } : { url: journalUrl };
+    return { ok: false, issues: withoutSecrets(issues, [apiKey, journalUrl, passwordOf(journalUrl)]), home, ...(journal ? { journal } : {}) };
+  }
   return {
     ok: true,
     config: {

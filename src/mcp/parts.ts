@@ -4,10 +4,14 @@
  * this module right after the first answer has gone out (or when a request needs it), so
  * that `initialize` and `server/discover` wait for nothing but the SDK.
  */
-import type { McpContext } from "./context.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { PaidActionError } from "../engine/errors.js";
+import type { McpContext, RequestCtx } from "./context.js";
+import { droppedKeys } from "./guards.js";
 import { createPaidCalls } from "./paid-tools.js";
 import { createToolList } from "./tool-list.js";
 import { callMirrorTool, registerMirrorTools, type MirrorTools } from "./tools/index.js";
+import { failure } from "./results.js";
 import { createUpdates } from "./updates.js";
 
 export function buildParts(ctx: McpContext) {
@@ -17,7 +21,13 @@ export function buildParts(ctx: McpContext) {
   registerMirrorTools(mirror, ctx, updates);
   const toolList = createToolList(ctx, mirror);
   const paidCalls = createPaidCalls(ctx);
-  return { updates, toolList, paidCalls, callMirrorTool };
+  /** A refusal for a call whose arguments carried keys the SDK dropped (guards.ts); nothing is paid. */
+  const refuseDroppedKeys = (rctx: RequestCtx): CallToolResult | undefined => {
+    const keys = droppedKeys(rctx);
+    if (!keys) return undefined;
+    return failure(new PaidActionError("invalid_input", `the arguments carry a key named __proto__ (${keys.join(", ").slice(0, 200)}), which no tool accepts; nothing was paid`, { issues: keys.map((path) => ({ path, message: "not accepted" })) }), ctx.sandbox, ctx.scrub);
+  };
+  return { updates, toolList, paidCalls, callMirrorTool, refuseDroppedKeys };
 }
 
 export type Parts = ReturnType<typeof buildParts>;

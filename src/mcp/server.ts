@@ -143,10 +143,12 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
 
     server.setRequestHandler("tools/call", async (request, rctx) => {
       kick();
-      const { toolList, paidCalls, callMirrorTool } = await parts();
+      const { toolList, paidCalls, callMirrorTool, refuseDroppedKeys } = await parts();
       const name = request.params.name;
       if (toolList.catalog.source === "none" && !toolList.mirror(name)) await toolList.load();
       const paid = toolList.paid(name);
+      const dropped = paid || toolList.mirror(name) ? refuseDroppedKeys(rctx) : undefined;
+      if (dropped) return server.projectCallToolResult(dropped, (paid ?? toolList.mirror(name))?.tool.outputSchema);
       if (paid) {
         const result = await paidCalls.call(paid, request.params.arguments, rctx, { server, era });
         return isInputRequiredResult(result) ? result : server.projectCallToolResult(result, paid.tool.outputSchema);

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { actionAllowed, describeIssues, loadConfig, unknownPerActionKeys, type Config, type ConfigIssue } from "../../src/engine/config.js";
+import { actionAllowed, describeIssues, journalOf, loadConfig, unknownPerActionKeys, type Config, type ConfigIssue } from "../../src/engine/config.js";
 import { SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../src/domain/networks.js";
 
 const HOME = resolve("/tmp/paid-actions-unit-home");
@@ -292,6 +292,13 @@ describe("loadConfig: the PostgreSQL journal URL", () => {
     expect(r.ok).toBe(false);
     const issue = !r.ok ? r.issues.find((i) => i.key === "PAID_ACTIONS_JOURNAL_URL") : undefined;
     expect(issue?.message).toMatch(message);
+  });
+
+  it("a broken configuration still names the journal: the URL when it is valid, `invalid` when it is not (no fallback to SQLite)", () => {
+    expect(journalOf(load({ PAID_ACTIONS_JOURNAL_URL: "postgres://pam@127.0.0.1/j", PAID_ACTIONS_MAX_PER_DAY: "lots" }))).toEqual({ url: "postgres://pam@127.0.0.1/j" });
+    expect(journalOf(load({ PAID_ACTIONS_JOURNAL_URL: "postgres://pam@db.example.com/j", PAID_ACTIONS_MAX_PER_DAY: "lots" }))).toEqual({ invalid: true });
+    expect(journalOf(load({ PAID_ACTIONS_MAX_PER_DAY: "lots" }))).toEqual({});
+    expect(journalOf(load({ PAID_ACTIONS_JOURNAL_URL: "postgres://pam@127.0.0.1/j" }))).toEqual({ url: "postgres://pam@127.0.0.1/j" });
   });
 
   it("never echoes the URL's password in an issue", () => {
