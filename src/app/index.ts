@@ -7,6 +7,7 @@
  * module that knows all the parts; the MCP server starts through serving.ts.
  */
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { newId } from "../domain/ids.js";
 import type { ChainPort } from "../engine/chain.js";
 import { journalOf, loadConfig, type Config, type ConfigResult } from "../engine/config.js";
@@ -101,6 +102,11 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const transcripts = o.opened?.transcripts ?? new Transcripts(home);
   const journal = o.opened?.journal ?? (await openJournalStore(home, transcripts, journalOf(configResult)));
+  // Each tool call's transcript is indexed in the journal, so that every server sharing it
+  // (and every command) can list the calls, and say which host keeps each file.
+  const host = hostname();
+  transcripts.onNewCall = (callId, at) =>
+    void Promise.resolve(journal.indexTranscript({ callId, createdAt: at, host, home })).catch((e: unknown) => log(`transcripts: could not index ${callId}: ${(e as Error).message}`));
   let sandbox: EmbeddedSandbox | undefined;
   let config: Config | undefined;
   try {

@@ -3,6 +3,7 @@
  * They never start a service and never pay.
  */
 import { openJournal } from "../app/index.js";
+import { recentCalls } from "../engine/recent-calls.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { ExecutionView } from "../engine/types.js";
 import { formatDecimal } from "../domain/money.js";
@@ -62,7 +63,7 @@ export async function transcriptCommand(env: NodeJS.ProcessEnv, callId: string |
   const j = await openJournal(env);
   try {
     if (!callId) {
-      const list = j.transcripts.list(opts.limit ?? 20);
+      const list = await recentCalls(j.journal, j.transcripts, opts.limit ?? 20);
       if (opts.json) {
         out(JSON.stringify({ items: list }, null, 2));
         return 0;
@@ -72,7 +73,7 @@ export async function transcriptCommand(env: NodeJS.ProcessEnv, callId: string |
         return 0;
       }
       out("Recent tool calls (newest first):");
-      for (const t of list) out(`  ${t.callId}  ${t.modifiedAt}  ${t.path}`);
+      for (const t of list) out(`  ${t.callId}  ${t.at}  ${t.path ?? `kept on host ${t.host}`}`);
       out("\nShow one: paid-actions-mcp transcript <callId>");
       return 0;
     }

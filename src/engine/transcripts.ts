@@ -75,6 +75,10 @@ export class Transcripts {
   /** All secrets longest first; undefined when the set changed and it must be rebuilt. */
   private sorted: string[] | undefined;
   private dirReady = false;
+  /** Calls this process has appended to (bounded): a call's first line is when it is indexed. */
+  private readonly seen = new Set<string>();
+  /** Told once per call, at its first line (the app indexes it in the journal). */
+  onNewCall?: (callId: string, at: number) => void;
 
   constructor(home: string) {
     this.dir = join(home, "transcripts");
@@ -148,8 +152,14 @@ export class Transcripts {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.dirReady = true;
     }
-    const line = this.redactedJson({ t: new Date().toISOString(), step, ...data });
+    const now = new Date();
+    const line = this.redactedJson({ t: now.toISOString(), step, ...data });
     appendFileSync(join(this.dir, `${callId}.jsonl`), `${line}\n`, { mode: 0o600 });
+    if (!this.seen.has(callId)) {
+      if (this.seen.size >= 10_000) this.seen.clear();
+      this.seen.add(callId);
+      this.onNewCall?.(callId, now.getTime());
+    }
   }
 
   read(callId: string): TranscriptEntry[] | undefined {

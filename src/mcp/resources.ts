@@ -6,6 +6,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context.js";
+import { recentCalls } from "../engine/recent-calls.js";
 import { executionUri, transcriptUri } from "./uris.js";
 
 const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spending)$/;
@@ -22,8 +23,9 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
   const { sandbox } = ctx;
 
   server.setRequestHandler("resources/list", async () => {
-    const { engine, transcripts } = await ctx.runtime();
+    const { engine, journal, transcripts } = await ctx.runtime();
     const recent = await engine.listExecutions({ limit: 50 });
+    const calls = await recentCalls(journal, transcripts, 20);
     return {
       resources: [
         { uri: "paid-actions://executions", name: "executions", title: "Recent executions", mimeType: "application/json", description: "The 50 most recent executions this server paid for." },
@@ -31,7 +33,7 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
         ...recent.items
           .filter((i) => i.executionId)
           .map((i) => ({ uri: executionUri(i.executionId!), name: i.executionId!, title: `${i.action} — ${i.status}`, mimeType: "application/json" })),
-        ...transcripts.list(20).map((t) => ({ uri: transcriptUri(t.callId), name: t.callId, title: `Transcript ${t.callId}`, mimeType: "application/json" })),
+        ...calls.map((t) => ({ uri: transcriptUri(t.callId), name: t.callId, title: `Transcript ${t.callId}${t.path ? "" : ` (kept on ${t.host})`}`, mimeType: "application/json" })),
       ],
     };
   });
@@ -52,7 +54,7 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
     m = /^paid-actions:\/\/transcripts\/(call_[A-Za-z0-9]{1,40})$/.exec(uri);
     if (m) {
       const entries = transcripts.read(m[1]!);
-      if (!entries) throw new ResourceNotFoundError(uri, `no transcript ${m[1]}`);
+      if (!entries) throw new ResourceNotFoundError(uri, `no transcript ${m[1]} in this server's home (a server sharing the journal on another host may keep it)`);
       return json(uri, { callId: m[1], path: transcripts.pathOf(m[1]!), entries });
     }
     throw new ResourceNotFoundError(uri.slice(0, 200), `unknown resource ${uri.slice(0, 200)}`);

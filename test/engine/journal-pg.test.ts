@@ -247,6 +247,19 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
     });
   });
 
+  it("indexes each call's transcript once, newest first, with the host and home that hold it", async () => {
+    await withStore(async (j) => {
+      await j.indexTranscript({ callId: "call_a", createdAt: NOW, host: "host-1", home: "/h1" });
+      await j.indexTranscript({ callId: "call_b", createdAt: NOW + 5, host: "host-2", home: "/h2" });
+      await j.indexTranscript({ callId: "call_a", createdAt: NOW + 9, host: "host-3", home: "/h3" }); // already indexed: kept as it was
+      expect(await j.transcriptIndex(10)).toEqual([
+        { callId: "call_b", createdAt: NOW + 5, host: "host-2", home: "/h2" },
+        { callId: "call_a", createdAt: NOW, host: "host-1", home: "/h1" },
+      ]);
+      expect(await j.transcriptIndex(1)).toHaveLength(1);
+    });
+  });
+
   it("approvals round-trip and are decided once", async () => {
     await withStore(async (j) => {
       const a: Approval = { approvalId: "ap1", intentId: "i1", quoteId: "q1", action: "x", amount: U64_MAX, payee: null, expiresAt: NOW + 1000, status: "pending", createdAt: NOW, decidedAt: null };
@@ -302,7 +315,7 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       expect((await j.needingAttention(10)).map((i) => i.intentId)).toEqual(["i3"]);
       expect((await j.intentsSince(NOW)).map((i) => i.intentId)).toEqual(["i2", "i3"]);
       const h = await j.health();
-      expect(h).toMatchObject({ store: j.kind, location: j.location, integrity: "ok", schemaVersion: 2, total: 3, unfinished: 2, attention: 1, following: 2 });
+      expect(h).toMatchObject({ store: j.kind, location: j.location, integrity: "ok", schemaVersion: 3, total: 3, unfinished: 2, attention: 1, following: 2 });
 
       await j.saveCatalog("svc", [{ name: "b", detail: { price: "1" } }, { name: "a", detail: [1, null] }], NOW);
       await j.saveCatalog("other", [{ name: "z", detail: {} }], NOW);
@@ -323,14 +336,14 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
     const stores = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
     try {
       expect(opened.map((o) => (o.status === "rejected" ? String(o.reason) : "ok"))).toEqual(["ok", "ok", "ok", "ok", "ok"]);
-      for (const s of stores) expect((await s.health()).schemaVersion).toBe(2);
+      for (const s of stores) expect((await s.health()).schemaVersion).toBe(3);
       const c = new pg.Client({ connectionString: url });
       await c.connect();
       const { rows } = await c.query(`SELECT version FROM pam_schema`);
       const tables = await c.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
       await c.end();
-      expect(rows).toEqual([{ version: 2 }]);
-      expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(["approvals", "catalog", "intents", "meta", "pam_schema", "payments"]);
+      expect(rows).toEqual([{ version: 3 }]);
+      expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(["approvals", "catalog", "intents", "meta", "pam_schema", "payments", "transcripts"]);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }
@@ -345,7 +358,7 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       await c.query(`UPDATE pam_schema SET version = 99`);
       const err = await openPostgresJournal(url, { applicationName: "pam-too-new" }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SchemaTooNew);
-      expect(err).toMatchObject({ found: 99, known: 2 });
+      expect(err).toMatchObject({ found: 99, known: 3 });
       expect((err as Error).message).toContain(redactUrl(url));
       expect((err as Error).message).not.toContain(encodeURIComponent(server.password));
       // The pool has ended; the server notices each backend's exit a moment later.

@@ -27,7 +27,7 @@ describe("the journal", () => {
       );
       for (const c of codes) expect(c.code, c.err).toBe(0);
       const j = new Journal(path);
-      expect(j.schemaVersion).toBe(2);
+      expect(j.schemaVersion).toBe(3);
       j.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -68,6 +69,8 @@ describe("engine: a paid call against the reference service", () => {
     expect((await f.pa.journal.intent(paid.intentId))!.nextPollAt).toBeNull();
     // The settlement the service claimed was read back from our own RPC: the priced transfer.
     expect((await f.pa.journal.intent(paid.intentId))!.settlement).toBe("verified");
+    // The call's transcript is indexed in the journal, with the host and home that keep it.
+    expect((await f.pa.journal.transcriptIndex(10)).find((r) => r.callId === "call_e2e1")).toMatchObject({ host: hostname(), home: f.home });
   });
 
   it("a retried call with the same intentKey lands on the same intent and pays once", async () => {

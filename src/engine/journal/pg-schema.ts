@@ -133,6 +133,16 @@ export const PG_MIGRATIONS: string[] = [
   CREATE INDEX payments_intent ON payments(intent_id);
   CREATE INDEX payments_signed ON payments(signed_at);
   `,
+  // 3: the index of tool-call transcripts (the files stay in each server's home).
+  `
+  CREATE TABLE transcripts (
+    call_id TEXT COLLATE "C" PRIMARY KEY,
+    created_at BIGINT NOT NULL,
+    host TEXT COLLATE "C" NOT NULL,
+    home TEXT COLLATE "C" NOT NULL
+  );
+  CREATE INDEX transcripts_created ON transcripts(created_at DESC, call_id DESC);
+  `,
 ];
 
 /**

@@ -105,3 +105,28 @@ export function paymentInsert(p: PaymentRecord): [string, unknown[]] {
 export function reservation(patch: IntentPatch, amount: bigint, now: number): IntentPatch {
   return { ...patch, budgetState: "reserved", budgetAmount: amount, budgetAt: now };
 }
+
+/** The journal could not be opened (no server, refused, bad credentials); the message never carries the password. */
+export class JournalUnavailable extends Error {
+  constructor(
+    message: string,
+    /** The SQLSTATE or the system error code (ECONNREFUSED …), when there is one. */
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = "JournalUnavailable";
+  }
+}
+
+/** The URL without its password (in the authority or as a `password=` parameter), for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    u.searchParams.delete("password");
+    return u.toString();
+  } catch {
+    // Not a URL (a key=value string, say): remove whatever looks like a password.
+    return url.replace(/(\/\/[^:/@\s]*):[^@\s]*@/, "$1@").replace(/(password\s*=\s*)('[^']*'|[^&\s]*)/gi, "$1***");
+  }
+}

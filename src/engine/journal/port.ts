@@ -78,6 +78,14 @@ export interface JournalHealth {
   following: number;
 }
 
+/** One tool call's transcript, as the journal indexes it: the file itself stays in `home` on `host`. */
+export interface TranscriptRecord {
+  callId: string;
+  createdAt: number;
+  host: string;
+  home: string;
+}
+
 export interface CatalogRecord {
   name: string;
   detail: unknown;
@@ -155,6 +163,12 @@ export interface JournalStore {
   pendingApprovals(now: number): Awaitable<Approval[]>;
   /** Moves an approval from one status to another; false if it was not in `from` (single use). */
   decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Awaitable<boolean>;
+
+  // ---- Transcripts' index ----
+  /** Indexes a tool call's transcript (once: a call already indexed is left as it is). */
+  indexTranscript(r: TranscriptRecord): Awaitable<void>;
+  /** The most recent tool calls, newest first, on every host sharing the journal. */
+  transcriptIndex(limit: number): Awaitable<TranscriptRecord[]>;
 
   // ---- Catalog cache ----
   saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): Awaitable<void>;

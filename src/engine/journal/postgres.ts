@@ -27,8 +27,8 @@ import type { Usage } from "../policy.js";
 import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
 import { migrate } from "./pg-schema.js";
-import { changed, LOCK, paymentInsert, paymentStatement, pgValue, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
-import { IntentKeyTaken, LeaseLost, SchemaTooNew, type CatalogRecord, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
+import { changed, JournalUnavailable, LOCK, paymentInsert, paymentStatement, pgValue, redactUrl, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
+import { IntentKeyTaken, LeaseLost, SchemaTooNew, type CatalogRecord, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord } from "./port.js";
 import { toApproval, toIntent, toPayment } from "./rows.js";
 
 const DAY_MS = 24 * 3_600_000;
@@ -43,30 +43,7 @@ export interface PostgresOptions extends JournalOptions {
   applicationName?: string;
 }
 
-/** The journal could not be opened (no server, refused, bad credentials); the message never carries the password. */
-export class JournalUnavailable extends Error {
-  constructor(
-    message: string,
-    /** The SQLSTATE or the system error code (ECONNREFUSED …), when there is one. */
-    readonly code: string | undefined,
-  ) {
-    super(message);
-    this.name = "JournalUnavailable";
-  }
-}
-
-/** The URL without its password (in the authority or as a `password=` parameter), for logs and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = "";
-    u.searchParams.delete("password");
-    return u.toString();
-  } catch {
-    // Not a URL (a key=value string, say): remove whatever looks like a password.
-    return url.replace(/(\/\/[^:/@\s]*):[^@\s]*@/, "$1@").replace(/(password\s*=\s*)('[^']*'|[^&\s]*)/gi, "$1***");
-  }
-}
+export { JournalUnavailable, redactUrl } from "./pg-sql.js";
 
 /**
  * Opens (and migrates, once, whoever else starts at the same moment) the journal at a
@@ -373,6 +350,17 @@ export class PostgresJournal implements JournalStore {
   }
 
   // ---- Catalog cache --------------------------------------------------------------
+
+  // ---- Transcripts' index ----------------------------------------------------------
+
+  async indexTranscript(r: TranscriptRecord): Promise<void> {
+    await this.pool.query(`INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`, [r.callId, r.createdAt, r.host, r.home].map(pgValue));
+  }
+
+  async transcriptIndex(limit: number): Promise<TranscriptRecord[]> {
+    const found = await rows(this.pool, `SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT $1`, [limit]);
+    return found.map((r) => ({ callId: String(r.call_id), createdAt: Number(r.created_at), host: String(r.host), home: String(r.home) }));
+  }
 
   /**
    * Replaces a service's cached catalog. Under a lock: two servers rewriting it at once

@@ -116,4 +116,15 @@ export const MIGRATIONS: string[] = [
            CASE WHEN payment_tx IS NOT NULL THEN 'landed' ELSE 'pending' END, payment_tx
     FROM intents WHERE proof IS NOT NULL AND quote_id IS NOT NULL AND amount IS NOT NULL;
   `,
+  // 3: the index of tool-call transcripts (the files stay in each server's home): which
+  // calls were made, when, and on which host — for a fleet sharing one journal.
+  `
+  CREATE TABLE transcripts (
+    call_id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    home TEXT NOT NULL
+  );
+  CREATE INDEX transcripts_created ON transcripts(created_at DESC, call_id DESC);
+  `,
 ];

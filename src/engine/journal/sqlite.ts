@@ -14,7 +14,7 @@ import { dirname } from "node:path";
 import type { Usage } from "../policy.js";
 import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
-import { IntentKeyTaken, LeaseLost, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
+import { IntentKeyTaken, LeaseLost, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord } from "./port.js";
 import { intentColumns, paymentColumns, toApproval, toIntent, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
 
@@ -358,6 +358,17 @@ export class Journal implements JournalStore {
   /** Moves an approval from one status to another; false if it was not in `from`. */
   decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): boolean {
     return this.sql(`UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = ?`).run(to, now, approvalId, from).changes === 1;
+  }
+
+  // ---- Transcripts' index ----------------------------------------------------------
+
+  indexTranscript(r: TranscriptRecord): void {
+    this.sql(`INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`).run(r.callId, r.createdAt, r.host, r.home);
+  }
+
+  transcriptIndex(limit: number): TranscriptRecord[] {
+    const rows = this.sql(`SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT ?`).all(limit) as Array<{ call_id: string; created_at: number; host: string; home: string }>;
+    return rows.map((r) => ({ callId: r.call_id, createdAt: r.created_at, host: r.host, home: r.home }));
   }
 
   // ---- Catalog cache --------------------------------------------------------------
