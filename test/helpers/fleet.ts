@@ -8,17 +8,7 @@ import pg from "pg";
 import type { TestSandbox } from "./sandbox.js";
 import { startServer, type McpServerProcess } from "./mcp.js";
 
-/** mulberry32: a small seeded PRNG; the same seed gives the same sequence. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from "./prng.js";
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

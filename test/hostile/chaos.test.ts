@@ -20,6 +20,7 @@ import { startProxy, type Proxy, type ProxyAction } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { serviceEnv } from "../helpers/engine.js";
 import { runCli } from "../helpers/mcp.js";
+import { prng } from "../helpers/prng.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CALLS = Number(process.env.CHAOS_CALLS ?? 2000);
@@ -27,17 +28,6 @@ const CONCURRENCY = 12;
 const FAULT_RATE = 0.07;
 const MAX_PER_DAY_USDC = 40n;
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Intent {
   key: string;
