@@ -216,7 +216,7 @@ export class Reconciler {
     } else {
       next = this.nextLook(seen, retryAfter, record !== undefined && record.status !== current.execStatus);
     }
-    if (record) this.o.engine.applyExecution(current, record, { ...money, ...next });
+    if (record) await this.o.engine.applyExecution(current, record, { ...money, ...next });
     else {
       await this.o.journal.update(current.intentId, { ...money, ...next }, this.o.now());
       if (Object.keys(money).length > 0) this.o.engine.emitUpdate({ ...seen, ...next }, seen.execStatus);
