@@ -4,120 +4,22 @@
 // Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
 // `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json.
 import { spawn } from "node:child_process";
-import { cpus, totalmem, tmpdir, release } from "node:os";
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { cpus, totalmem, release } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { request } from "undici";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
 import { startTestPostgres } from "../helpers/postgres.mjs";
+import { CLI, COLD_RUNS, INPUT, log, loadWallet, mcpClient, ms, N_MEMORY, N_PAID, QUICK, ROOT, rssMb, serviceEnv, sleep, startSandbox, stats, timed, work, children } from "./common.mjs";
+import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const CLI = join(ROOT, "dist", "cli.js");
-const QUICK = process.env.BENCH_QUICK === "1";
 const { only: ONLY } = parseArgs({ options: { only: { type: "string" } } }).values;
 if (ONLY !== undefined && ONLY !== "startup") throw new Error(`--only takes one section name: startup (not ${ONLY})`);
-const N_PAID = QUICK ? 40 : 200;
-const N_MEMORY = QUICK ? 100 : 1000;
-const COLD_RUNS = QUICK ? 3 : 10;
-const RECONCILE_LEVELS = QUICK ? [10, 100] : [10, 100, 1000];
-const RECONCILE_WINDOW_MS = QUICK ? 4000 : 10_000;
-const JOURNAL_LEVELS = QUICK ? [1_000, 100_000] : [1_000, 100_000, 1_000_000];
-const SERVICE_WINDOW_MS = QUICK ? 2000 : 5000;
-const INPUT = { region: "eu-west-1", plan: "nano", durationHours: 1 };
-
-const log = (line) => process.stderr.write(`${line}\n`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const work = mkdtempSync(join(tmpdir(), "pam-bench-"));
-const children = new Set();
-process.on("exit", () => {
-  for (const c of children) c.kill("SIGKILL");
-  rmSync(work, { recursive: true, force: true });
-});
-
-/**
- * The sandbox's ledger accepts only its current blockhash and replaces it every 60 s, as a
- * cluster expires them: a proof signed just before that is refused, and signed again. The
- * benchmark does the same (the engine does it by itself), timing only the attempt that paid.
- */
-async function timed(once, samples) {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const t0 = performance.now();
-    try {
-      await once();
-      samples?.push(performance.now() - t0);
-      return;
-    } catch (e) {
-      if (attempt === 2) throw e;
-    }
-  }
-}
-
-function stats(samples) {
-  const s = [...samples].sort((a, b) => a - b);
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))];
-  return { n: s.length, median: q(0.5), p95: q(0.95), min: s[0], max: s[s.length - 1] };
-}
-const ms = (v) => (v === undefined ? "-" : v < 10 ? v.toFixed(2) : v.toFixed(1));
-
-// ---- The reference service, as a separate process --------------------------------------
-
-async function startSandbox(name, delayMs) {
-  const home = join(work, name);
-  const child = spawn(process.execPath, [CLI, "sandbox", "--port", "0", "--home", home, "--provider-delay-ms", String(delayMs), "--rate-limit", "100000"], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  children.add(child);
-  let err = "";
-  child.stderr.on("data", (c) => (err += c));
-  for (let i = 0; i < 300; i++) {
-    if (existsSync(join(home, "sandbox.json")) && err.includes("is running")) break;
-    if (child.exitCode !== null) throw new Error(`sandbox exited: ${err}`);
-    await sleep(50);
-  }
-  const info = JSON.parse(readFileSync(join(home, "sandbox.json"), "utf8"));
-  return { info, child, home };
-}
-
-function serviceEnv(info, home, extra = {}) {
-  return {
-    PATH: process.env.PATH ?? "",
-    PAID_ACTIONS_BASE_URL: info.baseUrl,
-    PAID_ACTIONS_API_KEY: info.apiKey,
-    PAID_ACTIONS_WALLET: info.walletPath,
-    SOLANA_RPC_URL: info.rpcUrl,
-    PAID_ACTIONS_NETWORK: "solana-devnet",
-    PAID_ACTIONS_HOME: home,
-    PAID_ACTIONS_MAX_PER_CALL: "10",
-    PAID_ACTIONS_MAX_PER_DAY: "1000000",
-    PAID_ACTIONS_APPROVAL_ABOVE: "1000",
-    ...extra,
-  };
-}
-
-async function mcpClient(env) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "serve"], env, stderr: "ignore" });
-  const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, pid: transport.pid };
-}
-
-function rssMb(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
-}
-
-async function loadWallet(path) {
-  return createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(path, "utf8"))));
-}
 
 // ---- 1. Paid call latency: MCP server vs floor vs peer ------------------------------------
 
@@ -340,155 +242,6 @@ async function memory(svc) {
   const my = half.reduce((s, p) => s + p.rssMb, 0) / half.length;
   const slope = half.reduce((s, p) => s + (p.calls - mx) * (p.rssMb - my), 0) / Math.max(1, half.reduce((s, p) => s + (p.calls - mx) ** 2, 0));
   return { idleMb: idle, afterMb: after, calls: N_MEMORY, samples, slopeMbPer100Calls: slope * 100 };
-}
-
-// ---- 4. Reconciler -------------------------------------------------------------------------
-
-async function reconciler() {
-  log("4. reconciler cost with unfinished executions…");
-  const slow = await startSandbox("sandbox-slow", 3_600_000);
-  const { openPaidActions } = await import(join(ROOT, "dist", "app", "index.js"));
-  const { Reconciler } = await import(join(ROOT, "dist", "engine", "reconciler.js"));
-  const { createServiceClient } = await import(join(ROOT, "dist", "engine", "service-client.js"));
-  const home = join(work, "reconcile-home");
-  const pa = await openPaidActions({ env: serviceEnv(slow.info, home), log: () => undefined, reconcile: false, resume: false });
-  const pollClient = createServiceClient({ baseUrl: slow.info.baseUrl, apiKey: slow.info.apiKey, timeoutMs: 10_000, maxAttempts: 1 });
-  // Finished executions the reconciler must not touch: 10,000 of them (written straight into the journal file).
-  const raw = new Database(pa.journal.path);
-  raw.pragma("busy_timeout = 10000");
-  const insert = raw.prepare(
-    `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, execution_id, exec_status, budget_state, created_at, updated_at)
-     VALUES (?, ?, ?, ?, 'servers.provision', '{}', 'x', 'executed', ?, 'completed', 'spent', ?, ?)`,
-  );
-  raw.transaction(() => {
-    for (let i = 0; i < 10_000; i++) insert.run(`int_done${i}`, `done-${i}`, `done-${i}`, pa.engine.service, `exe_done${i}`, Date.now() - 1000, Date.now());
-  })();
-  const levels = [];
-  let paid = 0;
-  for (const level of RECONCILE_LEVELS) {
-    while (paid < level) {
-      const batch = Math.min(16, level - paid);
-      await Promise.all(Array.from({ length: batch }, (_, i) => pa.engine.pay({ action: "servers.provision", input: { ...INPUT, image: `rec-${paid + i}` } })));
-      paid += batch;
-    }
-    // Every unfinished execution due now, as right after a start.
-    raw.prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`).run(Date.now());
-    const rec = new Reconciler({ engine: pa.engine, journal: pa.journal, client: pollClient, now: Date.now });
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    rec.start();
-    await sleep(RECONCILE_WINDOW_MS);
-    await rec.stop();
-    const wall = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    levels.push({
-      unfinished: level,
-      finishedRows: 10_000,
-      requests: rec.requests,
-      requestsPerSecond: rec.requests / (wall / 1000),
-      cpuShare: (cpu.user + cpu.system) / 1000 / wall,
-    });
-  }
-  raw.close();
-  await pa.close();
-  slow.child.kill("SIGTERM");
-  return { windowMs: RECONCILE_WINDOW_MS, levels };
-}
-
-// ---- 5. Journal ------------------------------------------------------------------------------
-
-async function journal() {
-  log("5. list_executions latency over large journals…");
-  const { openJournal } = await import(join(ROOT, "dist", "app", "index.js"));
-  const out = [];
-  let rows = 0;
-  const home = join(work, "journal-home");
-  mkdirSync(home, { recursive: true });
-  for (const level of JOURNAL_LEVELS) {
-    const j = await openJournal({ PAID_ACTIONS_HOME: home });
-    const raw = new Database(j.journal.path);
-    const insert = raw.prepare(
-      `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, quote_id, amount, payee,
-         execution_id, exec_status, output, budget_state, budget_amount, budget_at, call_id, created_at, updated_at)
-       VALUES (@id, @id, @id, 'bench', @action, '{"region":"eu-west-1","plan":"nano","durationHours":1}', 'x', 'executed', @quote, '5000',
-         'Treasury1111111111111111111111111111111111', @exe, @status, '{"serverId":"svr_x","ipv4":"203.0.113.7"}', 'spent', '5000', @at, 'call_bench', @at, @at)`,
-    );
-    const statuses = ["completed", "completed", "completed", "refunded", "pending", "processing"];
-    const actions = ["servers.provision", "domains.register", "storage.purchase"];
-    const start = Date.now() - 1e9;
-    raw.transaction(() => {
-      for (; rows < level; rows++) {
-        insert.run({ id: `int_b${rows}`, quote: `qt_b${rows}`, exe: `exe_b${rows}`, status: statuses[rows % 6], action: actions[rows % 3], at: start + rows * 1000 });
-      }
-    })();
-    // The engine's reads are async (the journal's port): each sample awaits its page.
-    const measure = async (opts) => {
-      const samples = [];
-      for (let i = 0; i < 200; i++) {
-        const t0 = performance.now();
-        const page = await j.engine.listExecutions(opts);
-        samples.push(performance.now() - t0);
-        if (page.items.length === 0) throw new Error("empty page");
-      }
-      return stats(samples);
-    };
-    const first = await j.engine.listExecutions({ limit: 20 });
-    const page2 = await j.engine.listExecutions({ limit: 20, cursor: first.nextCursor });
-    out.push({
-      rows: level,
-      latest: await measure({ limit: 20 }),
-      byStatus: await measure({ limit: 20, status: "refunded" }),
-      secondPage: await measure({ limit: 20, cursor: first.nextCursor }),
-      pageSize: page2.items.length,
-    });
-    raw.close();
-    await j.close();
-  }
-  return out;
-}
-
-// ---- 6. The reference service alone ------------------------------------------------------------
-
-async function service(svc) {
-  log("6. the reference service alone…");
-  const headers = { authorization: `Bearer ${svc.info.apiKey}`, "content-type": "application/json" };
-  const wallet = await loadWallet(svc.info.walletPath);
-  const scheme = new ExactSvmScheme(wallet, { rpcUrl: svc.info.rpcUrl });
-  const run = async (concurrency, windowMs, once) => {
-    let done = 0;
-    const until = performance.now() + windowMs;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < until) {
-          await timed(once);
-          done++;
-        }
-      }),
-    );
-    return done / (windowMs / 1000);
-  };
-  const quote = async () => {
-    const res = await request(`${svc.info.baseUrl}/quotes`, { method: "POST", headers, body: JSON.stringify({ action: "servers.provision", input: INPUT, budget: { amount: "1", currency: "USDC" } }) });
-    const body = await res.body.json();
-    if (res.statusCode !== 201) throw new Error(`quote ${res.statusCode}`);
-    return body;
-  };
-  const quotesPerSecond = await run(16, SERVICE_WINDOW_MS, quote);
-  const settled = async () => {
-    const q = await quote();
-    const reqs = q.paymentRequirement.accepts[0];
-    const p = await scheme.createPaymentPayload(2, reqs);
-    const proof = Buffer.from(JSON.stringify({ ...p, accepted: reqs })).toString("base64");
-    const res = await request(`${svc.info.baseUrl}/executions`, {
-      method: "POST",
-      headers: { ...headers, "x-quote-id": q.quoteId, "x-payment-proof": proof },
-      body: JSON.stringify({ action: "servers.provision", input: INPUT }),
-    });
-    await res.body.text();
-    if (res.statusCode !== 201) throw new Error(`execution ${res.statusCode}`);
-  };
-  const settledPerSecond = await run(8, SERVICE_WINDOW_MS * 2, settled);
-  return { quotesPerSecond, settledExecutionsPerSecond: settledPerSecond };
 }
 
 // ---- Run ---------------------------------------------------------------------------------------

@@ -1,0 +1,158 @@
+// `npm run bench`, sections 4–6: how the reconciler's cost grows with unfinished work, how
+// list_executions holds up over very large journals, and what the reference service alone
+// sustains.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { request } from "undici";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import { INPUT, JOURNAL_LEVELS, loadWallet, log, RECONCILE_LEVELS, RECONCILE_WINDOW_MS, ROOT, SERVICE_WINDOW_MS, serviceEnv, sleep, startSandbox, stats, timed, work } from "./common.mjs";
+
+// ---- 4. Reconciler -------------------------------------------------------------------------
+
+export async function reconciler() {
+  log("4. reconciler cost with unfinished executions…");
+  const slow = await startSandbox("sandbox-slow", 3_600_000);
+  const { openPaidActions } = await import(join(ROOT, "dist", "app", "index.js"));
+  const { Reconciler } = await import(join(ROOT, "dist", "engine", "reconciler.js"));
+  const { createServiceClient } = await import(join(ROOT, "dist", "engine", "service-client.js"));
+  const home = join(work, "reconcile-home");
+  const pa = await openPaidActions({ env: serviceEnv(slow.info, home), log: () => undefined, reconcile: false, resume: false });
+  const pollClient = createServiceClient({ baseUrl: slow.info.baseUrl, apiKey: slow.info.apiKey, timeoutMs: 10_000, maxAttempts: 1 });
+  // Finished executions the reconciler must not touch: 10,000 of them (written straight into the journal file).
+  const raw = new Database(pa.journal.path);
+  raw.pragma("busy_timeout = 10000");
+  const insert = raw.prepare(
+    `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, execution_id, exec_status, budget_state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'servers.provision', '{}', 'x', 'executed', ?, 'completed', 'spent', ?, ?)`,
+  );
+  raw.transaction(() => {
+    for (let i = 0; i < 10_000; i++) insert.run(`int_done${i}`, `done-${i}`, `done-${i}`, pa.engine.service, `exe_done${i}`, Date.now() - 1000, Date.now());
+  })();
+  const levels = [];
+  let paid = 0;
+  for (const level of RECONCILE_LEVELS) {
+    while (paid < level) {
+      const batch = Math.min(16, level - paid);
+      await Promise.all(Array.from({ length: batch }, (_, i) => pa.engine.pay({ action: "servers.provision", input: { ...INPUT, image: `rec-${paid + i}` } })));
+      paid += batch;
+    }
+    // Every unfinished execution due now, as right after a start.
+    raw.prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`).run(Date.now());
+    const rec = new Reconciler({ engine: pa.engine, journal: pa.journal, client: pollClient, now: Date.now });
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    rec.start();
+    await sleep(RECONCILE_WINDOW_MS);
+    await rec.stop();
+    const wall = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    levels.push({
+      unfinished: level,
+      finishedRows: 10_000,
+      requests: rec.requests,
+      requestsPerSecond: rec.requests / (wall / 1000),
+      cpuShare: (cpu.user + cpu.system) / 1000 / wall,
+    });
+  }
+  raw.close();
+  await pa.close();
+  slow.child.kill("SIGTERM");
+  return { windowMs: RECONCILE_WINDOW_MS, levels };
+}
+
+// ---- 5. Journal ------------------------------------------------------------------------------
+
+export async function journal() {
+  log("5. list_executions latency over large journals…");
+  const { openJournal } = await import(join(ROOT, "dist", "app", "index.js"));
+  const out = [];
+  let rows = 0;
+  const home = join(work, "journal-home");
+  mkdirSync(home, { recursive: true });
+  for (const level of JOURNAL_LEVELS) {
+    const j = await openJournal({ PAID_ACTIONS_HOME: home });
+    const raw = new Database(j.journal.path);
+    const insert = raw.prepare(
+      `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, quote_id, amount, payee,
+         execution_id, exec_status, output, budget_state, budget_amount, budget_at, call_id, created_at, updated_at)
+       VALUES (@id, @id, @id, 'bench', @action, '{"region":"eu-west-1","plan":"nano","durationHours":1}', 'x', 'executed', @quote, '5000',
+         'Treasury1111111111111111111111111111111111', @exe, @status, '{"serverId":"svr_x","ipv4":"203.0.113.7"}', 'spent', '5000', @at, 'call_bench', @at, @at)`,
+    );
+    const statuses = ["completed", "completed", "completed", "refunded", "pending", "processing"];
+    const actions = ["servers.provision", "domains.register", "storage.purchase"];
+    const start = Date.now() - 1e9;
+    raw.transaction(() => {
+      for (; rows < level; rows++) {
+        insert.run({ id: `int_b${rows}`, quote: `qt_b${rows}`, exe: `exe_b${rows}`, status: statuses[rows % 6], action: actions[rows % 3], at: start + rows * 1000 });
+      }
+    })();
+    // The engine's reads are async (the journal's port): each sample awaits its page.
+    const measure = async (opts) => {
+      const samples = [];
+      for (let i = 0; i < 200; i++) {
+        const t0 = performance.now();
+        const page = await j.engine.listExecutions(opts);
+        samples.push(performance.now() - t0);
+        if (page.items.length === 0) throw new Error("empty page");
+      }
+      return stats(samples);
+    };
+    const first = await j.engine.listExecutions({ limit: 20 });
+    const page2 = await j.engine.listExecutions({ limit: 20, cursor: first.nextCursor });
+    out.push({
+      rows: level,
+      latest: await measure({ limit: 20 }),
+      byStatus: await measure({ limit: 20, status: "refunded" }),
+      secondPage: await measure({ limit: 20, cursor: first.nextCursor }),
+      pageSize: page2.items.length,
+    });
+    raw.close();
+    await j.close();
+  }
+  return out;
+}
+
+// ---- 6. The reference service alone ------------------------------------------------------------
+
+export async function service(svc) {
+  log("6. the reference service alone…");
+  const headers = { authorization: `Bearer ${svc.info.apiKey}`, "content-type": "application/json" };
+  const wallet = await loadWallet(svc.info.walletPath);
+  const scheme = new ExactSvmScheme(wallet, { rpcUrl: svc.info.rpcUrl });
+  const run = async (concurrency, windowMs, once) => {
+    let done = 0;
+    const until = performance.now() + windowMs;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < until) {
+          await timed(once);
+          done++;
+        }
+      }),
+    );
+    return done / (windowMs / 1000);
+  };
+  const quote = async () => {
+    const res = await request(`${svc.info.baseUrl}/quotes`, { method: "POST", headers, body: JSON.stringify({ action: "servers.provision", input: INPUT, budget: { amount: "1", currency: "USDC" } }) });
+    const body = await res.body.json();
+    if (res.statusCode !== 201) throw new Error(`quote ${res.statusCode}`);
+    return body;
+  };
+  const quotesPerSecond = await run(16, SERVICE_WINDOW_MS, quote);
+  const settled = async () => {
+    const q = await quote();
+    const reqs = q.paymentRequirement.accepts[0];
+    const p = await scheme.createPaymentPayload(2, reqs);
+    const proof = Buffer.from(JSON.stringify({ ...p, accepted: reqs })).toString("base64");
+    const res = await request(`${svc.info.baseUrl}/executions`, {
+      method: "POST",
+      headers: { ...headers, "x-quote-id": q.quoteId, "x-payment-proof": proof },
+      body: JSON.stringify({ action: "servers.provision", input: INPUT }),
+    });
+    await res.body.text();
+    if (res.statusCode !== 201) throw new Error(`execution ${res.statusCode}`);
+  };
+  const settledPerSecond = await run(8, SERVICE_WINDOW_MS * 2, settled);
+  return { quotesPerSecond, settledExecutionsPerSecond: settledPerSecond };
+}
