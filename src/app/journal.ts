@@ -5,6 +5,7 @@
  * sharing one budget), its driver loaded only then.
  */
 import { join } from "node:path";
+import { passwordOf } from "../engine/config.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { JournalStore } from "../engine/journal/port.js";
 import { Journal } from "../engine/journal/sqlite.js";
@@ -28,12 +29,4 @@ export async function openJournalStore(home: string, transcripts: Transcripts, j
   if (password) transcripts.addSecret(password);
   const { openPostgresJournal } = await import("../engine/journal/postgres.js");
   return openPostgresJournal(journalUrl, { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
-}
-
-function passwordOf(url: string): string | undefined {
-  try {
-    return decodeURIComponent(new URL(url).password) || undefined;
-  } catch {
-    return undefined;
-  }
 }

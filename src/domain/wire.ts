@@ -187,14 +187,16 @@ export type WebhookEvent = z.infer<typeof WebhookEvent>;
 
 /**
  * Canonical JSON: keys sorted at every depth, no whitespace. Two bodies with the same
- * meaning have the same canonical form; used for fingerprints and intent comparison.
+ * meaning have the same canonical form; used for fingerprints and intent comparison. A value
+ * nested deeper than `maxDepth` throws a RangeError.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, maxDepth = Infinity, depth = 0): string {
+  if (depth > maxDepth) throw new RangeError(`nested deeper than ${maxDepth}`);
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, maxDepth, depth + 1)).join(",")}]`;
   const entries = Object.keys(value as Record<string, unknown>)
     .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
     .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], maxDepth, depth + 1)}`);
   return `{${entries.join(",")}}`;
 }

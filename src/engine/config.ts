@@ -358,7 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
 }
 
 /** The password in a URL, if it has one (a secret to keep out of every message). */
-function passwordOf(raw: string | undefined): string | undefined {
+export function passwordOf(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   try {
     return decodeURIComponent(new URL(raw).password) || undefined;

@@ -19,9 +19,11 @@ import {
   inputResponse,
   type ClientCapabilities,
   type InputRequiredResult,
+  type ProtocolEra,
   type RequestStateCodec,
   type Server,
 } from "@modelcontextprotocol/server";
+import { canonicalJson } from "../domain/wire.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { RequestCtx } from "./context.js";
 
@@ -34,7 +36,6 @@ export interface ApprovalState {
   args: string;
 }
 
-export type ProtocolEra = "legacy" | "modern";
 
 /** The form question's answer key in `inputRequests` / `inputResponses`. */
 export const APPROVAL_KEY = "approval";
@@ -71,17 +72,13 @@ export function canElicit(era: ProtocolEra, server: Server, rctx: RequestCtx): b
 /** A digest of a call's arguments without approvalId: what the approval state is bound to. */
 export function argsDigest(args: unknown): string {
   const rest = args && typeof args === "object" && !Array.isArray(args) ? Object.fromEntries(Object.entries(args).filter(([k]) => k !== "approvalId")) : args;
-  return createHash("sha256").update(canonical(rest)).digest("hex");
-}
-
-function canonical(value: unknown, depth = 0): string {
-  if (depth > 64) throw new PaidActionError("invalid_input", "the arguments are nested too deeply");
-  if (Array.isArray(value)) return `[${value.map((v) => canonical(v, depth + 1)).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, depth + 1)}`).join(",")}}`;
+  let json: string;
+  try {
+    json = canonicalJson(rest, 64);
+  } catch {
+    throw new PaidActionError("invalid_input", "the arguments are nested too deeply");
   }
-  return JSON.stringify(value) ?? "null";
+  return createHash("sha256").update(json).digest("hex");
 }
 
 export interface ApprovalQuestion {

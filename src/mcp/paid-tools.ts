@@ -4,12 +4,12 @@
  * within which limits, argument parsing, and the call itself — with its cancellation
  * signal, its progress, and the human's approval (approvals.ts) when the amount needs one.
  */
-import type { CallToolResult, InputRequiredResult, Server, Tool } from "@modelcontextprotocol/server";
+import type { CallToolResult, InputRequiredResult, ProtocolEra, Server, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { newId } from "../domain/ids.js";
 import { formatDecimal } from "../domain/money.js";
 import { PaidActionError } from "../engine/errors.js";
-import { approvalAnswer, approvalStates, askApproval, canElicit, stateFor, type ProtocolEra } from "./approvals.js";
+import { approvalAnswer, approvalStates, askApproval, canElicit, stateFor } from "./approvals.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
 import type { LimitsView, McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { failure, jsonSchema, PAID_OUTPUT_SCHEMA, paidResult } from "./results.js";
