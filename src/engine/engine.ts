@@ -8,8 +8,8 @@
  * (renewed while held, every state change compare-and-set) does the same.
  */
 import { EventEmitter } from "node:events";
-import { formatDecimal } from "../domain/money.js";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../domain/wire.js";
+import { approvalReview, pendingReviews, type ApprovalReview } from "./approval-review.js";
 import { approvalWithInput, approve, decline } from "./approvals.js";
 import type { ChainPort } from "./chain.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
@@ -18,9 +18,10 @@ import { PaidActionError } from "./errors.js";
 import { fingerprint, validateRequest } from "./input.js";
 import { IntentKeyTaken } from "./journal/port.js";
 import { executionPatch, listExecutions, paidCallOf, spending, view } from "./executions.js";
-import { asError, Drive, quoteRefusal } from "./pay-flow.js";
+import { asError, Drive } from "./pay-flow.js";
 import type { Payer } from "./payer.js";
-import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
+import { evaluateBudget } from "./policy.js";
+import { quoteOnly } from "./quote-only.js";
 import { serviceApi } from "./service-api.js";
 import { checkRefund, checkSettlement } from "./settlement.js";
 import { restartable, resting } from "./transitions.js";
@@ -121,34 +122,8 @@ export class Engine extends EventEmitter {
   // ---- Quote only -----------------------------------------------------------------
 
   /** Prices an intent and says whether it could be paid now. Pays nothing, records nothing. */
-  async quote(req: Omit<PayRequest, "intentKey" | "approvalId">, callId?: string) {
-    const c = this.payingCtx();
-    const { agentBudget } = validateRequest(req);
-    const { ceiling } = callCeiling(c.config.limits, req.action, agentBudget);
-    const res = await serviceApi(c.client).quote(
-      { action: req.action, input: req.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
-      { idempotencyKey: this.d.newId("qtk") },
-    );
-    if (callId) this.d.transcripts.append(callId, "quote", { status: res.status, body: res.ok ? res.body : res.error });
-    if (!res.ok) throw quoteRefusal(res.status, res.error);
-    const amount = quoteAmount(res.body.amount);
-    if (amount === undefined || res.body.currency !== "USDC") {
-      throw new PaidActionError("quote_drift", `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`);
-    }
-    const payee = res.body.paymentRequirement.accepts?.[0]?.payTo;
-    const decision = evaluateBudget(c.config.limits, await c.journal.usage(this.d.now(), c.config.limits.maxTotal !== undefined), { action: req.action, amount, payee, agentBudget });
-    return {
-      quoteId: res.body.quoteId,
-      action: res.body.action,
-      amount: formatDecimal(amount),
-      currency: "USDC" as const,
-      expiresAt: res.body.expiresAt,
-      payee: payee ?? null,
-      breakdown: (res.body as Record<string, unknown>).breakdown,
-      payable: decision.ok,
-      needsApproval: decision.ok ? decision.needsApproval : false,
-      refusal: decision.ok ? undefined : { code: decision.code, message: decision.message, ...decision.context },
-    };
+  quote(req: Omit<PayRequest, "intentKey" | "approvalId">, callId?: string) {
+    return quoteOnly(this.payingCtx(), req, callId);
   }
 
   // ---- Pay ----------------------------------------------------------------------------
@@ -333,12 +308,14 @@ export class Engine extends EventEmitter {
     return checkRefund(this.ctx(), intent);
   }
 
-  /** A human approves a pending approval (the `approve` command). */
+  // ---- Approvals: a person decides (the host's prompt, the console, the terminal) ------
+
+  /** A person approves a pending approval: that quote and amount, once, before it expires. */
   approve(approvalId: string) {
     return approve({ journal: this.d.journal, now: this.d.now }, approvalId);
   }
 
-  /** A human declines a pending approval; the intent it was for stays unpaid. */
+  /** A person declines a pending approval: recorded, and the intent it was for stays unpaid. */
   decline(approvalId: string): Promise<void> {
     return decline({ journal: this.d.journal, now: this.d.now }, approvalId);
   }
@@ -346,6 +323,16 @@ export class Engine extends EventEmitter {
   /** A recorded approval, with the input of the purchase it is for. */
   approval(approvalId: string) {
     return approvalWithInput(this.d.journal, approvalId);
+  }
+
+  /** Everything a person needs to decide on one approval (see approval-review.ts). */
+  approvalReview(approvalId: string): Promise<ApprovalReview | undefined> {
+    return approvalReview(this.d.journal, this.config, approvalId, this.d.now());
+  }
+
+  /** The approvals waiting for a person (pending, not expired), oldest first. */
+  pendingReviews(): Promise<ApprovalReview[]> {
+    return pendingReviews(this.d.journal, this.config, this.d.now());
   }
 
   // ---- Reads ------------------------------------------------------------------------

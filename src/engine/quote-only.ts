@@ -1,0 +1,41 @@
+/**
+ * Quote only: prices an intent and says whether the limits would let it be paid now. Pays
+ * nothing and records nothing in the journal (the call's transcript keeps the answer).
+ */
+import { formatDecimal } from "../domain/money.js";
+import type { Ctx } from "./context.js";
+import { PaidActionError } from "./errors.js";
+import { validateRequest } from "./input.js";
+import { quoteRefusal } from "./pay-flow.js";
+import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
+import { serviceApi } from "./service-api.js";
+import type { PayRequest } from "./types.js";
+
+export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "approvalId">, callId?: string) {
+  const { agentBudget } = validateRequest(req);
+  const { ceiling } = callCeiling(c.config.limits, req.action, agentBudget);
+  const res = await serviceApi(c.client).quote(
+    { action: req.action, input: req.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
+    { idempotencyKey: c.d.newId("qtk") },
+  );
+  if (callId) c.d.transcripts.append(callId, "quote", { status: res.status, body: res.ok ? res.body : res.error });
+  if (!res.ok) throw quoteRefusal(res.status, res.error);
+  const amount = quoteAmount(res.body.amount);
+  if (amount === undefined || res.body.currency !== "USDC") {
+    throw new PaidActionError("quote_drift", `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`);
+  }
+  const payee = res.body.paymentRequirement.accepts?.[0]?.payTo;
+  const decision = evaluateBudget(c.config.limits, await c.journal.usage(c.d.now(), c.config.limits.maxTotal !== undefined), { action: req.action, amount, payee, agentBudget });
+  return {
+    quoteId: res.body.quoteId,
+    action: res.body.action,
+    amount: formatDecimal(amount),
+    currency: "USDC" as const,
+    expiresAt: res.body.expiresAt,
+    payee: payee ?? null,
+    breakdown: (res.body as Record<string, unknown>).breakdown,
+    payable: decision.ok,
+    needsApproval: decision.ok ? decision.needsApproval : false,
+    refusal: decision.ok ? undefined : { code: decision.code, message: decision.message, ...decision.context },
+  };
+}
