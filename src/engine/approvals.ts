@@ -1,7 +1,8 @@
 /**
  * Approval records: a payment above the human's threshold is paid only with an approval
- * bound to that quote and amount, given once — by the host's prompt (elicitation) or a
- * human's `approve` — expiring with the quote. Declines are recorded like approvals.
+ * bound to that quote and amount, given once by a person — in the host's prompt
+ * (elicitation), the console, or `approve` at an interactive terminal, never by the agent's
+ * own tool call — expiring with the quote. Declines are recorded like approvals.
  */
 import { formatDecimal } from "../domain/money.js";
 import type { Ctx } from "./context.js";
@@ -14,13 +15,19 @@ export interface ApprovalDriver {
   commit(patch: IntentPatch): Promise<Intent>;
 }
 
+/**
+ * The refusal an agent receives when a person must approve: it addresses the person and
+ * says where they approve (the console or the terminal), carries the approvalId, and holds
+ * no command line — an agent with a shell must not be handed the means to approve itself.
+ */
 export function approvalRequired(intent: Intent, approvalId: string): PaidActionError {
   const amount = formatDecimal(intent.amount!);
   const expires = new Date(intent.quoteExpiresAt!).toISOString();
+  const payee = intent.payee ?? intent.quote?.paymentRequirement.accepts?.[0]?.payTo ?? null;
   return new PaidActionError(
     "approval_required",
-    `paying ${amount} USDC for ${intent.action} needs a human's approval (above the approval threshold). A human runs: paid-actions-mcp approve ${approvalId} — then call again with the same input and approvalId "${approvalId}". The approval expires with the quote at ${expires}.`,
-    { approvalId, intentId: intent.intentId, action: intent.action, amount, currency: "USDC", payee: intent.payee, quoteId: intent.quoteId, expiresAt: expires },
+    `a person must approve this payment in the paid-actions console or terminal: ${amount} USDC for ${intent.action}${payee ? ` to ${payee}` : ""}, above the approval threshold (approval ${approvalId}; it expires with the quote at ${expires}). Once the person has approved it, call again with the same input and approvalId "${approvalId}". Nothing was paid.`,
+    { approvalId, intentId: intent.intentId, action: intent.action, amount, currency: "USDC", payee, quoteId: intent.quoteId, expiresAt: expires },
   );
 }
 
@@ -97,7 +104,7 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
   throw approvalRequired(drive.intent, approvalId);
 }
 
-/** A human approves a pending approval (the `approve` command). */
+/** A person approves a pending approval (the terminal's `approve`, the console, the host's prompt). */
 export async function approve(c: Pick<Ctx, "journal" | "now">, approvalId: string): Promise<{ approvalId: string; action: string; amount: string; expiresAt: string; payee: string | null }> {
   const approval = await c.journal.approval(approvalId);
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
@@ -111,7 +118,7 @@ export async function approve(c: Pick<Ctx, "journal" | "now">, approvalId: strin
   return { approvalId, action: approval.action, amount: formatDecimal(approval.amount), expiresAt: new Date(approval.expiresAt).toISOString(), payee: approval.payee };
 }
 
-/** A human declines a pending approval (in the host's prompt): recorded, and nothing is paid for it. */
+/** A person declines a pending approval: recorded, and nothing is paid for it. */
 export async function decline(c: Pick<Ctx, "journal" | "now">, approvalId: string): Promise<void> {
   const approval = await c.journal.approval(approvalId);
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });

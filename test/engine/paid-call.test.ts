@@ -156,7 +156,9 @@ describe("engine: a paid call against the reference service", () => {
       const approvalId = e.context.approvalId as string;
       expect(approvalId).toMatch(/^apr_/);
       expect(e.context).toMatchObject({ amount: "0.288", currency: "USDC", payee: t.sb.keys.treasury.address });
-      expect(e.message).toContain(`paid-actions-mcp approve ${approvalId}`);
+      expect(e.message).toContain("a person must approve this payment in the paid-actions console or terminal");
+      expect(e.message).toContain(`approvalId "${approvalId}"`);
+      expect(e.message).not.toMatch(/paid-actions-mcp|approve apr_/); // no command line an agent could run
       await assertNothingSigned(f, e.context.intentId as string);
 
       const stillPending = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, approvalId }));
