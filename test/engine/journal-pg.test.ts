@@ -230,6 +230,40 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
     });
   });
 
+  it("spendingByAction and spendingByDay split usage, reserved and refunds exactly, by action and by UTC day", async () => {
+    await withStore(async (j) => {
+      const big = 9_007_199_254_740_993n;
+      const day0 = Math.floor(NOW / DAY) * DAY; // midnight UTC of NOW's day
+      const rows: Array<[string, string, IntentPatch]> = [
+        ["a1", "b.x", { budgetState: "reserved", budgetAmount: big, budgetAt: NOW - 1000 }],
+        ["a2", "b.x", { budgetState: "spent", budgetAmount: 30n, budgetAt: day0 - 1, refundCredit: 4n, refundState: "verified" }],
+        ["a3", "a.y", { budgetState: "spent", budgetAmount: 7n, budgetAt: NOW - DAY, refundCredit: 2n }],
+        ["a4", "a.y", { budgetState: "released", budgetAmount: 1000n, budgetAt: NOW, refundCredit: 5n }],
+        ["a5", "c.z", { budgetState: "released", budgetAmount: 9n, budgetAt: NOW }],
+      ];
+      for (const [id, action, patch] of rows) {
+        await j.insertIntent(newIntent(id, { action }));
+        await j.update(id, patch, NOW);
+      }
+      const byAction = await j.spendingByAction(NOW);
+      expect(byAction).toEqual([
+        { action: "a.y", day: 0n, reservedDay: 0n, total: 5n, refunded: 7n, count: 1 },
+        { action: "b.x", day: big + 26n, reservedDay: big, total: big + 26n, refunded: 4n, count: 2 },
+      ]);
+      const usage = await j.usage(NOW);
+      expect(byAction.reduce((s, a) => s + a.day, 0n)).toBe(usage.day);
+      expect(byAction.reduce((s, a) => s + a.total, 0n)).toBe(usage.total);
+      expect(byAction.reduce((s, a) => s + a.reservedDay, 0n)).toBe(await j.reserved(NOW));
+      expect(byAction.reduce((s, a) => s + a.refunded, 0n)).toBe(await j.refundedTotal());
+      const dayOf = (t: number) => Math.floor(t / DAY);
+      const byDay = await j.spendingByDay(day0 - DAY);
+      const expected = new Map<number, bigint>();
+      for (const [t, n] of [[NOW - DAY, 5n], [day0 - 1, 26n], [NOW - 1000, big]] as const) expected.set(dayOf(t), (expected.get(dayOf(t)) ?? 0n) + n);
+      expect(byDay).toEqual([...expected].sort(([a], [b]) => a - b).map(([day, held]) => ({ day, held })));
+      expect(await j.spendingByDay(NOW + 1)).toEqual([]);
+    });
+  });
+
   it("reserve writes the reservation only when decided ok, and throws LeaseLost (writing nothing) when the intent moved", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));

@@ -86,6 +86,31 @@ export interface TranscriptRecord {
   home: string;
 }
 
+/**
+ * One action's share of the budget, counted as `usage` counts it (reserved or spent, minus
+ * refunds credited), in atomic units: the actions' shares add up to usage and reserved.
+ */
+export interface ActionSpend {
+  action: string;
+  /** Held in the rolling 24 h window (by the reservation's time), minus refunds credited. */
+  day: bigint;
+  /** Of which still reserved (not yet known to be spent). */
+  reservedDay: bigint;
+  /** Held ever, minus refunds credited. */
+  total: bigint;
+  /** Refunds credited back (seen on chain), in total. */
+  refunded: bigint;
+  /** Purchases that hold budget (reserved or spent). */
+  count: number;
+}
+
+/** What was held on one UTC day (by the reservation's time), minus refunds credited. */
+export interface DaySpend {
+  /** Days since 1970-01-01 (UTC). */
+  day: number;
+  held: bigint;
+}
+
 export interface CatalogRecord {
   name: string;
   detail: unknown;
@@ -138,6 +163,10 @@ export interface JournalStore {
   reserved(now?: number): Awaitable<bigint>;
   /** Refunds credited back (seen on chain), in total. */
   refundedTotal(): Awaitable<bigint>;
+  /** Each action's share of usage, reserved and refunds credited (`now` sets the 24 h window), by action name. */
+  spendingByAction(now: number): Awaitable<ActionSpend[]>;
+  /** What was held per UTC day for reservations made at or after `since` (ms), oldest day first. */
+  spendingByDay(since: number): Awaitable<DaySpend[]>;
   /**
    * Reserves `amount` for an intent if `decide(usage)` allows it, in one transaction that no
    * other writer — in this process, another one, or on another machine — can interleave

@@ -28,8 +28,9 @@ import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } fro
 import { UNFINISHED_STATES } from "../types.js";
 import { migrate } from "./pg-schema.js";
 import { changed, JournalUnavailable, LOCK, paymentInsert, paymentStatement, pgValue, redactUrl, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
-import { IntentKeyTaken, LeaseLost, SchemaTooNew, type CatalogRecord, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord } from "./port.js";
+import { IntentKeyTaken, LeaseLost, SchemaTooNew, type CatalogRecord, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord, type ActionSpend, type DaySpend } from "./port.js";
 import { toApproval, toIntent, toPayment } from "./rows.js";
+import { PG_BY_ACTION, PG_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
 const DAY_MS = 24 * 3_600_000;
 const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
@@ -277,6 +278,14 @@ export class PostgresJournal implements JournalStore {
   async refundedTotal(): Promise<bigint> {
     const [row] = await rows(this.pool, `SELECT COALESCE(SUM(refund_credit), 0)::text AS n FROM intents`);
     return BigInt(row!.n as string);
+  }
+
+  async spendingByAction(now: number): Promise<ActionSpend[]> {
+    return (await rows(this.pool, PG_BY_ACTION, [now - DAY_MS])).map(toActionSpend);
+  }
+
+  async spendingByDay(since: number): Promise<DaySpend[]> {
+    return (await rows(this.pool, PG_BY_DAY, [since])).map(toDaySpend);
   }
 
   /**

@@ -14,9 +14,10 @@ import { dirname } from "node:path";
 import type { Usage } from "../policy.js";
 import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
-import { IntentKeyTaken, LeaseLost, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord } from "./port.js";
+import { IntentKeyTaken, LeaseLost, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord, type ActionSpend, type DaySpend } from "./port.js";
 import { intentColumns, paymentColumns, toApproval, toIntent, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
+import { SQLITE_BY_ACTION, SQLITE_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
 export { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
 
@@ -281,6 +282,14 @@ export class Journal implements JournalStore {
   /** Refunds credited back (seen on chain), in total. */
   refundedTotal(): bigint {
     return (this.sql(`SELECT COALESCE(SUM(CAST(refund_credit AS INTEGER)), 0) AS n FROM intents`).safeIntegers(true).get() as { n: bigint }).n;
+  }
+
+  spendingByAction(now: number): ActionSpend[] {
+    return (this.sql(SQLITE_BY_ACTION).safeIntegers(true).all({ since: now - DAY_MS }) as Record<string, unknown>[]).map(toActionSpend);
+  }
+
+  spendingByDay(since: number): DaySpend[] {
+    return (this.sql(SQLITE_BY_DAY).safeIntegers(true).all(since) as Record<string, unknown>[]).map(toDaySpend);
   }
 
   /**

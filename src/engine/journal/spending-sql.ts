@@ -1,0 +1,44 @@
+/**
+ * The spending breakdown's SQL for both stores (sqlite.ts, postgres.ts): each action's share
+ * of the budget and what was held per UTC day. The sums are usage's own — reserved or spent,
+ * minus refunds credited, by the reservation's time — so the shares add up to `usage`,
+ * `reserved` and `refundedTotal` exactly.
+ */
+import type { ActionSpend, DaySpend } from "./port.js";
+
+export const DAY_MS = 24 * 3_600_000;
+const HELD = `budget_state IN ('reserved', 'spent')`;
+
+/** SQLite: amounts are TEXT (u64), summed as 64-bit integers (read with safeIntegers). */
+export const SQLITE_BY_ACTION = `SELECT action,
+    COALESCE(SUM(CASE WHEN ${HELD} AND budget_at > @since THEN CAST(budget_amount AS INTEGER) - CAST(refund_credit AS INTEGER) END), 0) AS day,
+    COALESCE(SUM(CASE WHEN budget_state = 'reserved' AND budget_at > @since THEN CAST(budget_amount AS INTEGER) END), 0) AS reserved_day,
+    COALESCE(SUM(CASE WHEN ${HELD} THEN CAST(budget_amount AS INTEGER) - CAST(refund_credit AS INTEGER) END), 0) AS total,
+    COALESCE(SUM(CAST(refund_credit AS INTEGER)), 0) AS refunded,
+    COALESCE(SUM(${HELD}), 0) AS count
+  FROM intents WHERE ${HELD} OR CAST(refund_credit AS INTEGER) <> 0 GROUP BY action ORDER BY action`;
+
+export const SQLITE_BY_DAY = `SELECT budget_at / ${DAY_MS} AS day, COALESCE(SUM(CAST(budget_amount AS INTEGER) - CAST(refund_credit AS INTEGER)), 0) AS held
+  FROM intents INDEXED BY intents_budget WHERE ${HELD} AND budget_at >= ? GROUP BY day ORDER BY day`;
+
+/** PostgreSQL: NUMERIC sums, read back as text; the same byte order of action names as SQLite's. */
+export const PG_BY_ACTION = `SELECT action,
+    COALESCE(SUM(budget_amount - refund_credit) FILTER (WHERE ${HELD} AND budget_at > $1), 0)::text AS day,
+    COALESCE(SUM(budget_amount) FILTER (WHERE budget_state = 'reserved' AND budget_at > $1), 0)::text AS reserved_day,
+    COALESCE(SUM(budget_amount - refund_credit) FILTER (WHERE ${HELD}), 0)::text AS total,
+    COALESCE(SUM(refund_credit), 0)::text AS refunded,
+    COUNT(*) FILTER (WHERE ${HELD}) AS count
+  FROM intents WHERE ${HELD} OR refund_credit <> 0 GROUP BY action ORDER BY action COLLATE "C"`;
+
+export const PG_BY_DAY = `SELECT budget_at / ${DAY_MS} AS day, COALESCE(SUM(budget_amount - refund_credit), 0)::text AS held
+  FROM intents WHERE ${HELD} AND budget_at >= $1 GROUP BY 1 ORDER BY 1`;
+
+/** A row of either store's by-action query (bigints from SQLite, decimal text from PostgreSQL). */
+export function toActionSpend(r: Record<string, unknown>): ActionSpend {
+  const big = (v: unknown) => BigInt(v as bigint | string);
+  return { action: String(r.action), day: big(r.day), reservedDay: big(r.reserved_day), total: big(r.total), refunded: big(r.refunded), count: Number(r.count) };
+}
+
+export function toDaySpend(r: Record<string, unknown>): DaySpend {
+  return { day: Number(r.day), held: BigInt(r.held as bigint | string) };
+}

@@ -1,0 +1,54 @@
+/**
+ * The spending breakdown a person reads next to `spending()`: each action's share of the
+ * 24 h and total spend against its per-call cap, refunds credited, and the last days' spend.
+ * Counted exactly as the caps count it (journal.usage): reserved or spent, minus refunds
+ * credited, by the reservation's time — so the actions' shares add up to spending()'s
+ * spentLast24h and spentTotal.
+ */
+import { formatDecimal } from "../domain/money.js";
+import type { Config } from "./config.js";
+import { DAY_MS } from "./journal/spending-sql.js";
+import type { JournalStore } from "./journal/port.js";
+import { callCeiling } from "./policy.js";
+
+export interface ActionSpendView {
+  action: string;
+  /** Spent in the rolling 24 h window (what is still only reserved is not counted). */
+  spentLast24h: string;
+  /** Held ever (reserved included), minus refunds credited: spending()'s spentTotal, for this action. */
+  spentTotal: string;
+  refunded: string;
+  /** The highest price one call of this action may pay (maxPerCall lowered by perAction), or null without a valid configuration. */
+  perCallCap: string | null;
+  /** Purchases that hold budget (reserved or spent). */
+  count: number;
+}
+
+export interface DaySpendView {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  /** Held for reservations made that day, minus refunds credited. */
+  spent: string;
+}
+
+/** Each action's spend, and the last `days` UTC days' (today included, oldest first, every day listed). */
+export async function spendingBreakdown(journal: JournalStore, config: Config | undefined, now: number, days = 14): Promise<{ byAction: ActionSpendView[]; days: DaySpendView[] }> {
+  const today = Math.floor(now / DAY_MS);
+  const first = today - (days - 1);
+  const [actions, perDay] = await Promise.all([journal.spendingByAction(now), journal.spendingByDay(first * DAY_MS)]);
+  const held = new Map(perDay.map((d) => [d.day, d.held]));
+  return {
+    byAction: actions.map((a) => ({
+      action: a.action,
+      spentLast24h: formatDecimal(a.day - a.reservedDay),
+      spentTotal: formatDecimal(a.total),
+      refunded: formatDecimal(a.refunded),
+      perCallCap: config ? formatDecimal(callCeiling(config.limits, a.action).ceiling) : null,
+      count: a.count,
+    })),
+    days: Array.from({ length: days }, (_, i) => {
+      const day = first + i;
+      return { day: new Date(day * DAY_MS).toISOString().slice(0, 10), spent: formatDecimal(held.get(day) ?? 0n) };
+    }),
+  };
+}
