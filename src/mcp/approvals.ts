@@ -34,6 +34,8 @@ export interface ApprovalState {
   tool: string;
   /** sha256 of the call's arguments, approvalId aside. */
   args: string;
+  /** "url": the person was sent to the console's page for it (the answer only says they went). */
+  via?: "url";
 }
 
 
@@ -67,6 +69,14 @@ export function canElicit(era: ProtocolEra, server: Server, rctx: RequestCtx): b
   if (!elicitation) return false;
   // A bare `elicitation: {}` means form support (the meaning before modes existed).
   return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
+}
+
+/** Whether the client of this request can open a URL for its user (URL-mode elicitation). */
+export function canElicitUrl(era: ProtocolEra, server: Server, rctx: RequestCtx): boolean {
+  const caps: ClientCapabilities | undefined =
+    era === "modern" ? ((rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) : server.getClientCapabilities();
+  const elicitation = caps?.elicitation as Record<string, unknown> | undefined;
+  return elicitation?.url !== undefined;
 }
 
 /** A digest of a call's arguments without approvalId: what the approval state is bound to. */
@@ -111,6 +121,61 @@ export async function askApproval(states: RequestStateCodec<ApprovalState>, rctx
     },
     requestState,
   });
+}
+
+/**
+ * The input_required result that sends the person to the console's page for one payment
+ * (URL-mode elicitation). Accepting only means the person went there: the approval itself
+ * is given (or declined) on that page, and the retried call waits for it in the journal.
+ */
+export async function askApprovalAtUrl(states: RequestStateCodec<ApprovalState>, rctx: RequestCtx, tool: string, args: unknown, q: ApprovalQuestion, url: string, sandbox: boolean): Promise<InputRequiredResult> {
+  const requestState = await states.mint({ kind: "approval", approvalId: q.approvalId, tool, args: argsDigest(args), via: "url" }, rctx);
+  return inputRequired({
+    inputRequests: {
+      [APPROVAL_KEY]: inputRequired.elicitUrl({
+        message:
+          `A payment needs your approval${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}, ` +
+          `before ${q.expiresAt}. Open the paid-actions console to see everything about it and approve or decline it (approval ${q.approvalId}).`,
+        url,
+      }),
+    },
+    requestState,
+  });
+}
+
+/** How a person decided on the console's page, as the journal tells it. */
+export type Decision = "approved" | "declined" | "gone" | "timeout";
+
+/**
+ * Waits for a person to decide on a pending approval elsewhere (the console, a terminal):
+ * reads the journal every `stepMs` (it may be shared with other processes), until a decision,
+ * the approval's expiry, the deadline or the call's cancellation.
+ */
+export async function waitForDecision(
+  read: (approvalId: string) => Promise<{ status: string; expiresAt: number } | undefined>,
+  approvalId: string,
+  o: { now: () => number; deadline: number; signal: AbortSignal; stepMs?: number; onWait?: (waitedMs: number) => void },
+): Promise<Decision> {
+  const started = o.now();
+  for (;;) {
+    const a = await read(approvalId);
+    if (!a) return "gone";
+    if (a.status === "approved" || a.status === "used") return "approved";
+    if (a.status === "declined") return "declined";
+    const now = o.now();
+    if (a.expiresAt <= now) return "gone";
+    if (now >= o.deadline || o.signal.aborted) return "timeout";
+    o.onWait?.(now - started);
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, Math.min(o.stepMs ?? 500, Math.max(1, o.deadline - now)));
+      function done() {
+        clearTimeout(t);
+        o.signal.removeEventListener("abort", done);
+        resolve();
+      }
+      o.signal.addEventListener("abort", done, { once: true });
+    });
+  }
 }
 
 /** The human's answer in a retried call: approved, not approved (and how), or not given. */

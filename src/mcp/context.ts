@@ -52,6 +52,12 @@ export interface McpHost {
   start(): Promise<McpPaidActions>;
   /** The key that seals approval state handed to clients (kept in the home dir, 32+ bytes). */
   stateKey(): Uint8Array;
+  /**
+   * The console's page where a person approves or declines one payment, with a one-time
+   * login in its URL (the console starts in this process on first use); for hosts that open
+   * URLs (URL-mode elicitation). Absent when this host offers none.
+   */
+  approvalPage?(approvalId: string): Promise<string | undefined>;
 }
 
 export interface McpContext {
@@ -67,4 +73,6 @@ export interface McpContext {
   scrub: (s: string) => string;
   /** True once close() has begun: background work stops writing results. */
   isClosed: () => boolean;
+  /** How long a call waits for a person's decision on the console's page. */
+  approvalWaitMs: number;
 }

@@ -16,7 +16,7 @@ export function hintFor(e: PaidActionError): string {
     case "budget_exceeded":
       return "Nothing was paid. Choose a cheaper option, wait for the daily window, or ask the human to raise the limit in the configuration — the agent cannot raise it.";
     case "approval_required":
-      return `Ask the human to run \`paid-actions-mcp approve ${String(e.context.approvalId ?? "<approvalId>")}\` in a terminal, then call this tool again with the same input plus approvalId. Nothing was paid.`;
+      return `A person must approve this payment in the paid-actions console or terminal: tell the user it is waiting (approval ${String(e.context.approvalId ?? "<approvalId>")}). Once they have approved it, call this tool again with the same input plus approvalId. You cannot approve it yourself. Nothing was paid.`;
     case "approval_declined":
       return "The human did not approve; nothing was paid. Do not retry without asking the human first.";
     case "approval_invalid":

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { newId } from "../domain/ids.js";
 import { formatDecimal } from "../domain/money.js";
 import { PaidActionError } from "../engine/errors.js";
-import { approvalAnswer, approvalStates, askApproval, canElicit, stateFor } from "./approvals.js";
+import { approvalAnswer, approvalStates, askApproval, askApprovalAtUrl, canElicit, canElicitUrl, stateFor, waitForDecision, type ApprovalState } from "./approvals.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
 import type { LimitsView, McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { failure, jsonSchema, PAID_OUTPUT_SCHEMA, paidResult } from "./results.js";
@@ -46,7 +46,7 @@ function describePaid(ctx: McpContext, entry: CatalogEntry, limits: LimitsView):
     d.budgetHints ? `Budget hints: typically ${d.budgetHints.typical ?? "?"} USDC, at most ${d.budgetHints.max ?? "?"} USDC.` : "",
     `This tool SPENDS MONEY: it quotes the price, checks it against the human's limits` +
       (limits ? ` (per call ≤ ${limits.maxPerCall} USDC, per day ≤ ${limits.maxPerDay} USDC, approval needed above ${limits.approvalAbove} USDC)` : "") +
-      `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase (without it, every call is a new purchase); approvalId continues after a human approved outside the host.`,
+      `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase (without it, every call is a new purchase); approvalId continues a payment a person has approved (in the host's prompt, the paid-actions console or a terminal).`,
     ctx.sandboxNote.trim(),
   ];
   return parts.filter(Boolean).join(" ");
@@ -90,7 +90,7 @@ export function buildPaidTools(ctx: McpContext, entries: CatalogEntry[], taken: 
           ...props,
           budget: { ...budgetSchema(), description: "Optional price ceiling for this call; can only lower the human's limits." },
           intentKey: { type: "string", minLength: 8, maxLength: 100, pattern: "^[A-Za-z0-9_.:-]+$", description: "Optional key of this purchase: a retry with the same key never pays twice." },
-          approvalId: { type: "string", description: "After a human approved (paid-actions-mcp approve <id>), pass the approvalId with the same input." },
+          approvalId: { type: "string", description: "After a person approved this payment (in the paid-actions console or terminal), pass its approvalId with the same input." },
         },
       } as Tool["inputSchema"],
       outputSchema: PAID_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
@@ -155,8 +155,10 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
   const states = approvalStates(() => ctx.host.stateKey());
 
   /** The approval a call came back with, given (or refused) as the human answered. */
-  async function answered(pa: McpPaidActions, approvalId: string, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
+  async function answered(pa: McpPaidActions, state: ApprovalState, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
+    const approvalId = state.approvalId;
     const answer = approvalAnswer(rctx);
+    if (state.via === "url") return answeredAtUrl(pa, state, answer, tool, args, rctx);
     if (answer.kind === "approved") {
       await pa.engine.approve(approvalId); // single use: a replayed answer finds it used and is refused
       return undefined;
@@ -166,9 +168,50 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       throw new PaidActionError("approval_declined", `the human did not approve this payment (${answer.how}); nothing was paid`, { approvalId, answer: answer.how });
     }
     // No answer came back with the state: ask again, for the same pending approval.
+    const a = await pendingOrRefuse(pa, approvalId);
+    return askApproval(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), sandbox);
+  }
+
+  /**
+   * The person was sent to the console's page: going there is all the answer says. The call
+   * waits for the decision made on that page (or in a terminal), read from the journal.
+   */
+  async function answeredAtUrl(pa: McpPaidActions, state: ApprovalState, answer: ReturnType<typeof approvalAnswer>, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
+    const approvalId = state.approvalId;
+    if (answer.kind === "missing") {
+      const a = await pendingOrRefuse(pa, approvalId);
+      const url = await ctx.host.approvalPage?.(approvalId);
+      if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), url, sandbox);
+    } else if (answer.kind === "refused" && answer.how === "decline") {
+      await pa.engine.decline(approvalId);
+      throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, { approvalId, answer: "decline" });
+    } else if (answer.kind === "approved" || answer.how === "not checked") {
+      // An accepted URL question carries no content: the person went to the page.
+      const progress = progressReporter(rctx);
+      let told = -1;
+      const decision = await waitForDecision(async (id) => pa.engine.approval(id), approvalId, {
+        now: ctx.now,
+        deadline: ctx.now() + ctx.approvalWaitMs,
+        signal: rctx.mcpReq.signal,
+        onWait: (ms) => {
+          if (Math.floor(ms / 5_000) === told) return;
+          told = Math.floor(ms / 5_000);
+          progress?.(`waiting for a person to approve approval ${approvalId} in the paid-actions console (${Math.round(ms / 1000)} s)`);
+        },
+      });
+      if (decision === "approved") return undefined;
+      if (decision === "declined") throw new PaidActionError("approval_declined", `a person declined this payment in the console; nothing was paid`, { approvalId });
+      if (decision === "gone") throw new PaidActionError("approval_invalid", `approval ${approvalId} expired or is gone; call again without it for a new quote. Nothing was paid`, { approvalId });
+    }
+    // Dismissed, or no decision in time: the approval stays waiting for a person, and the
+    // engine answers the call with it (approval_required and its approvalId, to call again).
+    return undefined;
+  }
+
+  async function pendingOrRefuse(pa: McpPaidActions, approvalId: string) {
     const a = await pa.engine.approval(approvalId);
     if (!a || a.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is ${a?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`, { approvalId });
-    return askApproval(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), sandbox);
+    return a;
   }
 
   function question(approvalId: string, action: string, amount: string, payee: string | null | undefined, expiresAt: number | string, input: unknown) {
@@ -183,6 +226,26 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
     };
   }
 
+  /**
+   * Asks a person about a payment that needs approval, through the host: the console's page
+   * when the client opens URLs, else the host's own form; undefined when it can do neither.
+   */
+  async function ask(e: PaidActionError, tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<InputRequiredResult | undefined> {
+    const c = e.context as Record<string, unknown>;
+    const input = (args as Record<string, unknown>) ?? {};
+    const inputOnly = Object.fromEntries(Object.entries(input).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)));
+    const q = question(String(c.approvalId), String(c.action), String(c.amount), c.payee as string | null, String(c.expiresAt), inputOnly);
+    if (canElicitUrl(on.era, on.server, rctx)) {
+      const url = await ctx.host.approvalPage?.(q.approvalId).catch((err: unknown) => {
+        ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
+        return undefined;
+      });
+      if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, sandbox);
+    }
+    if (canElicit(on.era, on.server, rctx)) return askApproval(states, rctx, tool.tool.name, args, q, sandbox);
+    return undefined;
+  }
+
   async function call(tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<PaidCallResult> {
     const callId = newId("call");
     let pa: McpPaidActions | undefined;
@@ -193,7 +256,7 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       const { input, budget, intentKey, approvalId } = parsePaidArgs(tool, args);
       retried = state !== undefined;
       if (state) {
-        const again = await answered(pa, state.approvalId, tool, args, rctx);
+        const again = await answered(pa, state, tool, args, rctx);
         if (again) return again;
       }
       const paid = await pa.engine.pay(
@@ -202,11 +265,9 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       );
       return paidResult(paid, undefined, sandbox);
     } catch (e) {
-      if (pa && !retried && e instanceof PaidActionError && e.code === "approval_required" && canElicit(on.era, on.server, rctx)) {
-        const c = e.context as Record<string, unknown>;
-        const input = (args as Record<string, unknown>) ?? {};
-        const inputOnly = Object.fromEntries(Object.entries(input).filter(([k]) => !["budget", "intentKey", "approvalId"].includes(k)));
-        return askApproval(states, rctx, tool.tool.name, args, question(String(c.approvalId), String(c.action), String(c.amount), c.payee as string | null, String(c.expiresAt), inputOnly), sandbox);
+      if (pa && !retried && e instanceof PaidActionError && e.code === "approval_required") {
+        const asked = await ask(e, tool, args, rctx, on).catch(() => undefined);
+        if (asked) return asked;
       }
       pa?.transcripts.append(callId, "tool_error", { tool: tool.tool.name, error: e instanceof PaidActionError ? e.toJSON() : String(e) });
       return failure(e, sandbox, scrub);

@@ -50,7 +50,8 @@ const INSTRUCTIONS =
   "Each paid tool quotes, checks the human's limits, pays in USDC (x402 on Solana) and returns an execution id at once; " +
   "follow it with get_execution, wait_for_execution or the resource paid-actions://executions/{executionId}. " +
   "Use quote_action first to see a price without paying. Limits are set by the human and cannot be raised by the agent. " +
-  "A payment above the human's approval threshold is asked of the user through the host when it can ask; otherwise the call is refused with an approvalId for a person to approve.";
+  "A payment above the human's approval threshold needs a person's approval: the host asks its user when it can (its own prompt, or a link to the paid-actions console); " +
+  "otherwise the call is refused with an approvalId, a person approves it in the paid-actions console or terminal, and you call again with the same input and that approvalId. Only a person can approve.";
 
 /** How long after a 2025 handshake the runtime starts, when no request has started it sooner. */
 const START_AFTER_HANDSHAKE_MS = 100;
@@ -111,6 +112,7 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
     runtime,
     scrub: (s) => (started ? started.transcripts.scrub(s) : s),
     isClosed: () => closed,
+    approvalWaitMs: o.approvalTimeoutMs ?? 600_000,
   };
   /** Starts the runtime in the background (a request that needs it awaits it itself). */
   const kick = () =>
@@ -125,7 +127,7 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
         capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
         instructions: INSTRUCTIONS + sandboxNote,
         cacheHints: CACHE_HINTS,
-        inputRequired: { roundTimeoutMs: o.approvalTimeoutMs ?? 600_000 },
+        inputRequired: { roundTimeoutMs: ctx.approvalWaitMs },
         requestState: { verify: async (state, rctx) => (await parts()).paidCalls.verifyState(state, rctx) },
       },
     );

@@ -26,6 +26,10 @@ export interface InProcOptions {
   elicit?: (request: ElicitRequest) => ElicitResult | Promise<ElicitResult>;
   /** Handle input_required results by hand (modern era): the call returns them. */
   manualInput?: boolean;
+  /** Which elicitation modes the client declares with `elicit` (default: form only). */
+  elicitModes?: ("form" | "url")[];
+  /** How long the server waits for a person's answer or decision (serve's approvalTimeoutMs). */
+  approvalTimeoutMs?: number;
 }
 
 export interface InProcServer {
@@ -43,11 +47,12 @@ export async function startInProcess(o: InProcOptions): Promise<InProcServer> {
   let log = "";
   stderr.on("data", (c: Buffer) => (log += c.toString()));
   let surface: McpSurface | undefined;
-  const served = serve(o.env, "test", { transport: serverSide, stderr, onSurface: (s) => (surface = s) });
+  const served = serve(o.env, "test", { transport: serverSide, stderr, onSurface: (s) => (surface = s), ...(o.approvalTimeoutMs ? { approvalTimeoutMs: o.approvalTimeoutMs } : {}) });
+  const modes = Object.fromEntries((o.elicitModes ?? ["form"]).map((m) => [m, {}]));
   const client = new Client(
     { name: `inproc-${o.era}`, version: "1.0.0" },
     {
-      capabilities: o.elicit ? { elicitation: { form: {} } } : {},
+      capabilities: o.elicit ? { elicitation: modes } : {},
       ...(o.era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
       ...(o.manualInput ? { inputRequired: { autoFulfill: false } } : {}),
     },
