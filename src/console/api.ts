@@ -1,0 +1,174 @@
+/**
+ * The console's JSON API: approvals (read, approve, decline — with the PIN when one is set),
+ * executions with their timelines, spending by action and by day, transcripts, the audit,
+ * and the event stream. Reads go to the journal the MCP servers share; a decision goes
+ * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { pinIsSet, verifyPin } from "../engine/approval-pin.js";
+import { approvalReview, pendingReviews } from "../engine/approval-review.js";
+import { PaidActionError } from "../engine/errors.js";
+import { view } from "../engine/executions.js";
+import { recentCalls } from "../engine/recent-calls.js";
+import { spendingBreakdown } from "../engine/spending-view.js";
+import type { ConsoleDeps } from "./deps.js";
+import type { EventHub } from "./events.js";
+import { ApiError, readJsonBody, sendJson } from "./respond.js";
+import type { Session } from "./security.js";
+import { timelineOf } from "./timeline.js";
+
+/** A wrong PIN costs this long, and PINs are checked one at a time: guessing stays slow. */
+const PIN_DELAY_MS = 1_000;
+const STATUSES = new Set(["pending", "processing", "completed", "failed", "refunded"]);
+const ID = "([A-Za-z0-9_-]{1,100})";
+
+export interface ApiContext {
+  d: Required<Pick<ConsoleDeps, "now" | "log">> & ConsoleDeps;
+  events: EventHub;
+  version: string;
+  /** PIN checks run one after another, on this chain. */
+  pinTurn: Promise<unknown>;
+  /** The audit running now: a second request while it runs gets the same answer. */
+  auditRun?: Promise<unknown>;
+}
+
+type Handler = (c: ApiContext, m: RegExpExecArray, req: IncomingMessage, res: ServerResponse, session: Session, url: URL) => Promise<void>;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function intParam(url: URL, name: string, min: number, max: number, fallback: number): number {
+  const v = url.searchParams.get(name);
+  if (v === null || v === "") return fallback;
+  if (!/^\d{1,6}$/.test(v) || Number(v) < min || Number(v) > max) throw new ApiError(400, "invalid_input", `${name} must be an integer from ${min} to ${max}`);
+  return Number(v);
+}
+
+/** The PIN check: one at a time, and slow when wrong. */
+async function requirePin(c: ApiContext, body: Record<string, unknown>): Promise<void> {
+  if (!pinIsSet(c.d.home)) return;
+  const pin = typeof body.pin === "string" && body.pin.length > 0 ? body.pin : undefined;
+  const check = c.pinTurn.then(async () => {
+    const ok = await verifyPin(c.d.home, pin).catch(() => {
+      throw new ApiError(500, "pin_unreadable", "the approval PIN's file in the home dir cannot be read; set the PIN again with paid-actions-mcp set-pin");
+    });
+    if (!ok) await sleep(PIN_DELAY_MS);
+    return ok;
+  });
+  c.pinTurn = check.catch(() => undefined);
+  if (!(await check)) {
+    throw new ApiError(403, "pin_invalid", pin === undefined ? "an approval PIN is set: enter it to approve or decline" : "that is not the approval PIN; nothing was decided");
+  }
+}
+
+async function decide(c: ApiContext, m: RegExpExecArray, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const [, id, what] = m as unknown as [string, string, "approve" | "decline"];
+  const body = await readJsonBody(req);
+  if (!(await c.d.journal.approval(id))) throw new ApiError(404, "not_found", `no approval ${id}`);
+  await requirePin(c, body);
+  try {
+    if (what === "approve") await c.d.engine.approve(id);
+    else await c.d.engine.decline(id);
+  } catch (e) {
+    if (e instanceof PaidActionError && e.code === "approval_invalid") throw new ApiError(409, "approval_invalid", e.message);
+    throw e;
+  }
+  c.d.log(`console: approval ${id} ${what === "approve" ? "approved" : "declined"} by a person`);
+  sendJson(res, 200, { approval: await approvalReview(c.d.journal, c.d.config, id, c.d.now()) });
+}
+
+const GET: Array<[RegExp, Handler]> = [
+  [
+    /^\/api\/session$/,
+    async (c, _m, _req, res, session) =>
+      sendJson(res, 200, { csrf: session.csrf, pinRequired: pinIsSet(c.d.home), home: c.d.home, journal: c.d.journal.location, version: c.version, service: c.d.engine.service }),
+  ],
+  [/^\/api\/approvals$/, async (c, _m, _req, res) => sendJson(res, 200, { items: await pendingReviews(c.d.journal, c.d.config, c.d.now()) })],
+  [
+    new RegExp(`^/api/approvals/${ID}$`),
+    async (c, m, _req, res) => {
+      const approval = await approvalReview(c.d.journal, c.d.config, m[1]!, c.d.now());
+      if (!approval) throw new ApiError(404, "not_found", `no approval ${m[1]}`);
+      sendJson(res, 200, { approval });
+    },
+  ],
+  [
+    /^\/api\/executions$/,
+    async (c, _m, _req, res, _s, url) => {
+      const status = url.searchParams.get("status") || undefined;
+      if (status !== undefined && !STATUSES.has(status)) throw new ApiError(400, "invalid_input", `status must be one of ${[...STATUSES].join(", ")}`);
+      const action = url.searchParams.get("action") || undefined;
+      const page = await c.d.engine.listExecutions({ status, action, limit: intParam(url, "limit", 1, 100, 20), cursor: url.searchParams.get("cursor") || undefined });
+      sendJson(res, 200, { items: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
+    },
+  ],
+  [
+    new RegExp(`^/api/executions/${ID}$`),
+    async (c, m, _req, res) => {
+      const id = m[1]!;
+      const intent = (await c.d.journal.intentByExecution(id)) ?? (id.startsWith("int_") ? await c.d.journal.intent(id) : undefined);
+      if (!intent) throw new ApiError(404, "not_found", `no execution or purchase ${id} in the journal`);
+      const { timeline, transcripts } = await timelineOf(c.d.journal, c.d.transcripts, intent);
+      sendJson(res, 200, { execution: view(intent), timeline, transcripts });
+    },
+  ],
+  [
+    /^\/api\/spending$/,
+    async (c, _m, _req, res) => {
+      const [spending, breakdown] = await Promise.all([c.d.engine.spending(), spendingBreakdown(c.d.journal, c.d.config, c.d.now())]);
+      sendJson(res, 200, { ...spending, ...breakdown });
+    },
+  ],
+  [
+    /^\/api\/transcripts$/,
+    async (c, _m, _req, res, _s, url) => {
+      const calls = await recentCalls(c.d.journal, c.d.transcripts, intParam(url, "limit", 1, 1000, 50));
+      sendJson(res, 200, { items: calls.map((r) => ({ callId: r.callId, at: r.at, host: r.host, path: r.path ?? null })) });
+    },
+  ],
+  [
+    new RegExp(`^/api/transcripts/${ID}$`),
+    async (c, m, _req, res) => {
+      const entries = c.d.transcripts.read(m[1]!);
+      if (!entries) throw new ApiError(404, "not_found", `no transcript ${m[1]} in ${c.d.transcripts.dir} (a call made on another host keeps its transcript there)`);
+      // Redacted when written; masked again in case this process knows more secrets now.
+      sendJson(res, 200, { callId: m[1], entries: c.d.transcripts.redact(entries) });
+    },
+  ],
+  [
+    /^\/api\/audit$/,
+    async (c, _m, _req, res) => {
+      const run = (c.auditRun ??= c.d.audit().finally(() => (c.auditRun = undefined)));
+      try {
+        sendJson(res, 200, { report: await run });
+      } catch (e) {
+        throw new ApiError(503, "audit_unavailable", `the audit cannot tell whether the journal and the chain agree: ${c.d.transcripts.scrub((e as Error).message)}`);
+      }
+    },
+  ],
+  [/^\/api\/events$/, async (c, _m, req, res) => c.events.open(req, res)],
+];
+
+const POST: Array<[RegExp, Handler]> = [[new RegExp(`^/api/approvals/${ID}/(approve|decline)$`), (c, m, req, res) => decide(c, m, req, res)]];
+
+/** Answers one authenticated /api request (the server has checked Host, cookie and, for writes, Origin and CSRF). */
+export async function handleApi(c: ApiContext, req: IncomingMessage, res: ServerResponse, session: Session, url: URL): Promise<void> {
+  const method = req.method === "HEAD" ? "GET" : req.method;
+  const table = method === "GET" ? GET : method === "POST" ? POST : undefined;
+  for (const [pattern, handler] of table ?? []) {
+    const m = pattern.exec(url.pathname);
+    if (m) return handler(c, m, req, res, session, url);
+  }
+  const other = (method === "GET" ? POST : GET).some(([p]) => p.test(url.pathname));
+  if (other || !table) throw new ApiError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`);
+  throw new ApiError(404, "not_found", `no API route ${url.pathname}`);
+}
+
+/** An error as the API answers it: ApiError as is, PaidActionError by its code, anything else 500 without detail beyond its message. */
+export function apiErrorOf(e: unknown, scrub: (text: string) => string): ApiError {
+  if (e instanceof ApiError) return e;
+  if (e instanceof PaidActionError) {
+    const status = e.code === "not_found" ? 404 : e.code === "invalid_input" ? 400 : e.code === "config_invalid" ? 503 : e.code.startsWith("approval_") ? 409 : 500;
+    return new ApiError(status, e.code, scrub(e.message));
+  }
+  return new ApiError(500, "internal", `the console could not answer: ${scrub((e as Error)?.message ?? String(e))}`);
+}
