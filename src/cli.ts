@@ -35,6 +35,7 @@ Commands:
   approve      Approve a payment an agent asked for (or list those waiting)
   doctor       Check configuration, service, wallet, balance and journal
   audit        Reconcile the journal with the wallet's USDC history on chain
+  console      A local web console: approvals, executions, spending, transcripts, audit
   sandbox      Run the reference service (v1 API + Solana JSON-RPC on an embedded ledger)
 
 Run 'paid-actions-mcp <command> --help' for a command's options.
@@ -98,6 +99,19 @@ Options:
 
 Exit code: 0 journal and chain agree; 3 they do not (each discrepancy is printed);
 1 cannot tell (configuration invalid, RPC not answering: said on stderr); 2 usage error.
+`,
+  console: `Usage: paid-actions-mcp console [--port N] [--no-open]
+
+A web console on 127.0.0.1 over this home's journal (the one its MCP servers share; none
+needs to run): approve or decline waiting payments (with the approval PIN when one is set),
+follow executions and their timelines, spending against the caps, transcripts, the audit.
+Prints a login link on stdout and opens it in the browser. The link works once, for 10
+minutes; it signs that browser in. Runs until Ctrl-C or SIGTERM.
+
+Options:
+  --port N     Port on 127.0.0.1, 1-65535 (default: a free one)
+  --no-open    Print the link only; do not open a browser
+  -h, --help   This help
 `,
   sandbox: `Usage: paid-actions-mcp sandbox [--port N] [--home DIR] [--api-key KEY]... [--api-key-file PATH]...
 
@@ -213,6 +227,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
           throw new UsageError(`--since must be an ISO date or datetime such as 2026-11-01 or 2026-11-01T12:00:00Z, not ${JSON.stringify(values.since.slice(0, 60))}`);
         }
         return await auditCommand(env, { since, json: values.json });
+      }
+      case "console": {
+        const { values } = parse(args, { port: { type: "string" }, "no-open": { type: "boolean" } });
+        if (values.help) return help("console");
+        const { consoleCommand } = await import("./commands/console.js");
+        return await consoleCommand(env, { port: intOption(values.port, "port", 1, 65_535), open: !values["no-open"] });
       }
       case "sandbox": {
         const { values } = parse(args, {

@@ -1,0 +1,79 @@
+/**
+ * `paid-actions-mcp console [--port N] [--no-open]`: the local web console over the home's
+ * journal — the one every MCP server of this home (or fleet) shares — on 127.0.0.1. Prints
+ * the one-time login link on stdout (and nowhere else), opens it in the browser unless
+ * --no-open, and runs until SIGINT or SIGTERM. Needs no MCP server running.
+ */
+import { spawn } from "node:child_process";
+import { openJournal, openPaidActions } from "../app/index.js";
+import { startConsole, type ConsoleHandle } from "../console/server.js";
+import { runAudit } from "./audit.js";
+
+export interface ConsoleCommandOptions {
+  port?: number;
+  open?: boolean;
+}
+
+/** Opens a URL in the person's browser, detached; any failure is ignored (the link is printed anyway). */
+export function openBrowser(url: string): void {
+  try {
+    const child =
+      process.platform === "darwin"
+        ? spawn("open", [url], { detached: true, stdio: "ignore" })
+        : process.platform === "win32"
+          ? // cmd would split the URL at '&' unless it is quoted; `start` takes the first quoted argument as a title.
+            spawn("cmd", ["/c", `start "" "${url}"`], { detached: true, stdio: "ignore", windowsHide: true, windowsVerbatimArguments: true })
+          : spawn("xdg-open", [url], { detached: true, stdio: "ignore" });
+    child.on("error", () => undefined);
+    child.unref();
+  } catch {
+    // No opener on this machine: the printed link is enough.
+  }
+}
+
+/** The audit as `paid-actions-mcp audit` makes it (over the default window), for the console's Audit page. */
+function auditWith(env: NodeJS.ProcessEnv): () => Promise<unknown> {
+  return async () => {
+    // As the audit command: the embedded sandbox (whose RPC is the chain in sandbox mode) is reused, or started for the run.
+    const pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
+    try {
+      return (await runAudit(pa, { now: Date.now() })).report;
+    } finally {
+      await pa.close();
+    }
+  };
+}
+
+export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOptions = {}): Promise<number> {
+  const j = await openJournal(env);
+  const config = j.configResult.ok ? j.configResult.config : undefined;
+  if (config) j.transcripts.addSecret(config.apiKey);
+  const log = (line: string) => void process.stderr.write(`[paid-actions-mcp console] ${j.transcripts.scrub(line)}\n`);
+  let handle: ConsoleHandle;
+  try {
+    handle = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home: j.home, config, audit: auditWith(env), log }, { port: o.port });
+  } catch (e) {
+    await j.close();
+    if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      process.stderr.write(`paid-actions-mcp console: port ${o.port} on 127.0.0.1 is already in use; pick another with --port, or leave --port out for a free one\n`);
+      return 1;
+    }
+    throw e;
+  }
+  const url = handle.loginUrl("/");
+  process.stdout.write(`Console: ${url}\n`);
+  process.stdout.write("The link works once, for 10 minutes (it signs this browser in). Ctrl-C stops the console.\n");
+  process.stderr.write(`Journal: ${j.journal.kind} at ${j.journal.location}; home ${j.home}${config ? "" : " (configuration invalid: see paid-actions-mcp doctor)"}\n`);
+  if (o.open !== false) openBrowser(url);
+  await new Promise<void>((done) => {
+    const stop = (signal: string) => {
+      process.stderr.write(`${signal}: stopping the console\n`);
+      done();
+    };
+    process.once("SIGINT", () => stop("SIGINT"));
+    process.once("SIGTERM", () => stop("SIGTERM"));
+  });
+  await handle.close();
+  await j.close();
+  return 0;
+}
