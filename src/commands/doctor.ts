@@ -3,6 +3,7 @@
  * the wallet and its balance, the journal. Each check says what is wrong and how to fix it.
  */
 import { openPaidActions } from "../app/index.js";
+import { checkNativeSqlite, runningNode, sqliteNeeded } from "../app/native.js";
 import { loadConfig } from "../engine/config.js";
 import { loadPayer } from "../engine/payer.js";
 import { serviceApi } from "../engine/service-api.js";
@@ -26,6 +27,29 @@ async function rpc(url: string, method: string, params: unknown[]): Promise<any>
 }
 
 const DAY_MS = 24 * 3_600_000;
+
+/** The Node release lines package.json's engines admits: 20.18+, 22, 24 and later. */
+function supportedNode(version: string): boolean {
+  const [major = 0, minor = 0] = version.replace(/^v/, "").split(".").map(Number);
+  return (major === 20 && minor >= 18) || major === 22 || major >= 24;
+}
+
+/**
+ * The running Node and whether the native SQLite module loads under it. Returns false when
+ * the module cannot load and this configuration needs it: nothing else can be checked then.
+ */
+async function runtimeChecks(env: NodeJS.ProcessEnv, check: (level: Level, text: string) => void): Promise<boolean> {
+  const node = supportedNode(process.version);
+  check(node ? "ok" : "warn", `node: ${runningNode()}${node ? "" : "; not a supported release line (20.18 or later 20.x, 22, 24 or later)"}`);
+  const sqlite = checkNativeSqlite();
+  if (sqlite.ok) {
+    check("ok", `sqlite: better-sqlite3 loaded (${sqlite.binary})`);
+    return true;
+  }
+  const needed = await sqliteNeeded("doctor", env);
+  check(needed ? "fail" : "warn", `sqlite: better-sqlite3 cannot load: ${sqlite.reason}${needed ? "" : " (not needed: the journal is on PostgreSQL)"}; fix: ${sqlite.fix}`);
+  return !needed;
+}
 
 /** The audit over the last 24 h: each discrepancy makes a FAIL; an RPC that does not answer, a warning. */
 async function chainCheck(pa: Parameters<typeof runAudit>[0], check: (level: Level, text: string) => void): Promise<void> {
@@ -52,6 +76,12 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
     lines.push([level, text]);
     process.stdout.write(`[${MARK[level]}] ${text}\n`);
   };
+  if (!(await runtimeChecks(env, check))) {
+    const cfg = loadConfig(env);
+    if (!cfg.ok) for (const i of cfg.issues) check("fail", `config: ${i.key}: ${i.message}`);
+    process.stdout.write(`\n${lines.filter(([l]) => l === "fail").length} problem(s) to fix before anything can be paid.\n`);
+    return 1;
+  }
   let pa: Awaited<ReturnType<typeof openPaidActions>>;
   try {
     pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
