@@ -32,7 +32,8 @@ Commands:
   demo         A scripted agent session against the sandbox (what \`npm start\` runs)
   executions   List what was bought, from the journal
   transcript   List recent tool calls, or show one call's redacted transcript
-  approve      Approve a payment an agent asked for (or list those waiting)
+  approve      A person approves or declines a payment an agent asked for (or lists those waiting)
+  set-pin      Set, change or remove the approval PIN
   doctor       Check configuration, service, wallet, balance and journal
   audit        Reconcile the journal with the wallet's USDC history on chain
   console      A local web console: approvals, executions, spending, transcripts, audit
@@ -71,11 +72,29 @@ Without a callId, lists the most recent tool calls. With one, prints its redacte
 transcript: every request and response, decision and timing. API keys, wallet secrets and
 payment proofs never appear.
 `,
-  approve: `Usage: paid-actions-mcp approve [approvalId]
+  approve: `Usage: paid-actions-mcp approve [approvalId] [--json]
 
-Approves one payment an agent was refused with approval_required: that quote, that amount,
-once, until the quote expires. The agent then calls the tool again with the same input and
-the approvalId. Without an id, lists approvals waiting.
+Without an id, lists the payments waiting for a person: each with its action, full input,
+amount, payee, quote expiry, and the day's and total spend once it is paid (--json:
+{items: [...]}). Reads only; anyone may list.
+
+With an id, a person decides, at an interactive terminal only (stdin and stdout a TTY;
+otherwise it refuses with exit code 2 and nothing changes): it shows the payment, then the
+person types the amount exactly as shown to approve it, or "decline" to decline it; then
+the approval PIN, when one is set (see set-pin). An approval is for that quote and amount,
+once, until the quote expires; the agent then calls the tool again with the same input and
+the approvalId. The console (paid-actions-mcp console) offers the same decision.
+
+Exit code: 0 decided; 1 nothing decided (another answer, Ctrl-C, a wrong PIN, or an
+approval that expired, was used, declined or does not exist); 2 no terminal, usage error.
+`,
+  "set-pin": `Usage: paid-actions-mcp set-pin [--clear]
+
+Sets (or changes) the approval PIN: from then on approving or declining a payment in the
+terminal or the console also needs the PIN. Asks for the current PIN first when one is set,
+then the new one twice, without echo; at least 4 characters. --clear removes it (the
+current PIN is needed). Interactive terminal only. The PIN is kept only as a salted scrypt
+hash in $PAID_ACTIONS_HOME/approval-pin (mode 0600).
 `,
   doctor: `Usage: paid-actions-mcp doctor
 
@@ -207,10 +226,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         return await transcriptCommand(env, positionals[0], { limit: intOption(values.limit, "limit", 1, 1000), json: values.json });
       }
       case "approve": {
-        const { values, positionals } = parse(args, {}, 1);
+        const { values, positionals } = parse(args, { json: { type: "boolean" } }, 1);
         if (values.help) return help("approve");
-        const { approveCommand } = await import("./commands/journal-commands.js");
-        return await approveCommand(env, positionals[0]);
+        if (values.json && positionals[0] !== undefined) throw new UsageError("--json is for the list; deciding on an approval needs a person at a terminal");
+        const { approveCommand } = await import("./commands/approve.js");
+        return await approveCommand(env, positionals[0], { json: values.json });
+      }
+      case "set-pin": {
+        const { values } = parse(args, { clear: { type: "boolean" } });
+        if (values.help) return help("set-pin");
+        const { setPinCommand } = await import("./commands/set-pin.js");
+        return await setPinCommand(env, { clear: values.clear });
       }
       case "doctor": {
         const { values } = parse(args, {});

@@ -1,12 +1,10 @@
 /**
- * Commands that read or approve from the journal: `executions`, `transcript`, `approve`.
+ * Commands that read the journal: `executions`, `transcript` (`approve` is in approve.ts).
  * They never start a service and never pay.
  */
 import { openJournal } from "../app/index.js";
 import { recentCalls } from "../engine/recent-calls.js";
-import { PaidActionError } from "../engine/errors.js";
 import type { ExecutionView } from "../engine/types.js";
-import { formatDecimal } from "../domain/money.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 
@@ -89,35 +87,6 @@ export async function transcriptCommand(env: NodeJS.ProcessEnv, callId: string |
     out(`Transcript ${callId} (${j.transcripts.pathOf(callId)}); secrets are redacted.`);
     for (const e of entries) out(`${e.t}  ${pad(e.step, 12)} ${summarize(e)}`);
     return 0;
-  } finally {
-    await j.close();
-  }
-}
-
-export async function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | undefined): Promise<number> {
-  const j = await openJournal(env);
-  try {
-    if (!approvalId) {
-      const pending = await j.journal.pendingApprovals(Date.now());
-      if (pending.length === 0) out("No approval is waiting.");
-      for (const a of pending) {
-        out(`${a.approvalId}  ${a.action}  ${formatDecimal(a.amount)} USDC  to ${a.payee ?? "?"}  expires ${new Date(a.expiresAt).toISOString()}`);
-      }
-      if (pending.length > 0) out("\nApprove one: paid-actions-mcp approve <approvalId>");
-      return 0;
-    }
-    try {
-      const approved = await j.engine.approve(approvalId);
-      out(`Approved ${approved.approvalId}: pay ${approved.amount} USDC for ${approved.action}${approved.payee ? ` to ${approved.payee}` : ""}, once, before ${approved.expiresAt}.`);
-      out("The agent pays when it calls the tool again with the same input and this approvalId.");
-      return 0;
-    } catch (e) {
-      if (e instanceof PaidActionError) {
-        process.stderr.write(`paid-actions-mcp: ${e.message}\n`);
-        return 1;
-      }
-      throw e;
-    }
   } finally {
     await j.close();
   }

@@ -104,8 +104,18 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
   throw approvalRequired(drive.intent, approvalId);
 }
 
+/** Where a person decided: recorded in the transcript of the call that asked. */
+export type DecidedIn = "terminal" | "console" | "host";
+type DeskCtx = Pick<Ctx, "journal" | "now"> & { transcript?: Ctx["transcript"] };
+
+async function noteDecision(c: DeskCtx, approval: Approval, decision: "approved" | "declined", via: DecidedIn | undefined): Promise<void> {
+  if (!via || !c.transcript) return;
+  const intent = await c.journal.intent(approval.intentId);
+  if (intent) c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: `${decision} by a person in the ${via}` });
+}
+
 /** A person approves a pending approval (the terminal's `approve`, the console, the host's prompt). */
-export async function approve(c: Pick<Ctx, "journal" | "now">, approvalId: string): Promise<{ approvalId: string; action: string; amount: string; expiresAt: string; payee: string | null }> {
+export async function approve(c: DeskCtx, approvalId: string, via?: DecidedIn): Promise<{ approvalId: string; intentId: string; action: string; amount: string; expiresAt: string; payee: string | null }> {
   const approval = await c.journal.approval(approvalId);
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
   if (approval.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${approval.status}`, { approvalId });
@@ -115,17 +125,19 @@ export async function approve(c: Pick<Ctx, "journal" | "now">, approvalId: strin
   if (!(await c.journal.decideApproval(approvalId, "pending", "approved", c.now()))) {
     throw new PaidActionError("approval_invalid", `approval ${approvalId} changed while approving; check it again`, { approvalId });
   }
-  return { approvalId, action: approval.action, amount: formatDecimal(approval.amount), expiresAt: new Date(approval.expiresAt).toISOString(), payee: approval.payee };
+  await noteDecision(c, approval, "approved", via);
+  return { approvalId, intentId: approval.intentId, action: approval.action, amount: formatDecimal(approval.amount), expiresAt: new Date(approval.expiresAt).toISOString(), payee: approval.payee };
 }
 
 /** A person declines a pending approval: recorded, and nothing is paid for it. */
-export async function decline(c: Pick<Ctx, "journal" | "now">, approvalId: string): Promise<void> {
+export async function decline(c: DeskCtx, approvalId: string, via?: DecidedIn): Promise<void> {
   const approval = await c.journal.approval(approvalId);
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
   if (approval.status === "declined") return;
   if (approval.status !== "pending" || !(await c.journal.decideApproval(approvalId, "pending", "declined", c.now()))) {
     throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${(await c.journal.approval(approvalId))?.status ?? approval.status}`, { approvalId });
   }
+  await noteDecision(c, approval, "declined", via);
 }
 
 /** A recorded approval, with the input of the purchase it is for. */

@@ -10,7 +10,7 @@
 import { EventEmitter } from "node:events";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../domain/wire.js";
 import { approvalReview, pendingReviews, type ApprovalReview } from "./approval-review.js";
-import { approvalWithInput, approve, decline } from "./approvals.js";
+import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals.js";
 import type { ChainPort } from "./chain.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
@@ -311,13 +311,13 @@ export class Engine extends EventEmitter {
   // ---- Approvals: a person decides (the host's prompt, the console, the terminal) ------
 
   /** A person approves a pending approval: that quote and amount, once, before it expires. */
-  approve(approvalId: string) {
-    return approve({ journal: this.d.journal, now: this.d.now }, approvalId);
+  approve(approvalId: string, via?: DecidedIn) {
+    return approve({ journal: this.d.journal, now: this.d.now, transcript: makeTranscript(this.d) }, approvalId, via);
   }
 
   /** A person declines a pending approval: recorded, and the intent it was for stays unpaid. */
-  decline(approvalId: string): Promise<void> {
-    return decline({ journal: this.d.journal, now: this.d.now }, approvalId);
+  decline(approvalId: string, via?: DecidedIn): Promise<void> {
+    return decline({ journal: this.d.journal, now: this.d.now, transcript: makeTranscript(this.d) }, approvalId, via);
   }
 
   /** A recorded approval, with the input of the purchase it is for. */
