@@ -32,7 +32,7 @@ export function openBrowser(url: string): void {
 }
 
 /** The audit as `paid-actions-mcp audit` makes it (over the default window), for the console's Audit page. */
-function auditWith(env: NodeJS.ProcessEnv): () => Promise<unknown> {
+export function consoleAudit(env: NodeJS.ProcessEnv): () => Promise<unknown> {
   return async () => {
     // As the audit command: the embedded sandbox (whose RPC is the chain in sandbox mode) is reused, or started for the run.
     const pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
@@ -51,7 +51,7 @@ export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOp
   const log = (line: string) => void process.stderr.write(`[paid-actions-mcp console] ${j.transcripts.scrub(line)}\n`);
   let handle: ConsoleHandle;
   try {
-    handle = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home: j.home, config, audit: auditWith(env), log }, { port: o.port });
+    handle = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home: j.home, config, audit: consoleAudit(env), log }, { port: o.port });
   } catch (e) {
     await j.close();
     if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") {
@@ -60,12 +60,8 @@ export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOp
     }
     throw e;
   }
-  const url = handle.loginUrl("/");
-  process.stdout.write(`Console: ${url}\n`);
-  process.stdout.write("The link works once, for 10 minutes (it signs this browser in). Ctrl-C stops the console.\n");
-  process.stderr.write(`Journal: ${j.journal.kind} at ${j.journal.location}; home ${j.home}${config ? "" : " (configuration invalid: see paid-actions-mcp doctor)"}\n`);
-  if (o.open !== false) openBrowser(url);
-  await new Promise<void>((done) => {
+  // Listening for the stop signals before the link is out: whoever reads it may stop us at once.
+  const stopped = new Promise<void>((done) => {
     const stop = (signal: string) => {
       process.stderr.write(`${signal}: stopping the console\n`);
       done();
@@ -73,6 +69,11 @@ export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOp
     process.once("SIGINT", () => stop("SIGINT"));
     process.once("SIGTERM", () => stop("SIGTERM"));
   });
+  const url = handle.loginUrl("/");
+  process.stderr.write(`Journal: ${j.journal.kind} at ${j.journal.location}; home ${j.home}${config ? "" : " (configuration invalid: see paid-actions-mcp doctor)"}\n`);
+  process.stdout.write(`Console: ${url}\nThe link works once, for 10 minutes (it signs this browser in). Ctrl-C stops the console.\n`);
+  if (o.open !== false) openBrowser(url);
+  await stopped;
   await handle.close();
   await j.close();
   return 0;

@@ -47,6 +47,7 @@ function intParam(url: URL, name: string, min: number, max: number, fallback: nu
 async function requirePin(c: ApiContext, body: Record<string, unknown>): Promise<void> {
   if (!pinIsSet(c.d.home)) return;
   const pin = typeof body.pin === "string" && body.pin.length > 0 ? body.pin : undefined;
+  if (pin === undefined) throw new ApiError(403, "pin_invalid", "an approval PIN is set: enter it to approve or decline");
   const check = c.pinTurn.then(async () => {
     const ok = await verifyPin(c.d.home, pin).catch(() => {
       throw new ApiError(500, "pin_unreadable", "the approval PIN's file in the home dir cannot be read; set the PIN again with paid-actions-mcp set-pin");
@@ -56,7 +57,7 @@ async function requirePin(c: ApiContext, body: Record<string, unknown>): Promise
   });
   c.pinTurn = check.catch(() => undefined);
   if (!(await check)) {
-    throw new ApiError(403, "pin_invalid", pin === undefined ? "an approval PIN is set: enter it to approve or decline" : "that is not the approval PIN; nothing was decided");
+    throw new ApiError(403, "pin_invalid", "that is not the approval PIN; nothing was decided");
   }
 }
 
