@@ -1,10 +1,11 @@
 /**
  * Approvals above the threshold, over real stdio: by elicitation when the client declares
- * it, and otherwise by `paid-actions-mcp approve <approvalId>` run by a human in a second
- * process on the same home.
+ * it, and otherwise by a person running `paid-actions-mcp approve <approvalId>` at a terminal
+ * (a pseudo-terminal here) in a second process on the same home.
  */
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runInPty } from "../commands/pty.js";
 import { call, cleanupAll, ensureBuilt, runCli, sc, serverEnv, serviceGet, SMALL_SERVER, SMALL_SERVER_PRICE, startServer, text, usdc } from "../helpers/mcp.js";
 
 /** Approval above 0.1 USDC: the 0.288 USDC server needs one. */
@@ -86,8 +87,8 @@ describe("mcp e2e: approval by elicitation", () => {
   });
 });
 
-describe("mcp e2e: approval by `approve` in a second process", () => {
-  it("approval_required with an approvalId; a human approves; the retry pays once; a second retry pays nothing more", async () => {
+describe("mcp e2e: approval by `approve` at a terminal, in a second process", () => {
+  it("approval_required with an approvalId; a person approves; the retry pays once; a second retry pays nothing more", async () => {
     const s = await startServer({ delayMs: 500, env: LIMITS });
     await s.client.listTools();
     const env = serverEnv(s.home, LIMITS);
@@ -100,6 +101,7 @@ describe("mcp e2e: approval by `approve` in a second process", () => {
     expect(error.approvalId.length).toBeGreaterThan(0);
     expect(typeof error.whatToDo).toBe("string");
     expect(`${error.message} ${error.whatToDo}`).toContain(error.approvalId);
+    expect(error.message).toContain("a person must approve this payment in the paid-actions console or terminal");
     const approvalId: string = error.approvalId;
 
     // Nothing paid while waiting.
@@ -111,13 +113,22 @@ describe("mcp e2e: approval by `approve` in a second process", () => {
     expect(early.isError).toBe(true);
     expect(sc(early).error.code).toBe("approval_required");
 
-    // The human lists what waits, then approves, in another process on the same home.
+    // Without a terminal (an agent's shell), `approve <id>` approves nothing.
     const listed = await runCli(["approve"], env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(approvalId);
-    const approved = await runCli(["approve", approvalId], env);
-    expect(approved.code, approved.stderr).toBe(0);
-    expect(approved.stdout).toContain(approvalId);
+    const piped = await runCli(["approve", approvalId], env);
+    expect(piped.code).toBe(2);
+    const still = await call(s.client, "servers_provision", { ...SMALL_SERVER, approvalId });
+    expect(sc(still).error.code).toBe("approval_required");
+
+    // A person approves at a terminal, in another process on the same home.
+    const pty = runInPty(["approve", approvalId], env);
+    await pty.waitFor(`Type ${SMALL_SERVER_PRICE} to approve`);
+    pty.type(`${SMALL_SERVER_PRICE}\r`);
+    const approved = await pty.exit;
+    expect(approved.code, approved.screen).toBe(0);
+    expect(approved.screen).toContain(`Approved ${approvalId}`);
 
     // The approval is bound to that input: a different one is refused and does not use it up.
     const other = await call(s.client, "servers_provision", { ...SMALL_SERVER, durationHours: 48, approvalId });
@@ -147,7 +158,8 @@ describe("mcp e2e: approval by `approve` in a second process", () => {
     expect(journal.map((i: any) => i.executionId)).toEqual([paid.executionId]);
 
     // Single use: approving it again fails.
-    const twice = await runCli(["approve", approvalId], env);
+    const twice = await runInPty(["approve", approvalId], env).exit;
     expect(twice.code).toBe(1);
+    expect(twice.screen).toContain("already used");
   });
 });
