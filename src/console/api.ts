@@ -153,7 +153,8 @@ const POST: Array<[RegExp, Handler]> = [[new RegExp(`^/api/approvals/${ID}/(appr
 
 /** Answers one authenticated /api request (the server has checked Host, cookie and, for writes, Origin and CSRF). */
 export async function handleApi(c: ApiContext, req: IncomingMessage, res: ServerResponse, session: Session, url: URL): Promise<void> {
-  const method = req.method === "HEAD" ? "GET" : req.method;
+  // No HEAD here: it would open an event stream, or run an audit, for nothing.
+  const method = req.method;
   const table = method === "GET" ? GET : method === "POST" ? POST : undefined;
   for (const [pattern, handler] of table ?? []) {
     const m = pattern.exec(url.pathname);
