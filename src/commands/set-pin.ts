@@ -11,11 +11,11 @@ import { interactive, NO_TTY, readLine, wrongPinDelay } from "./tty.js";
 const out = (line = "") => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`paid-actions-mcp: ${line}\n`);
 
-export const SET_PIN_NEEDS_TTY = `${NO_TTY("setting the approval PIN")}; nothing was changed`;
+export const SET_PIN_NEEDS_TTY = `${NO_TTY("setting the approval PIN", false)}; nothing was changed`;
 
 export async function setPinCommand(env: NodeJS.ProcessEnv, opts: { clear?: boolean } = {}): Promise<number> {
   if (!interactive()) {
-    err(opts.clear ? `${NO_TTY("removing the approval PIN")}; nothing was changed` : SET_PIN_NEEDS_TTY);
+    err(opts.clear ? `${NO_TTY("removing the approval PIN", false)}; nothing was changed` : SET_PIN_NEEDS_TTY);
     return 2;
   }
   const c = loadConfig(env);

@@ -17,8 +17,8 @@ export function interactive(t: Terminal = real()): boolean {
   return t.input.isTTY === true && t.output.isTTY === true;
 }
 
-/** The one line said when a command needs a person and has no terminal. */
-export const NO_TTY = (what: string) => `${what} needs a person at an interactive terminal, or the console (\`paid-actions-mcp console\`)`;
+/** The one line said when a command needs a person and has no terminal (and where else it can be done). */
+export const NO_TTY = (what: string, orConsole = true) => `${what} needs a person at an interactive terminal${orConsole ? ", or the console (`paid-actions-mcp console`)" : ""}`;
 
 /**
  * Reads one line from the terminal in raw mode, echoing it unless `hidden`. Resolves with

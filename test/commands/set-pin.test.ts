@@ -40,7 +40,7 @@ describe("set-pin", () => {
     const { home: h, env } = home();
     const r = await runCli(["set-pin"], env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe("paid-actions-mcp: setting the approval PIN needs a person at an interactive terminal, or the console (`paid-actions-mcp console`); nothing was changed\n");
+    expect(r.stderr).toBe("paid-actions-mcp: setting the approval PIN needs a person at an interactive terminal; nothing was changed\n");
     expect(pinIsSet(h)).toBe(false);
   });
 
