@@ -1,0 +1,122 @@
+// The console's shell: routes on location.pathname (history.pushState for in-app links), keeps
+// the nav, the pending-approvals count and the live indicator current, and mounts one page at a
+// time. Each page module exports `mount(main, params, ctx)` returning an optional cleanup.
+import { ApiError, connectEvents, getSession, on, onState } from "./api.js";
+import { fill, h, mono, notice, pageHead } from "./dom.js";
+import * as approvals from "./pages/approvals.js";
+import * as audit from "./pages/audit.js";
+import * as executions from "./pages/executions.js";
+import * as spending from "./pages/spending.js";
+import * as transcripts from "./pages/transcripts.js";
+
+const ROUTES = [
+  [/^\/approvals\/?$/, "approvals", (m) => approvals.mountList(m)],
+  [/^\/approvals\/([^/]+)\/?$/, "approvals", (m, [id]) => approvals.mountOne(m, id)],
+  [/^\/executions\/?$/, "executions", (m) => executions.mountList(m)],
+  [/^\/executions\/([^/]+)\/?$/, "executions", (m, [id]) => executions.mountOne(m, id)],
+  [/^\/spending\/?$/, "spending", (m) => spending.mount(m)],
+  [/^\/transcripts\/?$/, "transcripts", (m) => transcripts.mountList(m)],
+  [/^\/transcripts\/([^/]+)\/?$/, "transcripts", (m, [id]) => transcripts.mountOne(m, id)],
+  [/^\/audit\/?$/, "audit", (m) => audit.mount(m)],
+];
+
+const main = document.getElementById("main");
+let cleanup;
+
+function notFound(m) {
+  fill(m, pageHead("Not found", "The console has no page at this address."), h("p", {}, h("a", { href: "/approvals" }, "Go to the approvals")));
+}
+
+async function route() {
+  const path = location.pathname === "/" ? "/approvals" : location.pathname;
+  if (location.pathname === "/") history.replaceState(null, "", "/approvals" + location.search);
+  if (typeof cleanup === "function") cleanup();
+  cleanup = undefined;
+  fill(main);
+  let nav = "";
+  let found = false;
+  for (const [re, key, mount] of ROUTES) {
+    const m = re.exec(path);
+    if (!m) continue;
+    found = true;
+    nav = key;
+    const params = m.slice(1).map((p) => decodeURIComponent(p));
+    try {
+      cleanup = await mount(main, params);
+    } catch (e) {
+      showError(e);
+    }
+    break;
+  }
+  if (!found) notFound(main);
+  for (const a of document.querySelectorAll("[data-nav]")) {
+    if (a.dataset.nav === nav) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+}
+
+function showError(e) {
+  if (e instanceof ApiError && e.status === 401) {
+    fill(main, pageHead("Signed out"), notice("error", "This browser has no console session. Open the console with ", h("code", {}, "paid-actions-mcp console"), ": it opens a fresh, one-time sign-in link."));
+    return;
+  }
+  fill(main, notice("error", e instanceof Error ? e.message : String(e)));
+}
+
+/** Navigates inside the app without a reload. */
+export function navigate(href) {
+  history.pushState(null, "", href);
+  route();
+  main.focus({ preventScroll: true });
+  window.scrollTo(0, 0);
+}
+
+document.addEventListener("click", (ev) => {
+  if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+  const a = ev.target instanceof Element ? ev.target.closest("a[href]") : null;
+  if (!a || a.target || a.hasAttribute("download")) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || url.pathname.startsWith("/api/") || url.pathname.startsWith("/assets/")) return;
+  ev.preventDefault();
+  navigate(url.pathname + url.search + url.hash);
+});
+
+window.addEventListener("popstate", () => route());
+
+// ---- Chrome: the pending count, the live indicator, the footer ------------------------------
+
+const count = document.getElementById("pending-count");
+on("approvals", (data) => {
+  const n = Array.isArray(data?.items) ? data.items.length : 0;
+  count.textContent = String(n);
+  count.hidden = n === 0;
+  document.title = n > 0 ? `(${n}) paid-actions console` : "paid-actions console";
+});
+
+const live = document.getElementById("live");
+const LIVE_TEXT = { live: "live", reconnecting: "reconnecting…", closed: "disconnected", connecting: "connecting…" };
+onState((state) => {
+  live.dataset.state = state;
+  live.textContent = LIVE_TEXT[state] ?? state;
+});
+
+async function footer() {
+  try {
+    const s = await getSession();
+    fill(
+      document.getElementById("footer"),
+      h("span", {}, "Journal ", mono(s.journal)),
+      s.service ? h("span", {}, "Service ", mono(typeof s.service === "string" ? s.service : JSON.stringify(s.service))) : null,
+      s.version ? h("span", {}, `paid-actions-mcp ${s.version}`) : null,
+    );
+    return true;
+  } catch (e) {
+    showError(e);
+    return false;
+  }
+}
+
+if (await footer()) {
+  connectEvents();
+  route();
+}

@@ -1,0 +1,82 @@
+// Money in the browser: the API sends decimal strings ("0.288", "25.00"); comparisons and sums
+// are made on BigInt atomic units (USDC has 6 decimals), never on floats. A Number appears
+// only where a pixel width is computed from a ratio.
+
+export const DECIMALS = 6;
+const SCALE = 10n ** BigInt(DECIMALS);
+const DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
+
+/** "12.5" -> 12500000n; null for anything that is not a plain non-negative decimal. */
+export function atomic(text) {
+  if (typeof text !== "string") return null;
+  const m = DECIMAL.exec(text.trim());
+  if (!m) return null;
+  const fraction = (m[2] ?? "").replace(/0+$/, "");
+  if (fraction.length > DECIMALS) return null;
+  return BigInt(m[1]) * SCALE + BigInt(fraction.padEnd(DECIMALS, "0") || "0");
+}
+
+/** 12500000n -> "12.50": at least two fractional digits, no trailing zeros beyond them. */
+export function decimal(units) {
+  const negative = units < 0n;
+  const abs = negative ? -units : units;
+  let fraction = (abs % SCALE).toString().padStart(DECIMALS, "0").replace(/0+$/, "");
+  if (fraction.length < 2) fraction = fraction.padEnd(2, "0");
+  return `${negative ? "-" : ""}${abs / SCALE}.${fraction}`;
+}
+
+/** The same money as a display string: "0.288 USDC". */
+export function usdc(text) {
+  const units = atomic(text ?? "");
+  return units === null ? "—" : `${decimal(units)} USDC`;
+}
+
+/** a - b, floored at zero, as a decimal string. */
+export function remaining(cap, spent) {
+  const c = atomic(cap);
+  const s = atomic(spent);
+  if (c === null || s === null) return null;
+  return decimal(c > s ? c - s : 0n);
+}
+
+/** part / whole as a Number for drawing only (0 when whole is 0 and part is 0). */
+export function ratio(part, whole) {
+  const p = typeof part === "bigint" ? part : atomic(part) ?? 0n;
+  const w = typeof whole === "bigint" ? whole : atomic(whole) ?? 0n;
+  if (w === 0n) return p === 0n ? 0 : Infinity;
+  // Four decimal places of precision is far finer than a pixel.
+  return Number((p * 10000n) / w) / 10000;
+}
+
+/**
+ * How close spend is to a cap: "over" at or above it, "warn" past 80 %, else "ok". Exact:
+ * spent*100 > cap*80 on integers.
+ */
+export function level(spent, cap) {
+  const s = atomic(spent);
+  const c = atomic(cap);
+  if (s === null || c === null) return "ok";
+  if (s >= c) return "over";
+  if (s * 100n > c * 80n) return "warn";
+  return "ok";
+}
+
+/** The larger of decimal strings, as atomic units. */
+export function maxUnits(...texts) {
+  let m = 0n;
+  for (const t of texts) {
+    const u = atomic(t ?? "");
+    if (u !== null && u > m) m = u;
+  }
+  return m;
+}
+
+/** Percent of a cap as a label: "12 %", "<1 %", "100 %". */
+export function percent(spent, cap) {
+  const s = atomic(spent);
+  const c = atomic(cap);
+  if (s === null || c === null || c === 0n) return "";
+  const p = (s * 100n) / c;
+  if (p === 0n && s > 0n) return "<1 %";
+  return `${p} %`;
+}

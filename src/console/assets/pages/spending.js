@@ -1,0 +1,108 @@
+// Spending: how close the agent is to each limit, at a glance. The rolling 24 h and the total
+// as bars against their caps (amber past 80 %, red at the cap), money reserved for payments in
+// flight drawn apart, spend per action beside its per-call cap, the last 14 days as columns,
+// and the refunds credited back. Follows the `executions` and `approvals` events.
+import { get, on } from "../api.js";
+import { actionBars, capBar, dayColumns, fit } from "../charts.js";
+import { fill, h, loading, notice, pageHead } from "../dom.js";
+import { atomic, decimal, level, usdc } from "../money.js";
+
+function stat(label, value, note, tone) {
+  return h("div", { class: ["stat", tone ? `stat-${tone}` : null] }, h("div", { class: "stat-label" }, label), h("div", { class: "stat-value" }, value), note ? h("div", { class: "stat-note" }, note) : null);
+}
+
+function limitsList(limits) {
+  const per = Object.entries(limits.perAction ?? {});
+  const items = [
+    ["Per call", usdc(limits.maxPerCall)],
+    ["Per rolling 24 h", usdc(limits.maxPerDay)],
+    ["In total", limits.maxTotal ? usdc(limits.maxTotal) : "no cap"],
+    ["A person approves above", usdc(limits.approvalAbove)],
+    ["Actions allowed", Array.isArray(limits.allowActions) && limits.allowActions.length && !limits.allowActions.includes("*") ? limits.allowActions.join(", ") : "every action of the service"],
+    ...per.map(([a, v]) => [`Per call, ${a}`, usdc(v)]),
+  ];
+  return h("dl", { class: "facts" }, items.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+function render(box, sp) {
+  const limits = sp.limits;
+  const committed24 = sp.committedLast24h ?? sp.spentLast24h;
+  const reserved = sp.reserved ?? "0";
+  const reservedUnits = atomic(reserved) ?? 0n;
+  const dayLevel = limits ? level(committed24, limits.maxPerDay) : "ok";
+  const totalLevel = limits?.maxTotal ? level(sp.spentTotal, limits.maxTotal) : "ok";
+  const byAction = (sp.byAction ?? []).slice().sort((a, b) => {
+    const d = (atomic(b.spentTotal) ?? 0n) - (atomic(a.spentTotal) ?? 0n);
+    return d > 0n ? 1 : d < 0n ? -1 : a.action.localeCompare(b.action);
+  });
+  fill(
+    box,
+    sp.configIssues?.length ? notice("error", "The configuration has problems, so no payment can be made: ", sp.configIssues.map((i) => `${i.key}: ${i.message}`).join("; ")) : null,
+    !limits ? notice("neutral", "No limits are configured here: the console shows what the journal spent.") : null,
+    h(
+      "div",
+      { class: "stats" },
+      stat("Spent in the last 24 h", usdc(sp.spentLast24h), limits ? `${usdc(sp.remainingToday)} left today` : null, dayLevel !== "ok" ? dayLevel : null),
+      stat("Reserved now", usdc(reserved), reservedUnits > 0n ? "held for payments in flight" : "nothing in flight"),
+      stat("Spent in total", usdc(sp.spentTotal), sp.remainingTotal ? `${usdc(sp.remainingTotal)} left in total` : "no total cap", totalLevel !== "ok" ? totalLevel : null),
+      stat("Refunds credited", usdc(sp.refundsCredited), "seen on chain, counted back to the caps"),
+    ),
+    h(
+      "section",
+      { class: "card caps" },
+      h("h2", {}, "Against the caps"),
+      h("p", { class: "muted" }, "Solid: paid. Striped: reserved for payments in flight. The line is the cap."),
+      fit((width) => capBar({ label: "Rolling 24 hours", spent: sp.spentLast24h, reserved: reservedOf(sp), cap: limits?.maxPerDay ?? null, width }), "cap-day"),
+      fit((width) => capBar({ label: "Total", spent: sp.spentTotal, cap: limits?.maxTotal ?? null, width }), "cap-total"),
+    ),
+    h(
+      "div",
+      { class: "two-col" },
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Per action"),
+        byAction.length
+          ? [h("p", { class: "muted" }, "Dark: the last 24 h; light: in total. The dashed tick is the per-call cap."), fit((width) => actionBars(byAction, width))]
+          : h("p", { class: "muted" }, "Nothing bought yet."),
+      ),
+      h("section", { class: "card" }, h("h2", {}, "Limits"), limits ? limitsList(limits) : h("p", { class: "muted" }, "None configured.")),
+    ),
+    h(
+      "section",
+      { class: "card" },
+      h("h2", {}, "The last 14 days"),
+      Array.isArray(sp.days) && sp.days.length ? fit((width) => dayColumns(sp.days, limits?.maxPerDay ?? null, width)) : h("p", { class: "muted" }, "No daily figures."),
+    ),
+  );
+}
+
+/** The part of the 24 h reservation, as a decimal: committed minus spent. */
+function reservedOf(sp) {
+  const c = atomic(sp.committedLast24h ?? "") ?? 0n;
+  const s = atomic(sp.spentLast24h ?? "") ?? 0n;
+  return decimal(c > s ? c - s : 0n);
+}
+
+export async function mount(main) {
+  const box = h("div", { class: "spending" }, loading("Loading the spending…"));
+  main.append(pageHead("Spending", "What the agent spent against the limits you set."), box);
+  async function load() {
+    try {
+      render(box, await get("/api/spending"));
+    } catch (e) {
+      fill(box, notice("error", e.message));
+    }
+  }
+  await load();
+  let timer;
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, 250);
+  };
+  const offs = [on("executions", soon), on("approvals", soon)];
+  return () => {
+    clearTimeout(timer);
+    offs.forEach((off) => off());
+  };
+}
