@@ -1,0 +1,214 @@
+/**
+ * The console in a real headless Chromium (Debian's, driven by playwright-core), started as a
+ * person starts it (`paid-actions-mcp console --no-open`) on the home of an MCP server that
+ * an agent is using: a payment above the approval threshold appears live on the approvals
+ * page while the agent waits, the person approves it there, the agent's retry pays, and the
+ * execution moves to `completed` on the executions page without a reload. The spending page
+ * draws spend against the caps, a transcript renders as a sequence diagram, and the audit
+ * page says whether journal and chain agree. Requests without the cookie, with a foreign Host
+ * or Origin, or without the CSRF token are refused. Screenshots of each page go to
+ * test/output/screenshots/.
+ */
+import { request as httpRequest } from "node:http";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, login, screenshot, sessionCookie, startConsoleProcess, type ConsoleProcess, type TestBrowser } from "../helpers/browser.js";
+import { callTool, inProcessSuite } from "../helpers/inproc.js";
+import { ensureBuilt } from "../helpers/process.js";
+
+const suite = inProcessSuite({ prefix: "pam-browser", providerDelayMs: 1_500 });
+const sc = (r: unknown) => (r as { structuredContent?: any }).structuredContent;
+
+/** A person approves above 1 USDC; the rolling 24 h cap is 4 USDC, the total cap 10. */
+const LIMITS = { PAID_ACTIONS_APPROVAL_ABOVE: "1", PAID_ACTIONS_MAX_PER_CALL: "5", PAID_ACTIONS_MAX_PER_DAY: "4", PAID_ACTIONS_MAX_TOTAL: "10" };
+const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 }; // 0.288 USDC
+const STORAGE = { tier: "object", sizeGb: 40, durationMonths: 1, region: "eu-west-1" }; // 0.92 USDC
+const WEEK_SERVER = { region: "eu-central-1", plan: "small", durationHours: 168, image: "ubuntu-24.04" }; // 2.016 USDC: needs a person
+
+let browser: TestBrowser | undefined;
+let consoleProc: ConsoleProcess | undefined;
+
+beforeAll(() => ensureBuilt(), 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await consoleProc?.stop();
+});
+
+/** One raw request (node:http lets a test send any Host header). */
+function raw(url: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: o.method ?? "GET", headers: o.headers }, (res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => (body += c.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end(o.body);
+  });
+}
+
+/** Clicks a link of the nav bar (in-app navigation, no reload). */
+async function nav(page: Page, name: string): Promise<void> {
+  await page.locator(`nav a[data-nav="${name}"]`).click();
+  await page.waitForURL((u) => u.pathname.startsWith(`/${name}`));
+}
+
+describe("console in Chromium", () => {
+  it("an approval appears live, is approved on the page, the agent pays, and every page shows it", async () => {
+    const env = suite.env(LIMITS);
+    const agent = await suite.start({ env, era: "legacy" });
+    // Some history below the threshold: paid without asking anyone.
+    for (const [tool, input] of [["servers_provision", SMALL_SERVER], ["storage_purchase", STORAGE]] as const) {
+      const r = await callTool(agent.client, tool, input, 30_000);
+      expect(r.isError ?? false, JSON.stringify(sc(r))).toBe(false);
+    }
+
+    consoleProc = await startConsoleProcess(env);
+    expect(consoleProc.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    browser = await launchBrowser();
+    const page = await browser.newPage();
+    await login(page, consoleProc.loginUrl);
+    await page.waitForURL((u) => u.pathname === "/approvals");
+    await expect.poll(() => page.locator("#live").getAttribute("data-state"), { timeout: 10_000 }).toBe("live");
+    await page.getByText("Nothing is waiting for you").waitFor();
+    // Marks this document: a reload would lose it.
+    await page.evaluate(() => ((globalThis as { stillHere?: boolean }).stillHere = true));
+
+    // The agent asks to pay 2.016 USDC: a person must approve it.
+    const asked = await callTool(agent.client, "servers_provision", WEEK_SERVER, 30_000);
+    const error = sc(asked).error;
+    expect(error.code).toBe("approval_required");
+    const approvalId = String(error.approvalId);
+
+    // It appears on the open page by itself, with everything a person needs to decide.
+    const card = page.locator(`article.approval[data-approval="${approvalId}"]`);
+    await card.waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => (globalThis as { stillHere?: boolean }).stillHere)).toBe(true);
+    await expect.poll(() => page.locator("#pending-count").textContent()).toBe("1");
+    const text = await card.innerText();
+    expect(text).toContain("servers.provision");
+    expect(text).toContain("2.016");
+    expect(text).toContain("eu-central-1");
+    expect(text).toContain('"durationHours": 168');
+    expect(text).toMatch(/expires in \d+:\d\d/);
+    const review = JSON.parse((await raw(`${consoleProc.origin}/api/approvals/${approvalId}`, { headers: { cookie: await sessionCookie(browser.context, consoleProc.origin) } })).body).approval;
+    expect(review.payee).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+    expect(text).toContain(review.payee);
+    // Spend afterwards: 0.288 + 0.92 + 2.016 = 3.224 of the 4.00 day cap (past 80 %: amber), of 10.00 in total.
+    expect(review.after).toEqual({ spentLast24h: "3.224", maxPerDay: "4.00", spentTotal: "3.224", maxTotal: "10.00" });
+    expect(text).toContain("3.224 of 4.00 USDC");
+    expect(text).toContain("3.224 of 10.00 USDC");
+    const small = card.locator("svg.capbar-small");
+    expect(await small.count()).toBe(2);
+    expect(await small.nth(0).getAttribute("data-level")).toBe("warn");
+    expect(await small.nth(1).getAttribute("data-level")).toBe("ok");
+    await screenshot(page, "approvals-pending");
+
+    // The agent's retry before anyone decides pays nothing.
+    expect(sc(await callTool(agent.client, "servers_provision", { ...WEEK_SERVER, approvalId })).error.code).toBe("approval_required");
+
+    // The person approves on the page.
+    await card.locator("button.approve").click();
+    await card.locator('[data-status="approved"]').first().waitFor({ timeout: 10_000 });
+    expect(await card.innerText()).toContain("Approved");
+    await expect.poll(() => page.locator("#pending-count").isHidden()).toBe(true);
+
+    // The agent calls again with the approvalId and pays.
+    const paid = await callTool(agent.client, "servers_provision", { ...WEEK_SERVER, approvalId }, 30_000);
+    expect(paid.isError ?? false, JSON.stringify(sc(paid))).toBe(false);
+    const executionId = String(sc(paid).executionId);
+    expect(sc(paid).payment.amount).toBe("2.016");
+
+    // The executions page follows it to `completed` live (the provider takes 1.5 s).
+    await nav(page, "executions");
+    const row = page.locator(`tr[data-execution="${executionId}"]`);
+    await row.waitFor({ timeout: 10_000 });
+    await expect.poll(() => row.getAttribute("data-status"), { timeout: 20_000 }).toBe("completed");
+    expect(await page.locator("tbody tr").count()).toBe(3);
+    expect(await page.evaluate(() => (globalThis as { stillHere?: boolean }).stillHere)).toBe(true);
+    await screenshot(page, "executions");
+
+    // One execution: its timeline, output and transcripts.
+    await row.locator("a").first().click();
+    await page.waitForURL((u) => u.pathname === `/executions/${executionId}`);
+    await page.locator("ol.timeline").waitFor();
+    const steps = await page.locator("ol.timeline li").evaluateAll((els) => els.map((e) => e.getAttribute("data-step")));
+    for (const step of ["quote", "approval", "reservation", "payment", "execution"]) expect(steps).toContain(step);
+    expect(await page.locator("h1 .pill").innerText()).toBe("completed");
+    expect(await page.locator("pre.json").first().innerText()).toContain("serverId");
+    await screenshot(page, "execution");
+
+    // Its paid call's transcript, as a sequence diagram.
+    const links = page.locator('a[href^="/transcripts/call_"]');
+    expect(await links.count()).toBeGreaterThanOrEqual(1);
+    await links.last().click();
+    await page.waitForURL((u) => u.pathname.startsWith("/transcripts/call_"));
+    const callId = new URL(page.url()).pathname.split("/").pop()!;
+    const diagram = page.locator("svg.sequence");
+    await diagram.waitFor();
+    const entries = await page.evaluate(async (id) => ((await (await fetch(`/api/transcripts/${id}`)).json()) as { entries: Array<{ step: string }> }).entries, callId);
+    expect(entries.length).toBeGreaterThan(3);
+    expect(await diagram.locator("line.lifeline").count()).toBe(4);
+    expect(await diagram.locator("text.lifeline-name").allTextContents()).toEqual(["Agent", "MCP server", "Service", "Chain"]);
+    for (let i = 0; i < entries.length; i++) expect(await diagram.locator(`g.arrow[data-entry="${i}"]`).count(), `arrows of entry ${i} (${entries[i]!.step})`).toBeGreaterThanOrEqual(1);
+    const http = entries.findIndex((e) => e.step === "http");
+    await diagram.locator(`g.arrow[data-entry="${http}"]`).first().click();
+    await expect.poll(() => page.locator(".inspector h3").innerText()).toBe(`${http + 1}. http`);
+    expect(await page.locator(".inspector").innerText()).toContain("[redacted]");
+    await screenshot(page, "transcript");
+
+    // Spending: the bars against the caps.
+    await nav(page, "spending");
+    const spending = JSON.parse((await raw(`${consoleProc.origin}/api/spending`, { headers: { cookie: await sessionCookie(browser.context, consoleProc.origin) } })).body);
+    expect(spending.spentLast24h).toBe("3.224");
+    const day = page.locator(".cap-day svg.capbar");
+    await day.waitFor();
+    expect(await day.getAttribute("data-cap")).toBe("4.00");
+    expect(await day.getAttribute("data-level")).toBe("warn");
+    const width = async (sel: string) => Number(await day.locator(sel).getAttribute("width"));
+    expect((await width("rect.cb-spent")) / (await width("rect.cb-track"))).toBeCloseTo(3.224 / 4, 2);
+    expect(await day.innerHTML()).toContain("cap 4.00 USDC");
+    const total = page.locator(".cap-total svg.capbar");
+    expect(await total.getAttribute("data-level")).toBe("ok");
+    expect(Number(await total.locator("rect.cb-spent").getAttribute("width")) / Number(await total.locator("rect.cb-track").getAttribute("width"))).toBeCloseTo(3.224 / 10, 2);
+    expect(await total.innerHTML()).toContain("cap 10.00 USDC");
+    expect(await page.locator("svg.actionbars g.ab-row").count()).toBe(2);
+    expect(await page.locator("svg.days g.day").count()).toBe(14);
+    await screenshot(page, "spending");
+
+    // Audit: journal and chain agree.
+    await nav(page, "audit");
+    const verdict = page.locator(".verdict");
+    await verdict.waitFor({ timeout: 30_000 });
+    expect(await verdict.getAttribute("data-ok")).toBe("true");
+    await screenshot(page, "audit");
+
+    // Transcripts list.
+    await nav(page, "transcripts");
+    await page.locator(`tr[data-call="${callId}"]`).waitFor();
+    expect(browser.errors()).toEqual([]);
+
+    // ---- What the console refuses ----
+    const origin = consoleProc.origin;
+    const cookie = await sessionCookie(browser.context, origin);
+    const csrf = JSON.parse((await raw(`${origin}/api/session`, { headers: { cookie } })).body).csrf as string;
+    expect(csrf.length).toBeGreaterThan(10);
+    const post = (headers: Record<string, string>) =>
+      raw(`${origin}/api/approvals/${approvalId}/decline`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
+    // No cookie: 401, page and API alike.
+    expect((await raw(`${origin}/api/approvals`)).status).toBe(401);
+    expect((await raw(`${origin}/spending`)).status).toBe(401);
+    // A foreign Host (DNS rebinding), even with the cookie.
+    expect([403, 421]).toContain((await raw(`${origin}/api/approvals`, { headers: { cookie, host: `evil.example:${consoleProc.port}` } })).status);
+    // Writes: a foreign Origin, no Origin, no CSRF token, a wrong one: 403.
+    expect((await post({ cookie, origin: "http://evil.example", "x-csrf-token": csrf })).status).toBe(403);
+    expect((await post({ cookie, "x-csrf-token": csrf })).status).toBe(403);
+    expect((await post({ cookie, origin })).status).toBe(403);
+    expect((await post({ cookie, origin, "x-csrf-token": `${csrf}x` })).status).toBe(403);
+    expect((await post({ origin, "x-csrf-token": csrf })).status).toBe(401);
+    // With all of them the request gets through the guard: the approval is used, so 409.
+    const through = await post({ cookie, origin, "x-csrf-token": csrf });
+    expect(through.status).toBe(409);
+    expect(JSON.parse(through.body).error.code).toBe("approval_invalid");
+  }, 180_000);
+});
