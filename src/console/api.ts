@@ -43,6 +43,12 @@ function intParam(url: URL, name: string, min: number, max: number, fallback: nu
   return Number(v);
 }
 
+/** What the purchases are bought from, for a person: the configured service, or the embedded sandbox. */
+function serviceName(c: ApiContext): string {
+  const service = c.d.engine.service;
+  return service === "unconfigured" && c.d.config?.mode === "sandbox" ? "the embedded sandbox" : service;
+}
+
 /** The PIN check: one at a time, and slow when wrong. */
 async function requirePin(c: ApiContext, body: Record<string, unknown>): Promise<void> {
   if (!pinIsSet(c.d.home)) return;
@@ -81,7 +87,7 @@ const GET: Array<[RegExp, Handler]> = [
   [
     /^\/api\/session$/,
     async (c, _m, _req, res, session) =>
-      sendJson(res, 200, { csrf: session.csrf, pinRequired: pinIsSet(c.d.home), home: c.d.home, journal: c.d.journal.location, version: c.version, service: c.d.engine.service }),
+      sendJson(res, 200, { csrf: session.csrf, pinRequired: pinIsSet(c.d.home), home: c.d.home, journal: c.d.journal.location, version: c.version, service: serviceName(c) }),
   ],
   [/^\/api\/approvals$/, async (c, _m, _req, res) => sendJson(res, 200, { items: await pendingReviews(c.d.journal, c.d.config, c.d.now()) })],
   [
