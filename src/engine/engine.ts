@@ -122,7 +122,7 @@ export class Engine extends EventEmitter {
   // ---- Quote only -----------------------------------------------------------------
 
   /** Prices an intent and says whether it could be paid now. Pays nothing, records nothing. */
-  quote(req: Omit<PayRequest, "intentKey" | "approvalId">, callId?: string) {
+  async quote(req: Omit<PayRequest, "intentKey" | "approvalId">, callId?: string) {
     return quoteOnly(this.payingCtx(), req, callId);
   }
 
