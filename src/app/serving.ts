@@ -119,6 +119,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
   let starting: Promise<PaidActions> | undefined;
   let closing: Promise<void> | undefined;
   let key: Uint8Array | undefined;
+  let consoleStarted: Promise<{ loginUrl(next?: string): string; close(): Promise<void> }> | undefined;
 
   const host: McpHost = {
     sandbox,
@@ -149,6 +150,28 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
         throw e;
       })),
     stateKey: () => (key ??= loadStateKey(home)),
+    approvalPage: async (approvalId) => {
+      await host.start();
+      const running = pa!;
+      consoleStarted ??= (async () => {
+        const [{ startConsole }, { runAudit }] = await Promise.all([import("../console/server.js"), import("./audit.js")]);
+        const handle = await startConsole({
+          engine: running.engine,
+          journal: running.journal,
+          transcripts: running.transcripts,
+          home,
+          config: running.config,
+          audit: async () => (await runAudit(running, { now: Date.now() })).report,
+          log: o.log,
+        });
+        o.log?.(`console: started for approvals on ${handle.origin}`);
+        return handle;
+      })().catch((e: unknown) => {
+        consoleStarted = undefined;
+        throw e;
+      });
+      return (await consoleStarted).loginUrl(`/approvals/${encodeURIComponent(approvalId)}`);
+    },
   };
 
   return {
@@ -159,6 +182,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     close: () =>
       (closing ??= (async () => {
         await starting?.catch(() => undefined);
+        await (await consoleStarted?.catch(() => undefined))?.close();
         if (pa) await pa.close();
         else if (opened) await (await opened.catch(() => undefined))?.journal.close();
       })()),

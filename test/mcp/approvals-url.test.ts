@@ -1,0 +1,129 @@
+/**
+ * Approval through the console's page, for hosts that open URLs (URL-mode elicitation), in
+ * both protocol eras: the server starts the console in its own process and hands the host a
+ * one-time link to that payment's page; accepting only means the person went there, so the
+ * call waits until the person decides on the page (read from the journal), then pays — or
+ * pays nothing. The person here is real HTTP against the real console, as a browser sends it.
+ */
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
+import { describe, expect, it } from "vitest";
+import { openJournal } from "../../src/app/index.js";
+import { loginAsPerson } from "../helpers/console-person.js";
+import { callTool, ERAS, inProcessSuite } from "../helpers/inproc.js";
+
+const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 } as const; // 0.288 USDC
+const PRICE = 288_000n;
+const sc = (r: unknown) => (r as { structuredContent?: any }).structuredContent;
+
+const suite = inProcessSuite({ prefix: "pam-url-approval", providerDelayMs: 200 });
+const balance = () => suite.sandbox().usdc(suite.sandbox().wallet.address);
+const NEEDS_APPROVAL = { PAID_ACTIONS_APPROVAL_ABOVE: "0.1" };
+
+type UrlParams = { mode?: string; url?: string; message?: string };
+const urlOf = (r: ElicitRequest) => String((r.params as UrlParams).url);
+const approvalIdOf = (url: string) => decodeURIComponent(new URL(url).searchParams.get("next") ?? "").split("/").pop()!;
+
+async function statusOf(env: Record<string, string>, approvalId: string) {
+  const j = await openJournal(env);
+  try {
+    return (await j.journal.approval(approvalId))?.status;
+  } finally {
+    await j.close();
+  }
+}
+
+/** An elicitation handler that records each question and answers with `answer`, then runs `after` on the link. */
+function host(answer: ElicitResult["action"], after?: (url: string) => Promise<void>) {
+  const asked: ElicitRequest[] = [];
+  const done: Promise<void>[] = [];
+  return {
+    asked,
+    settled: () => Promise.all(done),
+    elicit: (request: ElicitRequest): ElicitResult => {
+      asked.push(request);
+      // The host opens the page and answers at once; the person decides a moment later.
+      if (after) done.push(new Promise((r) => setTimeout(r, 600)).then(() => after(urlOf(request))));
+      return { action: answer };
+    },
+  };
+}
+
+describe.each(ERAS)("%s era: approval on the console's page", (era) => {
+  it("sends the host to the payment's page; the call waits for the person's approval there and pays once", async () => {
+    const env = suite.env(NEEDS_APPROVAL);
+    let approvedStatus = 0;
+    const h = host("accept", async (url) => {
+      const person = await loginAsPerson(url);
+      approvedStatus = (await person.approve(approvalIdOf(url))).status;
+    });
+    const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["form", "url"] });
+    const before = await balance();
+    const paid = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-${era}` }, 30_000);
+    await h.settled();
+    expect(approvedStatus).toBe(200);
+    expect(paid.isError).toBeFalsy();
+    expect(sc(paid).executionId).toMatch(/^exe_/);
+    expect(await balance()).toBe(before - PRICE);
+    // Offered as a link, even though the host could also show a form.
+    expect(h.asked).toHaveLength(1);
+    const params = h.asked[0]!.params as UrlParams;
+    expect(params.mode).toBe("url");
+    expect(params.message).toContain("0.288 USDC for servers.provision");
+    const url = new URL(params.url!);
+    expect(url.hostname).toBe("127.0.0.1");
+    const approvalId = approvalIdOf(params.url!);
+    expect(approvalId).toMatch(/^apr_/);
+    expect(await statusOf(env, approvalId)).toBe("used");
+    // The link logs in once.
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(403);
+  });
+
+  it("a decline on the page pays nothing and is recorded", async () => {
+    const env = suite.env(NEEDS_APPROVAL);
+    const h = host("accept", async (url) => void (await (await loginAsPerson(url)).decline(approvalIdOf(url))));
+    const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
+    const before = await balance();
+    const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-declined-${era}` }, 30_000);
+    await h.settled();
+    expect(sc(refused).error.code).toBe("approval_declined");
+    expect(await balance()).toBe(before);
+    expect(await statusOf(env, approvalIdOf(urlOf(h.asked[0]!)))).toBe("declined");
+  });
+
+  it("a host's decline of the link is a decline: recorded, nothing paid", async () => {
+    const env = suite.env(NEEDS_APPROVAL);
+    const h = host("decline");
+    const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
+    const before = await balance();
+    const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-host-declined-${era}` });
+    expect(sc(refused).error.code).toBe("approval_declined");
+    expect(await balance()).toBe(before);
+    expect(await statusOf(env, approvalIdOf(urlOf(h.asked[0]!)))).toBe("declined");
+  });
+
+  it("no decision in time: approval_required for a person, with the approvalId; approved later on the page, the retry pays once", async () => {
+    const env = suite.env(NEEDS_APPROVAL);
+    const h = host("accept");
+    const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"], approvalTimeoutMs: 1_500 });
+    const before = await balance();
+    const args = { ...SMALL_SERVER, image: `url-late-${era}` };
+    const refused = await callTool(s.client, "servers_provision", args, 30_000);
+    const error = sc(refused).error;
+    expect(error.code).toBe("approval_required");
+    const text = JSON.stringify(refused);
+    expect(text).toContain("console or terminal");
+    expect(text).not.toContain("paid-actions-mcp approve");
+    const approvalId = String(error.approvalId);
+    expect(approvalId).toBe(approvalIdOf(urlOf(h.asked[0]!)));
+    expect(await balance()).toBe(before);
+
+    const person = await loginAsPerson(urlOf(h.asked[0]!));
+    expect((await person.approve(approvalId)).status).toBe(200);
+    const paid = await callTool(s.client, "servers_provision", { ...args, approvalId }, 30_000);
+    expect(paid.isError).toBeFalsy();
+    expect(await balance()).toBe(before - PRICE);
+    const again = await callTool(s.client, "servers_provision", { ...args, approvalId });
+    expect(sc(again).executionId).toBe(sc(paid).executionId);
+    expect(await balance()).toBe(before - PRICE);
+  });
+});
