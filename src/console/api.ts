@@ -73,8 +73,8 @@ async function decide(c: ApiContext, m: RegExpExecArray, req: IncomingMessage, r
   if (!(await c.d.journal.approval(id))) throw new ApiError(404, "not_found", `no approval ${id}`);
   await requirePin(c, body);
   try {
-    if (what === "approve") await c.d.engine.approve(id);
-    else await c.d.engine.decline(id);
+    if (what === "approve") await c.d.engine.approve(id, "console");
+    else await c.d.engine.decline(id, "console");
   } catch (e) {
     if (e instanceof PaidActionError && e.code === "approval_invalid") throw new ApiError(409, "approval_invalid", e.message);
     throw e;

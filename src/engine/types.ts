@@ -171,7 +171,7 @@ export interface ApprovalAsk {
 
 export interface PayOptions {
   callId?: string;
-  /** Asks a human (MCP elicitation). Absent: approvals go through `approve <approvalId>`. */
+  /** Asks a human (MCP elicitation). Absent: a person approves elsewhere (console, terminal) and the call comes back with the approvalId. */
   approve?: (ask: ApprovalAsk) => Promise<ApprovalAnswer>;
   /** The caller gave up (MCP cancellation): stop before reservation or signing. */
   signal?: AbortSignal;

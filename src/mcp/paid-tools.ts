@@ -160,11 +160,11 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
     const answer = approvalAnswer(rctx);
     if (state.via === "url") return answeredAtUrl(pa, state, answer, tool, args, rctx);
     if (answer.kind === "approved") {
-      await pa.engine.approve(approvalId); // single use: a replayed answer finds it used and is refused
+      await pa.engine.approve(approvalId, "host"); // single use: a replayed answer finds it used and is refused
       return undefined;
     }
     if (answer.kind === "refused") {
-      await pa.engine.decline(approvalId);
+      await pa.engine.decline(approvalId, "host");
       throw new PaidActionError("approval_declined", `the human did not approve this payment (${answer.how}); nothing was paid`, { approvalId, answer: answer.how });
     }
     // No answer came back with the state: ask again, for the same pending approval.
@@ -183,7 +183,7 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       const url = await ctx.host.approvalPage?.(approvalId);
       if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), url, sandbox);
     } else if (answer.kind === "refused" && answer.how === "decline") {
-      await pa.engine.decline(approvalId);
+      await pa.engine.decline(approvalId, "host");
       throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, { approvalId, answer: "decline" });
     } else if (answer.kind === "approved" || answer.how === "not checked") {
       // An accepted URL question carries no content: the person went to the page.
