@@ -13,6 +13,9 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
 
 class UsageError extends Error {}
 
+/** The commands that open the journal or run the sandbox (SQLite, unless the journal is PostgreSQL). */
+const NEEDS_SQLITE = new Set(["serve", "demo", "executions", "transcript", "approve", "audit", "console", "sandbox"]);
+
 const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIONS_CONFIG; the environment wins):
   PAID_ACTIONS_BASE_URL      the v1 service (absent: the embedded sandbox)
   PAID_ACTIONS_API_KEY       its bearer key          PAID_ACTIONS_WALLET   Solana CLI keypair file
@@ -192,6 +195,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(HELP[name]!);
     return 0;
   };
+  // The native SQLite module, before anything starts: serve answers the handshake at once
+  // and opens the journal later, so a host whose Node does not match the module would
+  // otherwise only see the server disconnect. doctor reports it among its checks instead.
+  if (NEEDS_SQLITE.has(command) && !args.includes("--help") && !args.includes("-h")) {
+    const { sqliteProblem } = await import("./app/native.js");
+    const problem = await sqliteProblem(command, env);
+    if (problem) {
+      process.stderr.write(`${problem}\n`);
+      return 1;
+    }
+  }
   try {
     switch (command) {
       case "help":
