@@ -96,7 +96,7 @@ export function nativeSqliteLine(state: Extract<NativeSqlite, { ok: false }>): s
 /** Commands that need SQLite whatever the journal: the sandbox's own store (demo runs one too). */
 const ALWAYS_SQLITE = new Set(["sandbox", "demo"]);
 /** Commands that start the embedded sandbox when no service is configured. */
-const STARTS_SANDBOX = new Set(["serve", "audit", "doctor"]);
+const STARTS_SANDBOX = new Set(["serve", "audit", "doctor", "console"]);
 
 /**
  * Whether `command` needs SQLite under this configuration: the sandbox and the demo always

@@ -1,0 +1,25 @@
+/**
+ * The same install and smoke run as packaging.test.ts, under Node 22 (from the npm registry,
+ * cached under the temp dir): Node 22 first on PATH for `npm install` — so better-sqlite3 is
+ * built for Node 22's ABI, against Node 22's own headers — and for `npx`, which launches the
+ * server with it.
+ */
+import { afterAll, describe, it } from "vitest";
+import { ensureNode22, installAndSmoke, packProject, removeDirs, tempDir, userEnv } from "../helpers/install.js";
+import { expectSmokePassed } from "../helpers/smoke.js";
+
+afterAll(() => removeDirs());
+
+describe("the npm package under Node 22", () => {
+  it(
+    "installs with Node 22 and runs as `npx -y paid-actions-mcp`: tools, one paid call in sandbox mode, doctor reporting Node 22",
+    async () => {
+      const node22 = await ensureNode22();
+      const { tarball } = await packProject(tempDir("pam-pack22-"));
+      const env = userEnv({ npm_config_nodedir: node22.nodedir }, [node22.binDir]);
+      const s = await installAndSmoke(tarball, env);
+      expectSmokePassed(s, /\[ok {2}\] node: v22\.\d+\.\d+ \(ABI 127\)/);
+    },
+    420_000,
+  );
+});
