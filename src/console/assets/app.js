@@ -2,7 +2,7 @@
 // the nav, the pending-approvals count and the live indicator current, and mounts one page at a
 // time. Each page module exports `mount(main, params, ctx)` returning an optional cleanup.
 import { ApiError, connectEvents, getSession, on, onState } from "./api.js";
-import { fill, h, mono, notice, pageHead } from "./dom.js";
+import { ago, fill, h, mono, notice, pageHead } from "./dom.js";
 import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
 import * as executions from "./pages/executions.js";
@@ -99,6 +99,11 @@ onState((state) => {
   live.dataset.state = state;
   live.textContent = LIVE_TEXT[state] ?? state;
 });
+
+// "3 min ago" stays true while a page stays open.
+setInterval(() => {
+  for (const t of document.querySelectorAll("time.rel[datetime]")) t.textContent = ago(t.getAttribute("datetime"));
+}, 10_000);
 
 async function footer() {
   try {

@@ -81,8 +81,9 @@ export function capBar({ label, spent, reserved = "0", cap, width = 640, small =
  * per-call cap drawn as a tick on the same scale and named.
  */
 export function actionBars(rows, width = 760) {
-  const labelW = 190;
-  const barW = width - labelW - 150;
+  const labelW = Math.min(190, Math.round(width * 0.3));
+  const barW = Math.max(40, width - labelW - 140);
+  width = labelW + barW + 140;
   const rowH = 46;
   const scale = maxUnits(...rows.flatMap((r) => [r.spentTotal, r.perCallCap]));
   const x = (v) => (scale === 0n ? 0 : barW * Math.min(1, ratio(atomic(v ?? "0") ?? 0n, scale)));

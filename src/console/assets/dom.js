@@ -80,7 +80,7 @@ export function ago(iso, now = Date.now()) {
 
 /** A time element that shows "3 min ago" and the exact time on hover. */
 export function timeEl(iso, cls) {
-  return h("time", { datetime: iso, title: when(iso), class: cls }, ago(iso));
+  return h("time", { datetime: iso, title: when(iso), class: ["rel", cls] }, ago(iso));
 }
 
 /** "4:32" left until an ISO time, or null once it has passed. */

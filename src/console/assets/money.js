@@ -71,12 +71,12 @@ export function maxUnits(...texts) {
   return m;
 }
 
-/** Percent of a cap as a label: "12 %", "<1 %", "100 %". */
+/** Percent of a cap as a label, floored to a tenth: "12 %", "80.6 %", "<0.1 %". */
 export function percent(spent, cap) {
   const s = atomic(spent);
   const c = atomic(cap);
   if (s === null || c === null || c === 0n) return "";
-  const p = (s * 100n) / c;
-  if (p === 0n && s > 0n) return "<1 %";
-  return `${p} %`;
+  const tenths = (s * 1000n) / c;
+  if (tenths === 0n && s > 0n) return "<0.1 %";
+  return tenths % 10n === 0n ? `${tenths / 10n} %` : `${tenths / 10n}.${tenths % 10n} %`;
 }

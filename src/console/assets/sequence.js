@@ -73,6 +73,8 @@ export function arrowsOf(e) {
       return [{ from: MCP, to: AGENT, label: `tool error: ${err.code ?? "error"}`, note: err.message ?? "", tone: "bad" }];
     }
     case "resume":
+      // A call that lands on a purchase already recorded: the agent called again.
+      return [{ from: AGENT, to: MCP, label: "tools/call again", note: `resumes the purchase (${e.state ?? "?"})` }];
     case "retry":
       return [{ from: MCP, to: MCP, label: e.step, note: e.decision ?? e.state ?? "" }];
     default:
@@ -83,17 +85,18 @@ export function arrowsOf(e) {
     if (e.step === "confirm" && typeof b.transaction === "string") {
       arrows.push({ from: SERVICE, to: CHAIN, label: "settles the payment", note: `tx ${short(b.transaction)}`, tone: "good" });
     }
-    const what =
+    const label =
       e.step === "quote" && b.quoteId
-        ? `quote ${b.amount ?? ""} USDC`
+        ? `quote: ${b.amount ?? "?"} USDC`
         : e.step === "execution" && b.executionId
-          ? `execution ${b.status ?? ""}`
+          ? `execution ${b.status ?? "started"}`
           : e.step === "confirm" && b.status
             ? `payment ${b.status}`
             : e.step === "preflight" && status === 402
-              ? "payment required"
-              : (b.code ?? e.step);
-    arrows.push({ from: SERVICE, to: MCP, label: `${e.step}: ${what}`, note: status !== undefined ? String(status) : "", status, tone: tone(status) });
+              ? "402: payment required"
+              : `${e.step}: ${b.code ?? "answer"}`;
+    const id = b.executionId ?? b.quoteId ?? b.paymentId;
+    arrows.push({ from: SERVICE, to: MCP, label, note: [status, id ? short(id) : null].filter((x) => x !== undefined && x !== null).join(" · "), status, tone: tone(status) });
     return arrows;
   }
   // A state change of the intent (pay-flow): the server's own step.

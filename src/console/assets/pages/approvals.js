@@ -6,7 +6,7 @@
 import { get, getSession, latestApprovals, on, post } from "../api.js";
 import { capBar } from "../charts.js";
 import { clock, countdown, fill, h, jsonView, loading, mono, notice, pageHead, statusBadge, timeEl, when } from "../dom.js";
-import { usdc } from "../money.js";
+import { atomic, decimal, level, percent, remaining, usdc } from "../money.js";
 
 /** Updates every countdown on the page once a second; returns the stop. */
 function ticker(root) {
@@ -30,22 +30,38 @@ function ticker(root) {
   return () => clearInterval(t);
 }
 
+/** Spend once this is paid: what was spent before (solid) and this payment (light), against each cap. */
 function spendAfter(after, amount) {
-  const row = (label, spent, cap) =>
-    h(
+  const row = (label, total, cap) => {
+    const before = minus(total, amount);
+    const lvl = cap ? level(total, cap) : "ok";
+    return h(
       "div",
-      { class: "after-row" },
+      { class: ["after-row", `level-${lvl}`] },
       h("span", { class: "after-label" }, label),
-      capBar({ label, spent, cap, small: true, width: 180 }),
-      h("span", { class: "after-value" }, cap ? `${spent} of ${cap} USDC` : `${spent} USDC (no cap)`),
+      capBar({ label, spent: before, reserved: amount, cap, small: true, width: 200, title: `${label}: ${total} USDC once paid${cap ? ` of ${cap} USDC` : ""}` }),
+      h(
+        "span",
+        { class: "after-value" },
+        cap ? [h("strong", {}, `${total} of ${cap} USDC`), ` · ${percent(total, cap)} · ${remaining(cap, total)} left`] : [h("strong", {}, `${total} USDC`), " · no cap"],
+      ),
     );
+  };
   return h(
     "div",
     { class: "after" },
     h("h3", {}, `Spend once this ${amount} USDC is paid`),
     row("Last 24 h", after.spentLast24h, after.maxPerDay),
     row("Total", after.spentTotal, after.maxTotal),
+    h("p", { class: "after-legend" }, h("span", { class: "key key-spent" }), " solid: spent before ", h("span", { class: "key key-this" }), " light: this payment ", h("span", { class: "key key-cap" }), " cap"),
   );
+}
+
+/** a - b on decimal strings, floored at zero. */
+function minus(a, b) {
+  const x = atomic(a) ?? 0n;
+  const y = atomic(b) ?? 0n;
+  return decimal(x > y ? x - y : 0n);
 }
 
 const OUTCOME = {
@@ -110,7 +126,8 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
       notice(o.status === "declined" || o.status === "expired" ? "neutral" : "good", statusBadge(o.status), " ", o.text, d.decidedAt ? ` (${when(d.decidedAt)})` : ""),
       d.status === "used" || d.status === "approved" ? h("p", { class: "muted" }, h("a", { href: `/executions/${encodeURIComponent(r.intentId)}` }, "Follow the execution →")) : null,
     );
-    card.querySelector("[data-expires]")?.removeAttribute("data-expires");
+    // Decided: the quote's clock and the spend forecast no longer matter.
+    card.querySelector(".expiry")?.remove();
   }
 
   card.append(
@@ -131,7 +148,18 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
       h("dt", {}, "Pays"),
       h("dd", {}, r.payee ? mono(r.payee) : h("span", { class: "warn-text" }, "no payee named by the quote")),
       h("dt", {}, "Quote"),
-      h("dd", {}, mono(r.quoteId), " ", h("span", { class: "countdown", "data-expires": r.expiresAt, title: `Expires ${when(r.expiresAt)}` }, countdown(r.expiresAt) ? `expires in ${countdown(r.expiresAt)}` : "expired"), h("span", { class: "muted" }, ` at ${clock(r.expiresAt)}`)),
+      h(
+        "dd",
+        {},
+        mono(r.quoteId),
+        h(
+          "span",
+          { class: "expiry" },
+          " ",
+          h("span", { class: "countdown", "data-expires": r.expiresAt, title: `Expires ${when(r.expiresAt)}` }, countdown(r.expiresAt) ? `expires in ${countdown(r.expiresAt)}` : "expired"),
+          h("span", { class: "muted" }, ` (at ${clock(r.expiresAt)})`),
+        ),
+      ),
       h("dt", {}, "Intent"),
       h("dd", {}, mono(r.intentId)),
     ),

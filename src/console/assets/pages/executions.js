@@ -174,7 +174,10 @@ export async function mountOne(main, id) {
             { class: "card" },
             h("h2", {}, "Transcripts"),
             transcripts.length
-              ? h("ul", { class: "links" }, transcripts.map((c) => h("li", {}, h("a", { href: `/transcripts/${encodeURIComponent(c)}` }, mono(c)), " — the tool call, step by step")))
+              ? [
+                  h("p", { class: "muted" }, transcripts.length > 1 ? "The tool calls that drove this purchase, first to last:" : "The tool call that drove this purchase:"),
+                  h("ol", { class: "links" }, transcripts.map((c) => h("li", {}, h("a", { href: `/transcripts/${encodeURIComponent(c)}` }, mono(c))))),
+                ]
               : h("p", { class: "muted" }, "No transcript names this execution."),
           ),
         ),

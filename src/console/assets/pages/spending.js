@@ -51,7 +51,7 @@ function render(box, sp) {
       "section",
       { class: "card caps" },
       h("h2", {}, "Against the caps"),
-      h("p", { class: "muted" }, "Solid: paid. Striped: reserved for payments in flight. The line is the cap."),
+      h("p", { class: "muted" }, "Solid: paid. Lighter: reserved for payments in flight. The black line is the cap; the bar turns amber past 80 % of it and red at it."),
       fit((width) => capBar({ label: "Rolling 24 hours", spent: sp.spentLast24h, reserved: reservedOf(sp), cap: limits?.maxPerDay ?? null, width }), "cap-day"),
       fit((width) => capBar({ label: "Total", spent: sp.spentTotal, cap: limits?.maxTotal ?? null, width }), "cap-total"),
     ),

@@ -38,6 +38,15 @@ export async function mountList(main) {
   return undefined;
 }
 
+/** The action a call was about, from whichever entry names it. */
+function actionOf(entries) {
+  for (const e of entries) {
+    const a = e.action ?? e.request?.body?.action ?? e.body?.action ?? e.tool;
+    if (typeof a === "string") return a;
+  }
+  return undefined;
+}
+
 function summary(entries) {
   const intent = entries.find((e) => e.step === "intent");
   const first = Date.parse(entries[0]?.t ?? "");
@@ -48,7 +57,8 @@ function summary(entries) {
   const paid = entries.find((e) => e.step === "confirm" && e.body && typeof e.body.transaction === "string");
   const outcome = toolError ? `refused: ${toolError.error?.code ?? "error"}` : finalStatus ? `execution ${finalStatus}` : paid ? "paid" : "—";
   const pairs = [
-    ["Action", intent?.action ?? entries.find((e) => e.tool)?.tool ?? "—"],
+    ["Action", intent?.action ?? actionOf(entries) ?? "—"],
+    ["Call", intent ? "a new purchase" : entries[0]?.step === "resume" ? "a retry that resumed an earlier purchase" : entries[0]?.step ?? "—"],
     ["Started", Number.isFinite(first) ? when(entries[0].t) : "—"],
     ["Lasted", Number.isFinite(first) && Number.isFinite(last) ? `${last - first} ms` : "—"],
     ["Steps", String(entries.length)],
