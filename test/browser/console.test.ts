@@ -106,6 +106,11 @@ describe("console in Chromium", () => {
     expect(await small.nth(0).getAttribute("data-level")).toBe("warn");
     expect(await small.nth(1).getAttribute("data-level")).toBe("ok");
     await screenshot(page, "approvals-pending");
+    // On a phone's width nothing runs off the side.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect.poll(() => page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshot(page, "approvals-narrow");
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     // The agent's retry before anyone decides pays nothing.
     expect(sc(await callTool(agent.client, "servers_provision", { ...WEEK_SERVER, approvalId })).error.code).toBe("approval_required");
