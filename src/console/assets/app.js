@@ -22,6 +22,7 @@ const ROUTES = [
 
 const main = document.getElementById("main");
 let cleanup;
+let routed = 0;
 
 function notFound(m) {
   fill(m, pageHead("Not found", "The console has no page at this address."), h("p", {}, h("a", { href: "/approvals" }, "Go to the approvals")));
@@ -32,35 +33,33 @@ async function route() {
   if (location.pathname === "/") history.replaceState(null, "", "/approvals" + location.search);
   if (typeof cleanup === "function") cleanup();
   cleanup = undefined;
-  fill(main);
-  let nav = "";
-  let found = false;
-  for (const [re, key, mount] of ROUTES) {
-    const m = re.exec(path);
-    if (!m) continue;
-    found = true;
-    nav = key;
-    const params = m.slice(1).map((p) => decodeURIComponent(p));
-    try {
-      cleanup = await mount(main, params);
-    } catch (e) {
-      showError(e);
-    }
-    break;
-  }
-  if (!found) notFound(main);
+  // Each route draws into its own view: a page still loading when the person moves on
+  // writes into a detached view, never into the next page.
+  const view = document.createElement("div");
+  fill(main, view);
+  const turn = ++routed;
+  const hit = ROUTES.map(([re, key, mount]) => [re.exec(path), key, mount]).find(([m]) => m);
   for (const a of document.querySelectorAll("[data-nav]")) {
-    if (a.dataset.nav === nav) a.setAttribute("aria-current", "page");
+    if (a.dataset.nav === hit?.[1]) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
+  }
+  if (!hit) return notFound(view);
+  const [m, , mount] = hit;
+  try {
+    const done = await mount(view, m.slice(1).map((p) => decodeURIComponent(p)));
+    if (turn === routed) cleanup = done;
+    else if (typeof done === "function") done();
+  } catch (e) {
+    if (turn === routed) showError(e, view);
   }
 }
 
-function showError(e) {
+function showError(e, where = main) {
   if (e instanceof ApiError && e.status === 401) {
-    fill(main, pageHead("Signed out"), notice("error", "This browser has no console session. Open the console with ", h("code", {}, "paid-actions-mcp console"), ": it opens a fresh, one-time sign-in link."));
+    fill(where, pageHead("Signed out"), notice("error", "This browser has no console session. Open the console with ", h("code", {}, "paid-actions-mcp console"), ": it opens a fresh, one-time sign-in link."));
     return;
   }
-  fill(main, notice("error", e instanceof Error ? e.message : String(e)));
+  fill(where, notice("error", e instanceof Error ? e.message : String(e)));
 }
 
 /** Navigates inside the app without a reload. */

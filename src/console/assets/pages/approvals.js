@@ -226,15 +226,29 @@ export async function mountList(main) {
     else empty.remove();
   }
 
+  // Listen first: an event that comes while the list loads is newer than the list.
+  let heard = false;
+  const off = on("approvals", (data) => {
+    if (!heard) fill(list);
+    heard = true;
+    render(data.items ?? []);
+  });
   const first = latestApprovals();
-  if (first) render(first.items ?? []);
-  else {
+  if (first) {
+    heard = true;
+    render(first.items ?? []);
+  } else {
     list.append(loading("Loading what waits for you…"));
-    const res = await get("/api/approvals");
-    fill(list);
-    render(res.items ?? []);
+    const res = await get("/api/approvals").catch((e) => {
+      off();
+      throw e;
+    });
+    if (!heard) {
+      heard = true;
+      fill(list);
+      render(res.items ?? []);
+    }
   }
-  const off = on("approvals", (data) => render(data.items ?? []));
   const stop = ticker(main);
   return () => {
     off();

@@ -51,7 +51,9 @@ export async function mountList(main) {
   const known = new Set();
   let cursor = null;
   let shown = 20;
+  let loads = 0;
   async function load(append = false) {
+    const turn = ++loads;
     const q = filters();
     q.set("limit", String(append ? 20 : Math.max(20, Math.min(100, shown))));
     if (append && cursor) q.set("cursor", cursor);
@@ -59,9 +61,11 @@ export async function mountList(main) {
     try {
       res = await get(`/api/executions?${q}`);
     } catch (e) {
-      fill(info, notice("error", e.message));
+      if (turn === loads) fill(info, notice("error", e.message));
       return;
     }
+    // A newer load (a filter change, a live update) has started: its answer wins.
+    if (turn !== loads) return;
     fill(info);
     if (!append) fill(body);
     for (const x of res.items ?? []) {
