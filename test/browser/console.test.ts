@@ -218,6 +218,24 @@ describe("console in Chromium", () => {
     const through = await post({ cookie, origin, "x-csrf-token": csrf });
     expect(through.status).toBe(409);
     expect(JSON.parse(through.body).error.code).toBe("approval_invalid");
+
+    // Money leaves the wallet outside this journal (a payment made with the same wallet by
+    // something else): the audit page says they disagree and explains the discrepancy.
+    const sandbox = suite.sandbox();
+    const quote = await sandbox.quote("servers.provision", SMALL_SERVER);
+    const proof = await sandbox.proof(quote.paymentRequirement.accepts[0]);
+    const lost = await sandbox.call("POST", "/payments/confirm", { body: { quoteId: quote.quoteId, paymentProof: proof }, headers: { "idempotency-key": `browser-lost-${quote.quoteId}` } });
+    expect(lost.status).toBe(200);
+    await nav(page, "audit");
+    await page.locator('.verdict[data-ok="false"]').waitFor({ timeout: 30_000 });
+    const discrepancy = page.locator('.discrepancy[data-kind="unknown_outflow"]');
+    expect(await discrepancy.count()).toBe(1);
+    const explained = await discrepancy.innerText();
+    expect(explained).toContain(lost.body.transaction);
+    expect(explained).toContain("0.288 USDC");
+    expect(explained).toMatch(/What it means\..+What to do\./s);
+    await screenshot(page, "audit-discrepancy");
+    expect(browser.errors()).toEqual([]);
   }, 180_000);
 
   it("with an approval PIN: the page asks for it, a wrong one decides nothing, the right one declines, and the approval's own page says so", async () => {
