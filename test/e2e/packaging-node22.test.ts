@@ -5,7 +5,7 @@
  * server with it.
  */
 import { afterAll, describe, it } from "vitest";
-import { ensureNode22, installAndSmoke, packProject, removeDirs, tempDir, userEnv } from "../helpers/install.js";
+import { ensureNode22, installAndSmoke, packProject, readmeHostConfig, removeDirs, tempDir, userEnv } from "../helpers/install.js";
 import { expectSmokePassed } from "../helpers/smoke.js";
 
 afterAll(() => removeDirs());
@@ -17,7 +17,7 @@ describe("the npm package under Node 22", () => {
       const node22 = await ensureNode22();
       const { tarball } = await packProject(tempDir("pam-pack22-"));
       const env = userEnv({ npm_config_nodedir: node22.nodedir }, [node22.binDir]);
-      const s = await installAndSmoke(tarball, env);
+      const s = await installAndSmoke(tarball, env, readmeHostConfig());
       expectSmokePassed(s, /\[ok {2}\] node: v22\.\d+\.\d+ \(ABI 127\)/);
     },
     420_000,

@@ -7,7 +7,7 @@
  * tests (20); packaging-node22.test.ts does the same under Node 22.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installAndSmoke, packProject, removeDirs, tempDir, userEnv, type Packed } from "../helpers/install.js";
+import { installAndSmoke, packProject, readmeHostConfig, removeDirs, tempDir, userEnv, type Packed } from "../helpers/install.js";
 import { expectSmokePassed } from "../helpers/smoke.js";
 
 let packed: Packed;
@@ -25,10 +25,14 @@ describe("the npm package", () => {
     expect(files.filter((f) => !/^(dist\/|package\.json$|README\.md$|mcp\.json$|LICENSE)/.test(f))).toEqual([]);
   });
 
+  it("the README's host config is the one-line npx form", () => {
+    expect(readmeHostConfig()).toMatchObject({ command: "npx", args: ["-y", "paid-actions-mcp"] });
+  });
+
   it(
     "installs into an empty directory and runs as `npx -y paid-actions-mcp`: tools, one paid call in sandbox mode, doctor",
     async () => {
-      const s = await installAndSmoke(packed.tarball, userEnv());
+      const s = await installAndSmoke(packed.tarball, userEnv(), readmeHostConfig());
       expectSmokePassed(s, new RegExp(`\\[ok  \\] node: ${process.version.replace(/\./g, "\\.")} \\(ABI ${process.versions.modules}\\)`));
     },
     360_000,

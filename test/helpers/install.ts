@@ -5,7 +5,7 @@
  * stdio to whatever command a host config names.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { Client, type CallToolResult } from "@modelcontextprotocol/client";
@@ -178,6 +178,27 @@ export function structured(result: unknown): any {
   return (result as CallToolResult).structuredContent ?? {};
 }
 
+/** A host's server entry: what it launches, with what arguments and environment. */
+export interface HostConfig {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The server entry of the first JSON config under the README's "Host configuration" heading
+ * (Claude Desktop's and Cursor's): the npx form the packaging tests launch.
+ */
+export function readmeHostConfig(): HostConfig {
+  const readme = readFileSync(join(PROJECT_ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("\n## Host configuration\n"));
+  const block = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
+  if (!block) throw new Error("README.md has no JSON config under ## Host configuration");
+  const entry = (JSON.parse(block) as { mcpServers: Record<string, HostConfig> }).mcpServers["paid-actions"];
+  if (!entry) throw new Error("README.md's first host config has no mcpServers.paid-actions");
+  return { command: entry.command, args: entry.args ?? [], env: entry.env ?? {} };
+}
+
 export interface Smoked {
   /** The directory the tarball was installed into. */
   prefix: string;
@@ -190,17 +211,17 @@ export interface Smoked {
 
 /**
  * Installs the tarball into an empty temp dir, launches it as the README's host config does
- * (`npx -y paid-actions-mcp`, from that dir), lists the tools, makes one paid call in sandbox
+ * (`host`: `npx -y paid-actions-mcp` with its env, from that dir), lists the tools, makes one paid call in sandbox
  * mode, closes, and runs `npx paid-actions-mcp doctor` on the same home. Returns what each
  * step said; the caller asserts.
  */
-export async function installAndSmoke(tarball: string, env: Record<string, string>): Promise<Smoked> {
+export async function installAndSmoke(tarball: string, env: Record<string, string>, host: HostConfig): Promise<Smoked> {
   const prefix = tempDir("pam-install-");
   const home = tempDir("pam-home-");
   const install = await installTarball(tarball, prefix, env);
   if (install.code !== 0) throw new Error(explain(`npm install ${tarball}`, install));
-  const withHome = { ...env, PAID_ACTIONS_HOME: home };
-  const s = await connect("npx", ["-y", "paid-actions-mcp"], { cwd: prefix, env: withHome });
+  const withHome = { ...env, ...host.env, PAID_ACTIONS_HOME: home };
+  const s = await connect(host.command, host.args, { cwd: prefix, env: withHome });
   let tools: string[];
   let paid: any;
   try {
