@@ -135,6 +135,16 @@ describe("console in Chromium", () => {
     expect(await page.locator("tbody tr").count()).toBe(3);
     expect(await page.evaluate(() => (globalThis as { stillHere?: boolean }).stillHere)).toBe(true);
     await screenshot(page, "executions");
+    // Filters: by action (kept in the URL), then by status.
+    await page.locator('form.filters input[name="action"]').fill("storage.purchase");
+    await page.locator('form.filters button[type="submit"]').click();
+    await expect.poll(() => page.locator("tbody tr[data-intent]").count()).toBe(1);
+    expect(new URL(page.url()).searchParams.get("action")).toBe("storage.purchase");
+    await page.locator('form.filters input[name="action"]').fill("");
+    await page.locator('form.filters select[name="status"]').selectOption("failed");
+    await expect.poll(() => page.locator("tbody").innerText()).toContain("No execution matches these filters.");
+    await page.locator('form.filters select[name="status"]').selectOption("completed");
+    await expect.poll(() => page.locator("tbody tr[data-intent]").count()).toBe(3);
 
     // One execution: its timeline, output and transcripts.
     await row.locator("a").first().click();
