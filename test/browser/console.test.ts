@@ -13,7 +13,7 @@ import { request as httpRequest } from "node:http";
 import type { Page } from "playwright-core";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { setPin } from "../../src/engine/approval-pin.js";
-import { launchBrowser, login, screenshot, sessionCookie, startConsoleProcess, type ConsoleProcess, type TestBrowser } from "../helpers/browser.js";
+import { launchBrowser, login, requireChromium, screenshot, sessionCookie, startConsoleProcess, type ConsoleProcess, type TestBrowser } from "../helpers/browser.js";
 import { callTool, inProcessSuite } from "../helpers/inproc.js";
 import { ensureBuilt } from "../helpers/process.js";
 
@@ -29,7 +29,11 @@ const WEEK_SERVER = { region: "eu-central-1", plan: "small", durationHours: 168,
 let browser: TestBrowser | undefined;
 let consoleProc: ConsoleProcess | undefined;
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => {
+  // Fails every test here with how to install it, rather than skipping them.
+  requireChromium();
+  ensureBuilt();
+}, 120_000);
 afterEach(async () => {
   await browser?.close();
   await consoleProc?.stop();
@@ -191,6 +195,15 @@ describe("console in Chromium", () => {
     expect(Number(await total.locator("rect.cb-spent").getAttribute("width")) / Number(await total.locator("rect.cb-track").getAttribute("width"))).toBeCloseTo(3.224 / 10, 2);
     expect(await total.innerHTML()).toContain("cap 10.00 USDC");
     expect(await page.locator("svg.actionbars g.ab-row").count()).toBe(2);
+    // The page's money arithmetic (BigInt on atomic units): amber past 80 %, red at the cap.
+    // (A string, so the test runner's transform leaves its import() alone.)
+    const money = await page.evaluate(`import("/assets/money.js").then((m) => ({
+      levels: [m.level("3.20", "4.00"), m.level("3.200001", "4.00"), m.level("4.00", "4.00"), m.level("5", "4.00")],
+      sum: m.decimal(m.atomic("0.1") + m.atomic("0.2")),
+      percent: m.percent("3.224", "4.00"),
+      rejects: [m.atomic("1e3"), m.atomic("-1"), m.atomic("0.0000001")],
+    }))`);
+    expect(money).toEqual({ levels: ["ok", "warn", "over", "over"], sum: "0.30", percent: "80.6 %", rejects: [null, null, null] });
     expect(await page.locator("svg.days g.day").count()).toBe(14);
     await screenshot(page, "spending");
 
