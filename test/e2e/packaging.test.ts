@@ -7,7 +7,7 @@
  * tests (20); packaging-node22.test.ts does the same under Node 22.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installAndSmoke, packProject, readmeHostConfig, removeDirs, tempDir, userEnv, type Packed } from "../helpers/install.js";
+import { installAndSmoke, nodedirOf, packProject, readmeHostConfig, removeDirs, tempDir, userEnv, type Packed } from "../helpers/install.js";
 import { expectSmokePassed } from "../helpers/smoke.js";
 
 let packed: Packed;
@@ -32,7 +32,7 @@ describe("the npm package", () => {
   it(
     "installs into an empty directory and runs as `npx -y paid-actions-mcp`: tools, one paid call in sandbox mode, doctor",
     async () => {
-      const s = await installAndSmoke(packed.tarball, userEnv(), readmeHostConfig());
+      const s = await installAndSmoke(packed.tarball, userEnv(nodedirOf(process.execPath)), readmeHostConfig());
       expectSmokePassed(s, new RegExp(`\\[ok  \\] node: ${process.version.replace(/\./g, "\\.")} \\(ABI ${process.versions.modules}\\)`));
     },
     360_000,

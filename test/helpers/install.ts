@@ -65,6 +65,16 @@ export function userEnv(extra: Record<string, string> = {}, prependPath: string[
   return { ...env, ...extra };
 }
 
+/**
+ * The headers of the Node at `execPath` for node-gyp (npm_config_nodedir), when its install
+ * ships them (include/node beside bin/), so a native module builds for that very Node
+ * without downloading headers; {} when it does not.
+ */
+export function nodedirOf(execPath: string): Record<string, string> {
+  const dir = dirname(dirname(execPath));
+  return existsSync(join(dir, "include", "node", "node_version.h")) ? { npm_config_nodedir: dir } : {};
+}
+
 /** A fresh temp dir outside the checkout; removed by removeDirs(). */
 const dirs = new Set<string>();
 export function tempDir(prefix: string): string {
