@@ -124,6 +124,8 @@ describe("console in Chromium", () => {
     await card.locator('[data-status="approved"]').first().waitFor({ timeout: 10_000 });
     expect(await card.innerText()).toContain("Approved");
     await expect.poll(() => page.locator("#pending-count").isHidden()).toBe(true);
+    await page.locator(`.decided article.approval[data-approval="${approvalId}"]`).waitFor();
+    await screenshot(page, "approvals-approved");
 
     // The agent calls again with the approvalId and pays.
     const paid = await callTool(agent.client, "servers_provision", { ...WEEK_SERVER, approvalId }, 30_000);
