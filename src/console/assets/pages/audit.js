@@ -90,7 +90,15 @@ function render(box, report) {
         "div",
         {},
         h("h2", {}, report.ok ? "The journal and the chain agree" : `The journal and the chain disagree: ${ds.length} discrepanc${ds.length === 1 ? "y" : "ies"}`),
-        h("p", {}, report.ok ? "Every payment the journal counts is on chain as recorded, and nothing left the wallet that the journal cannot explain." : "Each one is explained below, with what to do. Money is at stake: look at each."),
+        h(
+          "p",
+          {},
+          !report.ok
+            ? "Each one is explained below, with what to do. Money is at stake: look at each."
+            : payments.length === 0 && (report.outflows ?? []).length === 0
+              ? "There was nothing to compare yet: the journal holds no payment of this wallet in the window, and none left it."
+              : "Every payment the journal counts is on chain as recorded, and nothing left the wallet that the journal cannot explain.",
+        ),
       ),
     ),
     h(
