@@ -1,0 +1,68 @@
+/**
+ * URL-mode elicitation in a real headless Chromium: a host that opens URLs gets the
+ * console's page for one payment (the MCP server started the console in its own process),
+ * opens it as a host opens a link in the person's browser, and answers at once; the agent's
+ * call waits while the person reads the payment and approves it on that page, then pays —
+ * with no second call from the agent. Both protocol eras.
+ */
+import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, login, requireChromium, screenshot, type TestBrowser } from "../helpers/browser.js";
+import { callTool, ERAS, inProcessSuite } from "../helpers/inproc.js";
+
+const suite = inProcessSuite({ prefix: "pam-browser-url", providerDelayMs: 500 });
+const sc = (r: unknown) => (r as { structuredContent?: any }).structuredContent;
+const balance = () => suite.sandbox().usdc(suite.sandbox().wallet.address);
+
+const LIMITS = { PAID_ACTIONS_APPROVAL_ABOVE: "1", PAID_ACTIONS_MAX_PER_CALL: "5", PAID_ACTIONS_MAX_PER_DAY: "4" };
+const WEEK_SERVER = { region: "eu-central-1", plan: "small", durationHours: 168, image: "ubuntu-24.04" }; // 2.016 USDC
+const PRICE = 2_016_000n;
+
+let browser: TestBrowser | undefined;
+beforeAll(() => requireChromium());
+afterEach(async () => {
+  await browser?.close();
+  browser = undefined;
+});
+
+describe.each(ERAS)("%s era: the host opens the console's page for a payment", (era) => {
+  it("the person approves on the page while the agent's call waits; the call pays once", async () => {
+    browser = await launchBrowser();
+    const page = await browser.newPage();
+    const asked: ElicitRequest[] = [];
+    let person: Promise<void> | undefined;
+    const elicit = (request: ElicitRequest): ElicitResult => {
+      asked.push(request);
+      const url = String((request.params as { url?: string }).url);
+      // The host opens the link in the person's browser and answers at once: "they went there".
+      person = (async () => {
+        await login(page, url);
+        const approvalId = new URL(page.url()).pathname.split("/").pop()!;
+        const card = page.locator(`article.approval[data-approval="${approvalId}"]`);
+        await card.waitFor({ timeout: 15_000 });
+        expect(await card.innerText()).toContain('"durationHours": 168');
+        await screenshot(page, `url-approval-${era}`);
+        await card.locator("button.approve").click();
+        await card.locator('[data-status="approved"]').first().waitFor({ timeout: 10_000 });
+      })();
+      return { action: "accept" };
+    };
+    const agent = await suite.start({ env: suite.env(LIMITS), era, elicit, elicitModes: ["url"] });
+    const before = await balance();
+
+    const paid = await callTool(agent.client, "servers_provision", WEEK_SERVER, 60_000);
+    await person;
+    expect(paid.isError ?? false, JSON.stringify(sc(paid))).toBe(false);
+    expect(sc(paid).payment.amount).toBe("2.016");
+    expect(await balance()).toBe(before - PRICE);
+    expect(asked).toHaveLength(1);
+    const params = asked[0]!.params as { mode?: string; url?: string; message?: string };
+    expect(params.mode).toBe("url");
+    expect(params.message).toContain("2.016 USDC for servers.provision");
+    expect(new URL(params.url!).pathname).toBe("/login");
+    // The page shows the outcome; the link it came from is spent.
+    expect(await page.locator("article.approval").first().innerText()).toContain("Approved");
+    expect((await fetch(params.url!, { redirect: "manual" })).status).toBe(403);
+    expect(browser.errors()).toEqual([]);
+  });
+});
