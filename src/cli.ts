@@ -195,12 +195,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(HELP[name]!);
     return 0;
   };
-  // The native SQLite module, before anything starts: serve answers the handshake at once
-  // and opens the journal later, so a host whose Node does not match the module would
+  // The native SQLite module, checked at start: a host whose Node does not match it would
   // otherwise only see the server disconnect. doctor reports it among its checks instead.
-  if (NEEDS_SQLITE.has(command) && !args.includes("--help") && !args.includes("-h")) {
-    const { sqliteProblem } = await import("./app/native.js");
-    const problem = await sqliteProblem(command, env);
+  const sqliteProblem = async () => (await import("./app/native.js")).sqliteProblem(command, env);
+  if (NEEDS_SQLITE.has(command) && command !== "serve" && !args.includes("--help") && !args.includes("-h")) {
+    const problem = await sqliteProblem();
     if (problem) {
       process.stderr.write(`${problem}\n`);
       return 1;
@@ -217,6 +216,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         const { values } = parse(args, {});
         if (values.help) return help("serve");
         const { serve } = await import("./commands/serve.js");
+        // A turn after the server listens, so the handshake never waits for the module's load
+        // (serve answers at once and opens the journal later); one line and exit 1 if it fails.
+        setImmediate(() =>
+          void sqliteProblem().then((problem) => {
+            if (problem) process.stderr.write(`${problem}\n`, () => process.exit(1));
+          }),
+        );
         return await serve(env, VERSION);
       }
       case "demo": {

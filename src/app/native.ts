@@ -6,8 +6,8 @@
  * disconnected". Checked once at process start, it becomes one line saying what to do.
  *
  * The check loads the very file better-sqlite3 loads later (Node's module cache then hands
- * it the same addon), so it costs the dlopen the journal would pay anyway, about a
- * millisecond, and none of better-sqlite3's JavaScript.
+ * it the same addon): the dlopen the journal would pay anyway, plus CommonJS resolution —
+ * a few milliseconds, which the MCP server spends after its first answer (see cli.ts).
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -3,7 +3,8 @@
  * (its better-sqlite3 built for the Node running the tests, 20) launched with Node 22's
  * binary. Every command that needs SQLite says why and what to do in one line on stderr,
  * writes nothing on stdout (a host reads it as JSON-RPC) and exits non-zero — at once, even
- * when the host sends nothing; doctor reports it as a FAIL line; and a server whose journal
+ * when the host sends nothing (serve checks a turn after it starts listening, so that the
+ * first answer never waits for the module's load); doctor reports it as a FAIL line; and a server whose journal
  * is on PostgreSQL, with a service configured, needs no SQLite and serves.
  */
 import { spawn } from "node:child_process";
@@ -25,11 +26,15 @@ const ONE_LINE = new RegExp(
     "Fix: run `npm rebuild better-sqlite3` in \\S+ with this Node \\(v22\\.\\d+\\.\\d+\\), or reinstall paid-actions-mcp with it\\.\\n$",
 );
 
-/** Spawns node22 dist/cli.js with stdin left open (a host that sends nothing), until it exits. */
-function launchSilent(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+/**
+ * Spawns node22 dist/cli.js with stdin left open (a host that sends nothing, or only `send`),
+ * until it exits.
+ */
+function launchSilent(args: string[], env: Record<string, string>, send?: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     const child = spawn(node22.node, [CLI_PATH, ...args], { cwd: PROJECT_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    if (send !== undefined) child.stdin.write(send);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -54,6 +59,15 @@ describe("a Node whose ABI does not match the built native module", () => {
       expect(r.code).toBe(1);
       expect(r.ms).toBeLessThan(10_000);
     }
+  });
+
+  it("serve checks a turn after it listens: a host that opens at once may get its handshake answered, then the line, and exit 1", async () => {
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "host", version: "1" } } };
+    const r = await launchSilent([], userEnv({ PAID_ACTIONS_HOME: tempDir("pam-abi-") }), `${JSON.stringify(initialize)}\n`);
+    expect(r.stderr).toMatch(ONE_LINE);
+    expect(r.code).toBe(1);
+    // stdout stays JSON-RPC: at most the answer to the handshake.
+    for (const line of r.stdout.split("\n").filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0", id: 1 });
   });
 
   it("the other commands that open the journal or run the sandbox say the same and exit non-zero", async () => {
