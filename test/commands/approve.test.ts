@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clearPin, setPin } from "../../src/engine/approval-pin.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { PaidCall } from "../../src/engine/types.js";
-import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { engineFixture, refusal, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { runCli } from "../helpers/mcp.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { on } from "../helpers/proxy.js";
@@ -30,16 +30,6 @@ beforeAll(async () => {
   });
 }, 120_000);
 afterAll(() => f?.close());
-
-async function refusal(p: Promise<unknown>): Promise<PaidActionError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof PaidActionError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal, got a result");
-}
 
 let calls = 0;
 

@@ -2,21 +2,10 @@ import { hostname } from "node:os";
 import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PaidActionError } from "../../src/engine/errors.js";
 import { openPaidActions } from "../../src/app/index.js";
-import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { engineFixture, refusal, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
-
-async function refusal(p: Promise<unknown>): Promise<PaidActionError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof PaidActionError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal, got a result");
-}
 
 describe("engine: a paid call against the reference service", () => {
   let t: TestSandbox;

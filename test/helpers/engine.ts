@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { openJournal, openPaidActions, type OpenOptions, type PaidActions } from "../../src/app/index.js";
+import { PaidActionError } from "../../src/engine/errors.js";
 import type { JournalStore } from "../../src/engine/journal/port.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { TestPostgres } from "./postgres.mjs";
@@ -175,3 +176,14 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
 }
 
 export const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 } as const; // 0.288 USDC
+
+/** The PaidActionError a call is refused with (fails the test when it is not refused). */
+export async function refusal(p: Promise<unknown>): Promise<PaidActionError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof PaidActionError) return e;
+    throw e;
+  }
+  throw new Error("expected a refusal, got a result");
+}
