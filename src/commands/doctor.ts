@@ -5,6 +5,7 @@
 import { openPaidActions } from "../app/index.js";
 import { checkNativeSqlite, runningNode, sqliteNeeded } from "../app/native.js";
 import { loadConfig } from "../engine/config.js";
+import { pinFileProblem, pinIsSet } from "../engine/approval-pin.js";
 import { loadPayer } from "../engine/payer.js";
 import { serviceApi } from "../engine/service-api.js";
 import { formatDecimal } from "../domain/money.js";
@@ -135,6 +136,13 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
         check("fail", `wallet: ${(e as Error).message}`);
       }
     }
+    const waiting = (await pa.journal.pendingApprovals(Date.now())).length;
+    const pinBroken = pinIsSet(pa.home) ? pinFileProblem(pa.home) : undefined;
+    check(
+      pinBroken ? "warn" : "ok",
+      `approvals: ${waiting} waiting for a person (the console or \`approve\` at a terminal); ` +
+        (pinBroken ? `${pinBroken}: every PIN is refused until the file is deleted (and \`set-pin\` run again)` : pinIsSet(pa.home) ? "an approval PIN is set" : "no approval PIN (optional: paid-actions-mcp set-pin)"),
+    );
     const h = await pa.journal.health();
     check(h.integrity === "ok" ? "ok" : "fail", `journal: ${h.store} at ${h.location}, schema ${h.schemaVersion}, integrity ${h.integrity}, ${h.total} intent(s), ${h.unfinished} unfinished, ${h.following} being followed`);
     if (h.attention > 0) check("warn", `journal: ${h.attention} intent(s) need attention — see: paid-actions-mcp executions --attention`);

@@ -3,7 +3,7 @@
  * util-linux `script` here), without echo, the current PIN first when one is set, and the
  * PIN kept only as a salted scrypt hash with mode 0600 in PAID_ACTIONS_HOME.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +57,13 @@ describe("set-pin", () => {
     expect(readFileSync(pinPath(h), "utf8")).not.toContain("4321-pin");
     expect(await verifyPin(h, "4321-pin")).toBe(true);
     expect(await verifyPin(h, "4321-pim")).toBe(false);
+    // doctor says a PIN is set; a damaged file is named, since it refuses every PIN.
+    const doctor = await runCli(["doctor"], env, 60_000);
+    expect(doctor.stdout).toContain("[ok  ] approvals: 0 waiting for a person");
+    expect(doctor.stdout).toContain("an approval PIN is set");
+    writeFileSync(pinPath(h), "{not json");
+    const damaged = await runCli(["doctor"], env, 60_000);
+    expect(damaged.stdout).toMatch(/\[warn\] approvals: .*approval-pin is damaged: every PIN is refused until the file is deleted/);
   });
 
   it("a PIN too short, or two that differ, change nothing", async () => {
