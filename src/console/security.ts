@@ -8,7 +8,12 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
-export const COOKIE = "pam_console";
+/**
+ * The session cookie's name, per port: browsers keep cookies per host, not per port, so two
+ * consoles at once (the command's, and one an MCP server started for an approval) would
+ * otherwise overwrite each other's session.
+ */
+export const cookieName = (port: number) => `pam_console_${port}`;
 const TOKEN_TTL_MS = 10 * 60_000;
 /** A session unused this long ends (the person opens a fresh link). */
 const SESSION_IDLE_MS = 12 * 3_600_000;
@@ -108,7 +113,7 @@ export class Guard {
   /** The session a request's cookie names, if it is live (and marks it used). */
   session(cookieHeader: string | undefined): Session | undefined {
     const now = this.now();
-    for (const value of cookieValues(cookieHeader, COOKIE)) {
+    for (const value of cookieValues(cookieHeader, cookieName(this.port()))) {
       if (value.length > 200) continue;
       const s = this.sessions.get(digest(value));
       if (s && now - s.lastSeen < SESSION_IDLE_MS) {
@@ -126,7 +131,7 @@ export class Guard {
   }
 
   cookie(id: string): string {
-    return `${COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/`;
+    return `${cookieName(this.port())}=${id}; HttpOnly; SameSite=Strict; Path=/`;
   }
 
   private prune(): void {

@@ -7,6 +7,8 @@
  */
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openJournal } from "../../src/app/index.js";
+import { startConsole } from "../../src/console/server.js";
 import { launchBrowser, login, requireChromium, screenshot, type TestBrowser } from "../helpers/browser.js";
 import { callTool, ERAS, inProcessSuite } from "../helpers/inproc.js";
 
@@ -47,8 +49,16 @@ describe.each(ERAS)("%s era: the host opens the console's page for a payment", (
       })();
       return { action: "accept" };
     };
-    const agent = await suite.start({ env: suite.env(LIMITS), era, elicit, elicitModes: ["url"] });
+    const env = suite.env(LIMITS);
+    const agent = await suite.start({ env, era, elicit, elicitModes: ["url"] });
     const before = await balance();
+    // The person already has a console of their own open in this browser (as `console` runs it).
+    const j = await openJournal(env);
+    const own = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home: j.home, config: j.configResult.ok ? j.configResult.config : undefined, audit: async () => ({}) });
+    const ownPage = await browser.newPage();
+    await login(ownPage, own.loginUrl("/approvals"));
+    const ownSession = () => ownPage.evaluate(async () => (await fetch("/api/session")).status);
+    expect(await ownSession()).toBe(200);
 
     const paid = await callTool(agent.client, "servers_provision", WEEK_SERVER, 60_000);
     await person;
@@ -63,6 +73,11 @@ describe.each(ERAS)("%s era: the host opens the console's page for a payment", (
     // The page shows the outcome; the link it came from is spent.
     expect(await page.locator("article.approval").first().innerText()).toContain("Approved");
     expect((await fetch(params.url!, { redirect: "manual" })).status).toBe(403);
+    // Two consoles in one browser keep their own sessions (cookies are per host, not per port).
+    expect(await ownSession()).toBe(200);
+    expect(await page.evaluate(async () => (await fetch("/api/session")).status)).toBe(200);
+    await own.close();
+    await j.close();
     expect(browser.errors()).toEqual([]);
   });
 });

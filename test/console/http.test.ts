@@ -75,7 +75,7 @@ describe("console: getting in", () => {
     expect(first.status).toBe(303);
     expect(first.headers.get("location")).toBe("/approvals/apr_x");
     const cookie = first.headers.get("set-cookie")!;
-    expect(cookie).toMatch(/^pam_console=[A-Za-z0-9_-]{40,}; /);
+    expect(cookie).toMatch(new RegExp(`^pam_console_${handle.port}=[A-Za-z0-9_-]{40,}; `));
     expect(cookie).toContain("HttpOnly");
     expect(cookie).toContain("SameSite=Strict");
     expect(cookie).toContain("Path=/");
@@ -110,7 +110,7 @@ describe("console: getting in", () => {
     expect(((await api.json()) as any).error.code).toBe("unauthorized");
     expect((await fetch(`${handle.origin}/api/events`)).status).toBe(401);
     expect((await fetch(`${handle.origin}/assets/index.html`)).status).toBe(401);
-    const stale = await fetch(`${handle.origin}/api/session`, { headers: { cookie: "pam_console=not-a-session" } });
+    const stale = await fetch(`${handle.origin}/api/session`, { headers: { cookie: `pam_console_${handle.port}=not-a-session` } });
     expect(stale.status).toBe(401);
 
     for (const host of ["evil.example", `evil.example:${handle.port}`, `127.0.0.1:${handle.port + 1}`, "127.0.0.1"]) {

@@ -68,7 +68,7 @@ export async function login(page: Page, loginUrl: string): Promise<void> {
 /** `Cookie:` header value of the context's console session for an origin. */
 export async function sessionCookie(context: BrowserContext, origin: string): Promise<string> {
   const cookies = await context.cookies(origin);
-  const c = cookies.find((x) => x.name === "pam_console");
+  const c = cookies.find((x) => x.name === `pam_console_${new URL(origin).port}`);
   if (!c) throw new Error(`no console session cookie for ${origin}: ${cookies.map((x) => x.name).join(", ") || "none"}`);
   return `${c.name}=${c.value}`;
 }

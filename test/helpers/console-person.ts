@@ -20,7 +20,7 @@ export async function loginAsPerson(loginUrl: string): Promise<ConsolePerson> {
   if (login.status >= 400) throw new Error(`the console refused the login link: ${login.status} ${await login.text()}`);
   const setCookie = login.headers.get("set-cookie") ?? "";
   const cookie = setCookie.split(";")[0]!;
-  if (!cookie.startsWith("pam_console=")) throw new Error(`the login set no session cookie (${setCookie})`);
+  if (!cookie.startsWith(`pam_console_${url.port}=`)) throw new Error(`the login set no session cookie (${setCookie})`);
   const get = (path: string) => fetch(new URL(path, origin), { headers: { cookie } });
   const session = (await (await get("/api/session")).json()) as { csrf: string };
   const post = (path: string, body: unknown = {}) =>
