@@ -13,6 +13,7 @@ import { generateKeypairBytes, readKeypairFile, signerFromBytes, writeKeypairFil
 import { SOLANA_DEVNET, USDC_MINT } from "../domain/networks.js";
 import { parseDecimal } from "../domain/money.js";
 import { genesis, type ServiceKeys } from "./chain.js";
+import { isAlive, lockHome } from "./home-lock.js";
 import { openDatabase } from "./db.js";
 import { clearUnfinishedIdempotency, createHttpHandler, type RateLimit } from "./http.js";
 import type { FacilitatorFaults } from "./faults.js";
@@ -84,41 +85,7 @@ export interface Sandbox extends SandboxInfo {
   close(): Promise<void>;
 }
 
-export class SandboxBusyError extends Error {
-  constructor(
-    readonly home: string,
-    readonly pid: number,
-  ) {
-    super(`a sandbox already runs for ${home} (pid ${pid}); stop it first or use another --home`);
-    this.name = "SandboxBusyError";
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** One sandbox per home: a pid file, taken over when its owner is gone. */
-function lockHome(home: string): string {
-  const lock = join(home, "sandbox.pid");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(lock, String(process.pid), { flag: "wx", mode: 0o600 });
-      return lock;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      const pid = Number(readFileSync(lock, "utf8").trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) throw new SandboxBusyError(home, pid);
-      rmSync(lock, { force: true });
-    }
-  }
-  throw new Error(`could not lock ${home}`);
-}
+export { SandboxBusyError } from "./home-lock.js";
 
 /** Reads `sandbox.json` from a home directory, if a sandbox ever started there. */
 export function readSandboxInfo(home: string): SandboxInfo | undefined {

@@ -1,0 +1,69 @@
+/**
+ * The sandbox's home lock under contention: separate processes, released at the same
+ * instant, race for a home whose `sandbox.pid` names a process that is gone (as when the
+ * owner of an embedded sandbox dies and every MCP server on the home notices). Exactly one
+ * may take it over each time; the others must see it held.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBuilt, PROJECT_ROOT } from "../helpers/process.js";
+
+const homes: string[] = [];
+beforeAll(() => ensureBuilt(), 120_000);
+afterAll(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true })));
+
+const LOCK_MODULE = pathToFileURL(join(PROJECT_ROOT, "dist", "sandbox", "home-lock.js")).href;
+
+/** One contender: waits for the start instant, tries the lock, says how it went, holds it a while. */
+const CONTENDER = `
+const { lockHome } = await import(process.env.LOCK_MODULE);
+const start = Number(process.env.START_AT);
+while (Date.now() < start) {}
+let outcome;
+try { lockHome(process.env.HOME_DIR); outcome = "locked"; } catch (e) { outcome = e.name === "SandboxBusyError" ? "busy" : "error: " + e.message; }
+process.stdout.write(outcome);
+await new Promise((r) => setTimeout(r, 800));
+`;
+
+function contender(home: string, startAt: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", CONTENDER], {
+      env: { ...process.env, LOCK_MODULE, HOME_DIR: home, START_AT: String(startAt) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (err += c.toString()));
+    child.on("error", reject);
+    child.on("exit", () => resolve(out || `no outcome: ${err}`));
+  });
+}
+
+/** A pid that named a process which has exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
+  return Number(r.stdout.toString());
+}
+
+describe("the sandbox's home lock", () => {
+  it("a stale lock raced for by 6 processes at once is taken over by exactly one, every round", async () => {
+    for (let round = 0; round < 6; round++) {
+      const home = mkdtempSync(join(tmpdir(), "pam-home-lock-"));
+      homes.push(home);
+      const dead = deadPid();
+      writeFileSync(join(home, "sandbox.pid"), String(dead));
+      const startAt = Date.now() + 700;
+      const outcomes = await Promise.all(Array.from({ length: 6 }, () => contender(home, startAt)));
+      expect(outcomes.filter((o) => o === "locked"), `round ${round}: ${outcomes.join(", ")}`).toHaveLength(1);
+      expect(outcomes.filter((o) => o === "busy")).toHaveLength(5);
+      // The winner's pid is in the lock, and nothing was left beside it.
+      expect(Number(readFileSync(join(home, "sandbox.pid"), "utf8"))).not.toBe(dead);
+      expect(readdirSync(home).sort()).toEqual(["sandbox.pid"]);
+    }
+  }, 60_000);
+});
