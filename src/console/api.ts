@@ -56,7 +56,7 @@ async function requirePin(c: ApiContext, body: Record<string, unknown>): Promise
   if (pin === undefined) throw new ApiError(403, "pin_invalid", "an approval PIN is set: enter it to approve or decline");
   const check = c.pinTurn.then(async () => {
     const ok = await verifyPin(c.d.home, pin).catch(() => {
-      throw new ApiError(500, "pin_unreadable", "the approval PIN's file in the home dir cannot be read; set the PIN again with paid-actions-mcp set-pin");
+      throw new ApiError(500, "pin_unreadable", "the approval PIN's file in the home dir (approval-pin) cannot be read, so no PIN is accepted: delete that file and set the PIN again at a terminal");
     });
     if (!ok) await sleep(PIN_DELAY_MS);
     return ok;
