@@ -18,7 +18,7 @@ export function interactive(t: Terminal = real()): boolean {
 }
 
 /** The one line said when a command needs a person and has no terminal (and where else it can be done). */
-export const NO_TTY = (what: string, orConsole = true) => `${what} needs a person at an interactive terminal${orConsole ? ", or the console (`paid-actions-mcp console`)" : ""}`;
+export const NO_TTY = (what: string, orConsole = true) => `${what} needs a person at an interactive terminal${orConsole ? ", or in the paid-actions console" : ""}`;
 
 /**
  * Reads one line from the terminal in raw mode, echoing it unless `hidden`. Resolves with

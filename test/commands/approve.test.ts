@@ -14,7 +14,7 @@ import { ensureBuilt } from "../helpers/process.js";
 import { on } from "../helpers/proxy.js";
 import { runInPty } from "./pty.js";
 
-const NO_TTY = "paid-actions-mcp: approving a payment needs a person at an interactive terminal, or the console (`paid-actions-mcp console`); nothing was approved\n";
+const NO_TTY = "paid-actions-mcp: approving a payment needs a person at an interactive terminal, or in the paid-actions console; nothing was approved\n";
 const PRICE = "0.288";
 const PROMPT = `Type ${PRICE} to approve paying ${PRICE} USDC, or "decline" to decline it`;
 
