@@ -35,9 +35,14 @@ export interface ApprovalReview {
   };
 }
 
-/** Who is paid: the approval's payee, else the quote's payment challenge's payTo, else null. */
+/** Who a purchase pays: the quote's payee, else its payment challenge's payTo, else null. */
+export function intentPayee(intent: Pick<Intent, "payee" | "quote"> | undefined): string | null {
+  return intent?.payee ?? intent?.quote?.paymentRequirement.accepts?.[0]?.payTo ?? null;
+}
+
+/** Who is paid: the approval's payee, else the purchase's (intentPayee). */
 export function payeeOf(approval: Pick<Approval, "payee">, intent: Pick<Intent, "payee" | "quote"> | undefined): string | null {
-  return approval.payee ?? intent?.payee ?? intent?.quote?.paymentRequirement.accepts?.[0]?.payTo ?? null;
+  return approval.payee ?? intentPayee(intent);
 }
 
 /**

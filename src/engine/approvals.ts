@@ -5,6 +5,7 @@
  * own tool call — expiring with the quote. Declines are recorded like approvals.
  */
 import { formatDecimal } from "../domain/money.js";
+import { intentPayee } from "./approval-review.js";
 import type { Ctx } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "./types.js";
@@ -23,7 +24,7 @@ export interface ApprovalDriver {
 export function approvalRequired(intent: Intent, approvalId: string): PaidActionError {
   const amount = formatDecimal(intent.amount!);
   const expires = new Date(intent.quoteExpiresAt!).toISOString();
-  const payee = intent.payee ?? intent.quote?.paymentRequirement.accepts?.[0]?.payTo ?? null;
+  const payee = intentPayee(intent);
   return new PaidActionError(
     "approval_required",
     `a person must approve this payment in the paid-actions console or terminal: ${amount} USDC for ${intent.action}${payee ? ` to ${payee}` : ""}, above the approval threshold (approval ${approvalId}; it expires with the quote at ${expires}). Once the person has approved it, call again with the same input and approvalId "${approvalId}". Nothing was paid.`,
@@ -84,7 +85,7 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
       action: intent.action,
       amount: formatDecimal(amount),
       currency: "USDC",
-      payee: intent.payee ?? intent.quote?.paymentRequirement.accepts?.[0]?.payTo ?? "(named in the payment challenge)",
+      payee: intentPayee(intent) ?? "(named in the payment challenge)",
       quoteId: intent.quoteId!,
       expiresAt: new Date(intent.quoteExpiresAt!).toISOString(),
       input: intent.input,

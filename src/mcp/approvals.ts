@@ -61,11 +61,16 @@ export function approvalStates(key: () => Uint8Array): RequestStateCodec<Approva
   };
 }
 
-/** Whether the client of this request can show a form question (per request on 2026, per connection on 2025). */
-export function canElicit(era: ProtocolEra, server: Server, rctx: RequestCtx): boolean {
+/** The elicitation capability of this request's client (per request on 2026, per connection on 2025). */
+function elicitationOf(era: ProtocolEra, server: Server, rctx: RequestCtx): Record<string, unknown> | undefined {
   const caps: ClientCapabilities | undefined =
     era === "modern" ? ((rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) : server.getClientCapabilities();
-  const elicitation = caps?.elicitation as Record<string, unknown> | undefined;
+  return caps?.elicitation as Record<string, unknown> | undefined;
+}
+
+/** Whether the client of this request can show a form question. */
+export function canElicit(era: ProtocolEra, server: Server, rctx: RequestCtx): boolean {
+  const elicitation = elicitationOf(era, server, rctx);
   if (!elicitation) return false;
   // A bare `elicitation: {}` means form support (the meaning before modes existed).
   return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
@@ -73,10 +78,7 @@ export function canElicit(era: ProtocolEra, server: Server, rctx: RequestCtx): b
 
 /** Whether the client of this request can open a URL for its user (URL-mode elicitation). */
 export function canElicitUrl(era: ProtocolEra, server: Server, rctx: RequestCtx): boolean {
-  const caps: ClientCapabilities | undefined =
-    era === "modern" ? ((rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) : server.getClientCapabilities();
-  const elicitation = caps?.elicitation as Record<string, unknown> | undefined;
-  return elicitation?.url !== undefined;
+  return elicitationOf(era, server, rctx)?.url !== undefined;
 }
 
 /** A digest of a call's arguments without approvalId: what the approval state is bound to. */
