@@ -7,7 +7,6 @@
 import type { CallToolResult, InputRequiredResult, ProtocolEra, Server, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { newId } from "../domain/ids.js";
-import { formatDecimal } from "../domain/money.js";
 import { PaidActionError } from "../engine/errors.js";
 import { approvalAnswer, approvalStates, askApproval, askApprovalAtUrl, canElicit, canElicitUrl, stateFor, waitForDecision, type ApprovalState } from "./approvals.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
@@ -168,8 +167,7 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       throw new PaidActionError("approval_declined", `the human did not approve this payment (${answer.how}); nothing was paid`, { approvalId, answer: answer.how });
     }
     // No answer came back with the state: ask again, for the same pending approval.
-    const a = await pendingOrRefuse(pa, approvalId);
-    return askApproval(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), sandbox);
+    return askApproval(states, rctx, tool.tool.name, args, await pendingQuestion(pa, approvalId), sandbox);
   }
 
   /**
@@ -179,9 +177,9 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
   async function answeredAtUrl(pa: McpPaidActions, state: ApprovalState, answer: ReturnType<typeof approvalAnswer>, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
     const approvalId = state.approvalId;
     if (answer.kind === "missing") {
-      const a = await pendingOrRefuse(pa, approvalId);
+      const q = await pendingQuestion(pa, approvalId);
       const url = await ctx.host.approvalPage?.(approvalId);
-      if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, question(a.approvalId, a.action, formatDecimal(a.amount), a.payee, a.expiresAt, a.input), url, sandbox);
+      if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, sandbox);
     } else if (answer.kind === "refused" && answer.how === "decline") {
       await pa.engine.decline(approvalId, "host");
       throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, { approvalId, answer: "decline" });
@@ -208,20 +206,21 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
     return undefined;
   }
 
-  async function pendingOrRefuse(pa: McpPaidActions, approvalId: string) {
-    const a = await pa.engine.approval(approvalId);
-    if (!a || a.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is ${a?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`, { approvalId });
-    return a;
+  /** The question to ask again about a pending approval (as a person reviews it: payee from the challenge too). */
+  async function pendingQuestion(pa: McpPaidActions, approvalId: string) {
+    const r = await pa.engine.approvalReview(approvalId);
+    if (!r || r.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is ${r?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`, { approvalId });
+    return question(r.approvalId, r.action, r.amount, r.payee, r.expiresAt, r.input);
   }
 
-  function question(approvalId: string, action: string, amount: string, payee: string | null | undefined, expiresAt: number | string, input: unknown) {
+  function question(approvalId: string, action: string, amount: string, payee: string | null | undefined, expiresAt: string, input: unknown) {
     return {
       approvalId,
       action,
       amount,
       currency: "USDC",
       payee: payee ?? "(named in the payment challenge)",
-      expiresAt: typeof expiresAt === "number" ? new Date(expiresAt).toISOString() : expiresAt,
+      expiresAt,
       input,
     };
   }
