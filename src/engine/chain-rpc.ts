@@ -1,7 +1,8 @@
 /**
  * The chain port over a Solana JSON-RPC endpoint (the user's own, from the configuration),
- * with @solana/kit's standard client: `isBlockhashValid`, `getSignaturesForAddress`,
- * `getTransaction` (base64, decoded here). Nothing else is asked of the node.
+ * with @solana/kit's standard client: `getLatestBlockhash`, `getBlockHeight`,
+ * `isBlockhashValid`, `getSignaturesForAddress`, `getTransaction` (base64, decoded here).
+ * Nothing else is asked of the node.
  */
 import type { ChainPort, ChainTransfer, ChainTx } from "./chain.js";
 
@@ -104,6 +105,14 @@ export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs 
   };
   const signal = () => AbortSignal.timeout(timeoutMs);
   return {
+    async latestBlockhash() {
+      // At "finalized", like the height the fate rule compares it with.
+      const res = await rpc().getLatestBlockhash({ commitment: "finalized" }).send({ abortSignal: signal() });
+      return { blockhash: String(res.value.blockhash), lastValidHeight: BigInt(res.value.lastValidBlockHeight) };
+    },
+    async finalizedHeight() {
+      return BigInt(await rpc().getBlockHeight({ commitment: "finalized" }).send({ abortSignal: signal() }));
+    },
     async blockhashValid(blockhash) {
       // Asked at "finalized": once even the finalized bank no longer accepts the blockhash,
       // any transaction that used it is in a finalized block, which every history read sees.

@@ -1,12 +1,14 @@
 /**
  * The chain port: the only way the engine learns about money — through the user's own
- * Solana RPC, never through the service. Three standard reads (blockhash validity, an
- * account's signature history, one transaction) behind a narrow interface, so the rules
- * here are tested with a scripted chain as well as against the sandbox's RPC.
+ * Solana RPC, never through the service. A few standard reads (the latest blockhash, the
+ * finalized block height, blockhash validity, an account's signature history, one
+ * transaction) behind a narrow interface, so the rules here are tested with a scripted chain
+ * as well as against the sandbox's RPC.
  *
  * The rules: what a landed payment must look like, what a refund credits, how the fate of a
- * proof is decided (it landed, or it can never land, or nobody can tell yet).
+ * proof is decided (it landed, or it can never land, or nobody can tell yet: chain-rules.ts).
  */
+import { fateRuling, vouchedLastValidHeight, type FateRuling } from "./chain-rules.js";
 
 /** One token movement of a transaction's top-level instructions (Transfer / TransferChecked). */
 export interface ChainTransfer {
@@ -42,8 +44,18 @@ export interface SignatureEntry {
   memo: string | null | undefined;
 }
 
+/** The lifetime a payment is signed with: a blockhash our RPC gave, and the last block height at which it can land. */
+export interface Lifetime {
+  blockhash: string;
+  lastValidHeight: bigint;
+}
+
 export interface ChainPort {
-  /** Whether a transaction signed against this blockhash could still land; undefined when the RPC did not say. */
+  /** The blockhash to sign with now, at `finalized`, with its last valid block height. Throws when the RPC does not answer. */
+  latestBlockhash(): Promise<Lifetime>;
+  /** The finalized block height. Throws when the RPC does not answer. */
+  finalizedHeight(): Promise<bigint>;
+  /** Whether a transaction signed against this blockhash could land now (at `finalized`); undefined when the RPC did not say. */
   blockhashValid(blockhash: string): Promise<boolean | undefined>;
   /** The address's history, newest first. Throws when the RPC does not answer. */
   signaturesFor(address: string, opts: { before?: string; until?: string; limit: number }): Promise<SignatureEntry[]>;
@@ -150,25 +162,40 @@ export async function findByMemo(chain: ChainPort, walletAta: string, memo: stri
 
 export type Fate = { kind: "landed"; tx: ChainTx } | { kind: "never" } | { kind: "unknown"; why: string };
 
+export interface ProofLife {
+  walletAta: string;
+  memo: string;
+  blockhash: string | null;
+  /** As journaled when the proof was signed (null: our RPC never vouched for its blockhash). */
+  lastValidHeight: bigint | null;
+  signedAt: number;
+}
+
 /**
- * The fate of a proof that left the process. The blockhash is asked about first: once it is
- * no longer valid nothing signed against it can land, so a history read afterwards that
- * holds no transfer with the memo proves it never will. Read the other way round, a
- * transfer could land between the two reads.
+ * The fate of a proof that left the process, by the rule in chain-rules.ts. Our finalized
+ * block height is read first: once it is past the proof's last valid height nothing signed
+ * with its blockhash can land, so a history read afterwards that holds no transfer with the
+ * memo proves it never will. Read the other way round, a transfer could land between the
+ * two reads. A proof journaled without a last valid height gets one when our RPC calls its
+ * blockhash valid now (`vouched`, for the caller to record); until then its fate is unknown.
  */
-export async function proofFate(chain: ChainPort, p: { walletAta: string; memo: string; blockhash: string | null; signedAt: number }, limits?: ScanLimits): Promise<Fate> {
-  let valid: boolean | undefined;
-  try {
-    valid = p.blockhash ? await chain.blockhashValid(p.blockhash) : undefined;
-  } catch {
-    valid = undefined;
+export async function proofFate(chain: ChainPort, p: ProofLife, limits?: ScanLimits): Promise<Fate & { vouched?: bigint }> {
+  const height = () => chain.finalizedHeight().catch(() => undefined);
+  let lastValidHeight = p.lastValidHeight;
+  let vouched: bigint | undefined;
+  let finalizedHeight: bigint | undefined;
+  if (lastValidHeight === null && p.blockhash) {
+    const valid = await chain.blockhashValid(p.blockhash).catch(() => undefined);
+    if (valid) {
+      finalizedHeight = await height();
+      lastValidHeight = vouchedLastValidHeight(valid, finalizedHeight);
+      if (lastValidHeight !== null) vouched = lastValidHeight;
+    }
   }
+  finalizedHeight ??= await height();
   const search = await findByMemo(chain, p.walletAta, p.memo, p.signedAt, limits);
-  if (search.kind === "found") return { kind: "landed", tx: search.tx };
-  if (search.kind === "unknown") return search;
-  if (valid === false) return { kind: "never" };
-  return {
-    kind: "unknown",
-    why: valid === true ? "its blockhash is still valid, so the transfer may still land" : "our Solana RPC did not say whether its blockhash is still valid",
-  };
+  const ruling = fateRuling({ lastValidHeight, finalizedHeight, memo: search.kind, ...(search.kind === "unknown" ? { memoWhy: search.why } : {}) });
+  // The ruling is "landed" exactly when the memo was found.
+  const fate: Fate = search.kind === "found" ? { kind: "landed", tx: search.tx } : (ruling as Exclude<FateRuling, { kind: "landed" }>);
+  return vouched === undefined ? fate : { ...fate, vouched };
 }

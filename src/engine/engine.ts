@@ -22,6 +22,7 @@ import { asError, Drive } from "./pay-flow.js";
 import type { Payer } from "./payer.js";
 import { evaluateBudget } from "./policy.js";
 import { quoteOnly } from "./quote-only.js";
+import { watchReleased, type WatchPass } from "./released-watch.js";
 import { serviceApi } from "./service-api.js";
 import { checkRefund, checkSettlement } from "./settlement.js";
 import { restartable, resting } from "./transitions.js";
@@ -296,6 +297,12 @@ export class Engine extends EventEmitter {
       if (!QUIET_ON_RESUME.has(error.code)) this.d.log(`resuming ${intent.intentId}: ${error.code}: ${this.d.transcripts.scrub(error.message)}`);
     }
     return true;
+  }
+
+  /** One look at the payments the chain showed could never land, for a late landing (released-watch.ts). */
+  watchReleased(): Promise<WatchPass> {
+    if (!this.config) return Promise.resolve({ watched: 0, landed: 0 });
+    return watchReleased(this.ctx(), this.d.owner);
   }
 
   /** What the chain says of the settlement the service claimed for an executed intent (the reconciler records it). */

@@ -18,6 +18,7 @@ import { PaidActionError } from "./errors.js";
 import { LeaseLost } from "./journal/port.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { paidResourceUrl, serviceApi } from "./service-api.js";
+import type { Lifetime } from "./chain.js";
 import { establishFate } from "./settlement.js";
 import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "./transitions.js";
 import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "./types.js";
@@ -233,17 +234,35 @@ export class Drive {
     }
     const requirements = intent.requirements!;
     const payer = await c.payer();
-    const { proof, blockhash } = await payer.createProof(requirements, c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined);
+    const lifetime = await ourLifetime(c);
+    const { proof } = await payer.createProof(requirements, lifetime, c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined);
     c.d.transcripts.addSecret(proof, { ephemeral: true });
     const now = c.now();
     const patch: IntentPatch = { state: "signed", proof };
     const recorded = await c.journal.recordSigned(
-      { quoteId: intent.quoteId!, intentId: intent.intentId, attempt: intent.attempt, amount: intent.amount!, payee: requirements.payTo, payer: payer.address, mint: c.config.mint, blockhash, signedAt: now, sentAt: null, fate: "pending", tx: null, claimedTx: null, checkedAt: null },
+      {
+        quoteId: intent.quoteId!,
+        intentId: intent.intentId,
+        attempt: intent.attempt,
+        amount: intent.amount!,
+        payee: requirements.payTo,
+        payer: payer.address,
+        mint: c.config.mint,
+        blockhash: lifetime.blockhash,
+        lastValidHeight: lifetime.lastValidHeight,
+        signedAt: now,
+        sentAt: null,
+        fate: "pending",
+        tx: null,
+        claimedTx: null,
+        checkedAt: null,
+        watch: false,
+      },
       { intentId: intent.intentId, patch, now, expect: { state: intent.state, owner: this.owner } },
     );
     if (!recorded) throw new LeaseLost(intent.intentId);
     this.intent = { ...this.intent, ...patch, updatedAt: now };
-    c.transcript(this.intent, "signed", { amount: formatDecimal(intent.amount!), payTo: requirements.payTo, wallet: payer.address });
+    c.transcript(this.intent, "signed", { amount: formatDecimal(intent.amount!), payTo: requirements.payTo, wallet: payer.address, blockhash: lifetime.blockhash, lastValidHeight: lifetime.lastValidHeight.toString() });
     c.step("signed", this.intent);
   }
 
@@ -297,7 +316,7 @@ export class Drive {
       await this.settle("fate_unknown", new PaidActionError("outcome_unknown", `the service did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`, { quoteId: intent.quoteId }, true));
       return;
     }
-    const e = new PaidActionError("payment_invalid", `the service refused the payment (${String(refusal?.context?.serviceCode ?? "refused")}) and its transfer can never land (its blockhash expired and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`, { quoteId: intent.quoteId, serviceCode: refusal?.context?.serviceCode });
+    const e = new PaidActionError("payment_invalid", `the service refused the payment (${String(refusal?.context?.serviceCode ?? "refused")}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`, { quoteId: intent.quoteId, serviceCode: refusal?.context?.serviceCode });
     await this.settle("never_landed", e);
     if (intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
       c.transcript(this.intent, "retry", { decision: "the refused proof can never land: a fresh attempt" });
@@ -374,6 +393,16 @@ export class Drive {
     c.step("execution_recorded", this.intent);
     c.executionChanged(this.intent, null);
     if (!FINAL_STATUSES.has(e.status) || this.intent.settlement !== "verified") c.events.emit("scheduled");
+  }
+}
+
+/** The blockhash to sign with, from our own RPC (never the service's hint), with its last valid height. */
+async function ourLifetime(c: Ctx): Promise<Lifetime> {
+  const chain = await c.chain();
+  try {
+    return await chain.latestBlockhash();
+  } catch (e) {
+    throw new PaidActionError("payment_failed", `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`, {}, true);
   }
 }
 

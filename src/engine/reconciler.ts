@@ -10,7 +10,8 @@
  * It also sweeps for orphans: a purchase whose driver died mid-way (a server killed, on this
  * machine or another sharing the journal) keeps its lease until the lease expires, so the
  * dead driver's restart may not get it back; every `sweepIntervalMs` the engine resumes
- * each unfinished intent whose lease has expired, with its own idempotency key.
+ * each unfinished intent whose lease has expired, with its own idempotency key — and looks
+ * again at each payment the chain showed could never land, until that is beyond doubt.
  */
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
@@ -82,7 +83,10 @@ export class Reconciler {
     await this.sweeping;
   }
 
-  /** Resumes the unfinished intents nobody drives any more (their lease expired); one sweep at a time. */
+  /**
+   * Resumes the unfinished intents nobody drives any more (their lease expired), then looks
+   * again at the payments found unable to land (released-watch.ts); one sweep at a time.
+   */
   sweep(): Promise<void> {
     if (this.stopping) return Promise.resolve();
     this.sweeping ??= this.o.engine
@@ -91,6 +95,11 @@ export class Reconciler {
         if (resumed > 0) this.schedule();
       })
       .catch((e: unknown) => this.o.log?.(`reconciler: resuming unfinished purchases: ${(e as Error).message}`))
+      .then(() => this.o.engine.watchReleased())
+      .then(
+        () => undefined,
+        (e: unknown) => this.o.log?.(`reconciler: watching released payments: ${(e as Error).message}`),
+      )
       .finally(() => {
         this.sweeping = undefined;
       });

@@ -6,10 +6,10 @@
  * the intent's own state is changed by the caller.
  */
 import { formatDecimal, parseDecimal } from "../domain/money.js";
-import { proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment } from "./chain.js";
+import { proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment, type ProofLife } from "./chain.js";
 import type { Ctx } from "./context.js";
 import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "./transitions.js";
-import type { Intent } from "./types.js";
+import type { Intent, PaymentRecord } from "./types.js";
 
 async function expected(c: Ctx, intent: Intent): Promise<ExpectedPayment> {
   const { wallet, ata } = await c.walletAta();
@@ -33,19 +33,32 @@ export type FateVerdict =
 export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict> {
   const payment = await c.journal.payment(intent.quoteId!);
   const exp = await expected(c, intent);
-  let fate;
+  let fate: Awaited<ReturnType<typeof proofFate>>;
   try {
-    fate = await proofFate(await c.chain(), { walletAta: exp.walletAta, memo: exp.memo, blockhash: payment?.blockhash ?? null, signedAt: payment?.signedAt ?? intent.updatedAt });
+    fate = await proofFate(await c.chain(), proofLife(exp, payment, intent.updatedAt));
   } catch (e) {
     fate = { kind: "unknown" as const, why: `the Solana RPC could not be used (${(e as Error).message.slice(0, 200)})` };
   }
   const now = c.now();
+  const vouched = fate.vouched !== undefined ? { lastValidHeight: fate.vouched } : {};
   if (fate.kind === "landed") {
-    await c.journal.updatePayment(exp.memo, { fate: "landed", tx: fate.tx.signature, checkedAt: now });
+    await c.journal.updatePayment(exp.memo, { fate: "landed", tx: fate.tx.signature, checkedAt: now, ...vouched });
     return { kind: "landed", tx: fate.tx, problems: verifyPayment(fate.tx, exp) };
   }
-  await c.journal.updatePayment(exp.memo, { checkedAt: now, ...(fate.kind === "never" ? { fate: "never" as const } : {}) });
-  return fate;
+  // A payment that can never land is still watched a while (released-watch.ts).
+  await c.journal.updatePayment(exp.memo, { checkedAt: now, ...vouched, ...(fate.kind === "never" ? { fate: "never" as const, watch: true } : {}) });
+  return fate.kind === "never" ? { kind: "never" } : { kind: "unknown", why: fate.why };
+}
+
+/** What the fate rule needs of a journaled payment (none journaled: nothing vouched for). */
+function proofLife(exp: ExpectedPayment, payment: PaymentRecord | undefined, fallbackSignedAt: number): ProofLife {
+  return {
+    walletAta: exp.walletAta,
+    memo: exp.memo,
+    blockhash: payment?.blockhash ?? null,
+    lastValidHeight: payment?.lastValidHeight ?? null,
+    signedAt: payment?.signedAt ?? fallbackSignedAt,
+  };
 }
 
 export type SettlementVerdict =
@@ -70,10 +83,11 @@ export async function checkSettlement(c: Ctx, intent: Intent): Promise<Settlemen
   }
   let note: string | undefined;
   if (!tx || !tx.memos.includes(exp.memo)) {
-    const fate = await proofFate(chain, { walletAta: exp.walletAta, memo: exp.memo, blockhash: payment?.blockhash ?? null, signedAt: payment?.signedAt ?? intent.createdAt });
+    const fate = await proofFate(chain, proofLife(exp, payment, intent.createdAt));
+    if (fate.vouched !== undefined) await c.journal.updatePayment(exp.memo, { lastValidHeight: fate.vouched });
     if (fate.kind === "unknown") return { kind: "pending", why: fate.why };
     if (fate.kind === "never") {
-      await c.journal.updatePayment(exp.memo, { fate: "never", checkedAt: c.now() });
+      await c.journal.updatePayment(exp.memo, { fate: "never", checkedAt: c.now(), watch: true });
       return { kind: "mismatch", detail: `the service reported the payment settled${intent.paymentTx ? ` in ${intent.paymentTx}` : ""}, but no transfer for quote ${exp.memo} is on chain and none can land any more` };
     }
     if (intent.paymentTx && intent.paymentTx !== fate.tx.signature) note = `the service named transaction ${intent.paymentTx}; the payment on chain is ${fate.tx.signature}`;

@@ -137,13 +137,18 @@ export interface PaymentRecord {
   payee: string;
   payer: string | null;
   mint: string | null;
+  /** The blockhash the transaction was signed with: from our own RPC (journals before schema 4: maybe the service's). */
   blockhash: string | null;
+  /** The last block height at which it can land, as our RPC vouched for it (null: it never did). */
+  lastValidHeight: bigint | null;
   signedAt: number;
   sentAt: number | null;
   fate: PaymentFate;
   tx: string | null;
   claimedTx: string | null;
   checkedAt: number | null;
+  /** Found unable to land and still watched for a late landing (released-watch.ts). */
+  watch: boolean;
 }
 
 // ---- The engine's surface ------------------------------------------------------------

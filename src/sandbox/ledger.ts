@@ -211,11 +211,16 @@ export class Ledger {
     this.applyDurably("airdrop", payload, () => ({ value: undefined, log: {} }));
   }
 
-  /** The blockhash clients should sign with now; a stale one is rotated first. */
+  /**
+   * The blockhash clients should sign with now; a stale one is rotated first. The block
+   * height is the slot, and a rotation moves it SLOTS_PER_BLOCKHASH on: the blockhash is
+   * valid up to the height just before the next rotation, and no further, as its
+   * `lastValidBlockHeight` says (a client comparing heights sees it expire when it does).
+   */
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: bigint; slot: bigint } {
     this.expireStaleBlockhash();
     const slot = this.svm.getClock().slot;
-    return { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: slot + SLOTS_PER_BLOCKHASH, slot };
+    return { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: slot + SLOTS_PER_BLOCKHASH - 1n, slot };
   }
 
   /** The blockhash LiteSVM accepts right now, without rotating. */
@@ -242,6 +247,12 @@ export class Ledger {
 
   slot(): bigint {
     return this.svm.getClock().slot;
+  }
+
+  /** The block height now (the slot), once a stale blockhash has been rotated: time passing moves it, as on a cluster. */
+  blockHeight(): bigint {
+    this.expireStaleBlockhash();
+    return this.slot();
   }
 
   account(addr: string): EncodedAccountView | undefined {

@@ -132,8 +132,8 @@ const METHODS = new Map<string, Method>(Object.entries({
   getHealth: () => "ok",
   getVersion: () => VERSION,
   getGenesisHash: () => GENESIS_HASH,
-  getSlot: (ledger) => ledger.slot(),
-  getBlockHeight: (ledger) => ledger.slot(),
+  getSlot: (ledger) => ledger.blockHeight(),
+  getBlockHeight: (ledger) => ledger.blockHeight(),
   getEpochInfo: (ledger) => ({
     absoluteSlot: ledger.slot(),
     blockHeight: ledger.slot(),

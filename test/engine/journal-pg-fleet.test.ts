@@ -27,7 +27,7 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
     const stores = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
     try {
       expect(opened.map((o) => (o.status === "rejected" ? String(o.reason) : "ok"))).toEqual(["ok", "ok", "ok", "ok", "ok"]);
-      for (const s of stores) expect((await s.health()).schemaVersion).toBe(3);
+      for (const s of stores) expect((await s.health()).schemaVersion).toBe(4);
       const c = new pg.Client({ connectionString: url });
       await c.connect();
       const { rows } = await c.query(`SELECT version FROM pam_schema`);

@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IntentKeyTaken, LeaseLost, type JournalOptions, type JournalStore } from "../../src/engine/journal/port.js";
+import pg from "pg";
+import { PG_MIGRATIONS, VERSION_TABLE } from "../../src/engine/journal/pg-schema.js";
 import { openPostgresJournal } from "../../src/engine/journal/postgres.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { Approval, Intent, IntentPatch } from "../../src/engine/types.js";
@@ -154,6 +156,28 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       await j.updatePayment("q1", {});
       expect((await j.paymentsSince(NOW)).map((p) => [p.quoteId, p.sentAt])).toEqual([["q1", NOW + 3]]);
       expect(await j.paymentsSince(NOW + 11)).toEqual([]);
+    });
+  });
+
+  it("keeps a payment's last valid height (u64) and its watch; lists only the watched ones, oldest first", async () => {
+    await withStore(async (j) => {
+      await j.insertIntent(newIntent("i1"));
+      const write = (p: ReturnType<typeof payment>, at: number) => j.recordSigned(p, { intentId: "i1", patch: {}, now: at, expect: {} });
+      expect(await write(payment("q1", "i1", { lastValidHeight: U64_MAX, signedAt: NOW + 30 }), NOW + 1)).toBe(true);
+      expect(await write(payment("q2", "i1", { lastValidHeight: null, signedAt: NOW + 20 }), NOW + 2)).toBe(true);
+      expect(await write(payment("q3", "i1", { signedAt: NOW + 10 }), NOW + 3)).toBe(true);
+      expect(await j.payment("q1")).toMatchObject({ lastValidHeight: U64_MAX, watch: false });
+      expect((await j.payment("q2"))!.lastValidHeight).toBeNull();
+      expect(await j.watchedPayments(10)).toEqual([]);
+      await j.updatePayment("q1", { fate: "never", watch: true });
+      await j.updatePayment("q2", { fate: "never", watch: true, lastValidHeight: 42n });
+      expect((await j.watchedPayments(10)).map((p) => [p.quoteId, p.lastValidHeight, p.watch])).toEqual([
+        ["q2", 42n, true],
+        ["q1", U64_MAX, true],
+      ]);
+      expect((await j.watchedPayments(1)).map((p) => p.quoteId)).toEqual(["q2"]);
+      await j.update("i1", { state: "attention" }, NOW + 4, {}, { quoteId: "q2", patch: { fate: "landed", watch: false } });
+      expect((await j.watchedPayments(10)).map((p) => p.quoteId)).toEqual(["q1"]);
     });
   });
 
@@ -317,7 +341,7 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       expect((await j.needingAttention(10)).map((i) => i.intentId)).toEqual(["i3"]);
       expect((await j.intentsSince(NOW)).map((i) => i.intentId)).toEqual(["i2", "i3"]);
       const h = await j.health();
-      expect(h).toMatchObject({ store: j.kind, location: j.location, integrity: "ok", schemaVersion: 3, total: 3, unfinished: 2, attention: 1, following: 2 });
+      expect(h).toMatchObject({ store: j.kind, location: j.location, integrity: "ok", schemaVersion: 4, total: 3, unfinished: 2, attention: 1, following: 2 });
 
       await j.saveCatalog("svc", [{ name: "b", detail: { price: "1" } }, { name: "a", detail: [1, null] }], NOW);
       await j.saveCatalog("other", [{ name: "z", detail: {} }], NOW);
@@ -328,5 +352,31 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       expect(await j.catalog("svc")).toEqual([]);
       expect((await j.catalog("other")).length).toBe(1);
     });
+  });
+});
+
+describe("PostgreSQL migrations", () => {
+  it("moving to schema 4 watches again every payment found unable to land before it (judged by a blockhash the service may have chosen)", async () => {
+    const url = await server.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(VERSION_TABLE);
+      for (const m of PG_MIGRATIONS.slice(0, 3)) await client.query(m);
+      await client.query(`INSERT INTO pam_schema (version) VALUES (3)`);
+      for (const [quoteId, signedAt, fate] of [["q-never", 1_000, "never"], ["q-landed", 2_000, "landed"], ["q-pending", 3_000, "pending"]] as const) {
+        await client.query(`INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, blockhash, signed_at, fate) VALUES ($1, 'i1', 0, 288000, 'Payee', 'Hash', $2, $3)`, [quoteId, signedAt, fate]);
+      }
+    } finally {
+      await client.end();
+    }
+    const j = await openPostgresJournal(url);
+    try {
+      expect((await j.health()).schemaVersion).toBe(4);
+      expect((await j.watchedPayments(10)).map((p) => [p.quoteId, p.lastValidHeight, p.watch])).toEqual([["q-never", null, true]]);
+      expect(await j.payment("q-pending")).toMatchObject({ lastValidHeight: null, watch: false, blockhash: "Hash" });
+    } finally {
+      await j.close();
+    }
   });
 });

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
+import { MIGRATIONS } from "../../src/engine/journal/schema.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import { ensureBuilt, PROJECT_ROOT } from "../helpers/process.js";
 
@@ -27,7 +29,29 @@ describe("the journal", () => {
       );
       for (const c of codes) expect(c.code, c.err).toBe(0);
       const j = new Journal(path);
-      expect(j.schemaVersion).toBe(3);
+      expect(j.schemaVersion).toBe(MIGRATIONS.length);
+      j.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("moving to schema 4 watches again every payment found unable to land before it (judged by a blockhash the service may have chosen)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pam-journal-"));
+    const path = join(dir, "journal.sqlite");
+    try {
+      const db = new Database(path);
+      for (const m of MIGRATIONS.slice(0, 3)) db.exec(m);
+      db.pragma("user_version = 3");
+      const insert = db.prepare(`INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, blockhash, signed_at, fate) VALUES (?, 'i1', 0, '288000', 'Payee', 'Hash', ?, ?)`);
+      insert.run("q-never", 1_000, "never");
+      insert.run("q-landed", 2_000, "landed");
+      insert.run("q-pending", 3_000, "pending");
+      db.close();
+      const j = new Journal(path);
+      expect(j.schemaVersion).toBe(4);
+      expect(j.watchedPayments(10).map((p) => [p.quoteId, p.lastValidHeight, p.watch])).toEqual([["q-never", null, true]]);
+      expect(j.payment("q-pending")).toMatchObject({ lastValidHeight: null, watch: false, blockhash: "Hash" });
       j.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -58,7 +58,7 @@ function inTx(sig: string, amount: bigint, at = T0 + 2 * MIN, fromOwner = PAYEE)
 }
 
 function payment(quoteId: string, intentId: string, amount: bigint, fate: PaymentRecord["fate"], o: Partial<PaymentRecord> = {}): PaymentRecord {
-  return { quoteId, intentId, attempt: 1, amount, payee: PAYEE, payer: WALLET, mint: MINT, blockhash: "bh", signedAt: T0, sentAt: T0, fate, tx: null, claimedTx: null, checkedAt: null, ...o };
+  return { quoteId, intentId, attempt: 1, amount, payee: PAYEE, payer: WALLET, mint: MINT, blockhash: "bh", lastValidHeight: 1_150n, signedAt: T0, sentAt: T0, fate, tx: null, claimedTx: null, checkedAt: null, watch: false, ...o };
 }
 
 function intent(intentId: string, o: Partial<Intent> = {}): Intent {
@@ -372,6 +372,12 @@ function scripted(entries: SignatureEntry[], o: { failSignatures?: number; nullT
   let failures = o.failSignatures ?? 0;
   const nulls = new Map<string, number>();
   const port: ChainPort = {
+    latestBlockhash: () => {
+      throw new Error("unexpected latestBlockhash");
+    },
+    finalizedHeight: () => {
+      throw new Error("unexpected finalizedHeight");
+    },
     blockhashValid: () => {
       throw new Error("unexpected blockhashValid");
     },

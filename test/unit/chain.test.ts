@@ -37,7 +37,7 @@ import { decodeRpcTransaction, type RpcTransaction } from "../../src/engine/chai
 
 // ---- A scripted chain -----------------------------------------------------------------
 
-type Method = "blockhashValid" | "signaturesFor" | "transaction";
+type Method = "latestBlockhash" | "finalizedHeight" | "blockhashValid" | "signaturesFor" | "transaction";
 
 /** One entry of the scripted history; `tx` absent = fetching it is not expected. */
 interface Scripted {
@@ -55,8 +55,10 @@ class ScriptedChain implements ChainPort {
   readonly surprises: string[] = [];
   /** Methods that fail as if the RPC were unreachable. */
   readonly down = new Set<Method>();
-  /** Runs after blockhashValid answers (e.g. to land a transfer between the two reads). */
-  afterBlockhash: (() => void) | undefined;
+  /** Runs after finalizedHeight answers (e.g. to land a transfer between the two reads). */
+  afterHeight: (() => void) | undefined;
+  /** The finalized block height it answers; undefined: it is not expected to be asked. */
+  height: bigint | undefined;
 
   constructor(
     readonly address: string,
@@ -74,13 +76,24 @@ class ScriptedChain implements ChainPort {
     throw new Error(`scripted chain: unexpected ${text}`);
   }
 
+  async latestBlockhash(): Promise<never> {
+    this.enter("latestBlockhash", "latestBlockhash");
+    return this.surprise("latestBlockhash");
+  }
+
+  async finalizedHeight(): Promise<bigint> {
+    this.enter("finalizedHeight", "finalizedHeight");
+    if (this.height === undefined) this.surprise("finalizedHeight");
+    const answer = this.height;
+    this.afterHeight?.();
+    return answer;
+  }
+
   async blockhashValid(blockhash: string): Promise<boolean | undefined> {
     const text = `blockhashValid ${blockhash}`;
     this.enter("blockhashValid", text);
     if (!(blockhash in this.blockhashes)) this.surprise(text);
-    const answer = this.blockhashes[blockhash];
-    this.afterBlockhash?.();
-    return answer;
+    return this.blockhashes[blockhash];
   }
 
   async signaturesFor(addr: string, opts: { before?: string; until?: string; limit: number }): Promise<SignatureEntry[]> {
@@ -402,80 +415,95 @@ describe("findByMemo", () => {
 
 describe("proofFate", () => {
   const BH = "Blockhash1";
-  const proof = (blockhash: string | null = BH) => ({ walletAta: WALLET_ATA, memo: MEMO, blockhash, signedAt: SIGNED_AT });
+  const LAST_VALID = 1_000n;
+  const PAST = LAST_VALID + 1n;
+  const proof = (o: { blockhash?: string | null; lastValidHeight?: bigint | null } = {}) => ({
+    walletAta: WALLET_ATA,
+    memo: MEMO,
+    blockhash: o.blockhash === undefined ? BH : o.blockhash,
+    lastValidHeight: o.lastValidHeight === undefined ? LAST_VALID : o.lastValidHeight,
+    signedAt: SIGNED_AT,
+  });
   const landedHistory = (): Scripted[] => [entry("Target", { memos: [MEMO], tx: payment({}, "Target") })];
   const absentHistory = (): Scripted[] => filler("a", 2);
+  const at = (chain: ScriptedChain, height: bigint) => ((chain.height = height), chain);
 
-  it.each<[string, boolean | undefined]>([
-    ["still valid", true],
-    ["expired", false],
-    ["not said", undefined],
-  ])("landed when the history holds the transfer, whatever the blockhash says (%s)", async (_name, valid) => {
-    const chain = scripted(landedHistory(), { [BH]: valid });
+  it.each<[string, bigint]>([
+    ["still valid", LAST_VALID],
+    ["past its last valid height", PAST],
+  ])("landed when the history holds the transfer, whatever the height (%s)", async (_name, height) => {
+    const chain = at(scripted(landedHistory()), height);
     expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "landed", tx: payment({}, "Target") });
   });
 
-  it("landed when the blockhash check throws but the history holds the transfer", async () => {
-    const chain = scripted(landedHistory(), { [BH]: true });
-    chain.down.add("blockhashValid");
+  it("landed when the height cannot be read but the history holds the transfer", async () => {
+    const chain = at(scripted(landedHistory()), PAST);
+    chain.down.add("finalizedHeight");
     expect(await proofFate(chain, proof(), LIMITS)).toMatchObject({ kind: "landed" });
   });
 
-  it("never: the blockhash expired and the history since signing holds no transfer with the memo", async () => {
-    const chain = scripted(absentHistory(), { [BH]: false });
+  it("never: our finalized height is past the last valid height and the history since signing holds no transfer with the memo", async () => {
+    const chain = at(scripted(absentHistory()), PAST);
     expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "never" });
   });
 
-  it("asks about the blockhash before reading the history", async () => {
-    const chain = scripted(absentHistory(), { [BH]: false });
+  it("reads the finalized height before the history, and asks nothing about the blockhash it vouched for at signing", async () => {
+    const chain = at(scripted(absentHistory()), PAST);
     await proofFate(chain, proof(), LIMITS);
-    expect(chain.calls).toEqual([`blockhashValid ${BH}`, first()]);
+    expect(chain.calls).toEqual(["finalizedHeight", first()]);
   });
 
-  it("sees a transfer that landed just before the blockhash expired (it was asked first)", async () => {
-    // Read the other way round, the history would be empty and the blockhash expired: "never".
-    const chain = scripted([], { [BH]: false });
-    chain.afterBlockhash = () => chain.history.push(...landedHistory());
+  it("sees a transfer that landed just before the height passed (the height was read first)", async () => {
+    // Read the other way round, the history would be empty and the height past: "never".
+    const chain = at(scripted([]), PAST);
+    chain.afterHeight = () => chain.history.push(...landedHistory());
     expect(await proofFate(chain, proof(), LIMITS)).toMatchObject({ kind: "landed" });
   });
 
-  it("unknown while the blockhash is still valid and nothing landed yet", async () => {
-    const chain = scripted(absentHistory(), { [BH]: true });
-    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("still valid") });
+  it("unknown while the height has not passed the last valid one (at it, the transfer can still land)", async () => {
+    const chain = at(scripted(absentHistory()), LAST_VALID);
+    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("may still land") });
   });
 
-  it("unknown when the RPC does not say whether the blockhash is valid", async () => {
-    const chain = scripted(absentHistory(), { [BH]: undefined });
-    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("did not say") });
+  it("unknown, not never, when the height cannot be read", async () => {
+    const chain = at(scripted(absentHistory()), PAST);
+    chain.down.add("finalizedHeight");
+    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("did not say its finalized block height") });
+    expect(chain.calls).toEqual(["finalizedHeight", first()]);
   });
 
-  it("unknown, not never, when the blockhash check throws", async () => {
-    const chain = scripted(absentHistory(), { [BH]: false });
-    chain.down.add("blockhashValid");
-    expect(await proofFate(chain, proof(), LIMITS)).toMatchObject({ kind: "unknown" });
-    expect(chain.calls).toEqual([`blockhashValid ${BH}`, first()]);
-  });
-
-  it("unknown when the history cannot be read, even with the blockhash expired", async () => {
-    const chain = scripted(absentHistory(), { [BH]: false });
+  it("unknown when the history cannot be read, even past the last valid height", async () => {
+    const chain = at(scripted(absentHistory()), PAST);
     chain.down.add("signaturesFor");
     expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("did not answer") });
   });
 
-  it("unknown when the history is too long to read back to the signing, even with the blockhash expired", async () => {
-    const chain = scripted(filler("a", 3 * LIMITS.maxPages + 1), { [BH]: false });
+  it("unknown when the history is too long to read back to the signing, even past the last valid height", async () => {
+    const chain = at(scripted(filler("a", 3 * LIMITS.maxPages + 1)), PAST);
     expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("longer than") });
   });
 
-  it("never says never without a blockhash: it is not asked about, and an empty history is unknown", async () => {
-    const chain = scripted([]);
-    expect(await proofFate(chain, proof(null), LIMITS)).toMatchObject({ kind: "unknown" });
-    expect(chain.calls).toEqual([first()]);
+  it("a blockhash our RPC never vouched for is unknown, never never, even when the RPC calls it invalid (it may not be valid yet)", async () => {
+    const chain = at(scripted(absentHistory(), { [BH]: false }), PAST * 100n);
+    expect(await proofFate(chain, proof({ lastValidHeight: null }), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("never vouched") });
+    expect(chain.calls).toEqual([`blockhashValid ${BH}`, "finalizedHeight", first()]);
+  });
+
+  it("a blockhash our RPC calls valid now is vouched for: at most a lifetime past the height read after it", async () => {
+    const chain = at(scripted(absentHistory(), { [BH]: true }), 500n);
+    expect(await proofFate(chain, proof({ lastValidHeight: null }), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("valid up to block height 650"), vouched: 650n });
+    expect(chain.calls).toEqual([`blockhashValid ${BH}`, "finalizedHeight", first()]);
+  });
+
+  it("without a blockhash or a last valid height nothing is asked about it, and an empty history is unknown", async () => {
+    const chain = at(scripted([]), PAST);
+    expect(await proofFate(chain, proof({ blockhash: null, lastValidHeight: null }), LIMITS)).toMatchObject({ kind: "unknown" });
+    expect(chain.calls).toEqual(["finalizedHeight", first()]);
   });
 
   it("without a blockhash, a transfer in the history still counts as landed", async () => {
-    const chain = scripted(landedHistory());
-    expect(await proofFate(chain, proof(null), LIMITS)).toMatchObject({ kind: "landed" });
+    const chain = at(scripted(landedHistory()), PAST);
+    expect(await proofFate(chain, proof({ blockhash: null, lastValidHeight: null }), LIMITS)).toMatchObject({ kind: "landed" });
   });
 });
 

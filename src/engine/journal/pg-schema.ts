@@ -25,7 +25,7 @@ const T = `TEXT COLLATE "C"`;
 const MONEY = "NUMERIC(39, 0)";
 
 /** The schema version, one row, read and written under the migration lock. */
-const VERSION_TABLE = `CREATE TABLE pam_schema (only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row), version INTEGER NOT NULL)`;
+export const VERSION_TABLE = `CREATE TABLE pam_schema (only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row), version INTEGER NOT NULL)`;
 
 export const PG_MIGRATIONS: string[] = [
   // 1: intents, approvals, the catalog cache.
@@ -142,6 +142,14 @@ export const PG_MIGRATIONS: string[] = [
     home TEXT COLLATE "C" NOT NULL
   );
   CREATE INDEX transcripts_created ON transcripts(created_at DESC, call_id DESC);
+  `,
+  // 4: a payment's lifetime as our own RPC vouched for it, and the watch on payments found
+  // unable to land (those found so before this version are watched again).
+  `
+  ALTER TABLE payments ADD COLUMN last_valid_height ${MONEY};
+  ALTER TABLE payments ADD COLUMN watch INTEGER NOT NULL DEFAULT 0;
+  UPDATE payments SET watch = 1 WHERE fate = 'never';
+  CREATE INDEX payments_watch ON payments(signed_at) WHERE watch = 1;
   `,
 ];
 

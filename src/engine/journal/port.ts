@@ -185,6 +185,8 @@ export interface JournalStore {
   payment(quoteId: string): Awaitable<PaymentRecord | undefined>;
   /** Payments signed at or after `since` (ms), oldest first: for audits. */
   paymentsSince(since: number): Awaitable<PaymentRecord[]>;
+  /** Payments found unable to land that are still watched for a late landing, oldest first. */
+  watchedPayments(limit: number): Awaitable<PaymentRecord[]>;
 
   // ---- Approvals ----
   insertApproval(a: Approval): Awaitable<void>;

@@ -334,6 +334,11 @@ export class PostgresJournal implements JournalStore {
     return (await rows(this.pool, `SELECT * FROM payments WHERE signed_at >= $1 ORDER BY signed_at`, [since])).map(toPayment);
   }
 
+  /** Payments found unable to land that are still watched, oldest first (through the partial index). */
+  async watchedPayments(limit: number): Promise<PaymentRecord[]> {
+    return (await rows(this.pool, `SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT $1`, [limit])).map(toPayment);
+  }
+
   // ---- Approvals ------------------------------------------------------------------
 
   async insertApproval(a: Approval): Promise<void> {
@@ -358,8 +363,6 @@ export class PostgresJournal implements JournalStore {
     return changed(this.pool, `UPDATE approvals SET status = $1, decided_at = $2 WHERE approval_id = $3 AND status = $4`, [to, now, approvalId, from]);
   }
 
-  // ---- Catalog cache --------------------------------------------------------------
-
   // ---- Transcripts' index ----------------------------------------------------------
 
   async indexTranscript(r: TranscriptRecord): Promise<void> {
@@ -370,6 +373,8 @@ export class PostgresJournal implements JournalStore {
     const found = await rows(this.pool, `SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT $1`, [limit]);
     return found.map((r) => ({ callId: String(r.call_id), createdAt: Number(r.created_at), host: String(r.host), home: String(r.home) }));
   }
+
+  // ---- Catalog cache --------------------------------------------------------------
 
   /**
    * Replaces a service's cached catalog. Under a lock: two servers rewriting it at once

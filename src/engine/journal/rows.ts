@@ -109,12 +109,14 @@ export function toPayment(row: Record<string, unknown>): PaymentRecord {
     payer: (row.payer as string | null) ?? null,
     mint: (row.mint as string | null) ?? null,
     blockhash: (row.blockhash as string | null) ?? null,
+    lastValidHeight: row.last_valid_height === null || row.last_valid_height === undefined ? null : BigInt(row.last_valid_height as number | string | bigint),
     signedAt: row.signed_at as number,
     sentAt: (row.sent_at as number | null) ?? null,
     fate: row.fate as PaymentRecord["fate"],
     tx: (row.tx as string | null) ?? null,
     claimedTx: (row.claimed_tx as string | null) ?? null,
     checkedAt: (row.checked_at as number | null) ?? null,
+    watch: Boolean(row.watch),
   };
 }
 
@@ -127,16 +129,18 @@ const PAYMENT_COLUMNS: Record<keyof PaymentRecord, string> = {
   payer: "payer",
   mint: "mint",
   blockhash: "blockhash",
+  lastValidHeight: "last_valid_height",
   signedAt: "signed_at",
   sentAt: "sent_at",
   fate: "fate",
   tx: "tx",
   claimedTx: "claimed_tx",
   checkedAt: "checked_at",
+  watch: "watch",
 };
 
 export function paymentColumns(p: Partial<PaymentRecord>): Array<[string, unknown]> {
   return Object.entries(p)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => [PAYMENT_COLUMNS[k as keyof PaymentRecord], typeof v === "bigint" ? v.toString() : v]);
+    .map(([k, v]) => [PAYMENT_COLUMNS[k as keyof PaymentRecord], typeof v === "bigint" ? v.toString() : typeof v === "boolean" ? Number(v) : v]);
 }

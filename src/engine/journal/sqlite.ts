@@ -15,6 +15,7 @@ import type { Usage } from "../policy.js";
 import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
 import { IntentKeyTaken, LeaseLost, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord, type ActionSpend, type DaySpend } from "./port.js";
+import { leaseOwnerAlive } from "./lease.js";
 import { intentColumns, paymentColumns, toApproval, toIntent, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
 import { SQLITE_BY_ACTION, SQLITE_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
@@ -23,18 +24,6 @@ export { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type Journ
 
 const DAY_MS = 24 * 3_600_000;
 const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
-
-/** Lease owners are `<pid>-<random>`: a lease of a process that no longer runs is stale. */
-export function leaseOwnerAlive(owner: string): boolean {
-  const pid = Number(owner.split("-")[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** The journal in one SQLite file: synchronous, as SQLite is; the engine awaits it all the same. */
 export class Journal implements JournalStore {
@@ -344,6 +333,11 @@ export class Journal implements JournalStore {
   /** Payments signed at or after `since` (ms), oldest first: for audits. */
   paymentsSince(since: number): PaymentRecord[] {
     return (this.sql(`SELECT * FROM payments WHERE signed_at >= ? ORDER BY signed_at`).all(since) as Record<string, unknown>[]).map(toPayment);
+  }
+
+  /** Payments found unable to land that are still watched, oldest first (through the partial index). */
+  watchedPayments(limit: number): PaymentRecord[] {
+    return (this.sql(`SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT ?`).all(limit) as Record<string, unknown>[]).map(toPayment);
   }
 
   // ---- Approvals ------------------------------------------------------------------
