@@ -20,6 +20,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/audit.test.ts",
   "test/engine/secrets.test.ts",
   "test/hostile/money-truth.test.ts",
+  "test/hostile/future-blockhash.test.ts",
   "test/console/refund.test.ts",
 ];
 

@@ -10,7 +10,8 @@
  * rules in transitions.ts; what the chain says about money, by settlement.ts.
  */
 import { formatDecimal } from "../domain/money.js";
-import { FINAL_STATUSES, SettleResponse, type Execution } from "../domain/wire.js";
+import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
+import { checkQuote, quoteRefusal, settledTransaction } from "./answers.js";
 import { ensureApproved } from "./approvals.js";
 import { challengeFor } from "./challenge.js";
 import { LEASE_MS, POLL_START_MS, type Ctx } from "./context.js";
@@ -18,7 +19,6 @@ import { PaidActionError } from "./errors.js";
 import { LeaseLost } from "./journal/port.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { paidResourceUrl, serviceApi } from "./service-api.js";
-import type { Lifetime } from "./chain.js";
 import { establishFate } from "./settlement.js";
 import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "./transitions.js";
 import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "./types.js";
@@ -177,14 +177,7 @@ export class Drive {
     c.transcript(intent, "quote", { status: res.status, body: res.ok ? res.body : res.error });
     if (!res.ok) throw quoteRefusal(res.status, res.error);
     const quote = res.body;
-    const amount = quoteAmount(quote.amount);
-    if (amount === undefined || amount === 0n || quote.currency !== "USDC") {
-      throw new PaidActionError("quote_drift", `the quote's amount ${JSON.stringify(quote.amount).slice(0, 40)} ${String(quote.currency).slice(0, 10)} is not a positive USDC decimal; nothing was signed`, { quoteId: quote.quoteId });
-    }
-    if (quote.action !== intent.action) throw new PaidActionError("quote_drift", `the service quoted ${String(quote.action).slice(0, 60)} for a request to ${intent.action}; nothing was signed`, { quoteId: quote.quoteId });
-    const expiresAt = Date.parse(quote.expiresAt);
-    if (Number.isNaN(expiresAt)) throw new PaidActionError("quote_drift", "the quote's expiresAt is not a timestamp; nothing was signed", { quoteId: quote.quoteId });
-    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(quote.quoteId)) throw new PaidActionError("quote_drift", "the quote id has characters a quote id cannot have; nothing was signed");
+    const { amount, expiresAt } = checkQuote(quote, intent.action);
     await this.commit({ state: "quoted", quoteId: quote.quoteId, quote, amount, payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null, quoteExpiresAt: expiresAt, quotedAt: c.now() });
     c.step("quote_recorded", this.intent);
     this.checkCancelled("after the quote");
@@ -234,7 +227,10 @@ export class Drive {
     }
     const requirements = intent.requirements!;
     const payer = await c.payer();
-    const lifetime = await ourLifetime(c);
+    // The lifetime is ours: the latest blockhash our own RPC gives, never the challenge's hint.
+    const lifetime = await (await c.chain()).latestBlockhash().catch((e: unknown) => {
+      throw new PaidActionError("payment_failed", `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`, {}, true);
+    });
     const { proof } = await payer.createProof(requirements, lifetime, c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined);
     c.d.transcripts.addSecret(proof, { ephemeral: true });
     const now = c.now();
@@ -394,32 +390,4 @@ export class Drive {
     c.executionChanged(this.intent, null);
     if (!FINAL_STATUSES.has(e.status) || this.intent.settlement !== "verified") c.events.emit("scheduled");
   }
-}
-
-/** The blockhash to sign with, from our own RPC (never the service's hint), with its last valid height. */
-async function ourLifetime(c: Ctx): Promise<Lifetime> {
-  const chain = await c.chain();
-  try {
-    return await chain.latestBlockhash();
-  } catch (e) {
-    throw new PaidActionError("payment_failed", `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`, {}, true);
-  }
-}
-
-function settledTransaction(header: string | undefined): string | undefined {
-  if (!header || header.length > 8192) return undefined;
-  try {
-    const parsed = SettleResponse.safeParse(JSON.parse(Buffer.from(header, "base64").toString("utf8")));
-    return parsed.success && parsed.data.success && /^[1-9A-HJ-NP-Za-km-z]{64,90}$/.test(parsed.data.transaction) ? parsed.data.transaction : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export function quoteRefusal(status: number, error: { code: string; message: string; issues?: unknown }): PaidActionError {
-  if (status === 404) return new PaidActionError("action_unknown", `the service does not know this: ${error.message}`, { serviceCode: error.code });
-  if (status === 400) {
-    return new PaidActionError("invalid_input", `the service refused the input: ${error.message}`, { serviceCode: error.code, ...(Array.isArray(error.issues) ? { issues: error.issues.slice(0, 20) } : {}) });
-  }
-  return new PaidActionError("quote_rejected", `the service refused to quote (HTTP ${status} ${error.code}): ${error.message}`, { serviceCode: error.code, status });
 }

@@ -6,7 +6,7 @@ import { formatDecimal } from "../domain/money.js";
 import type { Ctx } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import { validateRequest } from "./input.js";
-import { quoteRefusal } from "./pay-flow.js";
+import { quoteRefusal } from "./answers.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { serviceApi } from "./service-api.js";
 import type { PayRequest } from "./types.js";

@@ -132,8 +132,9 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
         } catch {
           return reply(res, up);
         }
+        // The transform may change headers too: they are merged back over the upstream's.
         const out = action.transform(json, { status: up.status, headers: flat });
-        return reply(res, { ...up, status: action.status ?? up.status }, JSON.stringify(out));
+        return reply(res, { ...up, headers: { ...up.headers, ...flat }, status: action.status ?? up.status }, JSON.stringify(out));
       }
       case "truncate": {
         const up = await forward(target, r);
