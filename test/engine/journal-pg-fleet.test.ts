@@ -7,6 +7,7 @@
 import { createServer } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PG_MIGRATIONS } from "../../src/engine/journal/pg-schema.js";
 import { SchemaTooNew } from "../../src/engine/journal/port.js";
 import { JournalUnavailable, openPostgresJournal, redactUrl } from "../../src/engine/journal/postgres.js";
 import { newIntent, NOW } from "../helpers/journal-records.js";
@@ -27,13 +28,13 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
     const stores = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
     try {
       expect(opened.map((o) => (o.status === "rejected" ? String(o.reason) : "ok"))).toEqual(["ok", "ok", "ok", "ok", "ok"]);
-      for (const s of stores) expect((await s.health()).schemaVersion).toBe(4);
+      for (const s of stores) expect((await s.health()).schemaVersion).toBe(PG_MIGRATIONS.length);
       const c = new pg.Client({ connectionString: url });
       await c.connect();
       const { rows } = await c.query(`SELECT version FROM pam_schema`);
       const tables = await c.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
       await c.end();
-      expect(rows).toEqual([{ version: 3 }]);
+      expect(rows).toEqual([{ version: PG_MIGRATIONS.length }]);
       expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(["approvals", "catalog", "intents", "meta", "pam_schema", "payments", "transcripts"]);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
@@ -49,7 +50,7 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       await c.query(`UPDATE pam_schema SET version = 99`);
       const err = await openPostgresJournal(url, { applicationName: "pam-too-new" }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SchemaTooNew);
-      expect(err).toMatchObject({ found: 99, known: 3 });
+      expect(err).toMatchObject({ found: 99, known: PG_MIGRATIONS.length });
       expect((err as Error).message).toContain(redactUrl(url));
       expect((err as Error).message).not.toContain(encodeURIComponent(server.password));
       // The pool has ended; the server notices each backend's exit a moment later.
