@@ -12,6 +12,7 @@ import { afterAll } from "vitest";
 import { openJournal, openPaidActions, type OpenOptions, type PaidActions } from "../../src/app/index.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { JournalStore } from "../../src/engine/journal/port.js";
+import type { PaidCall } from "../../src/engine/types.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { TestPostgres } from "./postgres.mjs";
 import { startProxy, type Proxy, type ProxyRule } from "./proxy.js";
@@ -176,6 +177,16 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
 }
 
 export const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 } as const; // 0.288 USDC
+
+/** A paid call's result, or the PaidActionError it was refused with. */
+export async function outcome(p: Promise<PaidCall>): Promise<PaidCall | PaidActionError> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof PaidActionError) return e;
+    throw e;
+  }
+}
 
 /** The PaidActionError a call is refused with (fails the test when it is not refused). */
 export async function refusal(p: Promise<unknown>): Promise<PaidActionError> {

@@ -16,7 +16,7 @@ import type { ChainPort } from "../../src/engine/chain.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { proofBlockhash } from "../../src/engine/payer.js";
 import type { PaidCall } from "../../src/engine/types.js";
-import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { engineFixture, outcome, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on, type ProxyAction, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
@@ -94,15 +94,6 @@ function futureBlockhashProxy(t: TestSandbox, keep: number, kept: Kept[], offere
       },
     },
   ];
-}
-
-async function outcome(p: Promise<PaidCall>): Promise<PaidCall | PaidActionError> {
-  try {
-    return await p;
-  } catch (e) {
-    if (e instanceof PaidActionError) return e;
-    throw e;
-  }
 }
 
 const said = (r: PaidCall | PaidActionError) => (r instanceof PaidActionError ? `${r.code}: ${r.message}` : `paid: ${r.executionId}`);

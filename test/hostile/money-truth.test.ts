@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { PaidCall } from "../../src/engine/types.js";
 import { refundTransferWire } from "../../src/sandbox/chain.js";
-import { engineFixture, runEngineChild, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { engineFixture, outcome, runEngineChild, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
@@ -29,15 +29,6 @@ function settleThen402(after?: () => void): ProxyRule {
       },
     },
   };
-}
-
-async function outcome(p: Promise<PaidCall>): Promise<PaidCall | PaidActionError> {
-  try {
-    return await p;
-  } catch (e) {
-    if (e instanceof PaidActionError) return e;
-    throw e;
-  }
 }
 
 const said = (r: PaidCall | PaidActionError) => JSON.stringify(r instanceof PaidActionError ? { ...r.toJSON(), message: r.message } : r);
