@@ -5,7 +5,6 @@
 import { AUDIT_SKEW_MS, reconcile, type AuditReport } from "../engine/audit.js";
 import { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "../engine/audit-scan.js";
 import type { Intent } from "../engine/types.js";
-import { associatedTokenAddress } from "../domain/token.js";
 import { rpcChain, type PaidActions } from "./index.js";
 
 /** The audit could not be made (configuration, wallet, RPC): nothing can be said about agreement. */
@@ -44,12 +43,15 @@ export async function runAudit(pa: PaidActions, o: { since?: number; now: number
   if (!config.walletPath) throw new AuditUnavailable("no wallet is configured (PAID_ACTIONS_WALLET): there is no token account to audit");
   if (!config.rpcUrl) throw new AuditUnavailable("no Solana RPC is configured (SOLANA_RPC_URL): the chain cannot be read");
   let wallet: string;
+  let walletAta: string;
   try {
-    wallet = (await (await import("../engine/payer.js")).loadPayer(config.walletPath, config.rpcUrl)).address;
+    // The agent key signs; the token account is its own, or the owner's in delegate mode.
+    const payer = await (await import("../engine/payer.js")).loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner });
+    wallet = payer.address;
+    walletAta = payer.source;
   } catch (e) {
     throw new AuditUnavailable(`the wallet cannot be read: ${(e as Error).message}`);
   }
-  const walletAta = String(await associatedTokenAddress(wallet, config.mint));
   const journal = pa.journal;
 
   let since = o.since;

@@ -116,6 +116,12 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
         sandbox = await embeddedSandbox(home, o.sandbox ?? {}, log, o.sandboxWatch);
         config.baseUrl = sandbox.info.baseUrl;
         config.apiKey = sandbox.info.apiKey;
+        // The embedded default pays in delegate mode: the agent key spends the demo wallet's
+        // USDC within the allowance granted on chain. A wallet configured here pays on its own.
+        if (!config.walletPath && sandbox.info.agentKeyPath && sandbox.info.owner) {
+          config.walletPath = sandbox.info.agentKeyPath;
+          config.owner ??= sandbox.info.owner;
+        }
         config.walletPath ??= sandbox.info.walletPath;
         config.rpcUrl ??= sandbox.info.rpcUrl;
         config.serviceId = `sandbox:${sandbox.home}`;
@@ -137,7 +143,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     journal,
     client,
     // The Solana and x402 libraries load with the first payment, not at start-up.
-    payer: async () => (await import("../engine/payer.js")).loadPayer(config!.walletPath!, () => config!.rpcUrl),
+    payer: async () => (await import("../engine/payer.js")).loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
     chain: o.chain ?? (config ? rpcChain(config) : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
     transcripts,
     now,

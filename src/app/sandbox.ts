@@ -63,7 +63,8 @@ export async function healthy(info: SandboxInfo): Promise<boolean> {
 }
 
 function infoOf(instance: Sandbox): SandboxInfo {
-  return { baseUrl: instance.baseUrl, apiKey: instance.apiKey, rpcUrl: instance.rpcUrl, network: instance.network, asset: instance.asset, walletPath: instance.walletPath };
+  const { baseUrl, apiKey, rpcUrl, network, asset, walletPath, owner, agentKeyPath, agentAddress } = instance;
+  return { baseUrl, apiKey, rpcUrl, network, asset, walletPath, owner, agentKeyPath, agentAddress };
 }
 
 function portOf(baseUrl: string): number | undefined {

@@ -2,14 +2,14 @@
  * `paid-actions-mcp doctor`: is everything in place to pay? Configuration, the service,
  * the wallet and its balance, the journal. Each check says what is wrong and how to fix it.
  */
-import { openPaidActions } from "../app/index.js";
+import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
 import { checkNativeSqlite, runningNode, sqliteNeeded } from "../app/native.js";
 import { loadConfig } from "../engine/config.js";
 import { pinFileProblem, pinIsSet } from "../engine/approval-pin.js";
-import { loadPayer } from "../engine/payer.js";
+import { readAllowance, shortfall } from "../engine/allowance.js";
+import { loadPayer, type Payer } from "../engine/payer.js";
 import { serviceApi } from "../engine/service-api.js";
 import { formatDecimal } from "../domain/money.js";
-import { associatedTokenAddress } from "../domain/token.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
 
 type Level = "ok" | "warn" | "fail";
@@ -28,6 +28,18 @@ async function rpc(url: string, method: string, params: unknown[]): Promise<any>
 }
 
 const DAY_MS = 24 * 3_600_000;
+
+/** Delegate mode: the allowance left to the agent key on the owner's account, and the owner's balance. */
+async function allowanceCheck(pa: PaidActions, payer: Payer, check: (level: Level, text: string) => void): Promise<void> {
+  const rpcUrl = pa.config!.rpcUrl!;
+  try {
+    const v = await readAllowance(await rpcChain(pa.config!)(), payer);
+    const short = shortfall(v, 1n);
+    check(short ? "warn" : "ok", `allowance: ${formatDecimal(v.allowance)} USDC left to spend from the owner's ${formatDecimal(v.ownerBalance)} USDC (account ${v.tokenAccount}, via ${urlOrigin(rpcUrl)})${short ? `; ${short}: the owner must grant one (paid-actions-mcp allowance grant)` : ""}`);
+  } catch (e) {
+    check("warn", `allowance: could not read it (${(e as Error).message.split(rpcUrl).join(urlOrigin(rpcUrl)).slice(0, 160)})`);
+  }
+}
 
 /** The Node release lines package.json's engines admits: 20.18+, 22, 24 and later. */
 function supportedNode(version: string): boolean {
@@ -119,16 +131,23 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
     }
     if (pa.config?.walletPath) {
       try {
-        const payer = await loadPayer(pa.config.walletPath, pa.config.rpcUrl);
-        check("ok", `wallet: ${pa.config.walletPath} (address ${payer.address})`);
+        const payer = await loadPayer(pa.config.walletPath, pa.config.rpcUrl, { mint: pa.config.mint, owner: pa.config.owner });
+        if (payer.owner) {
+          check("ok", `wallet: agent key ${pa.config.walletPath} (address ${payer.address}), paying as the delegate of the owner ${payer.owner}`);
+        } else {
+          check("ok", `wallet: ${pa.config.walletPath} (address ${payer.address})`);
+          check("warn", "wallet: the key in this home can spend everything in its account: set PAID_ACTIONS_OWNER and grant this key an allowance (delegate mode), so that the chain caps what it can spend");
+        }
         if (pa.config.rpcUrl) {
-          try {
-            const ata = await associatedTokenAddress(payer.address, pa.config.mint);
-            const bal = (await rpc(pa.config.rpcUrl, "getTokenAccountBalance", [ata])) as { value: { amount: string } };
-            const amount = BigInt(bal.value.amount);
-            check(amount > 0n ? "ok" : "warn", `balance: ${formatDecimal(amount)} USDC on ${pa.config.network} (via ${urlOrigin(pa.config.rpcUrl)})`);
-          } catch (e) {
-            check("warn", `balance: could not read the USDC balance (${(e as Error).message.split(pa.config.rpcUrl).join(urlOrigin(pa.config.rpcUrl)).slice(0, 120)}); the wallet may hold no USDC yet`);
+          if (payer.owner) await allowanceCheck(pa, payer, check);
+          else {
+            try {
+              const bal = (await rpc(pa.config.rpcUrl, "getTokenAccountBalance", [payer.source])) as { value: { amount: string } };
+              const amount = BigInt(bal.value.amount);
+              check(amount > 0n ? "ok" : "warn", `balance: ${formatDecimal(amount)} USDC on ${pa.config.network} (via ${urlOrigin(pa.config.rpcUrl)})`);
+            } catch (e) {
+              check("warn", `balance: could not read the USDC balance (${(e as Error).message.split(pa.config.rpcUrl).join(urlOrigin(pa.config.rpcUrl)).slice(0, 120)}); the wallet may hold no USDC yet`);
+            }
           }
           await chainCheck(pa, check);
         }

@@ -201,8 +201,8 @@ export function reconcile(input: AuditInput): AuditReport {
   const txs = [...input.txs].sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : (a.blockTime ?? 0) - (b.blockTime ?? 0)));
   const bySignature = new Map(txs.map((t) => [t.signature, t]));
 
-  // Payments of another wallet or mint are not this account's business.
-  const ours = (p: PaymentRecord) => (p.payer === null || p.payer === wallet) && (p.mint === null || p.mint === mint);
+  // Payments of another wallet, mint or token account are not this account's business.
+  const ours = (p: PaymentRecord) => (p.payer === null || p.payer === wallet) && (p.mint === null || p.mint === mint) && (p.source === null || p.source === walletAta);
   const otherWallet = input.payments.filter((p) => p.signedAt >= since && !ours(p)).map((p) => ({ quoteId: p.quoteId, payer: p.payer, mint: p.mint }));
 
   // ---- Chain side: every outflow must be a journaled payment, as journaled.

@@ -1,10 +1,11 @@
 /**
  * The chain port over a Solana JSON-RPC endpoint (the user's own, from the configuration),
- * with @solana/kit's standard client: `getLatestBlockhash`, `getBlockHeight`,
- * `isBlockhashValid`, `getSignaturesForAddress`, `getTransaction` (base64, decoded here).
+ * with @solana/kit's standard client: `getLatestBlockhash`, `getBlockHeight`, `getAccountInfo`
+ * (jsonParsed, for a token account's delegate and allowance), `isBlockhashValid`,
+ * `getSignaturesForAddress`, `getTransaction` (base64, decoded here).
  * Nothing else is asked of the node.
  */
-import type { ChainPort, ChainTransfer, ChainTx } from "./chain.js";
+import type { ChainPort, ChainTransfer, ChainTx, TokenAccountState } from "./chain.js";
 
 const TOKEN_PROGRAMS = new Set(["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"]);
 const MEMO_PROGRAMS = new Set(["MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr", "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo"]);
@@ -90,6 +91,26 @@ export async function decodeRpcTransaction(signature: string, raw: RpcTransactio
   };
 }
 
+/** A token account's jsonParsed data as a node gives it; throws on anything that is not one. */
+export function parseTokenAccount(data: unknown): TokenAccountState {
+  const parsed = (data as { program?: unknown; parsed?: { type?: unknown; info?: Record<string, unknown> } } | null)?.parsed;
+  const info = parsed?.info;
+  if (parsed?.type !== "account" || !info) throw new Error("the account is not an SPL Token account");
+  const amountOf = (v: unknown) => {
+    const a = (v as { amount?: unknown } | undefined)?.amount;
+    if (typeof a !== "string" || !/^\d{1,20}$/.test(a)) throw new Error("the token account's amount is not a u64");
+    return BigInt(a);
+  };
+  const delegate = typeof info.delegate === "string" ? info.delegate : null;
+  return {
+    owner: String(info.owner),
+    mint: String(info.mint),
+    amount: amountOf(info.tokenAmount),
+    delegate,
+    delegatedAmount: delegate === null ? 0n : amountOf(info.delegatedAmount),
+  };
+}
+
 /**
  * The chain port over `rpcUrl` (a function when the RPC may move: read for every request).
  * Each read is bounded by `timeoutMs`.
@@ -109,6 +130,12 @@ export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs 
       // At "finalized", like the height the fate rule compares it with.
       const res = await rpc().getLatestBlockhash({ commitment: "finalized" }).send({ abortSignal: signal() });
       return { blockhash: String(res.value.blockhash), lastValidHeight: BigInt(res.value.lastValidBlockHeight) };
+    },
+    async tokenAccount(address) {
+      const res = await rpc()
+        .getAccountInfo(kit.address(address), { encoding: "jsonParsed", commitment: "confirmed" })
+        .send({ abortSignal: signal() });
+      return res.value ? parseTokenAccount(res.value.data) : null;
     },
     async finalizedHeight() {
       return BigInt(await rpc().getBlockHeight({ commitment: "finalized" }).send({ abortSignal: signal() }));

@@ -50,11 +50,24 @@ export interface Lifetime {
   lastValidHeight: bigint;
 }
 
+/** An SPL Token account as the chain shows it: whose, how much, and who may spend how much of it. */
+export interface TokenAccountState {
+  owner: string;
+  mint: string;
+  amount: bigint;
+  /** The account's delegate, if it has one. */
+  delegate: string | null;
+  /** What the delegate may still move (0 without a delegate). */
+  delegatedAmount: bigint;
+}
+
 export interface ChainPort {
   /** The blockhash to sign with now, at `finalized`, with its last valid block height. Throws when the RPC does not answer. */
   latestBlockhash(): Promise<Lifetime>;
   /** The finalized block height. Throws when the RPC does not answer. */
   finalizedHeight(): Promise<bigint>;
+  /** A token account (jsonParsed, at `confirmed`); null when there is none. Throws when the RPC does not answer. */
+  tokenAccount(address: string): Promise<TokenAccountState | null>;
   /** Whether a transaction signed against this blockhash could land now (at `finalized`); undefined when the RPC did not say. */
   blockhashValid(blockhash: string): Promise<boolean | undefined>;
   /** The address's history, newest first. Throws when the RPC does not answer. */

@@ -39,7 +39,14 @@ export interface Config {
   /** Stable identity of the service in the journal (the embedded sandbox's port changes). */
   serviceId?: string;
   apiKey?: string;
+  /** The agent key: signs payments (from its own token account, or as the owner's delegate). */
   walletPath?: string;
+  /**
+   * Delegate mode: the owner whose USDC token account the agent key pays from, as its SPL
+   * Token delegate, within the allowance the owner granted on chain. Absent: the agent key
+   * pays from its own account.
+   */
+  owner?: string;
   rpcUrl?: string;
   /** A PostgreSQL journal (postgres://…) shared by several servers; absent: SQLite in the home dir. */
   journalUrl?: string;
@@ -82,6 +89,7 @@ const FileSchema = z.strictObject({
   baseUrl: z.string().optional(),
   apiKey: z.string().optional(),
   wallet: z.string().optional(),
+  owner: z.string().optional(),
   rpcUrl: z.string().optional(),
   journalUrl: z.string().optional(),
   network: z.string().optional(),
@@ -117,6 +125,7 @@ const ENV = {
   baseUrl: "PAID_ACTIONS_BASE_URL",
   apiKey: "PAID_ACTIONS_API_KEY",
   wallet: "PAID_ACTIONS_WALLET",
+  owner: "PAID_ACTIONS_OWNER",
   rpcUrl: "SOLANA_RPC_URL",
   journalUrl: "PAID_ACTIONS_JOURNAL_URL",
   network: "PAID_ACTIONS_NETWORK",
@@ -275,6 +284,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
   if (mode === "service" && !walletRaw) {
     issues.push({ key: ENV.wallet, message: "is required when PAID_ACTIONS_BASE_URL is set: the path of a Solana CLI keypair file" });
   }
+  const [ownerRaw, ownerKey] = pick(ENV.owner, file.owner, "owner");
+  const owner = ownerRaw?.trim();
+  if (owner !== undefined && !BASE58_ADDRESS.test(owner)) issues.push({ key: ownerKey, message: `${JSON.stringify(owner.slice(0, 60))} is not a Solana address (the owner of the USDC account the agent key spends from)` });
   const [rpcRaw, rpcKey] = pick(ENV.rpcUrl, file.rpcUrl, "rpcUrl");
   // The RPC node decides whether a refused payment may be signed again, so it gets the
   // base URL's transport rule; its path and query may carry a provider's API key.
@@ -336,6 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
       baseUrl,
       apiKey: apiKey || undefined,
       walletPath: walletRaw ? resolve(walletRaw) : undefined,
+      ...(owner ? { owner } : {}),
       rpcUrl: rpcRaw ?? (mode === "service" ? DEFAULT_RPC[network] : undefined),
       journalUrl,
       network,

@@ -4,6 +4,7 @@
  * Engine; nothing here reads the environment.
  */
 import type { EventEmitter } from "node:events";
+import type { AllowanceGate } from "./allowance.js";
 import type { ChainPort } from "./chain.js";
 import type { Config, ConfigIssue } from "./config.js";
 import type { JournalStore } from "./journal/port.js";
@@ -44,8 +45,10 @@ export interface Ctx {
   now: () => number;
   payer(): Promise<Payer>;
   chain(): Promise<ChainPort>;
-  /** The wallet's associated token account for the configured mint. */
+  /** The agent key (the transfers' authority) and the token account payments move money from. */
   walletAta(): Promise<{ wallet: string; ata: string }>;
+  /** Delegate mode: the on-chain allowance, checked before anything is signed. */
+  allowance: AllowanceGate;
   events: EventEmitter;
   /** Tells listeners an execution's record changed (for MCP updates). */
   executionChanged(intent: Intent, previous: string | null): void;

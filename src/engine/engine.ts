@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from "node:events";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../domain/wire.js";
+import { AllowanceGate } from "./allowance.js";
 import { approvalReview, pendingReviews, type ApprovalReview } from "./approval-review.js";
 import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals.js";
 import type { ChainPort } from "./chain.js";
@@ -106,12 +107,12 @@ export class Engine extends EventEmitter {
       walletAta: () =>
         (this.ataPromise ??= (async () => {
           const payer = await this.ctx().payer();
-          const { associatedTokenAddress } = await import("../domain/token.js");
-          return { wallet: payer.address, ata: await associatedTokenAddress(payer.address, config.mint) };
+          return { wallet: payer.address, ata: payer.source };
         })().catch((e: unknown) => {
           this.ataPromise = undefined;
           throw e;
         })),
+      allowance: new AllowanceGate(this.d.now),
       events: this,
       executionChanged: (intent, previous) => this.emitUpdate(intent, previous),
       transcript: makeTranscript(this.d),

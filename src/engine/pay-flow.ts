@@ -227,6 +227,8 @@ export class Drive {
     }
     const requirements = intent.requirements!;
     const payer = await c.payer();
+    // Delegate mode: a price the allowance left on chain cannot cover is refused unsigned.
+    if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount!);
     // The lifetime is ours: the latest blockhash our own RPC gives, never the challenge's hint.
     const lifetime = await (await c.chain()).latestBlockhash().catch((e: unknown) => {
       throw new PaidActionError("payment_failed", `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`, {}, true);
@@ -244,6 +246,7 @@ export class Drive {
         payee: requirements.payTo,
         payer: payer.address,
         mint: c.config.mint,
+        source: payer.source,
         blockhash: lifetime.blockhash,
         lastValidHeight: lifetime.lastValidHeight,
         signedAt: now,

@@ -10,6 +10,7 @@ import { formatDecimal } from "../domain/money.js";
 import { findByMemo, verifyPayment, type ChainTx } from "./chain.js";
 import { watchRuling } from "./chain-rules.js";
 import { LEASE_MS, type Ctx } from "./context.js";
+import { expectedPayment } from "./settlement.js";
 import { PaidActionError } from "./errors.js";
 import { resting } from "./transitions.js";
 import type { Intent, IntentPatch, PaymentRecord } from "./types.js";
@@ -28,18 +29,15 @@ export async function watchReleased(c: Ctx, owner: string): Promise<WatchPass> {
   const due = await c.journal.watchedPayments(PER_PASS);
   if (due.length === 0) return { watched: 0, landed: 0 };
   const chain = await c.chain();
-  const { associatedTokenAddress } = await import("../domain/token.js");
   let landed = 0;
   for (const p of due) {
-    const payer = p.payer ?? (await c.walletAta()).wallet;
-    const mint = p.mint ?? c.config.mint;
-    const walletAta = await associatedTokenAddress(payer, mint);
+    const exp = await expectedPayment(c, p);
     // The height first, then the history: a transfer landing between the two reads is seen.
     const finalizedHeight = await chain.finalizedHeight().catch(() => undefined);
-    const search = await findByMemo(chain, walletAta, p.quoteId, p.signedAt);
+    const search = await findByMemo(chain, exp.walletAta, p.quoteId, p.signedAt);
     const ruling = watchRuling({ lastValidHeight: p.lastValidHeight, finalizedHeight, memo: search.kind, signedAt: p.signedAt, now: c.now() });
     if (ruling === "landed" && search.kind === "found") {
-      if (await lateLanding(c, owner, p, search.tx, { wallet: payer, walletAta, mint })) landed++;
+      if (await lateLanding(c, owner, p, search.tx, verifyPayment(search.tx, exp))) landed++;
     } else {
       await c.journal.updatePayment(p.quoteId, { checkedAt: c.now(), ...(ruling === "done" ? { watch: false } : {}) });
     }
@@ -51,7 +49,7 @@ export async function watchReleased(c: Ctx, owner: string): Promise<WatchPass> {
  * Records a late landing: the payment landed, its intent counts it as spent and a person is
  * told. Waits (returns false, the watch goes on) while a call drives the intent.
  */
-async function lateLanding(c: Ctx, owner: string, p: PaymentRecord, tx: ChainTx, wallet: { wallet: string; walletAta: string; mint: string }): Promise<boolean> {
+async function lateLanding(c: Ctx, owner: string, p: PaymentRecord, tx: ChainTx, problems: string[]): Promise<boolean> {
   const now = c.now();
   const found = { fate: "landed" as const, tx: tx.signature, checkedAt: now, watch: false };
   const known = await c.journal.intent(p.intentId);
@@ -65,8 +63,6 @@ async function lateLanding(c: Ctx, owner: string, p: PaymentRecord, tx: ChainTx,
   try {
     const intent = await c.journal.intent(known.intentId);
     if (!intent || !resting(intent.state)) return false;
-    const { associatedTokenAddress } = await import("../domain/token.js");
-    const problems = verifyPayment(tx, { ...wallet, payeeAta: await associatedTokenAddress(p.payee, wallet.mint), amount: p.amount, memo: p.quoteId });
     const patch = lateLandingPatch(intent, p, tx, problems);
     if (!(await c.journal.update(intent.intentId, patch, now, { state: intent.state, owner }, { quoteId: p.quoteId, patch: found }))) return false;
     c.transcript(intent, "late_landing", { quoteId: p.quoteId, transaction: tx.signature, slot: tx.slot.toString(), amount: formatDecimal(p.amount), problems });

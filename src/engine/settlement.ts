@@ -11,17 +11,23 @@ import type { Ctx } from "./context.js";
 import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "./transitions.js";
 import type { Intent, PaymentRecord } from "./types.js";
 
-async function expected(c: Ctx, intent: Intent): Promise<ExpectedPayment> {
-  const { wallet, ata } = await c.walletAta();
+/**
+ * What a payment must look like on chain: signed by the key that signed it, out of the token
+ * account it was journaled with (the owner's, in delegate mode) — as journaled, whatever the
+ * configuration says now; a payment journaled without them is the configured wallet's.
+ */
+export async function expectedPayment(c: Ctx, p: { quoteId: string; amount: bigint; payee: string; payer?: string | null; source?: string | null; mint?: string | null }): Promise<ExpectedPayment> {
   const { associatedTokenAddress } = await import("../domain/token.js");
-  return {
-    wallet,
-    walletAta: ata,
-    payeeAta: await associatedTokenAddress(intent.payee!, c.config.mint),
-    mint: c.config.mint,
-    amount: intent.amount!,
-    memo: intent.quoteId!,
-  };
+  const mint = p.mint ?? c.config.mint;
+  const current = p.payer ? undefined : await c.walletAta();
+  const wallet = p.payer ?? current!.wallet;
+  // Journaled before sources were (schema 4): a payment out of its payer's own account.
+  const walletAta = p.source ?? (p.payer ? await associatedTokenAddress(p.payer, mint) : current!.ata);
+  return { wallet, walletAta, payeeAta: await associatedTokenAddress(p.payee, mint), mint, amount: p.amount, memo: p.quoteId };
+}
+
+async function expected(c: Ctx, intent: Intent, payment: PaymentRecord | undefined): Promise<ExpectedPayment> {
+  return expectedPayment(c, payment ?? { quoteId: intent.quoteId!, amount: intent.amount!, payee: intent.payee! });
 }
 
 export type FateVerdict =
@@ -32,7 +38,7 @@ export type FateVerdict =
 /** Did the proof of the intent's current attempt land, or can it never land? */
 export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict> {
   const payment = await c.journal.payment(intent.quoteId!);
-  const exp = await expected(c, intent);
+  const exp = await expected(c, intent, payment);
   let fate: Awaited<ReturnType<typeof proofFate>>;
   try {
     fate = await proofFate(await c.chain(), proofLife(exp, payment, intent.updatedAt));
@@ -72,9 +78,9 @@ export type SettlementVerdict =
  * proof's blockhash has expired with no transfer carrying its memo.
  */
 export async function checkSettlement(c: Ctx, intent: Intent): Promise<SettlementVerdict> {
-  const exp = await expected(c, intent);
+  const payment = await c.journal.payment(intent.quoteId!);
+  const exp = await expected(c, intent, payment);
   const chain = await c.chain();
-  const payment = await c.journal.payment(exp.memo);
   let tx: ChainTx | null = null;
   try {
     if (intent.paymentTx) tx = await chain.transaction(intent.paymentTx);
@@ -118,8 +124,9 @@ export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict
       if (tx === undefined) return { credit: intent.refundCredit, settled: false };
       if (tx === null) landed = "missing";
       else {
-        const { ata } = await c.walletAta();
-        landed = refundInflow(tx, { walletAta: ata, payee: intent.payee ?? "", mint: c.config.mint });
+        // A refund comes back to the account the payment came from.
+        const exp = await expected(c, intent, intent.quoteId ? await c.journal.payment(intent.quoteId) : undefined);
+        landed = refundInflow(tx, { walletAta: exp.walletAta, payee: intent.payee ?? "", mint: exp.mint });
       }
     }
   }

@@ -135,8 +135,11 @@ export interface PaymentRecord {
   attempt: number;
   amount: bigint;
   payee: string;
+  /** The agent key that signed it: the transfer's authority. */
   payer: string | null;
   mint: string | null;
+  /** The token account it moves money from: the payer's own, or the owner's in delegate mode (null: journaled before schema 4, the payer's own). */
+  source: string | null;
   /** The blockhash the transaction was signed with: from our own RPC (journals before schema 4: maybe the service's). */
   blockhash: string | null;
   /** The last block height at which it can land, as our RPC vouched for it (null: it never did). */

@@ -53,5 +53,7 @@ export function hintFor(e: PaidActionError): string {
       return "The call was cancelled before anything was signed; nothing was paid. Call again (the same intentKey is fine) to buy it.";
     case "busy":
       return "Another process is finishing this purchase; call again in a few seconds with the same intentKey.";
+    case "allowance_exhausted":
+      return "Nothing was signed or paid. The wallet's owner must grant this server's key more allowance on chain; tell the user. The agent cannot raise it. Call again once they have.";
   }
 }

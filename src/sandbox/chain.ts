@@ -21,6 +21,7 @@ import {
 } from "@solana/kit";
 import {
   TOKEN_PROGRAM_ADDRESS,
+  getApproveCheckedInstruction,
   getCreateAssociatedTokenIdempotentInstruction,
   getMintEncoder,
   getMintToCheckedInstruction,
@@ -97,6 +98,24 @@ export async function genesis(
   ledger.airdrop(keys.feePayer.address, 1_000n * SOL);
   await ensureTokenAccount(ledger, keys, keys.treasury.address, mint);
   await fundWallet(ledger, keys, mint, wallet.address, walletFunding);
+}
+
+/**
+ * The embedded default's delegate mode: the demo wallet (the owner) grants the agent key an
+ * allowance on its USDC account — a real ApproveChecked the owner signs (the service's fee
+ * payer pays the fee) — and gets some SOL, so that it can sign its own allowance changes.
+ */
+export async function grantDemoAllowance(ledger: Ledger, keys: ServiceKeys, mint: string, owner: KeyPairSigner, agent: string, amount: bigint): Promise<void> {
+  ledger.airdrop(owner.address, SOL);
+  const ix = getApproveCheckedInstruction({
+    source: await associatedTokenAddress(owner.address, mint),
+    mint: address(mint),
+    delegate: address(agent),
+    owner,
+    amount,
+    decimals: USDC_DECIMALS,
+  });
+  await submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "granting the demo allowance");
 }
 
 export async function ensureTokenAccount(ledger: Ledger, keys: ServiceKeys, owner: string, mint: string): Promise<Address> {

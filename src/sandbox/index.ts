@@ -11,8 +11,8 @@ import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import { generateKeypairBytes, readKeypairFile, signerFromBytes, writeKeypairFile } from "../domain/keypair.js";
 import { SOLANA_DEVNET, USDC_MINT } from "../domain/networks.js";
-import { parseDecimal } from "../domain/money.js";
-import { genesis, type ServiceKeys } from "./chain.js";
+import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { genesis, grantDemoAllowance, type ServiceKeys } from "./chain.js";
 import { isAlive, lockHome } from "./home-lock.js";
 import { openDatabase } from "./db.js";
 import { clearUnfinishedIdempotency, createHttpHandler, type RateLimit } from "./http.js";
@@ -29,6 +29,8 @@ export const DEFAULT_QUOTE_TTL_MS = 5 * 60_000;
 export const DEFAULT_BLOCKHASH_TTL_MS = 60_000;
 export const DEFAULT_RATE_LIMIT: RateLimit = { perSecond: 50, burst: 200 };
 const WALLET_FUNDING = parseDecimal("1000")!;
+/** What the demo wallet (the owner) grants the agent key on first start. */
+export const DEMO_ALLOWANCE = parseDecimal("25")!;
 
 export interface SandboxOptions {
   home: string;
@@ -69,7 +71,13 @@ export interface SandboxInfo {
   rpcUrl: string;
   network: string;
   asset: string;
+  /** The demo wallet, funded at genesis: the owner of the USDC account in delegate mode. */
   walletPath: string;
+  /** The demo wallet's address (absent in a sandbox.json written before delegate mode). */
+  owner?: string;
+  /** The agent key: no USDC of its own, it spends the owner's as its delegate, within the demo allowance. */
+  agentKeyPath?: string;
+  agentAddress?: string;
 }
 
 export interface Sandbox extends SandboxInfo {
@@ -186,6 +194,16 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       setMeta(db, "genesis_done", "1");
       log(`new sandbox in ${home}: demo wallet ${wallet.address} funded with 1000 USDC`);
     }
+    const agentKeyPath = join(home, "agent-key.json");
+    const owner = await signerFromBytes(readKeypairFile(walletPath));
+    if (meta(db, "agent_key_done") !== "1") {
+      if (!existsSync(agentKeyPath)) writeKeypairFile(agentKeyPath, generateKeypairBytes());
+      const agent = await signerFromBytes(readKeypairFile(agentKeyPath));
+      await grantDemoAllowance(ledger, keys, mint, owner, agent.address, DEMO_ALLOWANCE);
+      setMeta(db, "agent_key_done", "1");
+      log(`agent key ${agent.address} may spend up to ${formatDecimal(DEMO_ALLOWANCE)} USDC of the demo wallet, as its delegate`);
+    }
+    const agentAddress = (await signerFromBytes(readKeypairFile(agentKeyPath))).address;
 
     const webhooks = new Webhooks({
       db,
@@ -237,7 +255,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     });
     const port = (server.address() as AddressInfo).port;
     baseUrl = `http://127.0.0.1:${port}/v1`;
-    const info: SandboxInfo = { baseUrl, apiKey: apiKeys[0]!, rpcUrl: `http://127.0.0.1:${port}/solana`, network, asset: mint, walletPath };
+    const info: SandboxInfo = { baseUrl, apiKey: apiKeys[0]!, rpcUrl: `http://127.0.0.1:${port}/solana`, network, asset: mint, walletPath, owner: owner.address, agentKeyPath, agentAddress };
     writeJsonAtomic(join(home, "sandbox.json"), info);
 
     service.recover();

@@ -147,7 +147,7 @@ export class ProviderLifecycle {
       const landed = this.o.ledger.transactionByMessageHash(pending.messageHash);
       if (landed) return this.finishRefund(row, payment, landed.signature);
     }
-    const wire = await refundTransferWire(this.o.ledger, this.o.keys, this.o.mint, payment.payer, BigInt(payment.amount), `refund ${row.execution_id}`);
+    const wire = await refundTransferWire(this.o.ledger, this.o.keys, this.o.mint, this.paidFrom(payment) ?? payment.payer, BigInt(payment.amount), `refund ${row.execution_id}`);
     const messageHash = messageHashOf(decodeWireTransaction(wire));
     this.o.db
       .prepare(`UPDATE executions SET refund = ? WHERE execution_id = ?`)
@@ -155,6 +155,22 @@ export class ProviderLifecycle {
     const result = this.o.ledger.submit(wire);
     if (!result.ok) throw new Error(`refund transfer rejected: ${result.error}`);
     this.finishRefund(row, payment, result.signature);
+  }
+
+  /**
+   * Whose token account the payment moved money out of: the payer's own, or — when the payer
+   * spent as a delegate — the account's owner. The refund goes back there.
+   */
+  private paidFrom(payment: PaymentRow): string | undefined {
+    const landed = payment.transaction_sig ? this.o.ledger.transaction(payment.transaction_sig) : undefined;
+    if (!landed) return undefined;
+    const amount = BigInt(payment.amount);
+    const debited = landed.preTokenBalances.find((pre) => {
+      if (pre.mint !== this.o.mint) return false;
+      const post = landed.postTokenBalances.find((b) => b.accountIndex === pre.accountIndex);
+      return post !== undefined && pre.amount - post.amount === amount;
+    });
+    return debited?.owner;
   }
 
   private finishRefund(row: ExecutionRow, payment: PaymentRow, signature: string): void {

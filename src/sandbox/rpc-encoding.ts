@@ -9,6 +9,7 @@ import {
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
 } from "@solana/kit";
+import { getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import type { Ledger, LandedTransaction, TokenBalance } from "./ledger.js";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json } | bigint;
@@ -35,7 +36,8 @@ export function encodeAccount(ledger: Ledger, addr: string, encoding: unknown) {
   if (!account) return null;
   let data: Json;
   if (encoding === "base58") data = [base58Decode.decode(account.data), "base58"];
-  else if (encoding === undefined || encoding === "base64" || encoding === "jsonParsed") data = [base64.decode(account.data), "base64"];
+  else if (encoding === "jsonParsed") data = parsedTokenData(ledger, account.owner, account.data) ?? [base64.decode(account.data), "base64"];
+  else if (encoding === undefined || encoding === "base64") data = [base64.decode(account.data), "base64"];
   else throw new RpcError(-32602, `Invalid params: unsupported encoding ${String(encoding)}`);
   return {
     data,
@@ -45,6 +47,48 @@ export function encodeAccount(ledger: Ledger, addr: string, encoding: unknown) {
     rentEpoch: 18446744073709551615n,
     space: BigInt(account.data.length),
   };
+}
+
+const optional = <T>(o: { __option: "Some"; value: T } | { __option: "None" }): T | null => (o.__option === "Some" ? o.value : null);
+const TOKEN_STATES = ["uninitialized", "initialized", "frozen"] as const;
+
+/**
+ * The "jsonParsed" data of an SPL Token account or mint, as a node gives it (program
+ * "spl-token"): a token account's balance, and its delegate and delegated amount when it
+ * has one; a mint's decimals and authorities. Anything else: undefined (base64 instead).
+ */
+function parsedTokenData(ledger: Ledger, owner: string, bytes: Uint8Array): Json | undefined {
+  if (owner !== TOKEN_PROGRAM_ADDRESS) return undefined;
+  if (bytes.length === 165) {
+    const t = getTokenDecoder().decode(bytes);
+    const mint = ledger.account(t.mint);
+    const decimals = mint && mint.data.length === 82 ? getMintDecoder().decode(mint.data).decimals : 6;
+    const delegate = optional(t.delegate);
+    const native = optional(t.isNative);
+    const closeAuthority = optional(t.closeAuthority);
+    const info: Record<string, Json> = {
+      isNative: native !== null,
+      mint: t.mint,
+      owner: t.owner,
+      state: TOKEN_STATES[t.state] ?? "initialized",
+      tokenAmount: uiTokenAmount(t.amount, decimals),
+      ...(delegate !== null ? { delegate, delegatedAmount: uiTokenAmount(t.delegatedAmount, decimals) } : {}),
+      ...(closeAuthority !== null ? { closeAuthority } : {}),
+    };
+    return { program: "spl-token", parsed: { type: "account", info }, space: 165n };
+  }
+  if (bytes.length === 82) {
+    const m = getMintDecoder().decode(bytes);
+    const info: Record<string, Json> = {
+      decimals: m.decimals,
+      freezeAuthority: optional(m.freezeAuthority),
+      isInitialized: m.isInitialized,
+      mintAuthority: optional(m.mintAuthority),
+      supply: m.supply.toString(),
+    };
+    return { program: "spl-token", parsed: { type: "mint", info }, space: 82n };
+  }
+  return undefined;
 }
 
 export function uiTokenAmount(amount: bigint, decimals = 6) {

@@ -153,7 +153,7 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     });
     // The payment row and its intent's commit in one transaction, as the engine writes a signed proof.
     const recorded = await j.recordSigned(
-      { quoteId: quote.quoteId, intentId: "int_audit_ghost", attempt: 1, amount: 288_000n, payee: f.t.sb.keys.treasury.address, payer: f.t.wallet.address, mint: f.pa.config!.mint, blockhash: null, lastValidHeight: null, signedAt: now, sentAt: now, fate: "landed", tx: "5GhostTransaction1111111111111111111111111111111111111111111111111", claimedTx: null, checkedAt: now, watch: false },
+      { quoteId: quote.quoteId, intentId: "int_audit_ghost", attempt: 1, amount: 288_000n, payee: f.t.sb.keys.treasury.address, payer: f.t.wallet.address, mint: f.pa.config!.mint, source: null, blockhash: null, lastValidHeight: null, signedAt: now, sentAt: now, fate: "landed", tx: "5GhostTransaction1111111111111111111111111111111111111111111111111", claimedTx: null, checkedAt: now, watch: false },
       {
         intentId: "int_audit_ghost",
         patch: { state: "executed", quoteId: quote.quoteId, amount: 288_000n, payee: f.t.sb.keys.treasury.address, settlement: "verified", paymentTx: "5GhostTransaction1111111111111111111111111111111111111111111111111", budgetState: "spent", budgetAmount: 288_000n, budgetAt: now, execStatus: "completed", leaseOwner: null, leaseUntil: null },

@@ -20,7 +20,7 @@ describe("the payer: our transaction's lifetime is ours", () => {
   let chain: ChainPort;
   beforeAll(async () => {
     t = await startTestSandbox();
-    payer = await loadPayer(t.sb.walletPath, t.sb.rpcUrl);
+    payer = await loadPayer(t.sb.walletPath, t.sb.rpcUrl, { mint: t.sb.asset });
     chain = await createRpcChain(t.sb.rpcUrl);
   });
   afterAll(() => t.close());

@@ -67,8 +67,10 @@ export async function rpcCall<T = any>(rpcUrl: string, method: string, params: u
 export interface TestSandbox {
   sb: Sandbox;
   call: Call;
-  /** The demo wallet (funded with 1000 USDC at genesis). */
+  /** The demo wallet (funded with 1000 USDC at genesis): the owner in delegate mode. */
   wallet: KeyPairSigner;
+  /** The agent key: no USDC of its own; the demo wallet granted it an allowance at first start. */
+  agent: KeyPairSigner;
   /** Builds a proof (base64 x402 v2 PaymentPayload) with the reference client scheme. */
   proof(requirements: PaymentRequirements, opts?: { signer?: KeyPairSigner; accepted?: PaymentRequirements }): Promise<string>;
   /** Atomic USDC balance of an owner's associated token account, read over the sandbox's RPC. */
@@ -84,7 +86,9 @@ export async function startTestSandbox(opts: Partial<SandboxOptions> = {}): Prom
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "pam-sandbox-"));
   const sb = await startSandbox({ providerDelayMs: 50, log: () => undefined, ...opts, home, port: 0 });
   const call = apiClient(sb.baseUrl, sb.apiKey);
-  const wallet = await createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(sb.walletPath, "utf8")) as number[]));
+  const keypair = (path: string) => createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(path, "utf8")) as number[]));
+  const wallet = await keypair(sb.walletPath);
+  const agent = await keypair(sb.agentKeyPath!);
   const clients = new Map<string, ExactSvmScheme>();
   const proof: TestSandbox["proof"] = async (requirements, o = {}) => {
     const signer = o.signer ?? wallet;
@@ -115,6 +119,7 @@ export async function startTestSandbox(opts: Partial<SandboxOptions> = {}): Prom
     sb,
     call,
     wallet,
+    agent,
     proof,
     usdc,
     quote,

@@ -115,13 +115,13 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
     expect(missing.value).toBeNull();
   });
 
-  it("getBalance: the fee payer holds SOL, the demo wallet holds none (the payer needs no SOL)", async () => {
+  it("getBalance: the fee payer holds SOL, the agent key holds none (the payer needs no SOL), the demo wallet only what signing its own allowance changes costs", async () => {
     const feePayer = await rpc.getBalance(t.sb.keys.feePayer.address).send();
     expect(typeof feePayer.value).toBe("bigint");
     expect(feePayer.value).toBeGreaterThan(0n);
     expect(feePayer.value).toBe(t.sb.ledger.lamports(t.sb.keys.feePayer.address));
-    const wallet = await rpc.getBalance(t.wallet.address).send();
-    expect(wallet.value).toBe(0n);
+    expect((await rpc.getBalance(t.agent.address).send()).value).toBe(0n);
+    expect((await rpc.getBalance(t.wallet.address).send()).value).toBe(SOL);
   });
 
   it("getTokenAccountBalance: the demo wallet's associated token account holds 1000 USDC at start", async () => {
@@ -216,6 +216,7 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
 
     const recipientAta = await associatedTokenAddress(recipient.address, t.sb.asset);
     const walletBefore = BigInt((await rpc.getTokenAccountBalance(walletAta).send()).value.amount);
+    const walletSolBefore = (await rpc.getBalance(t.wallet.address).send()).value;
     const usdcAmount = 1_250_000n; // 1.25 USDC from the demo wallet, fees paid by `payer`
     const solAmount = 10_000_000n; // 0.01 SOL from payer to recipient
 
@@ -242,8 +243,8 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
     // payer paid the SOL, the rent of the new token account and the fee
     expect(payerAfter).toBeLessThan(2n * SOL - solAmount);
     expect(payerAfter).toBeGreaterThan(2n * SOL - solAmount - SOL / 100n);
-    // The demo wallet still holds no SOL: it only signed as token authority.
-    expect((await rpc.getBalance(t.wallet.address).send()).value).toBe(0n);
+    // The demo wallet's SOL did not move: it only signed as token authority.
+    expect((await rpc.getBalance(t.wallet.address).send()).value).toBe(walletSolBefore);
 
     const status = await rpc.getSignatureStatuses([signature]).send();
     expect(status.value[0]).toMatchObject({ err: null });
@@ -257,10 +258,10 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
     expect((await rpc.getBalance(recipient.address).send()).value).toBe(solAmount);
   });
 
-  it("sendTransaction: the demo wallet cannot pay fees; the error is a JSON-RPC error and nothing moves", async () => {
+  it("sendTransaction: the agent key cannot pay fees; the error is a JSON-RPC error and nothing moves", async () => {
     const recipient = await generateKeyPairSigner();
     const walletBefore = (await rpc.getTokenAccountBalance(walletAta).send()).value.amount;
-    const { wire, signature } = await signedTx(t.wallet, [systemTransfer(t.wallet, recipient.address, 1n)]);
+    const { wire, signature } = await signedTx(t.agent, [systemTransfer(t.agent, recipient.address, 1n)]);
     let error: any;
     try {
       await rpc.sendTransaction(wire, { encoding: "base64" }).send();

@@ -58,7 +58,7 @@ function inTx(sig: string, amount: bigint, at = T0 + 2 * MIN, fromOwner = PAYEE)
 }
 
 function payment(quoteId: string, intentId: string, amount: bigint, fate: PaymentRecord["fate"], o: Partial<PaymentRecord> = {}): PaymentRecord {
-  return { quoteId, intentId, attempt: 1, amount, payee: PAYEE, payer: WALLET, mint: MINT, blockhash: "bh", lastValidHeight: 1_150n, signedAt: T0, sentAt: T0, fate, tx: null, claimedTx: null, checkedAt: null, watch: false, ...o };
+  return { quoteId, intentId, attempt: 1, amount, payee: PAYEE, payer: WALLET, mint: MINT, source: ATA, blockhash: "bh", lastValidHeight: 1_150n, signedAt: T0, sentAt: T0, fate, tx: null, claimedTx: null, checkedAt: null, watch: false, ...o };
 }
 
 function intent(intentId: string, o: Partial<Intent> = {}): Intent {
@@ -377,6 +377,9 @@ function scripted(entries: SignatureEntry[], o: { failSignatures?: number; nullT
     },
     finalizedHeight: () => {
       throw new Error("unexpected finalizedHeight");
+    },
+    tokenAccount: () => {
+      throw new Error("unexpected tokenAccount");
     },
     blockhashValid: () => {
       throw new Error("unexpected blockhashValid");

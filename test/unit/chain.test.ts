@@ -37,7 +37,7 @@ import { decodeRpcTransaction, type RpcTransaction } from "../../src/engine/chai
 
 // ---- A scripted chain -----------------------------------------------------------------
 
-type Method = "latestBlockhash" | "finalizedHeight" | "blockhashValid" | "signaturesFor" | "transaction";
+type Method = "latestBlockhash" | "finalizedHeight" | "tokenAccount" | "blockhashValid" | "signaturesFor" | "transaction";
 
 /** One entry of the scripted history; `tx` absent = fetching it is not expected. */
 interface Scripted {
@@ -79,6 +79,11 @@ class ScriptedChain implements ChainPort {
   async latestBlockhash(): Promise<never> {
     this.enter("latestBlockhash", "latestBlockhash");
     return this.surprise("latestBlockhash");
+  }
+
+  async tokenAccount(account: string): Promise<never> {
+    this.enter("tokenAccount", `tokenAccount ${account}`);
+    return this.surprise(`tokenAccount ${account}`);
   }
 
   async finalizedHeight(): Promise<bigint> {

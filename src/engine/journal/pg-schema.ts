@@ -143,11 +143,13 @@ export const PG_MIGRATIONS: string[] = [
   );
   CREATE INDEX transcripts_created ON transcripts(created_at DESC, call_id DESC);
   `,
-  // 4: a payment's lifetime as our own RPC vouched for it, and the watch on payments found
-  // unable to land (those found so before this version are watched again).
+  // 4: a payment's lifetime as our own RPC vouched for it, the watch on payments found unable
+  // to land (those found so before this version are watched again), and the token account
+  // it moves money from.
   `
   ALTER TABLE payments ADD COLUMN last_valid_height ${MONEY};
   ALTER TABLE payments ADD COLUMN watch INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE payments ADD COLUMN source ${T};
   UPDATE payments SET watch = 1 WHERE fate = 'never';
   CREATE INDEX payments_watch ON payments(signed_at) WHERE watch = 1;
   `,

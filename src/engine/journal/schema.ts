@@ -127,12 +127,14 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX transcripts_created ON transcripts(created_at DESC, call_id DESC);
   `,
-  // 4: a payment's lifetime as our own RPC vouched for it, and the watch on payments found
-  // unable to land. Those found so before this version were judged by a blockhash the
-  // service may have chosen: they are watched again (for up to a day after signing).
+  // 4: a payment's lifetime as our own RPC vouched for it, the watch on payments found unable
+  // to land, and the token account it moves money from (the owner's, in delegate mode).
+  // Those found unable to land before this version were judged by a blockhash the service
+  // may have chosen: they are watched again (for up to a day after signing).
   `
   ALTER TABLE payments ADD COLUMN last_valid_height TEXT;
   ALTER TABLE payments ADD COLUMN watch INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE payments ADD COLUMN source TEXT;
   UPDATE payments SET watch = 1 WHERE fate = 'never';
   CREATE INDEX payments_watch ON payments(signed_at) WHERE watch = 1;
   `,

@@ -1,0 +1,103 @@
+/**
+ * Delegated spending: the agent key pays from the owner's USDC token account as its SPL
+ * Token delegate, within the allowance the owner granted on chain (ApproveChecked). The
+ * token program refuses any transfer past what is left of it, whoever holds the agent key:
+ * that ceiling holds against anything running as the user, which no local check can.
+ *
+ * The proof is the x402 `exact` SVM transaction laid out as the reference client lays it out
+ * (compute unit limit, compute unit price, TransferChecked, memo; the fee payer's slot left
+ * for the facilitator), with the owner's token account as the source and the agent key as
+ * the transfer's authority. The reference facilitator does not require the source to belong
+ * to the authority, and its simulation enforces the allowance.
+ *
+ * Also here: the owner's transactions that set the allowance (ApproveChecked, which replaces
+ * it) and take it back (Revoke), for the `allowance` command.
+ */
+import {
+  address,
+  appendTransactionMessageInstructions,
+  blockhash as toBlockhash,
+  compileTransaction,
+  createNoopSigner,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  partiallySignTransactionMessageWithSigners,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+  type Instruction,
+  type TransactionSigner,
+} from "@solana/kit";
+import { getApproveCheckedInstruction, getRevokeInstruction, getTransferCheckedInstruction } from "@solana-program/token";
+import type { PaymentRequirements } from "../domain/wire.js";
+import { USDC_DECIMALS } from "../domain/money.js";
+import type { Lifetime } from "./chain.js";
+
+const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
+const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
+/** The reference client's compute budget (@x402/svm DEFAULT_COMPUTE_UNIT_LIMIT / _PRICE_MICROLAMPORTS). */
+const COMPUTE_UNIT_LIMIT = 20_000;
+const COMPUTE_UNIT_PRICE_MICROLAMPORTS = 1n;
+
+function le(value: bigint, bytes: number): number[] {
+  return Array.from({ length: bytes }, (_, i) => Number((value >> BigInt(8 * i)) & 0xffn));
+}
+
+const withLifetime = (lifetime: Lifetime) => <M extends Parameters<typeof setTransactionMessageLifetimeUsingBlockhash>[1]>(m: M) =>
+  setTransactionMessageLifetimeUsingBlockhash({ blockhash: toBlockhash(lifetime.blockhash), lastValidBlockHeight: lifetime.lastValidHeight }, m);
+
+/**
+ * The exact-scheme transfer of `requirements.amount` from the owner's token account
+ * (`source`) to the payee's, authorised by the agent key as delegate, partially signed by it.
+ * Returns the wire transaction (base64).
+ */
+export async function delegateTransfer(o: { agent: TransactionSigner; source: string; payeeAccount: string; requirements: PaymentRequirements; lifetime: Lifetime }): Promise<string> {
+  const memo = o.requirements.extra.memo;
+  if (typeof memo !== "string" || memo.length === 0) throw new Error("the challenge names no memo: a payment must carry its quote's id");
+  const feePayer = o.requirements.extra.feePayer;
+  if (typeof feePayer !== "string") throw new Error("the challenge names no fee payer");
+  const instructions: Instruction[] = [
+    { programAddress: COMPUTE_BUDGET_PROGRAM, data: new Uint8Array([2, ...le(BigInt(COMPUTE_UNIT_LIMIT), 4)]) },
+    { programAddress: COMPUTE_BUDGET_PROGRAM, data: new Uint8Array([3, ...le(COMPUTE_UNIT_PRICE_MICROLAMPORTS, 8)]) },
+    getTransferCheckedInstruction({
+      source: address(o.source),
+      mint: address(o.requirements.asset),
+      destination: address(o.payeeAccount),
+      authority: o.agent,
+      amount: BigInt(o.requirements.amount),
+      decimals: USDC_DECIMALS,
+    }),
+    { programAddress: MEMO_PROGRAM, accounts: [], data: new TextEncoder().encode(memo) },
+  ];
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(address(feePayer), m),
+    withLifetime(o.lifetime),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  );
+  return getBase64EncodedWireTransaction(await partiallySignTransactionMessageWithSigners(message));
+}
+
+/** What the owner's allowance transaction does. */
+export type AllowanceChange = { kind: "grant"; amount: bigint } | { kind: "revoke" };
+
+/**
+ * The owner's transaction that sets (ApproveChecked: it replaces, it does not add) or
+ * revokes the agent key's allowance on the owner's token account. The owner pays its fee.
+ * With `owner` a signer it comes back signed; with an address, unsigned (for a wallet).
+ */
+export async function allowanceTransaction(o: { owner: TransactionSigner | string; account: string; mint: string; agent: string; change: AllowanceChange; lifetime: Lifetime }): Promise<string> {
+  const owner = typeof o.owner === "string" ? createNoopSigner(address(o.owner)) : o.owner;
+  const ix =
+    o.change.kind === "grant"
+      ? getApproveCheckedInstruction({ source: address(o.account), mint: address(o.mint), delegate: address(o.agent), owner, amount: o.change.amount, decimals: USDC_DECIMALS })
+      : getRevokeInstruction({ source: address(o.account), owner });
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(owner.address, m),
+    withLifetime(o.lifetime),
+    (m) => appendTransactionMessageInstructions([ix], m),
+  );
+  if (typeof o.owner === "string") return getBase64EncodedWireTransaction(compileTransaction(message));
+  return getBase64EncodedWireTransaction(await partiallySignTransactionMessageWithSigners(message));
+}
