@@ -21,6 +21,10 @@ import {
   createNoopSigner,
   createTransactionMessage,
   getBase64EncodedWireTransaction,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  getU64Decoder,
   partiallySignTransactionMessageWithSigners,
   pipe,
   setTransactionMessageFeePayer,
@@ -100,4 +104,50 @@ export async function allowanceTransaction(o: { owner: TransactionSigner | strin
   );
   if (typeof o.owner === "string") return getBase64EncodedWireTransaction(compileTransaction(message));
   return getBase64EncodedWireTransaction(await partiallySignTransactionMessageWithSigners(message));
+}
+
+const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+const APPROVE = 4;
+const REVOKE = 5;
+const APPROVE_CHECKED = 13;
+
+export type AllowanceReading = { ok: true; change: AllowanceChange; signed: boolean } | { ok: false; problem: string };
+
+/**
+ * What a (wallet-signed) transaction handed to `allowance submit` does, checked before it
+ * is sent: exactly one SPL Token instruction that grants (Approve/ApproveChecked) or
+ * revokes the allowance of this server's agent key on the owner's account, the owner paying
+ * the fee (compute budget instructions a wallet adds are allowed), and whether every
+ * signature is in place.
+ */
+export function readAllowanceTransaction(wire: string, e: { owner: string; account: string; agent: string; mint: string }): AllowanceReading {
+  let message: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>["decode"]>;
+  let signatures: ReadonlyArray<Uint8Array | null>;
+  try {
+    const tx = getTransactionDecoder().decode(getBase64Encoder().encode(wire));
+    message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+    signatures = Object.values(tx.signatures);
+  } catch {
+    return { ok: false, problem: "it is not a base64 Solana transaction" };
+  }
+  if (message.version !== "legacy" && message.version !== 0) return { ok: false, problem: "its message version is not one this client reads (legacy or v0)" };
+  const keys = message.staticAccounts.map(String);
+  if (keys[0] !== e.owner) return { ok: false, problem: `its fee payer is ${keys[0] ?? "(none)"}, not the owner ${e.owner}` };
+  const changes: AllowanceChange[] = [];
+  for (const ix of message.instructions) {
+    const program = keys[ix.programAddressIndex];
+    if (program === String(COMPUTE_BUDGET_PROGRAM)) continue;
+    if (program !== TOKEN_PROGRAM) return { ok: false, problem: `it calls program ${program ?? "(unknown)"}, not only the SPL Token program` };
+    const data = new Uint8Array(ix.data ?? []);
+    const accounts = (ix.accountIndices ?? []).map((i) => keys[i]);
+    if (data[0] === REVOKE && accounts[0] === e.account && accounts[1] === e.owner) changes.push({ kind: "revoke" });
+    else if (data[0] === APPROVE_CHECKED && data.length === 10 && accounts[0] === e.account && accounts[1] === e.mint && accounts[2] === e.agent && accounts[3] === e.owner) {
+      changes.push({ kind: "grant", amount: getU64Decoder().decode(data, 1) });
+    } else if (data[0] === APPROVE && data.length === 9 && accounts[0] === e.account && accounts[1] === e.agent && accounts[2] === e.owner) {
+      changes.push({ kind: "grant", amount: getU64Decoder().decode(data, 1) });
+    } else return { ok: false, problem: "its token instruction is not an allowance of this server's agent key on the owner's USDC account" };
+  }
+  if (changes.length !== 1) return { ok: false, problem: `it makes ${changes.length} allowance changes, not one` };
+  const signed = signatures.length > 0 && signatures.every((s) => s !== null && s.some((b) => b !== 0));
+  return { ok: true, change: changes[0]!, signed };
 }

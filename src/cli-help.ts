@@ -1,0 +1,186 @@
+/**
+ * The command line's help texts: one per command, and the main one. Kept apart from the
+ * parsing in cli.ts, which prints them.
+ */
+const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIONS_CONFIG; the environment wins):
+  PAID_ACTIONS_BASE_URL      the v1 service (absent: the embedded sandbox)
+  PAID_ACTIONS_API_KEY       its bearer key          PAID_ACTIONS_WALLET   the agent key (Solana CLI keypair file)
+  PAID_ACTIONS_OWNER         delegate mode: the owner whose USDC the agent key spends, within an on-chain allowance
+  SOLANA_RPC_URL             Solana JSON-RPC         PAID_ACTIONS_NETWORK  solana | solana-devnet | CAIP-2
+  PAID_ACTIONS_HOME          journal and transcripts (default ~/.paid-actions-mcp)
+  PAID_ACTIONS_MAX_PER_CALL (5)  PAID_ACTIONS_MAX_PER_DAY (25)  PAID_ACTIONS_MAX_TOTAL
+  PAID_ACTIONS_APPROVAL_ABOVE (1)  PAID_ACTIONS_ALLOW_ACTIONS (*, comma list with * wildcards)`;
+
+/** Each command's help text (and the main one under `main`). */
+export function helpTexts(VERSION: string): Record<string, string> {
+  return {
+  main: `paid-actions-mcp ${VERSION} — an MCP server that lets an agent buy real-world actions,
+paying USDC with x402 on Solana, within limits a human set.
+
+Usage: paid-actions-mcp [command] [options]
+
+Commands:
+  serve        The MCP server over stdio (the default when no command is given)
+  demo         A scripted agent session against the sandbox (what \`npm start\` runs)
+  executions   List what was bought, from the journal
+  transcript   List recent tool calls, or show one call's redacted transcript
+  approve      A person approves or declines a payment an agent asked for (or lists those waiting)
+  set-pin      Set, change or remove the approval PIN
+  doctor       Check configuration, service, wallet, balance and journal
+  audit        Reconcile the journal with the wallet's USDC history on chain
+  allowance    Delegate mode: the allowance left on chain; the owner grants or revokes it
+  console      A local web console: approvals, executions, spending, transcripts, audit
+  sandbox      Run the reference service (v1 API + Solana JSON-RPC on an embedded ledger)
+
+Run 'paid-actions-mcp <command> --help' for a command's options.
+
+${ENV_HELP}
+`,
+  serve: `Usage: paid-actions-mcp [serve]
+
+The MCP server over stdio, as an MCP host launches it. stdout carries JSON-RPC only;
+logs go to stderr. One tool per action of the service, plus quote_action, get_execution,
+list_executions, wait_for_execution, get_spending, search_agent_services, get_company.
+Without PAID_ACTIONS_BASE_URL it runs against the embedded sandbox (started in this
+process, or reused if one already runs for the same home); PAID_ACTIONS_SANDBOX_DELAY_MS
+sets that sandbox's provider delay.
+
+${ENV_HELP}
+`,
+  demo: `Usage: paid-actions-mcp demo [--home DIR]
+
+A scripted agent session: launches 'paid-actions-mcp serve' over stdio with the MCP SDK's
+Client, lists the tools, prices an action, pays for one within budget, is refused one over
+budget, follows the execution to completed through a subscription and resource reads, and
+shows spending and where the transcript is. Uses a fresh sandbox in a temp dir unless --home.
+`,
+  executions: `Usage: paid-actions-mcp executions [--status S] [--action A] [--limit N] [--attention] [--json]
+
+Lists executions from the journal (newest first). --attention lists intents a human should
+look at (an outcome that could not be settled automatically). Reads only; pays nothing.
+`,
+  transcript: `Usage: paid-actions-mcp transcript [callId] [--limit N] [--json]
+
+Without a callId, lists the most recent tool calls. With one, prints its redacted
+transcript: every request and response, decision and timing. API keys, wallet secrets and
+payment proofs never appear.
+`,
+  approve: `Usage: paid-actions-mcp approve [approvalId] [--json]
+
+Without an id, lists the payments waiting for a person: each with its action, full input,
+amount, payee, quote expiry, and the day's and total spend once it is paid (--json:
+{items: [...]}). Reads only; anyone may list.
+
+With an id, a person decides, at an interactive terminal only (stdin and stdout a TTY;
+otherwise it refuses with exit code 2 and nothing changes): it shows the payment, then the
+person types the amount exactly as shown to approve it, or "decline" to decline it; then
+the approval PIN, when one is set (see set-pin). An approval is for that quote and amount,
+once, until the quote expires; the agent then calls the tool again with the same input and
+the approvalId. The console (paid-actions-mcp console) offers the same decision.
+
+Exit code: 0 decided; 1 nothing decided (another answer, Ctrl-C, a wrong PIN, or an
+approval that expired, was used, declined or does not exist); 2 no terminal, usage error.
+`,
+  "set-pin": `Usage: paid-actions-mcp set-pin [--clear]
+
+Sets (or changes) the approval PIN: from then on approving or declining a payment in the
+terminal or the console also needs the PIN. Asks for the current PIN first when one is set,
+then the new one twice, without echo; at least 4 characters. --clear removes it (the
+current PIN is needed). Interactive terminal only. The PIN is kept only as a salted scrypt
+hash in $PAID_ACTIONS_HOME/approval-pin (mode 0600).
+`,
+  doctor: `Usage: paid-actions-mcp doctor
+
+Checks the configuration, that the service answers, the wallet (and its file permissions),
+its USDC balance, and the journal's health. Exit code 0 when ready to pay.
+`,
+  audit: `Usage: paid-actions-mcp audit [--since DATE] [--json]
+
+Reads the wallet's USDC token account history through the configured Solana RPC and
+reconciles it with the journal: every outflow must be a journaled payment (by its memo,
+the quote id) of the journaled amount; every payment the journal counts as landed or
+settled must be on chain; every refund credited must have come into the wallet. Deposits
+(money in that is no refund) are listed, not flagged. Reads only; pays nothing.
+
+Options:
+  --since DATE   Audit from this time: 2026-11-01 or 2026-11-01T12:00:00Z (UTC unless an
+                 offset is given). Default: the journal's first payment, minus 10 minutes
+  --json         One JSON document: {since, wallet, walletTokenAccount, outflows, payments,
+                 refunds, deposits, discrepancies, inFlight, ok, scan}
+  -h, --help     This help
+
+Exit code: 0 journal and chain agree; 3 they do not (each discrepancy is printed);
+1 cannot tell (configuration invalid, RPC not answering: said on stderr); 2 usage error.
+`,
+  allowance: `Usage: paid-actions-mcp allowance [--json]
+       paid-actions-mcp allowance grant AMOUNT (--owner-keypair PATH | --unsigned)
+       paid-actions-mcp allowance revoke (--owner-keypair PATH | --unsigned)
+       paid-actions-mcp allowance submit BASE64
+
+Delegate mode (PAID_ACTIONS_OWNER set): the agent key (PAID_ACTIONS_WALLET) pays from the
+owner's USDC token account as its SPL Token delegate. The token program refuses any
+transfer past the allowance the owner granted, whoever holds the agent key.
+
+  (no subcommand)  The owner, the agent key, the token account, the allowance left and the
+                   owner's balance, read through SOLANA_RPC_URL. --json prints
+                   {owner, delegate, tokenAccount, allowance, ownerBalance} (decimal strings)
+  grant AMOUNT     Sets the allowance to AMOUNT USDC (it replaces what is left, as
+                   ApproveChecked does), signed with the owner's Solana CLI keypair file
+                   (--owner-keypair), sent and confirmed
+  revoke           Takes the allowance back: every later paid call is refused before signing
+  --unsigned       Prints the transaction (base64) for the owner's wallet to sign instead;
+                   send the signed one with: allowance submit BASE64
+  submit BASE64    Sends a wallet-signed grant or revoke (checked first: one allowance change
+                   of this agent key on the owner's account, the owner paying the fee)
+
+Exit code: 0 done; 1 it could not be done (said on stderr); 2 usage error.
+`,
+  console: `Usage: paid-actions-mcp console [--port N] [--no-open]
+
+A web console on 127.0.0.1 over this home's journal (the one its MCP servers share; none
+needs to run): approve or decline waiting payments (with the approval PIN when one is set),
+follow executions and their timelines, spending against the caps, transcripts, the audit.
+Prints a login link on stdout and opens it in the browser. The link works once, for 10
+minutes; it signs that browser in. Runs until Ctrl-C or SIGTERM.
+
+Options:
+  --port N     Port on 127.0.0.1, 1-65535 (default: a free one)
+  --no-open    Print the link only; do not open a browser
+  -h, --help   This help
+`,
+  sandbox: `Usage: paid-actions-mcp sandbox [--port N] [--home DIR] [--api-key KEY]... [--api-key-file PATH]...
+
+Runs the reference payment-gated action service on 127.0.0.1: the v1 API at
+http://127.0.0.1:N/v1 and a Solana JSON-RPC endpoint over its ledger at
+http://127.0.0.1:N/solana. Writes DIR/sandbox.json with {baseUrl, apiKey, rpcUrl,
+network, asset, walletPath, owner, agentKeyPath, agentAddress}: the demo wallet (1000 USDC)
+is the owner, and on first start it grants the agent key an allowance of 25 USDC as its
+delegate. A restart on the same DIR continues where it stopped.
+
+Options:
+  --port N                 Port on 127.0.0.1 (default 8402; 0 picks a free one)
+  --home DIR               Where state lives (default $PAID_ACTIONS_HOME/sandbox or ~/.paid-actions-mcp/sandbox)
+  --api-key KEY            Accept this bearer key; repeat for more tenants. Without any key
+                           (from here, a file or the environment), one is generated on first
+                           start and kept in DIR
+  --api-key-file PATH      Accept the keys in PATH: one per line, blank lines and # comments
+                           ignored; refused if group or others can access it (chmod 600).
+                           Keeps keys out of the process list. Repeatable
+  --provider-delay-ms MS   How long a simulated provider takes (default 3000)
+  --quote-ttl-seconds S    Quote lifetime (default 300)
+  --rate-limit N           Requests per second per API key, and per client address on
+                           /solana and without a key, bursts of 4x (default 50)
+  --allow-private-webhooks Deliver webhooks to loopback and private addresses too (local
+                           receivers); by default such URLs are refused with 400
+  -h, --help               This help
+
+Environment:
+  PAID_ACTIONS_SANDBOX_API_KEYS  More keys, comma-separated. Keys from --api-key, the files
+                                 and this variable all combine.
+
+Sandbox-only request headers: X-Sandbox-Outcome: fail (the provider fails and the payment
+is refunded), X-Sandbox-Delay-Ms: N (this execution's provider delay).
+Stop with Ctrl-C or SIGTERM.
+`,
+};
+}
