@@ -3,12 +3,13 @@
  * server exactly as a host would — `paid-actions-mcp serve` over stdio, with the SDK's
  * Client — against a fresh sandbox, and narrates each step for a newcomer.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, type CallToolResult } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { formatDecimal } from "../domain/money.js";
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
 const step = (n: number, title: string) => say(`\n── ${n}. ${title} ${"─".repeat(Math.max(0, 60 - title.length))}`);
@@ -94,6 +95,7 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
     step(6, "It checks what was spent (get_spending)");
     const spending = structured(await client.callTool({ name: "get_spending", arguments: {} }));
     say(`Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`);
+    say(await onChainCeiling(home));
 
     step(7, "Where the record is");
     say(`Every tool call leaves a redacted transcript. This purchase: ${paidCall.transcriptUri}`);
@@ -107,5 +109,26 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
     return 1;
   } finally {
     await client.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The embedded default pays in delegate mode: the agent key spends the demo wallet's USDC as
+ * its SPL Token delegate. What the chain still lets it move, read through the sandbox's RPC.
+ */
+async function onChainCeiling(home: string): Promise<string> {
+  try {
+    const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as { rpcUrl: string; asset: string; owner?: string; agentAddress?: string };
+    if (!info.owner || !info.agentAddress) return "The wallet pays from its own account (no delegate mode).";
+    const { createRpcChain } = await import("../engine/chain-rpc.js");
+    const { associatedTokenAddress } = await import("../domain/token.js");
+    const account = await (await createRpcChain(info.rpcUrl)).tokenAccount(await associatedTokenAddress(info.owner, info.asset));
+    const left = account?.delegate === info.agentAddress ? account.delegatedAmount : 0n;
+    return (
+      `On chain, the agent key ${info.agentAddress} may still spend ${formatDecimal(left)} USDC of the demo wallet's ${formatDecimal(account?.amount ?? 0n)} USDC ` +
+      "as its delegate: a ceiling the token program enforces, whatever runs on this machine (see: paid-actions-mcp allowance)."
+    );
+  } catch (e) {
+    return `The allowance on chain could not be read (${(e as Error).message.slice(0, 120)}).`;
   }
 }

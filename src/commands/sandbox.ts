@@ -4,7 +4,8 @@
  * last two keep keys out of the process list); all sources combine.
  */
 import { readFileSync, statSync } from "node:fs";
-import { DEFAULT_PORT, startSandbox } from "../sandbox/index.js";
+import { formatDecimal } from "../domain/money.js";
+import { DEFAULT_PORT, DEMO_ALLOWANCE, startSandbox } from "../sandbox/index.js";
 
 export interface SandboxCommandOptions {
   home: string;
@@ -98,7 +99,8 @@ export async function sandboxCommand(o: SandboxCommandOptions, version: string):
       `  Solana RPC:  ${sandbox.rpcUrl}`,
       `  Network:     ${sandbox.network} (devnet, emulated)`,
       `  USDC mint:   ${sandbox.asset}`,
-      `  Wallet:      ${sandbox.walletPath}`,
+      `  Wallet:      ${sandbox.walletPath} (the demo wallet, 1000 USDC at genesis: the owner)`,
+      ...(sandbox.agentKeyPath ? [`  Agent key:   ${sandbox.agentKeyPath} (${sandbox.agentAddress}: spends the owner's USDC as its delegate, ${formatDecimal(DEMO_ALLOWANCE)} USDC granted on first start)`] : []),
       `  State:       ${sandbox.home} (sandbox.json has the above)`,
       ...(o.allowPrivateWebhooks ? ["  Webhooks:    private and loopback receivers allowed (--allow-private-webhooks)"] : []),
       "",
