@@ -119,7 +119,7 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     expect(await statusOf(env, approvalIdOf(h.pages[0]!))).toBe("declined");
   });
 
-  it("a host's decline of the link is a decline: recorded, nothing paid", async () => {
+  it("a host's decline of the link is a decline: recorded, nothing paid; the unused sign-in page goes when the server stops", async () => {
     const env = suite.env(NEEDS_APPROVAL);
     const h = host("decline");
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
@@ -128,6 +128,9 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     expect(sc(refused).error.code).toBe("approval_declined");
     expect(await balance()).toBe(before);
     expect(await statusOf(env, approvalIdOf(h.pages[0]!))).toBe("declined");
+    expect(existsSync(h.pages[0]!.path)).toBe(true);
+    await s.close();
+    expect(existsSync(h.pages[0]!.path)).toBe(false);
   });
 
   it("no decision in time: approval_required for a person, with the approvalId; approved later on the page, the retry pays once", async () => {
