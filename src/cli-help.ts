@@ -140,8 +140,9 @@ Exit code: 0 done; 1 it could not be done (said on stderr); 2 usage error.
 A web console on 127.0.0.1 over this home's journal (the one its MCP servers share; none
 needs to run): approve or decline waiting payments (with the approval PIN when one is set),
 follow executions and their timelines, spending against the caps, transcripts, the audit.
-Prints a login link on stdout and opens it in the browser. The link works once, for 10
-minutes; it signs that browser in. Runs until Ctrl-C or SIGTERM.
+Prints a login link on stdout and signs the browser in with the same one-time token (through
+a sign-in page only you can read, opened by its path: never the link on a command line). The
+link works once, for 10 minutes; it signs that browser in. Runs until Ctrl-C or SIGTERM.
 
 Options:
   --port N     Port on 127.0.0.1, 1-65535 (default: a free one)

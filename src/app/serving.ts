@@ -14,6 +14,7 @@ import { PaidActionError } from "../engine/errors.js";
 import { limitsView } from "../engine/executions.js";
 import type { JournalStore } from "../engine/journal/port.js";
 import type { Transcripts } from "../engine/transcripts.js";
+import type { ConsoleHandle } from "../console/deps.js";
 import type { CatalogRow } from "../mcp/catalog.js";
 import type { McpHost } from "../mcp/context.js";
 import type { OpenOptions, PaidActions } from "./index.js";
@@ -119,7 +120,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
   let starting: Promise<PaidActions> | undefined;
   let closing: Promise<void> | undefined;
   let key: Uint8Array | undefined;
-  let consoleStarted: Promise<{ loginUrl(next?: string): string; close(): Promise<void> }> | undefined;
+  let consoleStarted: Promise<ConsoleHandle> | undefined;
 
   const host: McpHost = {
     sandbox,
@@ -170,7 +171,9 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
         consoleStarted = undefined;
         throw e;
       });
-      return (await consoleStarted).loginUrl(`/approvals/${encodeURIComponent(approvalId)}`);
+      // The host opens what it is handed with the OS's opener, whose command line every local
+      // user can read: it gets the sign-in page's file:// URL, never a link with the token.
+      return (await (await consoleStarted).login(`/approvals/${encodeURIComponent(approvalId)}`).page()).url;
     },
   };
 

@@ -1,10 +1,14 @@
 /**
  * `paid-actions-mcp console [--port N] [--no-open]`: the local web console over the home's
  * journal — the one every MCP server of this home (or fleet) shares — on 127.0.0.1. Prints
- * the one-time login link on stdout (and nowhere else), opens it in the browser unless
+ * the one-time login link on stdout (and nowhere else), signs the browser in unless
  * --no-open, and runs until SIGINT or SIGTERM. Needs no MCP server running.
+ *
+ * The browser is opened on the console's sign-in page, by its path, never on the link: an
+ * opener's command line (and the browser's, when the opener starts it) is readable by every
+ * local user, the page only by this one.
  */
-import { spawn } from "node:child_process";
+import { spawn, type SpawnOptions } from "node:child_process";
 import { openJournal, openPaidActions } from "../app/index.js";
 import { startConsole, type ConsoleHandle } from "../console/server.js";
 import { runAudit } from "./audit.js";
@@ -14,16 +18,26 @@ export interface ConsoleCommandOptions {
   open?: boolean;
 }
 
-/** Opens a URL in the person's browser, detached; any failure is ignored (the link is printed anyway). */
-export function openBrowser(url: string): void {
+/**
+ * The command that opens a file in the person's default browser (its handler for .html), by
+ * path. Whatever is here is on a command line that any local user can read: a path, never a
+ * secret.
+ */
+export function openerCommand(path: string, platform: NodeJS.Platform = process.platform): { command: string; args: string[]; options: SpawnOptions } {
+  const options: SpawnOptions = { detached: true, stdio: "ignore" };
+  if (platform === "darwin") return { command: "open", args: [path], options };
+  if (platform === "win32") {
+    // `start` takes its first quoted argument as a title; the quotes keep a path with spaces whole.
+    return { command: "cmd", args: ["/c", `start "" "${path}"`], options: { ...options, windowsHide: true, windowsVerbatimArguments: true } };
+  }
+  return { command: "xdg-open", args: [path], options };
+}
+
+/** Opens a file in the person's browser, detached; any failure is ignored (the link is printed anyway). */
+export function openBrowser(path: string): void {
   try {
-    const child =
-      process.platform === "darwin"
-        ? spawn("open", [url], { detached: true, stdio: "ignore" })
-        : process.platform === "win32"
-          ? // cmd would split the URL at '&' unless it is quoted; `start` takes the first quoted argument as a title.
-            spawn("cmd", ["/c", `start "" "${url}"`], { detached: true, stdio: "ignore", windowsHide: true, windowsVerbatimArguments: true })
-          : spawn("xdg-open", [url], { detached: true, stdio: "ignore" });
+    const { command, args, options } = openerCommand(path);
+    const child = spawn(command, args, options);
     child.on("error", () => undefined);
     child.unref();
   } catch {
@@ -69,10 +83,17 @@ export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOp
     process.once("SIGINT", () => stop("SIGINT"));
     process.once("SIGTERM", () => stop("SIGTERM"));
   });
-  const url = handle.loginUrl("/");
+  const login = handle.login("/");
   process.stderr.write(`Journal: ${j.journal.kind} at ${j.journal.location}; home ${j.home}${config ? "" : " (configuration invalid: see paid-actions-mcp doctor)"}\n`);
-  process.stdout.write(`Console: ${url}\nThe link works once, for 10 minutes (it signs this browser in). Ctrl-C stops the console.\n`);
-  if (o.open !== false) openBrowser(url);
+  process.stdout.write(`Console: ${login.url}\nThe link works once, for 10 minutes (it signs this browser in). Ctrl-C stops the console.\n`);
+  if (o.open !== false) {
+    try {
+      openBrowser((await login.page()).path);
+    } catch (e) {
+      // Never the link instead: on an opener's command line any local user could read it.
+      process.stderr.write(`Could not write the sign-in page for the browser (${(e as Error).message}); open the link above yourself\n`);
+    }
+  }
   await stopped;
   await handle.close();
   await j.close();

@@ -21,11 +21,25 @@ export interface ConsoleDeps {
   log?: (line: string) => void;
 }
 
+/** One one-time login (10 minutes), in the two forms it can reach a person; the first use wins. */
+export interface ConsoleLogin {
+  /** <origin>/login?token=…&next=<path>: a link to print, never to put on a command line. */
+  url: string;
+  /**
+   * Writes the sign-in page for the same token (once; mode 0600 under <home>/console/) and
+   * resolves with its file:// URL and path: what an opener or a host is handed instead of
+   * the link. The page goes when the token is used, expires, or the console closes.
+   */
+  page(): Promise<{ url: string; path: string }>;
+}
+
 export interface ConsoleHandle {
   /** http://127.0.0.1:<port> */
   origin: string;
   port: number;
-  /** Mints a one-time login link: <origin>/login?token=…&next=<path>. */
+  /** Mints a one-time login that lands on `next` (a path of the console; else "/"). */
+  login(next?: string): ConsoleLogin;
+  /** login(next).url */
   loginUrl(next?: string): string;
   close(): Promise<void>;
 }

@@ -31,7 +31,7 @@ export function sendText(res: ServerResponse, status: number, text: string): voi
   res.end(text);
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** A small self-contained page (no script, no external asset) for refusals. */
 export function sendPage(res: ServerResponse, status: number, title: string, text: string): void {

@@ -1,10 +1,10 @@
 /**
- * The console's guard: who may talk to it and how. A one-time login token (in the URL the
- * person opens) becomes a session cookie (HttpOnly, SameSite=Strict); every request must name
- * the console by its loopback Host (against DNS rebinding); every write must come from the
- * console's own Origin and carry the session's CSRF token. Tokens and session ids are kept
- * only as SHA-256 digests, so a lookup's timing says nothing about a stored secret; the CSRF
- * token is compared with timingSafeEqual.
+ * The console's guard: who may talk to it and how. A one-time login token (in the link the
+ * console prints, or in the sign-in page it writes for an opener) becomes a session cookie
+ * (HttpOnly, SameSite=Strict); every request must name the console by its loopback Host
+ * (against DNS rebinding); every write must come from the console's own Origin and carry the
+ * session's CSRF token. Tokens and session ids are kept only as SHA-256 digests, so a lookup's
+ * timing says nothing about a stored secret; the CSRF token is compared with timingSafeEqual.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
@@ -14,7 +14,8 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
  * otherwise overwrite each other's session.
  */
 export const cookieName = (port: number) => `pam_console_${port}`;
-const TOKEN_TTL_MS = 10 * 60_000;
+/** How long a login token (and the sign-in page that carries it) lives. */
+export const LOGIN_TTL_MS = 10 * 60_000;
 /** A session unused this long ends (the person opens a fresh link). */
 const SESSION_IDLE_MS = 12 * 3_600_000;
 /** Bounds on what an unauthenticated caller can make the console hold. */
@@ -38,7 +39,8 @@ export interface Session {
   lastSeen: number;
 }
 
-const digest = (secret: string) => createHash("sha256").update(secret).digest("base64url");
+/** How tokens and session ids are kept and looked up (a lookup's timing says nothing about the secret). */
+export const digest = (secret: string) => createHash("sha256").update(secret).digest("base64url");
 const secret = () => randomBytes(32).toString("base64url");
 
 /** The `next` of a login link, when it is a path of this console ("/…", not "//…" nor "/\…"); else "/". */
@@ -85,7 +87,7 @@ export class Guard {
     this.prune();
     if (this.tokens.size >= MAX_TOKENS) this.tokens.delete(this.tokens.keys().next().value!);
     const token = secret();
-    this.tokens.set(digest(token), this.now() + TOKEN_TTL_MS);
+    this.tokens.set(digest(token), this.now() + LOGIN_TTL_MS);
     return token;
   }
 

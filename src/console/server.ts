@@ -1,23 +1,23 @@
 /**
  * The console's HTTP server, on 127.0.0.1 only: every request is checked in one place —
- * the Host (DNS rebinding), then the session cookie (a one-time login link makes one), then,
- * for a write, the Origin and the session's CSRF token — before it reaches the API, the
- * event stream or the page. Started by `paid-actions-mcp console`, and by an MCP server
+ * the Host (DNS rebinding), then the session cookie (a one-time login makes one: login.ts),
+ * then, for a write, the Origin and the session's CSRF token — before it reaches the API,
+ * the event stream or the page. Started by `paid-actions-mcp console`, and by an MCP server
  * that offers a person the approval page (URL-mode elicitation).
  */
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { apiErrorOf, handleApi, type ApiContext } from "./api.js";
-import type { ConsoleDeps, ConsoleHandle } from "./deps.js";
+import type { ConsoleDeps, ConsoleHandle, ConsoleLogin } from "./deps.js";
 import { EventHub } from "./events.js";
+import { FORBIDDEN, handleLogin } from "./login.js";
+import { createLoginPages } from "./login-page.js";
 import { sendError, sendPage, sendText } from "./respond.js";
-import { Guard, safeNext, SECURITY_HEADERS } from "./security.js";
+import { Guard, LOGIN_TTL_MS, safeNext, SECURITY_HEADERS } from "./security.js";
 import { isPageRoute, StaticFiles } from "./static.js";
 
-export type { ConsoleDeps, ConsoleHandle } from "./deps.js";
-
-const FORBIDDEN = "open the console with `paid-actions-mcp console`";
+export type { ConsoleDeps, ConsoleHandle, ConsoleLogin } from "./deps.js";
 
 function version(): string {
   try {
@@ -47,6 +47,7 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
   const log = deps.log ?? (() => undefined);
   let port = 0;
   const guard = new Guard(() => port, now);
+  const pages = createLoginPages({ home: deps.home, origin: () => `http://127.0.0.1:${port}`, ttlMs: LOGIN_TTL_MS, log });
   const events = new EventHub({ journal: deps.journal, config: deps.config, now, log });
   const files = new StaticFiles();
   const ctx: ApiContext = { d: { ...deps, now, log }, events, version: version(), pinTurn: Promise.resolve() };
@@ -55,16 +56,7 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
   async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const method = req.method ?? "GET";
     const reading = method === "GET" || method === "HEAD";
-    if (url.pathname === "/login") {
-      // Only a GET spends the token (a HEAD from a link preview must not).
-      if (method !== "GET") return sendText(res, 405, "Method not allowed.\n");
-      if (!guard.redeem(url.searchParams.get("token"))) {
-        return sendPage(res, 403, "This console link does not work", `A console link works once, for 10 minutes. For a new one, ${FORBIDDEN}.`);
-      }
-      const { id } = guard.createSession();
-      res.writeHead(303, { "Set-Cookie": guard.cookie(id), Location: safeNext(url.searchParams.get("next")), "Content-Length": 0 });
-      return void res.end();
-    }
+    if (url.pathname === "/login") return handleLogin(req, res, url, guard, pages);
     const api = url.pathname === "/api" || url.pathname.startsWith("/api/");
     const session = guard.session(req.headers.cookie);
     if (!session) {
@@ -107,12 +99,27 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
   port = await listen(server, o.port ?? 0);
   const origin = `http://127.0.0.1:${port}`;
   let closing: Promise<void> | undefined;
+  const login = (next?: string): ConsoleLogin => {
+    const token = guard.mintToken();
+    const path = safeNext(next);
+    let page: Promise<{ url: string; path: string }> | undefined;
+    return {
+      url: `${origin}/login?token=${token}&next=${encodeURIComponent(path)}`,
+      page: () =>
+        (page ??= pages.write(token, path).catch((e: unknown) => {
+          page = undefined; // a full disk or a bad folder: the next call tries again
+          throw e;
+        })),
+    };
+  };
   return {
     origin,
     port,
-    loginUrl: (next?: string) => `${origin}/login?token=${guard.mintToken()}&next=${encodeURIComponent(safeNext(next))}`,
+    login,
+    loginUrl: (next?: string) => login(next).url,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
+        pages.close();
         events.close();
         server.close(() => resolve());
         server.closeAllConnections();

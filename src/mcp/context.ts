@@ -53,9 +53,10 @@ export interface McpHost {
   /** The key that seals approval state handed to clients (kept in the home dir, 32+ bytes). */
   stateKey(): Uint8Array;
   /**
-   * The console's page where a person approves or declines one payment, with a one-time
-   * login in its URL (the console starts in this process on first use); for hosts that open
-   * URLs (URL-mode elicitation). Absent when this host offers none.
+   * A URL that signs the person in to the console's page for one payment, where they approve
+   * or decline it (the console starts in this process on first use); for hosts that open
+   * URLs (URL-mode elicitation). It holds no secret: it is the file:// URL of a one-time
+   * sign-in page only this user can read. Absent when this host offers none.
    */
   approvalPage?(approvalId: string): Promise<string | undefined>;
 }

@@ -58,8 +58,17 @@ export async function launchBrowser(o: { width?: number; height?: number } = {})
   };
 }
 
-/** Follows a one-time login link; resolves on the page it redirects to. */
+/**
+ * Follows a one-time login link, or opens the sign-in page (a file:// URL) as an opener hands
+ * it to the browser; resolves on the console page it lands on.
+ */
 export async function login(page: Page, loginUrl: string): Promise<void> {
+  if (loginUrl.startsWith("file:")) {
+    await page.goto(loginUrl, { waitUntil: "commit" });
+    // The page submits itself, the console answers with a hop page, the hop lands on `next`.
+    await page.waitForURL((u) => u.protocol === "http:" && u.pathname !== "/login", { timeout: 15_000, waitUntil: "domcontentloaded" });
+    return;
+  }
   const res = await page.goto(loginUrl, { waitUntil: "domcontentloaded" });
   if (!res || res.status() >= 400) throw new Error(`the login link answered ${res?.status()}`);
   if (new URL(page.url()).pathname === "/login") throw new Error("the login link did not redirect into the console");

@@ -1,8 +1,11 @@
 /**
- * A person at the console, over real HTTP: follows a one-time login link as a browser
- * would (the cookie it sets), reads the session's CSRF token, and approves or declines with
- * the headers a browser sends from the console's own page (Origin, X-CSRF-Token).
+ * A person at the console, over real HTTP: signs in as a browser would — following a one-time
+ * login link, or posting the sign-in page an opener or a host was handed (a file:// URL) — with
+ * the cookie it sets, reads the session's CSRF token, and approves or declines with the
+ * headers a browser sends from the console's own page (Origin, X-CSRF-Token).
  */
+import { postLoginPage, readLoginPage } from "./login-page.js";
+
 export interface ConsolePerson {
   origin: string;
   cookie: string;
@@ -14,9 +17,9 @@ export interface ConsolePerson {
 }
 
 export async function loginAsPerson(loginUrl: string): Promise<ConsolePerson> {
-  const url = new URL(loginUrl);
+  const url = new URL(loginUrl.startsWith("file:") ? readLoginPage(loginUrl).action : loginUrl);
   const origin = url.origin;
-  const login = await fetch(url, { redirect: "manual" });
+  const login = loginUrl.startsWith("file:") ? await postLoginPage(readLoginPage(loginUrl)) : await fetch(url, { redirect: "manual" });
   if (login.status >= 400) throw new Error(`the console refused the login link: ${login.status} ${await login.text()}`);
   const setCookie = login.headers.get("set-cookie") ?? "";
   const cookie = setCookie.split(";")[0]!;

@@ -1,14 +1,19 @@
 /**
  * Approval through the console's page, for hosts that open URLs (URL-mode elicitation), in
- * both protocol eras: the server starts the console in its own process and hands the host a
- * one-time link to that payment's page; accepting only means the person went there, so the
- * call waits until the person decides on the page (read from the journal), then pays — or
- * pays nothing. The person here is real HTTP against the real console, as a browser sends it.
+ * both protocol eras: the server starts the console in its own process and hands the host the
+ * file:// URL of a one-time sign-in page for that payment's page (a URL with no secret in it:
+ * a host opens it with the OS's opener, whose command line any local user can read); accepting
+ * only means the person went there, so the call waits until the person decides on the page
+ * (read from the journal), then pays — or pays nothing. The person here is real HTTP against
+ * the real console, as a browser sends it.
  */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { openJournal } from "../../src/app/index.js";
 import { loginAsPerson } from "../helpers/console-person.js";
+import { postLoginPage, readLoginPage, type LoginPageForm } from "../helpers/login-page.js";
 import { callTool, ERAS, inProcessSuite } from "../helpers/inproc.js";
 
 const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 } as const; // 0.288 USDC
@@ -21,7 +26,12 @@ const NEEDS_APPROVAL = { PAID_ACTIONS_APPROVAL_ABOVE: "0.1" };
 
 type UrlParams = { mode?: string; url?: string; message?: string };
 const urlOf = (r: ElicitRequest) => String((r.params as UrlParams).url);
-const approvalIdOf = (url: string) => decodeURIComponent(new URL(url).searchParams.get("next") ?? "").split("/").pop()!;
+const approvalIdOf = (page: LoginPageForm) => page.next.split("/").pop()!;
+
+/** The files under `dir` whose bytes contain `secret`. */
+function filesHolding(dir: string, secret: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[]).map((f) => join(dir, f)).filter((f) => statSync(f).isFile() && readFileSync(f).includes(secret));
+}
 
 async function statusOf(env: Record<string, string>, approvalId: string) {
   const j = await openJournal(env);
@@ -32,15 +42,21 @@ async function statusOf(env: Record<string, string>, approvalId: string) {
   }
 }
 
-/** An elicitation handler that records each question and answers with `answer`, then runs `after` on the link. */
+/**
+ * An elicitation handler that records each question (and the sign-in page its link names, as
+ * it was when the host got it) and answers with `answer`, then runs `after` on the link.
+ */
 function host(answer: ElicitResult["action"], after?: (url: string) => Promise<void>) {
   const asked: ElicitRequest[] = [];
+  const pages: LoginPageForm[] = [];
   const done: Promise<void>[] = [];
   return {
     asked,
+    pages,
     settled: () => Promise.all(done),
     elicit: (request: ElicitRequest): ElicitResult => {
       asked.push(request);
+      pages.push(readLoginPage(urlOf(request)));
       // The host opens the page and answers at once; the person decides a moment later.
       if (after) done.push(new Promise((r) => setTimeout(r, 600)).then(() => after(urlOf(request))));
       return { action: answer };
@@ -54,7 +70,7 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     let approvedStatus = 0;
     const h = host("accept", async (url) => {
       const person = await loginAsPerson(url);
-      approvedStatus = (await person.approve(approvalIdOf(url))).status;
+      approvedStatus = (await person.approve(approvalIdOf(h.pages[0]!))).status;
     });
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["form", "url"] });
     const before = await balance();
@@ -69,28 +85,41 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     const params = h.asked[0]!.params as UrlParams;
     expect(params.mode).toBe("url");
     expect(params.message).toContain("0.288 USDC for servers.provision");
-    const url = new URL(params.url!);
-    expect(url.hostname).toBe("127.0.0.1");
-    const approvalId = approvalIdOf(params.url!);
+    // The host got a file:// URL with no secret in it: the token is only in the file, which
+    // only this user can read (0600 in a 0700 folder under the home).
+    const page = h.pages[0]!;
+    expect(new URL(params.url!).protocol).toBe("file:");
+    expect(page.path.startsWith(join(env.PAID_ACTIONS_HOME!, "console"))).toBe(true);
+    expect(page.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(params.url).not.toContain(page.token);
+    expect(JSON.stringify(h.asked)).not.toContain(page.token);
+    expect(page.mode).toBe(0o600);
+    expect(page.dirMode).toBe(0o700);
+    expect(new URL(page.action).origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const approvalId = approvalIdOf(page);
+    expect(page.next).toBe(`/approvals/${approvalId}`);
     expect(approvalId).toMatch(/^apr_/);
     expect(await statusOf(env, approvalId)).toBe("used");
-    // The link logs in once.
-    expect((await fetch(url, { redirect: "manual" })).status).toBe(403);
+    // The page signs in once, and is gone once it has; the token is in no log, transcript or journal.
+    expect(existsSync(page.path)).toBe(false);
+    expect((await postLoginPage(page)).status).toBe(403);
+    expect(s.log()).not.toContain(page.token);
+    expect(filesHolding(env.PAID_ACTIONS_HOME!, page.token)).toEqual([]);
   });
 
   it("a decline on the page pays nothing and is recorded", async () => {
     const env = suite.env(NEEDS_APPROVAL);
-    const h = host("accept", async (url) => void (await (await loginAsPerson(url)).decline(approvalIdOf(url))));
+    const h = host("accept", async (url) => void (await (await loginAsPerson(url)).decline(approvalIdOf(h.pages[0]!))));
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
     const before = await balance();
     const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-declined-${era}` }, 30_000);
     await h.settled();
     expect(sc(refused).error.code).toBe("approval_declined");
     expect(await balance()).toBe(before);
-    expect(await statusOf(env, approvalIdOf(urlOf(h.asked[0]!)))).toBe("declined");
+    expect(await statusOf(env, approvalIdOf(h.pages[0]!))).toBe("declined");
   });
 
-  it("a host's decline of the link is a decline: recorded, nothing paid", async () => {
+  it("a host's decline of the link is a decline: recorded, nothing paid; the unused sign-in page goes when the server stops", async () => {
     const env = suite.env(NEEDS_APPROVAL);
     const h = host("decline");
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
@@ -98,7 +127,10 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-host-declined-${era}` });
     expect(sc(refused).error.code).toBe("approval_declined");
     expect(await balance()).toBe(before);
-    expect(await statusOf(env, approvalIdOf(urlOf(h.asked[0]!)))).toBe("declined");
+    expect(await statusOf(env, approvalIdOf(h.pages[0]!))).toBe("declined");
+    expect(existsSync(h.pages[0]!.path)).toBe(true);
+    await s.close();
+    expect(existsSync(h.pages[0]!.path)).toBe(false);
   });
 
   it("no decision in time: approval_required for a person, with the approvalId; approved later on the page, the retry pays once", async () => {
@@ -114,7 +146,7 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     expect(text).toContain("console or terminal");
     expect(text).not.toContain("paid-actions-mcp approve");
     const approvalId = String(error.approvalId);
-    expect(approvalId).toBe(approvalIdOf(urlOf(h.asked[0]!)));
+    expect(approvalId).toBe(approvalIdOf(h.pages[0]!));
     expect(await balance()).toBe(before);
 
     const person = await loginAsPerson(urlOf(h.asked[0]!));
