@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   "intent_conflict",
   "busy",
   "cancelled",
+  "frozen",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -53,5 +53,7 @@ export function hintFor(e: PaidActionError): string {
       return "The call was cancelled before anything was signed; nothing was paid. Call again (the same intentKey is fine) to buy it.";
     case "busy":
       return "Another process is finishing this purchase; call again in a few seconds with the same intentKey.";
+    case "frozen":
+      return "A person has frozen all payments on purpose; nothing new was paid. Tell the user that payments are frozen (with the reason, if one is given) and that only a person can unfreeze them, at a terminal: you cannot, and must not try. Do not call paid tools again until the user says payments are unfrozen; quote_action still prices actions.";
   }
 }
