@@ -23,6 +23,7 @@ const ENGINE_ON_POSTGRES = [
   "test/hostile/future-blockhash.test.ts",
   "test/engine/freeze.test.ts",
   "test/console/refund.test.ts",
+  "test/console/freeze.test.ts",
 ];
 
 export default defineConfig({
