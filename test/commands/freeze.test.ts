@@ -54,7 +54,7 @@ async function postgresFleet(): Promise<Fleet> {
   const t = await startTestSandbox({ providerDelayMs: 50 });
   pgServer ??= await startTestPostgres();
   const url = await pgServer.createDatabase();
-  const envs = [freshHome(), freshHome()].map((home) => ({ ...serviceEnv(t, home), PAID_ACTIONS_JOURNAL_URL: url }));
+  const envs = [freshHome(), freshHome()].map((home): Record<string, string> => ({ ...serviceEnv(t, home), PAID_ACTIONS_JOURNAL_URL: url }));
   const servers = await Promise.all(envs.map((env) => startServer({ home: env.PAID_ACTIONS_HOME, env })));
   return { t, env: envs[0]!, servers, journal: await openPostgresJournal(url) };
 }
