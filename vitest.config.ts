@@ -21,7 +21,9 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/secrets.test.ts",
   "test/hostile/money-truth.test.ts",
   "test/hostile/future-blockhash.test.ts",
+  "test/engine/freeze.test.ts",
   "test/console/refund.test.ts",
+  "test/console/freeze.test.ts",
 ];
 
 export default defineConfig({

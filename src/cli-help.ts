@@ -26,6 +26,8 @@ Commands:
   transcript   List recent tool calls, or show one call's redacted transcript
   approve      A person approves or declines a payment an agent asked for (or lists those waiting)
   set-pin      Set, change or remove the approval PIN
+  freeze       Stop every server on this journal from signing a new payment (works anywhere)
+  unfreeze     A person lets the servers pay again (at a terminal; with the PIN when set)
   doctor       Check configuration, service, wallet, balance and journal
   audit        Reconcile the journal with the wallet's USDC history on chain
   allowance    Delegate mode: the allowance left on chain; the owner grants or revokes it
@@ -89,10 +91,35 @@ then the new one twice, without echo; at least 4 characters. --clear removes it 
 current PIN is needed). Interactive terminal only. The PIN is kept only as a salted scrypt
 hash in $PAID_ACTIONS_HOME/approval-pin (mode 0600).
 `,
+  freeze: `Usage: paid-actions-mcp freeze [--reason TEXT]
+
+Freezes payments: no server sharing this journal (this home's SQLite file, or the
+PostgreSQL journal of a fleet) signs a new payment, and paid tool calls are refused with
+"frozen" before anything is recorded or quoted. A purchase whose payment already left is
+still followed. Works anywhere, without a terminal: stopping is always safe. Freezing again
+keeps the first freeze (its reason and time). Quotes still work. The on-chain twin, which
+stops even a server that ignores the journal: paid-actions-mcp allowance revoke.
+
+Options:
+  --reason TEXT   Why, shown to the agents refused, in doctor and in the console (one line,
+                  at most 200 characters)
+  -h, --help      This help
+`,
+  unfreeze: `Usage: paid-actions-mcp unfreeze
+
+Lifts the freeze: the servers sharing this journal pay again, within the limits. At an
+interactive terminal only (stdin and stdout a TTY; otherwise it refuses with exit code 2
+and nothing changes), and with the approval PIN when one is set (see set-pin).
+
+Exit code: 0 unfrozen (or nothing was frozen); 1 payments stay frozen (no PIN, a wrong
+PIN); 2 no terminal, usage error.
+`,
   doctor: `Usage: paid-actions-mcp doctor
 
 Checks the configuration, that the service answers, the wallet (and its file permissions),
-its USDC balance, and the journal's health. Exit code 0 when ready to pay.
+its USDC balance (or, in delegate mode, the allowance left on chain), the approvals waiting,
+whether payments are frozen (a warning), and the journal's health. Exit code 0 when ready
+to pay (once unfrozen, when frozen).
 `,
   audit: `Usage: paid-actions-mcp audit [--since DATE] [--json]
 

@@ -17,7 +17,7 @@ const HELP = helpTexts(VERSION);
 class UsageError extends Error {}
 
 /** The commands that open the journal or run the sandbox (SQLite, unless the journal is PostgreSQL). */
-const NEEDS_SQLITE = new Set(["serve", "demo", "executions", "transcript", "approve", "audit", "console", "sandbox", "allowance"]);
+const NEEDS_SQLITE = new Set(["serve", "demo", "executions", "transcript", "approve", "freeze", "unfreeze", "audit", "console", "sandbox", "allowance"]);
 
 function defaultHome(env: NodeJS.ProcessEnv): string {
   return env.PAID_ACTIONS_HOME || join(homedir(), ".paid-actions-mcp");
@@ -132,6 +132,20 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         if (values.help) return help("set-pin");
         const { setPinCommand } = await import("./commands/set-pin.js");
         return await setPinCommand(env, { clear: values.clear });
+      }
+      case "freeze": {
+        const { values } = parse(args, { reason: { type: "string" } });
+        if (values.help) return help("freeze");
+        const { freezeCommand, reasonProblem } = await import("./commands/freeze.js");
+        const problem = values.reason === undefined ? undefined : reasonProblem(values.reason);
+        if (problem) throw new UsageError(problem);
+        return await freezeCommand(env, { reason: values.reason });
+      }
+      case "unfreeze": {
+        const { values } = parse(args, {});
+        if (values.help) return help("unfreeze");
+        const { unfreezeCommand } = await import("./commands/freeze.js");
+        return await unfreezeCommand(env);
       }
       case "doctor": {
         const { values } = parse(args, {});

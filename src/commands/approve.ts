@@ -8,10 +8,9 @@
  */
 import { openJournal } from "../app/index.js";
 import { parseDecimal } from "../domain/money.js";
-import { pinFileProblem, pinIsSet, verifyPin } from "../engine/approval-pin.js";
 import type { ApprovalReview } from "../engine/approval-review.js";
 import { PaidActionError } from "../engine/errors.js";
-import { interactive, NO_TTY, readLine, wrongPinDelay } from "./tty.js";
+import { askPin, interactive, NO_TTY, readLine } from "./tty.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`paid-actions-mcp: ${line}\n`);
@@ -128,23 +127,7 @@ async function decide(home: string, engine: Desk, approvalId: string): Promise<n
     return 1;
   }
   const nothing = decision === "approve" ? "nothing was approved" : "nothing was declined";
-  if (pinIsSet(home)) {
-    const problem = pinFileProblem(home);
-    if (problem) {
-      err(`${problem}; ${nothing}. Remove the file and set the PIN again with \`paid-actions-mcp set-pin\``);
-      return 1;
-    }
-    const pin = await readLine("Approval PIN: ", { hidden: true });
-    if (pin === undefined) {
-      err(`no PIN given; ${nothing}`);
-      return 1;
-    }
-    if (!(await verifyPin(home, pin))) {
-      await wrongPinDelay();
-      err(`wrong PIN; ${nothing}`);
-      return 1;
-    }
-  }
+  if (!(await askPin(home, nothing, err))) return 1;
   try {
     if (decision === "decline") {
       await engine.decline(approvalId, "terminal");

@@ -1,6 +1,8 @@
 /**
  * `paid-actions-mcp doctor`: is everything in place to pay? Configuration, the service,
- * the wallet and its balance, the journal. Each check says what is wrong and how to fix it.
+ * the wallet and its balance, the journal — and whether a person froze payments (a warning:
+ * nothing is wrong with the setup, but nothing is paid until a person lifts it). Each check
+ * says what is wrong and how to fix it.
  */
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
 import { checkNativeSqlite, runningNode, sqliteNeeded } from "../app/native.js";
@@ -11,6 +13,8 @@ import { loadPayer, type Payer } from "../engine/payer.js";
 import { serviceApi } from "../engine/service-api.js";
 import { formatDecimal } from "../domain/money.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
+import { describeFreeze } from "./freeze.js";
+import { interactive } from "./tty.js";
 
 type Level = "ok" | "warn" | "fail";
 const MARK: Record<Level, string> = { ok: "ok  ", warn: "warn", fail: "FAIL" };
@@ -96,6 +100,7 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
     return 1;
   }
   let pa: Awaited<ReturnType<typeof openPaidActions>>;
+  let frozen = false;
   try {
     pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
   } catch (e) {
@@ -162,6 +167,12 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
       `approvals: ${waiting} waiting for a person (the console or \`approve\` at a terminal); ` +
         (pinBroken ? `${pinBroken}: every PIN is refused until the file is deleted (and \`set-pin\` run again)` : pinIsSet(pa.home) ? "an approval PIN is set" : "no approval PIN (optional: paid-actions-mcp set-pin)"),
     );
+    const freeze = await pa.journal.frozen();
+    // The command that lifts it only for a person at a terminal: doctor may run in an agent's shell.
+    const lift = interactive() ? "runs `paid-actions-mcp unfreeze` at a terminal" : "unfreezes payments at a terminal";
+    if (freeze) check("warn", `freeze: payments are frozen (${describeFreeze(freeze)}): no server on this journal signs a new payment until a person ${lift}`);
+    else check("ok", "freeze: payments are not frozen");
+    frozen = freeze !== undefined;
     const h = await pa.journal.health();
     check(h.integrity === "ok" ? "ok" : "fail", `journal: ${h.store} at ${h.location}, schema ${h.schemaVersion}, integrity ${h.integrity}, ${h.total} intent(s), ${h.unfinished} unfinished, ${h.following} being followed`);
     if (h.attention > 0) check("warn", `journal: ${h.attention} intent(s) need attention — see: paid-actions-mcp executions --attention`);
@@ -169,6 +180,7 @@ export async function doctor(env: NodeJS.ProcessEnv): Promise<number> {
     await pa.close();
   }
   const failed = lines.filter(([l]) => l === "fail").length;
-  process.stdout.write(failed === 0 ? "\nReady to pay.\n" : `\n${failed} problem(s) to fix before anything can be paid.\n`);
+  const ready = frozen ? "\nReady to pay once a person unfreezes payments.\n" : "\nReady to pay.\n";
+  process.stdout.write(failed === 0 ? ready : `\n${failed} problem(s) to fix before anything can be paid.\n`);
   return failed === 0 ? 0 : 1;
 }

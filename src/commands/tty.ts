@@ -1,8 +1,10 @@
 /**
- * Asking a person at an interactive terminal: whether there is one, and reading one line
- * with or without echo. Approvals and the PIN are only taken here, from a terminal a person
- * types at: an agent's tool call (or a shell it drives through pipes) has no TTY.
+ * Asking a person at an interactive terminal: whether there is one, reading one line with
+ * or without echo, and the approval PIN. Approvals, the PIN and lifting a freeze are only
+ * taken here, from a terminal a person types at: an agent's tool call (or a shell it drives
+ * through pipes) has no TTY.
  */
+import { pinFileProblem, pinIsSet, verifyPin } from "../engine/approval-pin.js";
 
 /** The streams a prompt uses; the real ones by default. */
 export interface Terminal {
@@ -86,3 +88,29 @@ export function readLine(prompt: string, o: { hidden?: boolean; terminal?: Termi
 
 /** A pause after a wrong PIN, so that guessing is slow. */
 export const wrongPinDelay = (ms = 1_000) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Asks for the approval PIN when one is set (without echo) before a person's decision takes
+ * effect: true when none is set or the right one was typed. A damaged PIN file, no answer or
+ * a wrong PIN (after a second's wait) is said on stderr, ending with `nothing` (what did not
+ * happen), and decides nothing.
+ */
+export async function askPin(home: string, nothing: string, err: (line: string) => void): Promise<boolean> {
+  if (!pinIsSet(home)) return true;
+  const problem = pinFileProblem(home);
+  if (problem) {
+    err(`${problem}; ${nothing}. Remove the file and set the PIN again with \`paid-actions-mcp set-pin\``);
+    return false;
+  }
+  const pin = await readLine("Approval PIN: ", { hidden: true });
+  if (pin === undefined) {
+    err(`no PIN given; ${nothing}`);
+    return false;
+  }
+  if (!(await verifyPin(home, pin))) {
+    await wrongPinDelay();
+    err(`wrong PIN; ${nothing}`);
+    return false;
+  }
+  return true;
+}

@@ -1,7 +1,8 @@
 /**
  * The console's JSON API: approvals (read, approve, decline — with the PIN when one is set),
  * executions with their timelines, spending by action and by day, transcripts, the audit,
- * and the event stream. Reads go to the journal the MCP servers share; a decision goes
+ * whether payments are frozen (read only: freezing and lifting are the terminal's), and the
+ * event stream. Reads go to the journal the MCP servers share; a decision goes
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -9,6 +10,7 @@ import { pinIsSet, verifyPin } from "../engine/approval-pin.js";
 import { approvalReview, pendingReviews } from "../engine/approval-review.js";
 import { PaidActionError } from "../engine/errors.js";
 import { view } from "../engine/executions.js";
+import { freezeView } from "../engine/freeze.js";
 import { recentCalls } from "../engine/recent-calls.js";
 import { spendingBreakdown } from "../engine/spending-view.js";
 import type { ConsoleDeps } from "./deps.js";
@@ -90,6 +92,7 @@ const GET: Array<[RegExp, Handler]> = [
       sendJson(res, 200, { csrf: session.csrf, pinRequired: pinIsSet(c.d.home), home: c.d.home, journal: c.d.journal.location, version: c.version, service: serviceName(c) }),
   ],
   [/^\/api\/approvals$/, async (c, _m, _req, res) => sendJson(res, 200, { items: await pendingReviews(c.d.journal, c.d.config, c.d.now()) })],
+  [/^\/api\/freeze$/, async (c, _m, _req, res) => sendJson(res, 200, { freeze: freezeView(await c.d.journal.frozen()) })],
   [
     new RegExp(`^/api/approvals/${ID}$`),
     async (c, m, _req, res) => {

@@ -1,6 +1,7 @@
 /**
  * Server-sent events for the console's pages: `approvals` (the pending set, at once and
- * whenever it changes) and `executions` (which purchases changed status or state). The
+ * whenever it changes), `freeze` (whether payments are frozen, likewise) and `executions`
+ * (which purchases changed status or state). The
  * journal may be shared by several processes, on this machine or (PostgreSQL) many, so
  * changes are found by polling it — every 500 ms, only while a page listens — not by
  * listening to this process's engine. A `: ping` comment every 15 s keeps proxies and the
@@ -9,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pendingReviews } from "../engine/approval-review.js";
 import type { Config } from "../engine/config.js";
+import { freezeView } from "../engine/freeze.js";
 import type { JournalStore } from "../engine/journal/port.js";
 
 /** How many of the newest purchases are watched for changes. */
@@ -29,6 +31,8 @@ export class EventHub {
   private pingTimer: NodeJS.Timeout | undefined;
   /** The pending set last told (approval ids), undefined before the first look. */
   private approvals: string | undefined;
+  /** The freeze last told (as JSON), undefined before the first look. */
+  private freeze: string | undefined;
   /** Each watched purchase's status and state last seen, undefined before the first look. */
   private executions: Map<string, string> | undefined;
   private lastError: string | undefined;
@@ -55,6 +59,9 @@ export class EventHub {
       // A later look compares with what was first told, so no client misses a change.
       this.approvals ??= signature(items.map((a) => a.approvalId));
       if (this.clients.has(res)) send(res, "approvals", { items });
+      const freeze = { freeze: freezeView(await this.d.journal.frozen()) };
+      this.freeze ??= JSON.stringify(freeze);
+      if (this.clients.has(res)) send(res, "freeze", freeze);
     } catch (e) {
       this.report(e);
     }
@@ -88,6 +95,7 @@ export class EventHub {
     this.pingTimer = undefined;
     // Nobody listens: the next listener starts from what is then.
     this.approvals = undefined;
+    this.freeze = undefined;
     this.executions = undefined;
   }
 
@@ -110,6 +118,11 @@ export class EventHub {
       const items = await pendingReviews(this.d.journal, this.d.config, now);
       this.approvals = signature(items.map((a) => a.approvalId));
       this.broadcast("approvals", { items });
+    }
+    const freeze = JSON.stringify({ freeze: freezeView(await this.d.journal.frozen()) });
+    if (freeze !== this.freeze) {
+      this.freeze = freeze;
+      this.broadcast("freeze", JSON.parse(freeze));
     }
     const rows = await this.d.journal.executions({ before: Number.MAX_SAFE_INTEGER, beforeId: "~", limit: WATCHED });
     const seen = new Map(rows.map((i) => [i.executionId ?? i.intentId, `${i.execStatus ?? ""}|${i.state}|${i.settlement}|${i.refundState}`]));

@@ -16,6 +16,7 @@ import type { ChainPort } from "./chain.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { PaidActionError } from "./errors.js";
+import { refuseIfFrozen, stoppedByFreeze } from "./freeze.js";
 import { fingerprint, validateRequest } from "./input.js";
 import { IntentKeyTaken } from "./journal/port.js";
 import { executionPatch, listExecutions, paidCallOf, spending, view } from "./executions.js";
@@ -35,7 +36,7 @@ export { STEPS, type Step } from "./types.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** What a resumed intent may end with that is no news for the log. */
-const QUIET_ON_RESUME = new Set(["approval_required", "budget_exceeded", "action_not_allowed", "quote_expired", "cancelled"]);
+const QUIET_ON_RESUME = new Set(["approval_required", "budget_exceeded", "action_not_allowed", "quote_expired", "cancelled", "frozen"]);
 
 /** Errors after which a call may wait a little and look again: the outcome is being settled. */
 const WAITABLE = new Set(["outcome_unknown", "busy"]);
@@ -161,6 +162,8 @@ export class Engine extends EventEmitter {
         }
       }
       if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
+      // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
+      if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
       if (intent) return { intent };
       const created = await this.record(c, req, fp, agentBudget, opts);
       if ("conflict" in created) {
@@ -284,6 +287,8 @@ export class Engine extends EventEmitter {
     if (this.driving.has(intent.intentId)) return false;
     // Nothing new is signed while a limit is misconfigured; what is already at risk is still followed.
     if (this.catalogIssues.length > 0 && (intent.state === "new" || intent.state === "quoted" || intent.state === "reserved")) return false;
+    // Nor while payments are frozen: such a purchase waits (its reservation held) until a person lifts the freeze.
+    if (stoppedByFreeze(intent) && (await this.d.journal.frozen())) return false;
     const c = this.ctx();
     if (!(await c.journal.claim(intent.intentId, this.d.owner, this.d.now(), LEASE_MS))) return false;
     const claimed = await c.journal.intent(intent.intentId);

@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   "busy",
   "cancelled",
   "allowance_exhausted",
+  "frozen",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -16,7 +16,8 @@ import { ensureApproved } from "./approvals.js";
 import { challengeFor } from "./challenge.js";
 import { LEASE_MS, POLL_START_MS, type Ctx } from "./context.js";
 import { PaidActionError } from "./errors.js";
-import { LeaseLost } from "./journal/port.js";
+import { frozenError, refuseIfFrozen } from "./freeze.js";
+import { LeaseLost, PaymentsFrozen } from "./journal/port.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
 import { paidResourceUrl, serviceApi } from "./service-api.js";
 import { establishFate } from "./settlement.js";
@@ -28,6 +29,7 @@ const stored = (e: PaidActionError): StoredError => ({ code: e.code, message: e.
 export function asError(e: unknown): PaidActionError {
   if (e instanceof PaidActionError) return e;
   if (e instanceof LeaseLost) return new PaidActionError("busy", "another call is driving this purchase right now; call again in a few seconds with the same intentKey", { intentId: e.intentId }, true);
+  if (e instanceof PaymentsFrozen) return frozenError(e.freeze);
   const code = (e as { code?: unknown })?.code;
   if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
     return new PaidActionError("busy", "the journal is busy with another process's write; retry in a moment with the same intentKey", {}, true);
@@ -233,6 +235,8 @@ export class Drive {
     const lifetime = await (await c.chain()).latestBlockhash().catch((e: unknown) => {
       throw new PaidActionError("payment_failed", `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`, {}, true);
     });
+    // Last look before anything is signed (the journal looks again when it records the proof).
+    await refuseIfFrozen(c.journal);
     const { proof } = await payer.createProof(requirements, lifetime, c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined);
     c.d.transcripts.addSecret(proof, { ephemeral: true });
     const now = c.now();

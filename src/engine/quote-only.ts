@@ -1,10 +1,12 @@
 /**
  * Quote only: prices an intent and says whether the limits would let it be paid now. Pays
- * nothing and records nothing in the journal (the call's transcript keeps the answer).
+ * nothing and records nothing in the journal (the call's transcript keeps the answer). It
+ * prices while payments are frozen too, and then says they are.
  */
 import { formatDecimal } from "../domain/money.js";
 import type { Ctx } from "./context.js";
 import { PaidActionError } from "./errors.js";
+import { frozenError } from "./freeze.js";
 import { validateRequest } from "./input.js";
 import { quoteRefusal } from "./answers.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
@@ -26,6 +28,8 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
   }
   const payee = res.body.paymentRequirement.accepts?.[0]?.payTo;
   const decision = evaluateBudget(c.config.limits, await c.journal.usage(c.d.now(), c.config.limits.maxTotal !== undefined), { action: req.action, amount, payee, agentBudget });
+  const freeze = await c.journal.frozen();
+  const stop = freeze ? frozenError(freeze) : undefined;
   return {
     quoteId: res.body.quoteId,
     action: res.body.action,
@@ -34,8 +38,8 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
     expiresAt: res.body.expiresAt,
     payee: payee ?? null,
     breakdown: (res.body as Record<string, unknown>).breakdown,
-    payable: decision.ok,
+    payable: decision.ok && !stop,
     needsApproval: decision.ok ? decision.needsApproval : false,
-    refusal: decision.ok ? undefined : { code: decision.code, message: decision.message, ...decision.context },
+    refusal: stop ? { code: stop.code, message: stop.message, ...stop.context } : decision.ok ? undefined : { code: decision.code, message: decision.message, ...decision.context },
   };
 }

@@ -55,5 +55,7 @@ export function hintFor(e: PaidActionError): string {
       return "Another process is finishing this purchase; call again in a few seconds with the same intentKey.";
     case "allowance_exhausted":
       return "Nothing was signed or paid. The wallet's owner must grant this server's key more allowance on chain; tell the user. The agent cannot raise it. Call again once they have.";
+    case "frozen":
+      return "A person has frozen all payments on purpose; nothing new was paid. Tell the user that payments are frozen (with the reason, if one is given) and that only a person can unfreeze them, at a terminal: you cannot, and must not try. Do not call paid tools again until the user says payments are unfrozen; quote_action still prices actions.";
   }
 }

@@ -35,7 +35,7 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       const tables = await c.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
       await c.end();
       expect(rows).toEqual([{ version: PG_MIGRATIONS.length }]);
-      expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(["approvals", "catalog", "intents", "meta", "pam_schema", "payments", "transcripts"]);
+      expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(["approvals", "catalog", "intents", "meta", "pam_schema", "payment_freeze", "payments", "transcripts"]);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }

@@ -88,7 +88,7 @@ export function connectEvents() {
   source = new EventSource("/api/events");
   source.addEventListener("open", () => setState("live"));
   source.addEventListener("error", () => setState(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting"));
-  for (const name of ["approvals", "executions"]) {
+  for (const name of ["approvals", "freeze", "executions"]) {
     source.addEventListener(name, (ev) => {
       let data;
       try {

@@ -1,8 +1,8 @@
 // The console's shell: routes on location.pathname (history.pushState for in-app links), keeps
-// the nav, the pending-approvals count and the live indicator current, and mounts one page at a
-// time. Each page module exports `mount(main, params, ctx)` returning an optional cleanup.
-import { ApiError, connectEvents, getSession, on, onState } from "./api.js";
-import { ago, fill, h, mono, notice, pageHead } from "./dom.js";
+// the nav, the pending-approvals count, the freeze banner and the live indicator current, and
+// mounts one page at a time. Each page module exports `mount(main, params, ctx)` returning an optional cleanup.
+import { ApiError, connectEvents, get, getSession, on, onState } from "./api.js";
+import { ago, clear, fill, h, mono, notice, pageHead, timeEl, when } from "./dom.js";
 import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
 import * as executions from "./pages/executions.js";
@@ -92,6 +92,40 @@ on("approvals", (data) => {
   document.title = n > 0 ? `(${n}) paid-actions console` : "paid-actions console";
 });
 
+// A freeze holds for every server on the journal, so it shows on every page, live.
+const banner = document.getElementById("freeze-banner");
+function showFreeze(freeze) {
+  if (!freeze) {
+    banner.hidden = true;
+    clear(banner);
+    return;
+  }
+  fill(
+    banner,
+    h(
+      "div",
+      { class: "freeze-inner" },
+      h("strong", {}, "Payments are frozen. "),
+      "Since ",
+      h("span", { class: "freeze-since" }, when(freeze.since)),
+      " (",
+      timeEl(freeze.since),
+      "), by ",
+      mono(freeze.by),
+      freeze.reason ? [". Reason: ", h("q", { class: "freeze-reason" }, freeze.reason)] : ". No reason was given",
+      ". No server on this journal signs a new payment until a person runs ",
+      h("code", {}, "paid-actions-mcp unfreeze"),
+      " at a terminal; purchases whose payment already left are still followed.",
+    ),
+  );
+  banner.hidden = false;
+}
+let freezeLive = false;
+on("freeze", (data) => {
+  freezeLive = true;
+  showFreeze(data?.freeze ?? null);
+});
+
 const live = document.getElementById("live");
 const LIVE_TEXT = { live: "live", reconnecting: "reconnecting…", closed: "disconnected", connecting: "connecting…" };
 onState((state) => {
@@ -121,6 +155,8 @@ async function footer() {
 }
 
 if (await footer()) {
+  // Before the event stream says it (and should the stream not come up at all).
+  get("/api/freeze").then((d) => freezeLive || showFreeze(d.freeze), () => undefined);
   connectEvents();
   route();
 }

@@ -153,6 +153,16 @@ export const PG_MIGRATIONS: string[] = [
   UPDATE payments SET watch = 1 WHERE fate = 'never';
   CREATE INDEX payments_watch ON payments(signed_at) WHERE watch = 1;
   `,
+  // 5: the freeze, a person's stop on new payments: at most one row, frozen while it exists
+  // (payment_freeze: FREEZE is a reserved word here).
+  `
+  CREATE TABLE payment_freeze (
+    only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row),
+    reason ${T},
+    frozen_at BIGINT NOT NULL,
+    frozen_by ${T} NOT NULL
+  );
+  `,
 ];
 
 /**

@@ -10,12 +10,13 @@ import { intentColumns, paymentColumns } from "./rows.js";
 
 /**
  * Advisory lock keys (per database), fixed for every build: "pam_migr", "pam_budg",
- * "pam_cata" in ASCII, as decimal strings for a bigint parameter.
+ * "pam_cata", "pam_frez" in ASCII, as decimal strings for a bigint parameter.
  */
 export const LOCK = {
   migrate: 0x70616d5f6d696772n.toString(),
   budget: 0x70616d5f62756467n.toString(),
   catalog: 0x70616d5f63617461n.toString(),
+  freeze: 0x70616d5f6672657an.toString(),
 };
 
 /** SQLSTATEs after which the whole transaction can run again: serialization failure, deadlock. */

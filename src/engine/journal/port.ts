@@ -28,6 +28,17 @@ export class IntentKeyTaken extends Error {
   }
 }
 
+/**
+ * A person froze payments: the store refused to record a signed proof (nothing written), so
+ * that proof never leaves the process.
+ */
+export class PaymentsFrozen extends Error {
+  constructor(readonly freeze: Freeze) {
+    super("payments are frozen by a person");
+    this.name = "PaymentsFrozen";
+  }
+}
+
 /** The store holds a newer schema than this build knows: refuse to run rather than guess. */
 export class SchemaTooNew extends Error {
   constructor(
@@ -111,6 +122,16 @@ export interface DaySpend {
   held: bigint;
 }
 
+/** A person's stop on every payment of every server sharing the journal, until a person lifts it. */
+export interface Freeze {
+  /** Why, in the words of whoever froze (absent when none was given). */
+  reason: string | null;
+  /** When (ms since the epoch). */
+  since: number;
+  /** Who: "terminal" (a person at one), or the host/pid of the process that froze. */
+  by: string;
+}
+
 export interface CatalogRecord {
   name: string;
   detail: unknown;
@@ -178,7 +199,9 @@ export interface JournalStore {
   /**
    * Records a signed proof's payment row and commits its intent (compare-and-set) in one
    * transaction: false, and nothing written, when the intent moved. A second proof for the
-   * same quote is refused (it would hide the first).
+   * same quote is refused (it would hide the first). While payments are frozen it throws
+   * PaymentsFrozen and writes nothing: checked in the same transaction, so once freeze()
+   * has returned no server records (and so sends) a new proof.
    */
   recordSigned(p: PaymentRecord, then: IntentWrite): Awaitable<boolean>;
   updatePayment(quoteId: string, patch: Partial<PaymentRecord>): Awaitable<void>;
@@ -204,4 +227,16 @@ export interface JournalStore {
   // ---- Catalog cache ----
   saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): Awaitable<void>;
   catalog(service: string): Awaitable<CatalogRecord[]>;
+
+  // ---- The freeze (one per journal: every server sharing it is stopped) ----
+  /** The freeze in force, if payments are frozen. */
+  frozen(): Awaitable<Freeze | undefined>;
+  /**
+   * Freezes payments unless they already are: the freeze in force afterwards, and whether it
+   * was there before (an earlier one is kept as it was). Waits for proofs being recorded
+   * right now; none is recorded after it returns.
+   */
+  freeze(f: Freeze): Awaitable<{ freeze: Freeze; already: boolean }>;
+  /** Lifts the freeze: the one lifted, or undefined when payments were not frozen. */
+  unfreeze(): Awaitable<Freeze | undefined>;
 }

@@ -8,6 +8,8 @@
  *   reservations on the database happen one after another, so no two servers can both fit
  *   under a cap that admits one of them.
  * - Every other state change is a compare-and-set (a single UPDATE … WHERE, rowCount 1).
+ * - A signed proof is recorded under a shared advisory lock that a freeze takes exclusively
+ *   (pg-records.ts): once freeze() has returned, no server records (and so sends) a new proof.
  * - Migrations run once, in one transaction under another advisory lock, however many
  *   servers start at once; a database newer than this build is refused (SchemaTooNew).
  *
@@ -24,12 +26,13 @@
  */
 import pg from "pg";
 import type { Usage } from "../policy.js";
-import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
+import type { Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
 import { migrate } from "./pg-schema.js";
 import { changed, JournalUnavailable, LOCK, paymentInsert, paymentStatement, pgValue, redactUrl, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
-import { IntentKeyTaken, LeaseLost, SchemaTooNew, type CatalogRecord, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord, type ActionSpend, type DaySpend } from "./port.js";
-import { toApproval, toIntent, toPayment } from "./rows.js";
+import { PgRecords } from "./pg-records.js";
+import { IntentKeyTaken, LeaseLost, PaymentsFrozen, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type ActionSpend, type DaySpend } from "./port.js";
+import { toIntent, toPayment } from "./rows.js";
 import { PG_BY_ACTION, PG_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
 const DAY_MS = 24 * 3_600_000;
@@ -96,16 +99,18 @@ function unavailable(e: unknown, url: string, location: string): JournalUnavaila
   return new JournalUnavailable(`cannot open the PostgreSQL journal at ${location}: ${message}`, typeof code === "string" ? code : undefined);
 }
 
-export class PostgresJournal implements JournalStore {
+export class PostgresJournal extends PgRecords implements JournalStore {
   readonly kind = "postgres" as const;
   private closed = false;
 
   constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     readonly location: string,
     readonly schemaVersion: number,
     private readonly o: JournalOptions = {},
-  ) {}
+  ) {
+    super(pool);
+  }
 
   async close(): Promise<void> {
     if (this.closed) return;
@@ -309,6 +314,8 @@ export class PostgresJournal implements JournalStore {
   async recordSigned(p: PaymentRecord, then: IntentWrite): Promise<boolean> {
     try {
       return await transaction(this.pool, async (c) => {
+        const freeze = await this.frozenUnderLock(c);
+        if (freeze) throw new PaymentsFrozen(freeze);
         // The quote id is the primary key: a second proof for the same quote fails here.
         await c.query(...paymentInsert(p));
         if (!(await changed(c, ...updateStatement(then.intentId, then.patch, then.now, then.expect)))) throw new LeaseLost(then.intentId);
@@ -337,64 +344,5 @@ export class PostgresJournal implements JournalStore {
   /** Payments found unable to land that are still watched, oldest first (through the partial index). */
   async watchedPayments(limit: number): Promise<PaymentRecord[]> {
     return (await rows(this.pool, `SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT $1`, [limit])).map(toPayment);
-  }
-
-  // ---- Approvals ------------------------------------------------------------------
-
-  async insertApproval(a: Approval): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO approvals (approval_id, intent_id, quote_id, action, amount, payee, expires_at, status, created_at, decided_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [a.approvalId, a.intentId, a.quoteId, a.action, a.amount.toString(), a.payee, a.expiresAt, a.status, a.createdAt, a.decidedAt].map(pgValue),
-    );
-  }
-
-  async approval(approvalId: string): Promise<Approval | undefined> {
-    const [row] = await rows(this.pool, `SELECT * FROM approvals WHERE approval_id = $1`, [approvalId]);
-    return row ? toApproval(row) : undefined;
-  }
-
-  async pendingApprovals(now: number): Promise<Approval[]> {
-    return (await rows(this.pool, `SELECT * FROM approvals WHERE status = 'pending' AND expires_at > $1 ORDER BY created_at`, [now])).map(toApproval);
-  }
-
-  /** One UPDATE guarded by the status it expects: of servers deciding at once, one wins. */
-  decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Promise<boolean> {
-    return changed(this.pool, `UPDATE approvals SET status = $1, decided_at = $2 WHERE approval_id = $3 AND status = $4`, [to, now, approvalId, from]);
-  }
-
-  // ---- Transcripts' index ----------------------------------------------------------
-
-  async indexTranscript(r: TranscriptRecord): Promise<void> {
-    await this.pool.query(`INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`, [r.callId, r.createdAt, r.host, r.home].map(pgValue));
-  }
-
-  async transcriptIndex(limit: number): Promise<TranscriptRecord[]> {
-    const found = await rows(this.pool, `SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT $1`, [limit]);
-    return found.map((r) => ({ callId: String(r.call_id), createdAt: Number(r.created_at), host: String(r.host), home: String(r.home) }));
-  }
-
-  // ---- Catalog cache --------------------------------------------------------------
-
-  /**
-   * Replaces a service's cached catalog. Under a lock: two servers rewriting it at once
-   * would otherwise each delete what it saw and both insert, and the second would collide.
-   */
-  async saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): Promise<void> {
-    await transaction(this.pool, async (c) => {
-      await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK.catalog]);
-      await c.query(`DELETE FROM catalog WHERE service = $1`, [service]);
-      await c.query(`INSERT INTO catalog (service, name, detail, fetched_at) SELECT $1::text, u.name, u.detail, $4::bigint FROM unnest($2::text[], $3::text[]) AS u(name, detail)`, [
-        service,
-        details.map((d) => d.name),
-        details.map((d) => JSON.stringify(d.detail)),
-        now,
-      ]);
-    });
-  }
-
-  async catalog(service: string): Promise<CatalogRecord[]> {
-    const found = await rows(this.pool, `SELECT name, detail, fetched_at FROM catalog WHERE service = $1 ORDER BY name`, [service]);
-    return found.map((r) => ({ name: r.name as string, detail: JSON.parse(r.detail as string) as unknown, fetchedAt: r.fetched_at as number }));
   }
 }

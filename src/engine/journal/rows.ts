@@ -3,6 +3,7 @@
  * converted to and from SQLite columns in one place.
  */
 import type { Approval, Intent, IntentPatch, PaymentRecord } from "../types.js";
+import type { Freeze } from "./port.js";
 
 interface Codec {
   read(value: unknown): unknown;
@@ -97,6 +98,10 @@ export function toApproval(row: Record<string, unknown>): Approval {
     createdAt: row.created_at as number,
     decidedAt: (row.decided_at as number | null) ?? null,
   };
+}
+
+export function toFreeze(row: Record<string, unknown>): Freeze {
+  return { reason: (row.reason as string | null) ?? null, since: Number(row.frozen_at), by: String(row.frozen_by) };
 }
 
 export function toPayment(row: Record<string, unknown>): PaymentRecord {

@@ -138,4 +138,15 @@ export const MIGRATIONS: string[] = [
   UPDATE payments SET watch = 1 WHERE fate = 'never';
   CREATE INDEX payments_watch ON payments(signed_at) WHERE watch = 1;
   `,
+  // 5: the freeze, a person's stop on new payments, in the journal so that every server
+  // sharing it sees it. At most one row: frozen while it exists. (FREEZE is a reserved word
+  // in PostgreSQL, hence the table's name in both stores.)
+  `
+  CREATE TABLE payment_freeze (
+    only_row INTEGER PRIMARY KEY CHECK (only_row = 1),
+    reason TEXT,
+    frozen_at INTEGER NOT NULL,
+    frozen_by TEXT NOT NULL
+  );
+  `,
 ];

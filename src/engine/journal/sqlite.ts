@@ -1,9 +1,11 @@
 /**
  * The journal on SQLite: one row per intent, with its state and every identifier as soon as
  * it exists, the budget it holds, every signed proof by its memo, approvals and the catalog
- * cache. WAL + synchronous=FULL: a committed step survives a kill -9. Budget reservations
- * are taken in BEGIN IMMEDIATE transactions, so processes sharing one journal can never
- * jointly exceed a cap. All of the engine's SQL lives here.
+ * cache (those beside the intents in sqlite-records.ts, with the freeze). WAL +
+ * synchronous=FULL: a committed step survives a kill -9. Budget reservations are taken in
+ * BEGIN IMMEDIATE transactions, so processes sharing one journal can never jointly exceed a
+ * cap; a signed proof is recorded under the same write lock as a freeze, so none is
+ * recorded once payments are frozen.
  *
  * Proofs are secrets: each one read from here is handed to `onSecret` (for scrubbing) before
  * the row is returned.
@@ -12,12 +14,13 @@ import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Usage } from "../policy.js";
-import type { Approval, ApprovalStatus, Intent, IntentPatch, PaymentRecord } from "../types.js";
+import type { Intent, IntentPatch, PaymentRecord } from "../types.js";
 import { UNFINISHED_STATES } from "../types.js";
-import { IntentKeyTaken, LeaseLost, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type TranscriptRecord, type ActionSpend, type DaySpend } from "./port.js";
+import { IntentKeyTaken, LeaseLost, PaymentsFrozen, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type ActionSpend, type DaySpend } from "./port.js";
 import { leaseOwnerAlive } from "./lease.js";
-import { intentColumns, paymentColumns, toApproval, toIntent, toPayment } from "./rows.js";
+import { intentColumns, paymentColumns, toIntent, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
+import { SqliteRecords } from "./sqlite-records.js";
 import { SQLITE_BY_ACTION, SQLITE_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
 export { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
@@ -25,22 +28,25 @@ export { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type Journ
 const DAY_MS = 24 * 3_600_000;
 const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
 
+function openDatabase(path: string): Database.Database {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const db = new Database(path);
+  // The busy timeout first: another process may hold the lock while this one switches to WAL.
+  db.pragma("busy_timeout = 10000");
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  return db;
+}
+
 /** The journal in one SQLite file: synchronous, as SQLite is; the engine awaits it all the same. */
-export class Journal implements JournalStore {
+export class Journal extends SqliteRecords implements JournalStore {
   readonly kind = "sqlite" as const;
-  private readonly db: Database.Database;
-  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(
     readonly path: string,
     private readonly o: JournalOptions = {},
   ) {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    this.db = new Database(path);
-    // The busy timeout first: another process may hold the lock while this one switches to WAL.
-    this.db.pragma("busy_timeout = 10000");
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
+    super(openDatabase(path));
     this.migrate();
     for (const suffix of ["", "-wal", "-shm"]) {
       if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
@@ -75,20 +81,6 @@ export class Journal implements JournalStore {
 
   close(): void {
     this.db.close();
-  }
-
-  /** Runs `fn` in one transaction: all its writes land, or none. */
-  private atomically<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
-  }
-
-  private sql(text: string): Database.Statement {
-    let s = this.statements.get(text);
-    if (!s) {
-      s = this.db.prepare(text);
-      this.statements.set(text, s);
-    }
-    return s;
   }
 
   private intentRow(row: unknown): Intent | undefined {
@@ -301,18 +293,22 @@ export class Journal implements JournalStore {
   // ---- Payments (every signed proof, by its memo) -----------------------------------
 
   /**
-   * One row per signed proof, and its intent's commit, in one transaction: false (nothing
-   * written) when the intent moved. A second proof for the same quote is refused (it would
-   * hide the first).
+   * One row per signed proof, and its intent's commit, in one BEGIN IMMEDIATE transaction:
+   * false (nothing written) when the intent moved; PaymentsFrozen (nothing written) once a
+   * freeze has committed. A second proof for the same quote is refused (it would hide the first).
    */
   recordSigned(p: PaymentRecord, then: IntentWrite): boolean {
     const cols = paymentColumns(p);
     try {
-      return this.atomically(() => {
-        this.sql(`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
-        if (!this.updateRow(then.intentId, then.patch, then.now, then.expect)) throw new LeaseLost(then.intentId);
-        return true;
-      });
+      return this.db
+        .transaction(() => {
+          const freeze = this.frozen();
+          if (freeze) throw new PaymentsFrozen(freeze);
+          this.sql(`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
+          if (!this.updateRow(then.intentId, then.patch, then.now, then.expect)) throw new LeaseLost(then.intentId);
+          return true;
+        })
+        .immediate();
     } catch (e) {
       if (e instanceof LeaseLost) return false;
       throw e;
@@ -338,54 +334,5 @@ export class Journal implements JournalStore {
   /** Payments found unable to land that are still watched, oldest first (through the partial index). */
   watchedPayments(limit: number): PaymentRecord[] {
     return (this.sql(`SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT ?`).all(limit) as Record<string, unknown>[]).map(toPayment);
-  }
-
-  // ---- Approvals ------------------------------------------------------------------
-
-  insertApproval(a: Approval): void {
-    this.sql(
-      `INSERT INTO approvals (approval_id, intent_id, quote_id, action, amount, payee, expires_at, status, created_at, decided_at)
-       VALUES (@approvalId, @intentId, @quoteId, @action, @amount, @payee, @expiresAt, @status, @createdAt, @decidedAt)`,
-    ).run({ ...a, amount: a.amount.toString() });
-  }
-
-  approval(approvalId: string): Approval | undefined {
-    const row = this.sql(`SELECT * FROM approvals WHERE approval_id = ?`).get(approvalId);
-    return row ? toApproval(row as Record<string, unknown>) : undefined;
-  }
-
-  pendingApprovals(now: number): Approval[] {
-    return (this.sql(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at`).all(now) as Record<string, unknown>[]).map(toApproval);
-  }
-
-  /** Moves an approval from one status to another; false if it was not in `from`. */
-  decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): boolean {
-    return this.sql(`UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = ?`).run(to, now, approvalId, from).changes === 1;
-  }
-
-  // ---- Transcripts' index ----------------------------------------------------------
-
-  indexTranscript(r: TranscriptRecord): void {
-    this.sql(`INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`).run(r.callId, r.createdAt, r.host, r.home);
-  }
-
-  transcriptIndex(limit: number): TranscriptRecord[] {
-    const rows = this.sql(`SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT ?`).all(limit) as Array<{ call_id: string; created_at: number; host: string; home: string }>;
-    return rows.map((r) => ({ callId: r.call_id, createdAt: r.created_at, host: r.host, home: r.home }));
-  }
-
-  // ---- Catalog cache --------------------------------------------------------------
-
-  saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): void {
-    this.db.transaction(() => {
-      this.sql(`DELETE FROM catalog WHERE service = ?`).run(service);
-      const insert = this.sql(`INSERT INTO catalog (service, name, detail, fetched_at) VALUES (?, ?, ?, ?)`);
-      for (const d of details) insert.run(service, d.name, JSON.stringify(d.detail), now);
-    })();
-  }
-
-  catalog(service: string): Array<{ name: string; detail: unknown; fetchedAt: number }> {
-    const rows = this.sql(`SELECT name, detail, fetched_at FROM catalog WHERE service = ? ORDER BY name`).all(service) as Array<{ name: string; detail: string; fetched_at: number }>;
-    return rows.map((r) => ({ name: r.name, detail: JSON.parse(r.detail) as unknown, fetchedAt: r.fetched_at }));
   }
 }

@@ -1,0 +1,110 @@
+/**
+ * The SQLite journal's connection, and the records it keeps beside the intents: approvals,
+ * the index of tool-call transcripts, the catalog cache and the freeze. sqlite.ts builds the
+ * store on it with the intents, the budget and the payments.
+ */
+import type Database from "better-sqlite3";
+import type { Approval, ApprovalStatus } from "../types.js";
+import type { CatalogRecord, Freeze, TranscriptRecord } from "./port.js";
+import { toApproval, toFreeze } from "./rows.js";
+
+export abstract class SqliteRecords {
+  private readonly statements = new Map<string, Database.Statement>();
+
+  protected constructor(protected readonly db: Database.Database) {}
+
+  protected sql(text: string): Database.Statement {
+    let s = this.statements.get(text);
+    if (!s) {
+      s = this.db.prepare(text);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
+  /** Runs `fn` in one transaction: all its writes land, or none. */
+  protected atomically<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  // ---- Approvals ------------------------------------------------------------------
+
+  insertApproval(a: Approval): void {
+    this.sql(
+      `INSERT INTO approvals (approval_id, intent_id, quote_id, action, amount, payee, expires_at, status, created_at, decided_at)
+       VALUES (@approvalId, @intentId, @quoteId, @action, @amount, @payee, @expiresAt, @status, @createdAt, @decidedAt)`,
+    ).run({ ...a, amount: a.amount.toString() });
+  }
+
+  approval(approvalId: string): Approval | undefined {
+    const row = this.sql(`SELECT * FROM approvals WHERE approval_id = ?`).get(approvalId);
+    return row ? toApproval(row as Record<string, unknown>) : undefined;
+  }
+
+  pendingApprovals(now: number): Approval[] {
+    return (this.sql(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at`).all(now) as Record<string, unknown>[]).map(toApproval);
+  }
+
+  /** Moves an approval from one status to another; false if it was not in `from`. */
+  decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): boolean {
+    return this.sql(`UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = ?`).run(to, now, approvalId, from).changes === 1;
+  }
+
+  // ---- Transcripts' index ----------------------------------------------------------
+
+  indexTranscript(r: TranscriptRecord): void {
+    this.sql(`INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`).run(r.callId, r.createdAt, r.host, r.home);
+  }
+
+  transcriptIndex(limit: number): TranscriptRecord[] {
+    const rows = this.sql(`SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT ?`).all(limit) as Array<{ call_id: string; created_at: number; host: string; home: string }>;
+    return rows.map((r) => ({ callId: r.call_id, createdAt: r.created_at, host: r.host, home: r.home }));
+  }
+
+  // ---- Catalog cache --------------------------------------------------------------
+
+  saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): void {
+    this.db.transaction(() => {
+      this.sql(`DELETE FROM catalog WHERE service = ?`).run(service);
+      const insert = this.sql(`INSERT INTO catalog (service, name, detail, fetched_at) VALUES (?, ?, ?, ?)`);
+      for (const d of details) insert.run(service, d.name, JSON.stringify(d.detail), now);
+    })();
+  }
+
+  catalog(service: string): CatalogRecord[] {
+    const rows = this.sql(`SELECT name, detail, fetched_at FROM catalog WHERE service = ? ORDER BY name`).all(service) as Array<{ name: string; detail: string; fetched_at: number }>;
+    return rows.map((r) => ({ name: r.name, detail: JSON.parse(r.detail) as unknown, fetchedAt: r.fetched_at }));
+  }
+
+  // ---- The freeze -----------------------------------------------------------------
+
+  frozen(): Freeze | undefined {
+    const row = this.sql(`SELECT reason, frozen_at, frozen_by FROM payment_freeze`).get();
+    return row ? toFreeze(row as Record<string, unknown>) : undefined;
+  }
+
+  /**
+   * Under the write lock, which recording a signed proof also takes (sqlite.ts): a proof
+   * being recorded now lands before the freeze, and none lands after it.
+   */
+  freeze(f: Freeze): { freeze: Freeze; already: boolean } {
+    return this.db
+      .transaction(() => {
+        const earlier = this.frozen();
+        if (earlier) return { freeze: earlier, already: true };
+        this.sql(`INSERT INTO payment_freeze (only_row, reason, frozen_at, frozen_by) VALUES (1, ?, ?, ?)`).run(f.reason, f.since, f.by);
+        return { freeze: f, already: false };
+      })
+      .immediate();
+  }
+
+  unfreeze(): Freeze | undefined {
+    return this.db
+      .transaction(() => {
+        const lifted = this.frozen();
+        if (lifted) this.sql(`DELETE FROM payment_freeze`).run();
+        return lifted;
+      })
+      .immediate();
+  }
+}
