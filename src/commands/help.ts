@@ -1,6 +1,6 @@
 /**
  * The command line's help texts: one per command, and the main one. Kept apart from the
- * parsing in cli.ts, which prints them.
+ * parsing in src/cli.ts, which prints them.
  */
 const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIONS_CONFIG; the environment wins):
   PAID_ACTIONS_BASE_URL      the v1 service (absent: the embedded sandbox)
