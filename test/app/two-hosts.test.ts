@@ -71,9 +71,9 @@ describe("app: two processes on one home in sandbox mode", () => {
     expect(after.executionId).toMatch(/^exe_/);
     expect(after.executionId).not.toBe(before.executionId);
 
-    // Same port, same key, same wallet: nothing the process holds had to change.
+    // Same port, same key, same agent key and owner: nothing the process holds had to change.
     expect(pa.sandbox).toMatchObject({ owned: true, info: owner.info });
-    expect(pa.config).toMatchObject({ baseUrl: owner.info.baseUrl, apiKey: owner.info.apiKey, rpcUrl: owner.info.rpcUrl, walletPath: owner.info.walletPath });
+    expect(pa.config).toMatchObject({ baseUrl: owner.info.baseUrl, apiKey: owner.info.apiKey, rpcUrl: owner.info.rpcUrl, walletPath: owner.info.agentKeyPath, owner: owner.info.owner });
     expect(sandboxOwner(join(home, "sandbox"))).toBe(process.pid);
     expect(lines.filter((l) => /took it over/.test(l))).toEqual([`the embedded sandbox's owner (pid ${owner.pid}) is gone: this process took it over at ${owner.info.baseUrl}`]);
 

@@ -77,6 +77,16 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
     expect(await f.pa.engine.checkSettlement(intent)).toMatchObject({ kind: "verified" });
   });
 
+  it("doctor: in delegate mode it shows the owner and the allowance left; paying from the key's own account is a warning", async () => {
+    f = await engineFixture({ t, env: delegateEnv() });
+    const delegate = await runCli(["doctor"], f.env as Record<string, string>, 60_000);
+    expect(delegate.stdout).toContain(`paying as the delegate of the owner ${t.wallet.address}`);
+    expect(delegate.stdout).toMatch(/\[ok {2}\] allowance: \d+\.\d+ USDC left to spend from the owner's \d+\.\d+ USDC/);
+    expect(delegate.stdout).not.toContain("can spend everything in its account");
+    const own = await runCli(["doctor"], { ...(f.env as Record<string, string>), PAID_ACTIONS_WALLET: t.sb.walletPath, PAID_ACTIONS_OWNER: "" }, 60_000);
+    expect(own.stdout).toMatch(/\[warn\] wallet: the key in this home can spend everything in its account/);
+  });
+
   it("the proof is the reference client's layout: compute limit, compute price, TransferChecked, memo, the fee payer's slot left empty — only the source and authority differ", async () => {
     const quote = await t.quote("servers.provision", { ...SMALL_SERVER, image: "layout" });
     const requirements = quote.paymentRequirement.accepts[0] as PaymentRequirements;
