@@ -10,6 +10,7 @@ import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../../src/sandbox/http.js";
 import { MAX_JSON_DEPTH } from "../../src/sandbox/http-io.js";
+import { floodFromChild, type FloodRequest } from "../helpers/flood.js";
 import { apiClient, SERVER_INPUT, startTestSandbox, type ApiResponse, type TestSandbox } from "../helpers/sandbox.js";
 
 const KEY_A = "key-flooder-0001";
@@ -96,16 +97,6 @@ async function bystander(t: TestSandbox, key: string, until: () => boolean, opts
     await sleep(opts.everyMs ?? 50);
   }
   return results;
-}
-
-/** Requests in waves of `size` at once, `gapMs` apart: a flood that lasts long enough for bystanders to overlap it. */
-async function waves<T>(count: number, size: number, gapMs: number, make: (i: number) => Promise<T>): Promise<T[]> {
-  const all: Promise<T>[] = [];
-  for (let w = 0; w < count; w++) {
-    for (let j = 0; j < size; j++) all.push(make(w * size + j));
-    if (w < count - 1) await sleep(gapMs);
-  }
-  return Promise.all(all);
 }
 
 function expectServedPromptly(results: { status: number; ms: number; text: string }[], minCount: number, maxMs: number): void {
@@ -337,9 +328,8 @@ describe("sandbox abuse: floods get 429 without starving anyone else", () => {
     let flooding = true;
     const started = Date.now();
     // 500 requests: five waves of 100 at once, 400 ms apart.
-    const flood = waves(5, 100, 400, (i) => (i % 4 === 3 ? flooder("POST", "/quotes", { body: QUOTE_BODY }) : flooder("GET", "/actions"))).then(
-      (r) => ((flooding = false), r),
-    );
+    const requests = Array.from({ length: 500 }, (_, i): FloodRequest => (i % 4 === 3 ? { method: "POST", path: "/quotes", key: KEY_A, body: QUOTE_BODY } : { method: "GET", path: "/actions", key: KEY_A }));
+    const flood = floodFromChild(t.sb.baseUrl, requests, 100, 400).then((r) => ((flooding = false), r));
     // The bystander stays inside its own limit (10/s) at one request every 150 ms.
     const others = bystander(t, KEY_B, () => !flooding, { everyMs: 150, max: 60 });
     const results = await flood;
@@ -370,13 +360,12 @@ describe("sandbox abuse: floods get 429 without starving anyone else", () => {
 
   it("an unauthenticated flood (no key, and guessed keys) is throttled with 429 and does not starve authenticated keys", async () => {
     const t = await sandbox({ apiKeys: [KEY_A, KEY_B], rateLimit: RATE });
-    const anon = apiClient(t.sb.baseUrl, "");
-    const guesser = (n: number) => apiClient(t.sb.baseUrl, `guess-${String(n).padStart(10, "0")}`);
     let flooding = true;
     const started = Date.now();
-    const flood = waves(5, 100, 400, (i) => (i % 2 === 0 ? anon("GET", "/actions", { noAuth: true }) : guesser(i)("POST", "/quotes", { body: QUOTE_BODY }))).then(
-      (r) => ((flooding = false), r),
+    const requests = Array.from({ length: 500 }, (_, i): FloodRequest =>
+      i % 2 === 0 ? { method: "GET", path: "/actions", key: null } : { method: "POST", path: "/quotes", key: `guess-${String(i).padStart(10, "0")}`, body: QUOTE_BODY },
     );
+    const flood = floodFromChild(t.sb.baseUrl, requests, 100, 400).then((r) => ((flooding = false), r));
     const a = bystander(t, KEY_A, () => !flooding, { everyMs: 150, max: 60 });
     const b = bystander(t, KEY_B, () => !flooding, { everyMs: 150, max: 60 });
     const results = await flood;
