@@ -9,14 +9,14 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { newId } from "../domain/ids.js";
-import type { ChainPort } from "../engine/chain.js";
-import { journalOf, loadConfig, type Config, type ConfigResult } from "../engine/config.js";
+import type { ChainPort } from "../engine/chain/chain.js";
+import { journalOf, loadConfig, type Config, type ConfigResult } from "../engine/config/config.js";
 import { Engine, type Step } from "../engine/engine.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { JournalStore } from "../engine/journal/port.js";
 import { Reconciler } from "../engine/reconciler.js";
-import { createServiceClient, type ServiceClient } from "../engine/service-client.js";
-import { Transcripts } from "../engine/transcripts.js";
+import { createServiceClient, type ServiceClient } from "../engine/service/client.js";
+import { Transcripts } from "../engine/read/transcripts.js";
 import type { SandboxOptions } from "../sandbox/index.js";
 import { openJournalStore } from "./journal.js";
 import { embeddedSandbox, followSandbox, serviceTarget, type EmbeddedSandbox, type WatchOptions } from "./sandbox.js";
@@ -91,7 +91,7 @@ export { openJournalFile, openJournalStore } from "./journal.js";
 export function rpcChain(config: Config): () => Promise<ChainPort> {
   return async () => {
     if (!config.rpcUrl) throw new PaidActionError("config_invalid", "SOLANA_RPC_URL is not set: the engine cannot read the chain", { key: "SOLANA_RPC_URL" });
-    return (await import("../engine/chain-rpc.js")).createRpcChain(() => config.rpcUrl!);
+    return (await import("../engine/chain/rpc.js")).createRpcChain(() => config.rpcUrl!);
   };
 }
 
@@ -143,7 +143,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     journal,
     client,
     // The Solana and x402 libraries load with the first payment, not at start-up.
-    payer: async () => (await import("../engine/payer.js")).loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
+    payer: async () => (await import("../engine/payment/payer.js")).loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
     chain: o.chain ?? (config ? rpcChain(config) : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
     transcripts,
     now,

@@ -5,11 +5,11 @@
  * sharing one budget), its driver loaded only then.
  */
 import { join } from "node:path";
-import { passwordOf } from "../engine/config.js";
+import { passwordOf } from "../engine/config/config.js";
 import { PaidActionError } from "../engine/errors.js";
 import type { JournalStore } from "../engine/journal/port.js";
 import { Journal } from "../engine/journal/sqlite.js";
-import type { Transcripts } from "../engine/transcripts.js";
+import type { Transcripts } from "../engine/read/transcripts.js";
 
 /** The SQLite journal of a home; every proof read from it is registered with the transcripts for scrubbing. */
 export function openJournalFile(home: string, transcripts: Transcripts): Journal {

@@ -12,9 +12,9 @@
  * sandbox's). Exit 0 done; 1 it could not be done (said on stderr); 2 usage.
  */
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
-import { readAllowance, type AllowanceView } from "../engine/allowance.js";
-import { allowanceTransaction, readAllowanceTransaction, type AllowanceChange } from "../engine/delegate.js";
-import { loadPayer, loadSigner, type Payer } from "../engine/payer.js";
+import { readAllowance, type AllowanceView } from "../engine/payment/allowance.js";
+import { allowanceTransaction, readAllowanceTransaction, type AllowanceChange } from "../engine/payment/delegate.js";
+import { loadPayer, loadSigner, type Payer } from "../engine/payment/payer.js";
 import { formatDecimal } from "../domain/money.js";
 import { urlOrigin } from "./audit.js";
 

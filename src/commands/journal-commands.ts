@@ -3,8 +3,8 @@
  * They never start a service and never pay.
  */
 import { openJournal } from "../app/index.js";
-import { recentCalls } from "../engine/recent-calls.js";
-import type { ExecutionView } from "../engine/types.js";
+import { recentCalls } from "../engine/read/recent-calls.js";
+import type { ExecutionView } from "../engine/model/types.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 

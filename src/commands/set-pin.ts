@@ -2,10 +2,10 @@
  * `paid-actions-mcp set-pin [--clear]`: sets, changes or removes the approval PIN that the
  * terminal's `approve` and the console ask for before a payment is approved or declined.
  * Only at an interactive terminal, without echo; the current PIN is asked first when one is
- * set. The PIN is kept only as a salted scrypt hash (see engine/approval-pin.ts).
+ * set. The PIN is kept only as a salted scrypt hash (see engine/approvals/pin.ts).
  */
-import { loadConfig } from "../engine/config.js";
-import { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "../engine/approval-pin.js";
+import { loadConfig } from "../engine/config/config.js";
+import { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "../engine/approvals/pin.js";
 import { interactive, NO_TTY, readLine, wrongPinDelay } from "./tty.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);

@@ -6,13 +6,13 @@
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { pinIsSet, verifyPin } from "../engine/approval-pin.js";
-import { approvalReview, pendingReviews } from "../engine/approval-review.js";
+import { pinIsSet, verifyPin } from "../engine/approvals/pin.js";
+import { approvalReview, pendingReviews } from "../engine/approvals/review.js";
 import { PaidActionError } from "../engine/errors.js";
-import { view } from "../engine/executions.js";
-import { freezeView } from "../engine/freeze.js";
-import { recentCalls } from "../engine/recent-calls.js";
-import { spendingBreakdown } from "../engine/spending-view.js";
+import { view } from "../engine/read/executions.js";
+import { freezeView } from "../engine/intent/freeze.js";
+import { recentCalls } from "../engine/read/recent-calls.js";
+import { spendingBreakdown } from "../engine/read/spending-view.js";
 import type { ConsoleDeps } from "./deps.js";
 import type { EventHub } from "./events.js";
 import { ApiError, readJsonBody, sendJson } from "./respond.js";

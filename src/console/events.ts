@@ -8,9 +8,9 @@
  * browser from thinking the stream died.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { pendingReviews } from "../engine/approval-review.js";
-import type { Config } from "../engine/config.js";
-import { freezeView } from "../engine/freeze.js";
+import { pendingReviews } from "../engine/approvals/review.js";
+import type { Config } from "../engine/config/config.js";
+import { freezeView } from "../engine/intent/freeze.js";
 import type { JournalStore } from "../engine/journal/port.js";
 
 /** How many of the newest purchases are watched for changes. */

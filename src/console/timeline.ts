@@ -7,8 +7,8 @@
  */
 import { formatDecimal } from "../domain/money.js";
 import type { JournalStore } from "../engine/journal/port.js";
-import type { TranscriptEntry, Transcripts } from "../engine/transcripts.js";
-import type { Intent, PaymentRecord } from "../engine/types.js";
+import type { TranscriptEntry, Transcripts } from "../engine/read/transcripts.js";
+import type { Intent, PaymentRecord } from "../engine/model/types.js";
 
 export type TimelineStep = "quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error";
 

@@ -4,14 +4,14 @@
  * Engine; nothing here reads the environment.
  */
 import type { EventEmitter } from "node:events";
-import type { AllowanceGate } from "./allowance.js";
-import type { ChainPort } from "./chain.js";
-import type { Config, ConfigIssue } from "./config.js";
+import type { AllowanceGate } from "./payment/allowance.js";
+import type { ChainPort } from "./chain/chain.js";
+import type { Config, ConfigIssue } from "./config/config.js";
 import type { JournalStore } from "./journal/port.js";
-import type { Payer } from "./payer.js";
-import type { Exchange, ServiceClient } from "./service-client.js";
-import type { Transcripts } from "./transcripts.js";
-import type { Intent, Step } from "./types.js";
+import type { Payer } from "./payment/payer.js";
+import type { Exchange, ServiceClient } from "./service/client.js";
+import type { Transcripts } from "./read/transcripts.js";
+import type { Intent, Step } from "./model/types.js";
 
 export interface EngineDeps {
   config: Config | { issues: ConfigIssue[] };

@@ -2,37 +2,38 @@
  * The paid-call engine: one agent intent becomes at most one paid execution.
  *
  * This is the engine's surface — pay, quote, approve, resume, and the reads — over the
- * flow (pay-flow.ts), the rules (transitions.ts, policy.ts) and the chain (settlement.ts).
+ * flow (intent/drive.ts), the rules (model/transitions.ts, budget/policy.ts) and the chain
+ * (chain/settlement.ts).
  * At most one call drives an intent at a time: in this process a second call on the same
  * intent waits for the first and gets the same outcome; across processes the intent's lease
  * (renewed while held, every state change compare-and-set) does the same.
  */
 import { EventEmitter } from "node:events";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../domain/wire.js";
-import { AllowanceGate } from "./allowance.js";
-import { approvalReview, pendingReviews, type ApprovalReview } from "./approval-review.js";
-import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals.js";
-import type { ChainPort } from "./chain.js";
-import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config.js";
+import { AllowanceGate } from "./payment/allowance.js";
+import { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
+import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals/records.js";
+import type { ChainPort } from "./chain/chain.js";
+import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
 import { LEASE_MS, makeTrace, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { PaidActionError } from "./errors.js";
-import { refuseIfFrozen, stoppedByFreeze } from "./freeze.js";
-import { fingerprint, validateRequest } from "./input.js";
+import { refuseIfFrozen, stoppedByFreeze } from "./intent/freeze.js";
+import { fingerprint, validateRequest } from "./intent/input.js";
 import { IntentKeyTaken } from "./journal/port.js";
-import { executionPatch, listExecutions, paidCallOf, spending, view } from "./executions.js";
-import { asError, Drive } from "./pay-flow.js";
-import type { Payer } from "./payer.js";
-import { evaluateBudget } from "./policy.js";
-import { quoteOnly } from "./quote-only.js";
-import { watchReleased, type WatchPass } from "./released-watch.js";
-import { serviceApi } from "./service-api.js";
-import { checkRefund, checkSettlement } from "./settlement.js";
-import { restartable, resting } from "./transitions.js";
-import { Turns } from "./turns.js";
-import type { ExecutionEvent, ExecutionView, Intent, IntentPatch, PaidCall, PayOptions, PayRequest } from "./types.js";
+import { executionPatch, listExecutions, paidCallOf, spending, view } from "./read/executions.js";
+import { asError, Drive } from "./intent/drive.js";
+import type { Payer } from "./payment/payer.js";
+import { evaluateBudget } from "./budget/policy.js";
+import { quoteOnly } from "./intent/quote-only.js";
+import { watchReleased, type WatchPass } from "./chain/released-watch.js";
+import { serviceApi } from "./service/api.js";
+import { checkRefund, checkSettlement } from "./chain/settlement.js";
+import { restartable, resting } from "./model/transitions.js";
+import { Turns } from "./intent/turns.js";
+import type { ExecutionEvent, ExecutionView, Intent, IntentPatch, PaidCall, PayOptions, PayRequest } from "./model/types.js";
 
 export type { EngineDeps } from "./context.js";
-export { STEPS, type Step } from "./types.js";
+export { STEPS, type Step } from "./model/types.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** What a resumed intent may end with that is no news for the log. */
@@ -305,7 +306,7 @@ export class Engine extends EventEmitter {
     return true;
   }
 
-  /** One look at the payments the chain showed could never land, for a late landing (released-watch.ts). */
+  /** One look at the payments the chain showed could never land, for a late landing (chain/released-watch.ts). */
   watchReleased(): Promise<WatchPass> {
     if (!this.config) return Promise.resolve({ watched: 0, landed: 0 });
     return watchReleased(this.ctx(), this.d.owner);
@@ -338,7 +339,7 @@ export class Engine extends EventEmitter {
     return approvalWithInput(this.d.journal, approvalId);
   }
 
-  /** Everything a person needs to decide on one approval (see approval-review.ts). */
+  /** Everything a person needs to decide on one approval (see approvals/review.ts). */
   approvalReview(approvalId: string): Promise<ApprovalReview | undefined> {
     return approvalReview(this.d.journal, this.config, approvalId, this.d.now());
   }

@@ -15,11 +15,11 @@
  */
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
-import { executionPatch } from "./executions.js";
+import { executionPatch } from "./read/executions.js";
 import type { JournalStore } from "./journal/port.js";
-import { serviceApi } from "./service-api.js";
-import type { ServiceClient } from "./service-client.js";
-import type { Intent, IntentPatch } from "./types.js";
+import { serviceApi } from "./service/api.js";
+import type { ServiceClient } from "./service/client.js";
+import type { Intent, IntentPatch } from "./model/types.js";
 
 /** A failed execution is followed this long for its refund, then handed to a human. */
 const GIVE_UP_ON_REFUND_MS = 24 * 3_600_000;
@@ -85,7 +85,7 @@ export class Reconciler {
 
   /**
    * Resumes the unfinished intents nobody drives any more (their lease expired), then looks
-   * again at the payments found unable to land (released-watch.ts); one sweep at a time.
+   * again at the payments found unable to land (chain/released-watch.ts); one sweep at a time.
    */
   sweep(): Promise<void> {
     if (this.stopping) return Promise.resolve();

@@ -6,7 +6,7 @@
  */
 import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
 import { PaidActionError } from "../engine/errors.js";
-import type { ExecutionEvent, ExecutionView } from "../engine/types.js";
+import type { ExecutionEvent, ExecutionView } from "../engine/model/types.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { executionUri } from "./uris.js";
 

@@ -12,7 +12,7 @@
 import { request as httpRequest } from "node:http";
 import type { Page } from "playwright-core";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { setPin } from "../../src/engine/approval-pin.js";
+import { setPin } from "../../src/engine/approvals/pin.js";
 import { launchBrowser, login, requireChromium, screenshot, sessionCookie, startConsoleProcess, type ConsoleProcess, type TestBrowser } from "../helpers/browser.js";
 import { callTool, inProcessSuite } from "../helpers/inproc.js";
 import { ensureBuilt } from "../helpers/process.js";

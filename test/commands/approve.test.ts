@@ -5,9 +5,9 @@
  * with plain pipes, and the agent's next call with the approvalId showing what was paid.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clearPin, setPin } from "../../src/engine/approval-pin.js";
+import { clearPin, setPin } from "../../src/engine/approvals/pin.js";
 import { PaidActionError } from "../../src/engine/errors.js";
-import type { PaidCall } from "../../src/engine/types.js";
+import type { PaidCall } from "../../src/engine/model/types.js";
 import { engineFixture, refusal, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { runCli } from "../helpers/mcp.js";
 import { ensureBuilt } from "../helpers/process.js";

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clearPin, setPin } from "../../src/engine/approval-pin.js";
+import { clearPin, setPin } from "../../src/engine/approvals/pin.js";
 import type { JournalStore } from "../../src/engine/journal/port.js";
 import { openPostgresJournal } from "../../src/engine/journal/postgres.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pinIsSet, pinPath, verifyPin } from "../../src/engine/approval-pin.js";
+import { pinIsSet, pinPath, verifyPin } from "../../src/engine/approvals/pin.js";
 import { runCli } from "../helpers/mcp.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { runInPty } from "./pty.js";

@@ -13,7 +13,7 @@ import { openJournal } from "../../src/app/index.js";
 import { consoleAudit } from "../../src/commands/console.js";
 import { startConsole, type ConsoleHandle } from "../../src/console/server.js";
 import { parseDecimal } from "../../src/domain/money.js";
-import { clearPin, setPin } from "../../src/engine/approval-pin.js";
+import { clearPin, setPin } from "../../src/engine/approvals/pin.js";
 import { loginAsPerson, type ConsolePerson } from "../helpers/console-person.js";
 import { openEvents, rawRequest } from "../helpers/console-http.js";
 import { serviceEnv } from "../helpers/engine.js";

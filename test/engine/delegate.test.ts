@@ -6,8 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getBase64Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, getTransactionEncoder, signTransaction } from "@solana/kit";
-import { createRpcChain } from "../../src/engine/chain-rpc.js";
-import { delegateTransfer } from "../../src/engine/delegate.js";
+import { createRpcChain } from "../../src/engine/chain/rpc.js";
+import { delegateTransfer } from "../../src/engine/payment/delegate.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { associatedTokenAddress } from "../../src/domain/token.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";

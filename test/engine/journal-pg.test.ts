@@ -12,7 +12,7 @@ import pg from "pg";
 import { PG_MIGRATIONS, VERSION_TABLE } from "../../src/engine/journal/pg-schema.js";
 import { openPostgresJournal } from "../../src/engine/journal/postgres.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
-import type { Approval, Intent, IntentPatch } from "../../src/engine/types.js";
+import type { Approval, Intent, IntentPatch } from "../../src/engine/model/types.js";
 import { DAY, newIntent, NOW, payment, U64_MAX } from "../helpers/journal-records.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 

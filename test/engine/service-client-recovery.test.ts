@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createServiceClient } from "../../src/engine/service-client.js";
+import { createServiceClient } from "../../src/engine/service/client.js";
 
 const servers: Server[] = [];
 afterEach(async () => {

@@ -12,7 +12,7 @@ import { afterAll } from "vitest";
 import { openJournal, openPaidActions, type OpenOptions, type PaidActions } from "../../src/app/index.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { JournalStore } from "../../src/engine/journal/port.js";
-import type { PaidCall } from "../../src/engine/types.js";
+import type { PaidCall } from "../../src/engine/model/types.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { TestPostgres } from "./postgres.mjs";
 import { startProxy, type Proxy, type ProxyRule } from "./proxy.js";

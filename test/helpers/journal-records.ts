@@ -3,7 +3,7 @@
  * payment, at a fixed time.
  */
 import type { NewIntent } from "../../src/engine/journal/port.js";
-import type { PaymentRecord } from "../../src/engine/types.js";
+import type { PaymentRecord } from "../../src/engine/model/types.js";
 
 export const NOW = 1_700_000_000_000;
 export const DAY = 24 * 3_600_000;

@@ -1,9 +1,9 @@
 /**
- * What the service's answers mean (src/engine/answers.ts): the quote check, the refusal to
+ * What the service's answers mean (src/engine/intent/answers.ts): the quote check, the refusal to
  * quote, the settlement a PAYMENT-RESPONSE header names. Pure tables.
  */
 import { describe, expect, it } from "vitest";
-import { checkQuote, quoteRefusal, settledTransaction } from "../../src/engine/answers.js";
+import { checkQuote, quoteRefusal, settledTransaction } from "../../src/engine/intent/answers.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { Quote } from "../../src/domain/wire.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { payeeOf, reviewOf } from "../../src/engine/approval-review.js";
-import type { Usage } from "../../src/engine/policy.js";
-import type { Approval, Intent } from "../../src/engine/types.js";
+import { payeeOf, reviewOf } from "../../src/engine/approvals/review.js";
+import type { Usage } from "../../src/engine/budget/policy.js";
+import type { Approval, Intent } from "../../src/engine/model/types.js";
 
 const usdc = (n: string) => BigInt(Math.round(Number(n) * 1_000_000));
 const NOW = Date.parse("2026-11-02T10:00:00Z");

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { reconcile, walletMovement, type AuditInput, type DiscrepancyKind } from "../../src/engine/audit.js";
-import { ChainScanError, scanWalletHistory } from "../../src/engine/audit-scan.js";
-import type { ChainPort, ChainTx, SignatureEntry } from "../../src/engine/chain.js";
-import type { Intent, PaymentRecord } from "../../src/engine/types.js";
+import { reconcile, walletMovement, type AuditInput, type DiscrepancyKind } from "../../src/engine/audit/reconcile.js";
+import { ChainScanError, scanWalletHistory } from "../../src/engine/audit/scan.js";
+import type { ChainPort, ChainTx, SignatureEntry } from "../../src/engine/chain/chain.js";
+import type { Intent, PaymentRecord } from "../../src/engine/model/types.js";
 import { parseSince, urlOrigin } from "../../src/commands/audit.js";
 
 const WALLET = "Wa11et1111111111111111111111111111111111111";

@@ -1,6 +1,6 @@
 /**
- * The chain rules (src/engine/chain.ts) against hand-built transactions and a scripted
- * chain port, and the RPC decoder (src/engine/chain-rpc.ts) against real signed v0
+ * The chain rules (src/engine/chain/chain.ts) against hand-built transactions and a scripted
+ * chain port, and the RPC decoder (src/engine/chain/rpc.ts) against real signed v0
  * transactions built with @solana/kit. No network, no ledger.
  */
 import {
@@ -32,8 +32,8 @@ import {
   type ExpectedPayment,
   type ScanLimits,
   type SignatureEntry,
-} from "../../src/engine/chain.js";
-import { decodeRpcTransaction, type RpcTransaction } from "../../src/engine/chain-rpc.js";
+} from "../../src/engine/chain/chain.js";
+import { decodeRpcTransaction, type RpcTransaction } from "../../src/engine/chain/rpc.js";
 
 // ---- A scripted chain -----------------------------------------------------------------
 

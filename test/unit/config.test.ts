@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { actionAllowed, describeIssues, journalOf, loadConfig, unknownPerActionKeys, type Config, type ConfigIssue } from "../../src/engine/config.js";
+import { actionAllowed, describeIssues, journalOf, loadConfig, unknownPerActionKeys, type Config, type ConfigIssue } from "../../src/engine/config/config.js";
 import { SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../src/domain/networks.js";
 
 const HOME = resolve("/tmp/paid-actions-unit-home");

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { describeFreeze, MAX_REASON, reasonProblem } from "../../src/commands/freeze.js";
 import { ERROR_CODES } from "../../src/engine/errors.js";
-import { freezeView, frozenError, stoppedByFreeze } from "../../src/engine/freeze.js";
+import { freezeView, frozenError, stoppedByFreeze } from "../../src/engine/intent/freeze.js";
 import type { Freeze } from "../../src/engine/journal/port.js";
 import { hintFor } from "../../src/mcp/hints.js";
 

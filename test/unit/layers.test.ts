@@ -101,7 +101,7 @@ describe("layers", () => {
 
   it("maps files to their top-level folder", () => {
     expect(layerOf(join(SRC, "cli.ts"))).toBe("cli");
-    expect(layerOf(join(SRC, "engine", "policy.ts"))).toBe("engine");
+    expect(layerOf(join(SRC, "engine", "budget", "policy.ts"))).toBe("engine");
     expect(layerOf(join(SRC, "engine", "journal", "sqlite.ts"))).toBe("engine");
     expect(layerOf(join(SRC, "..", "package.json"))).toBe("(outside src)");
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Limits } from "../../src/engine/config.js";
-import { callCeiling, checkChallenge, describeDrifts, evaluateBudget, quoteAmount, type PricedIntent, type Usage } from "../../src/engine/policy.js";
+import type { Limits } from "../../src/engine/config/config.js";
+import { callCeiling, checkChallenge, describeDrifts, evaluateBudget, quoteAmount, type PricedIntent, type Usage } from "../../src/engine/budget/policy.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 
 const usdc = (n: number) => BigInt(Math.round(n * 1_000_000));

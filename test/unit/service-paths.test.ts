@@ -1,6 +1,6 @@
 /**
- * Only src/engine/service-api.ts knows the v1 paths (docs: ARCHITECTURE.md): reads every
- * .ts file under src/ except the sandbox (the service itself) and service-api.ts, and fails
+ * Only src/engine/service/api.ts knows the v1 paths (docs: ARCHITECTURE.md): reads every
+ * .ts file under src/ except the sandbox (the service itself) and service/api.ts, and fails
  * on each string literal that is a v1 path — a plain or template string whose text, or a
  * literal part of whose template, is `/quotes`, `/payments/…`, `/executions…`, `/actions…`,
  * `/companies/…` or `/agent-services/…` (with or without `/v1`). Comments and prose that
@@ -12,7 +12,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = resolve(import.meta.dirname, "../../src");
-const API = "engine/service-api.ts";
+const API = "engine/service/api.ts";
 
 /** A whole path, or the part of one before a `${…}`: no spaces, nothing but a query after it. */
 const V1_PATH = /^(?:\/v1)?\/(?:quotes|payments|executions|actions|companies|agent-services)(?:[/?]\S*)?$/;
@@ -44,7 +44,7 @@ function sources(): string[] {
     .sort();
 }
 
-describe("v1 paths live in service-api.ts only", () => {
+describe("v1 paths live in service/api.ts only", () => {
   it.each([
     ['client.call("POST", "/quotes", opts)', "/quotes"],
     ["call('POST', '/payments/prepare', opts)", "/payments/prepare"],
@@ -75,7 +75,7 @@ describe("v1 paths live in service-api.ts only", () => {
     expect(pathLiterals(code)).toEqual([]);
   });
 
-  it("sees the paths service-api.ts holds (the scan works on real sources)", () => {
+  it("sees the paths service/api.ts holds (the scan works on real sources)", () => {
     const found = pathLiterals(readFileSync(join(SRC, API), "utf8"), API).map((p) => p.text);
     expect(new Set(found)).toEqual(new Set(["/quotes", "/payments/prepare", "/payments/confirm", "/executions", "/executions/", "/actions", "/actions/", "/companies/", "/agent-services/search"]));
   });

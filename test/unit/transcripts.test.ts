@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { Transcripts } from "../../src/engine/transcripts.js";
+import { Transcripts } from "../../src/engine/read/transcripts.js";
 
 const home = mkdtempSync(join(tmpdir(), "transcripts-unit-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));

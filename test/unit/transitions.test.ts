@@ -1,5 +1,5 @@
 /**
- * The intent state machine's pure rules (src/engine/transitions.ts), row by row: every
+ * The intent state machine's pure rules (src/engine/model/transitions.ts), row by row: every
  * state x outcome pair (the defined ones written out here, the rest must throw), the
  * money invariants checked over every row the implementation has, and the small rules
  * around it: budget effects, when a fresh attempt may start, resting states, and what a
@@ -18,8 +18,8 @@ import {
   type RefundEvidence,
   type ReservationEffect,
   type Transition,
-} from "../../src/engine/transitions.js";
-import type { BudgetState, IntentState, PaymentFate } from "../../src/engine/types.js";
+} from "../../src/engine/model/transitions.js";
+import type { BudgetState, IntentState, PaymentFate } from "../../src/engine/model/types.js";
 
 const STATES = ["new", "quoted", "awaiting_approval", "reserved", "signed", "unsettled", "paid", "executed", "refused", "failed", "attention"] as const;
 const OUTCOMES = ["refused", "transient", "cancelled", "proof_refused", "settled", "settlement_mismatch", "landed", "never_landed", "fate_unknown", "refused_after_payment", "executed"] as const;

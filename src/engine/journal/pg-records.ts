@@ -8,7 +8,7 @@
  * being recorded at that moment, and every proof recorded after it sees it and is refused.
  */
 import type pg from "pg";
-import type { Approval, ApprovalStatus } from "../types.js";
+import type { Approval, ApprovalStatus } from "../model/types.js";
 import { changed, LOCK, pgValue, rows, transaction, type Db } from "./pg-sql.js";
 import type { CatalogRecord, Freeze, TranscriptRecord } from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";

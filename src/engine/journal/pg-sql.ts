@@ -4,7 +4,7 @@
  * patch turns into. Column names and value encodings are rows.ts's, shared with SQLite.
  */
 import pg from "pg";
-import type { IntentPatch, PaymentRecord } from "../types.js";
+import type { IntentPatch, PaymentRecord } from "../model/types.js";
 import type { Expect } from "./port.js";
 import { intentColumns, paymentColumns } from "./rows.js";
 

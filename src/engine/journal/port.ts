@@ -6,8 +6,8 @@
  * and taken in one transaction that no other server can interleave with, a state change is
  * a compare-and-set, an approval is decided once.
  */
-import type { Usage } from "../policy.js";
-import type { Approval, ApprovalStatus, Intent, IntentPatch, IntentState, PaymentRecord } from "../types.js";
+import type { Usage } from "../budget/policy.js";
+import type { Approval, ApprovalStatus, Intent, IntentPatch, IntentState, PaymentRecord } from "../model/types.js";
 
 /** A store answers now (SQLite) or later (PostgreSQL); the engine awaits either. */
 export type Awaitable<T> = T | Promise<T>;

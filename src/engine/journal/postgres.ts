@@ -25,9 +25,9 @@
  * Proofs are secrets: each one read from here is handed to `onSecret` before the row is returned.
  */
 import pg from "pg";
-import type { Usage } from "../policy.js";
-import type { Intent, IntentPatch, PaymentRecord } from "../types.js";
-import { UNFINISHED_STATES } from "../types.js";
+import type { Usage } from "../budget/policy.js";
+import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
+import { UNFINISHED_STATES } from "../model/types.js";
 import { migrate } from "./pg-schema.js";
 import { changed, JournalUnavailable, LOCK, paymentInsert, paymentStatement, pgValue, redactUrl, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
 import { PgRecords } from "./pg-records.js";

@@ -2,7 +2,7 @@
  * Rows as the engine sees them: typed (bigint amounts, parsed quote, input, execution),
  * converted to and from SQLite columns in one place.
  */
-import type { Approval, Intent, IntentPatch, PaymentRecord } from "../types.js";
+import type { Approval, Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 import type { Freeze } from "./port.js";
 
 interface Codec {

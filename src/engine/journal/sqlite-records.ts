@@ -4,7 +4,7 @@
  * store on it with the intents, the budget and the payments.
  */
 import type Database from "better-sqlite3";
-import type { Approval, ApprovalStatus } from "../types.js";
+import type { Approval, ApprovalStatus } from "../model/types.js";
 import type { CatalogRecord, Freeze, TranscriptRecord } from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
 

@@ -13,9 +13,9 @@
 import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Usage } from "../policy.js";
-import type { Intent, IntentPatch, PaymentRecord } from "../types.js";
-import { UNFINISHED_STATES } from "../types.js";
+import type { Usage } from "../budget/policy.js";
+import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
+import { UNFINISHED_STATES } from "../model/types.js";
 import { IntentKeyTaken, LeaseLost, PaymentsFrozen, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type ActionSpend, type DaySpend } from "./port.js";
 import { leaseOwnerAlive } from "./lease.js";
 import { intentColumns, paymentColumns, toIntent, toPayment } from "./rows.js";

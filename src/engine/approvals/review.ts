@@ -4,11 +4,11 @@
  * quote expires, and what the day's and the total spend will be once it is paid. The
  * arithmetic is pure (`reviewOf`); the two readers only gather its inputs from the journal.
  */
-import { formatDecimal } from "../domain/money.js";
-import type { Config } from "./config.js";
-import type { JournalStore } from "./journal/port.js";
-import type { Usage } from "./policy.js";
-import type { Approval, Intent } from "./types.js";
+import { formatDecimal } from "../../domain/money.js";
+import type { Config } from "../config/config.js";
+import type { JournalStore } from "../journal/port.js";
+import type { Usage } from "../budget/policy.js";
+import type { Approval, Intent } from "../model/types.js";
 
 export interface ApprovalReview {
   approvalId: string;

@@ -6,9 +6,9 @@
  * as well as against the sandbox's RPC.
  *
  * The rules: what a landed payment must look like, what a refund credits, how the fate of a
- * proof is decided (it landed, or it can never land, or nobody can tell yet: chain-rules.ts).
+ * proof is decided (it landed, or it can never land, or nobody can tell yet: rules.ts).
  */
-import { fateRuling, vouchedLastValidHeight, type FateRuling } from "./chain-rules.js";
+import { fateRuling, vouchedLastValidHeight, type FateRuling } from "./rules.js";
 
 /** One token movement of a transaction's top-level instructions (Transfer / TransferChecked). */
 export interface ChainTransfer {
@@ -185,7 +185,7 @@ export interface ProofLife {
 }
 
 /**
- * The fate of a proof that left the process, by the rule in chain-rules.ts. Our finalized
+ * The fate of a proof that left the process, by the rule in rules.ts. Our finalized
  * block height is read first: once it is past the proof's last valid height nothing signed
  * with its blockhash can land, so a history read afterwards that holds no transfer with the
  * memo proves it never will. Read the other way round, a transfer could land between the

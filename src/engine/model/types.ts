@@ -2,8 +2,8 @@
  * The engine's vocabulary: what a caller asks for, what it gets back, the journal's typed
  * intent record, and the step boundaries a crash test kills the process at. Types only.
  */
-import type { Execution, ExecutionStatus, PaymentRequirements, Quote, Refund } from "../domain/wire.js";
-import type { ErrorCode } from "./errors.js";
+import type { Execution, ExecutionStatus, PaymentRequirements, Quote, Refund } from "../../domain/wire.js";
+import type { ErrorCode } from "../errors.js";
 
 /** The step boundaries, in order: a crash test kills the process at each one. */
 export const STEPS = [
@@ -150,7 +150,7 @@ export interface PaymentRecord {
   tx: string | null;
   claimedTx: string | null;
   checkedAt: number | null;
-  /** Found unable to land and still watched for a late landing (released-watch.ts). */
+  /** Found unable to land and still watched for a late landing (chain/released-watch.ts). */
   watch: boolean;
 }
 

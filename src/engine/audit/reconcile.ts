@@ -1,6 +1,6 @@
 /**
  * The audit: the wallet's USDC token account, as our own RPC shows it, reconciled with the
- * journal. Two parts: `scanWalletHistory` (audit-scan.ts) reads the account's history back to
+ * journal. Two parts: `scanWalletHistory` (scan.ts) reads the account's history back to
  * a time through the chain port (paged, bounded, retried), and `reconcile` here — a pure
  * function of the decoded transactions, the journal's payments and intents — says where the
  * two disagree.
@@ -10,9 +10,9 @@
  * payment the journal thought could never land), or a belief the chain does not bear out
  * (a payment counted as landed that is not there, a refund credited that never came).
  */
-import { formatDecimal } from "../domain/money.js";
-import { refundInflow, type ChainTx } from "./chain.js";
-import type { Intent, IntentState, PaymentFate, PaymentRecord, SettlementCheck } from "./types.js";
+import { formatDecimal } from "../../domain/money.js";
+import { refundInflow, type ChainTx } from "../chain/chain.js";
+import type { Intent, IntentState, PaymentFate, PaymentRecord, SettlementCheck } from "../model/types.js";
 
 /** Clock skew allowed between this machine and the cluster's block times. */
 export const AUDIT_SKEW_MS = 600_000;

@@ -3,12 +3,12 @@
  * service's paths, its request headers (X-Quote-Id, X-Payment-Proof) and how path
  * parameters are encoded. Each operation is one `ServiceClient.call` with the response
  * schema of domain/wire.ts; timeouts, retries, validation and redaction stay in
- * service-client.ts, and every answer comes back as the same `ServiceResponse` the client
+ * client.ts, and every answer comes back as the same `ServiceResponse` the client
  * gives — a refusal is a value, not an exception.
  */
 import { z } from "zod";
-import { ActionDetail, ActionList, Company, Execution, Payment, PrepareResponse, Quote, type ExecutionRequest, type QuoteRequest } from "../domain/wire.js";
-import type { Exchange, ServiceClient, ServiceResponse } from "./service-client.js";
+import { ActionDetail, ActionList, Company, Execution, Payment, PrepareResponse, Quote, type ExecutionRequest, type QuoteRequest } from "../../domain/wire.js";
+import type { Exchange, ServiceClient, ServiceResponse } from "./client.js";
 
 /** What `POST /agent-services/search` answers: items with at least a serviceId, other fields kept. */
 export const AgentServiceSearchResult = z.looseObject({ items: z.array(z.looseObject({ serviceId: z.string() })) });

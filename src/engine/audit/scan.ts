@@ -3,7 +3,7 @@
  * chain port — paged with \`before\`, bounded, retried — complete or "cannot tell", never a
  * partial history.
  */
-import type { ChainPort, ChainTx, SignatureEntry } from "./chain.js";
+import type { ChainPort, ChainTx, SignatureEntry } from "../chain/chain.js";
 
 export interface ScanOptions {
   /** Entries per getSignaturesForAddress page (1-1000; default 1000). */

@@ -4,12 +4,12 @@
  * execution record from the service is folded in (its status and claims only: money is
  * credited back by the chain, in the reconciler, never by a status).
  */
-import { formatDecimal } from "../domain/money.js";
-import type { Execution } from "../domain/wire.js";
-import type { Config, ConfigIssue } from "./config.js";
-import { PaidActionError } from "./errors.js";
-import type { JournalStore } from "./journal/port.js";
-import type { ExecutionView, Intent, IntentPatch, PaidCall } from "./types.js";
+import { formatDecimal } from "../../domain/money.js";
+import type { Execution } from "../../domain/wire.js";
+import type { Config, ConfigIssue } from "../config/config.js";
+import { PaidActionError } from "../errors.js";
+import type { JournalStore } from "../journal/port.js";
+import type { ExecutionView, Intent, IntentPatch, PaidCall } from "../model/types.js";
 
 export function view(intent: Intent): ExecutionView {
   const execution = intent.execution;

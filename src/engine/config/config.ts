@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { parseDecimal } from "../domain/money.js";
-import { resolveNetwork, SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../domain/networks.js";
+import { parseDecimal } from "../../domain/money.js";
+import { resolveNetwork, SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../domain/networks.js";
 import { closest } from "./action-names.js";
 
 export { actionAllowed, unknownPerActionKeys } from "./action-names.js";

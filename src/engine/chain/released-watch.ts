@@ -2,18 +2,18 @@
  * The watch on payments the chain showed could never land. Their reservation was released
  * (and their intent may have paid with a fresh proof since), so a transfer that lands after
  * all would be money the caps no longer count. Each is looked at again, through our own RPC,
- * until our finalized height is well past its last valid height (chain-rules.ts): a late
+ * until our finalized height is well past its last valid height (rules.ts): a late
  * landing moves its intent to spent — counted against the caps — and to a person, with the
  * evidence. It should never happen; the watch is what makes sure it is seen if it does.
  */
-import { formatDecimal } from "../domain/money.js";
+import { formatDecimal } from "../../domain/money.js";
 import { findByMemo, verifyPayment, type ChainTx } from "./chain.js";
-import { watchRuling } from "./chain-rules.js";
-import { LEASE_MS, type Ctx } from "./context.js";
+import { watchRuling } from "./rules.js";
+import { LEASE_MS, type Ctx } from "../context.js";
 import { expectedPayment } from "./settlement.js";
-import { PaidActionError } from "./errors.js";
-import { resting } from "./transitions.js";
-import type { Intent, IntentPatch, PaymentRecord } from "./types.js";
+import { PaidActionError } from "../errors.js";
+import { resting } from "../model/transitions.js";
+import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 
 /** Payments looked at in one pass, oldest first. */
 const PER_PASS = 50;

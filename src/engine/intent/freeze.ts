@@ -6,9 +6,9 @@
  * purchase whose proof already left is still followed: its money is at risk either way, and
  * only the chain says whether it moved.
  */
-import { PaidActionError } from "./errors.js";
-import type { Freeze, JournalStore } from "./journal/port.js";
-import type { Intent } from "./types.js";
+import { PaidActionError } from "../errors.js";
+import type { Freeze, JournalStore } from "../journal/port.js";
+import type { Intent } from "../model/types.js";
 
 /**
  * The refusal while frozen. It addresses the person and says where the freeze is lifted,

@@ -33,9 +33,9 @@ import {
   type TransactionSigner,
 } from "@solana/kit";
 import { getApproveCheckedInstruction, getRevokeInstruction, getTransferCheckedInstruction } from "@solana-program/token";
-import type { PaymentRequirements } from "../domain/wire.js";
-import { USDC_DECIMALS } from "../domain/money.js";
-import type { Lifetime } from "./chain.js";
+import type { PaymentRequirements } from "../../domain/wire.js";
+import { USDC_DECIMALS } from "../../domain/money.js";
+import type { Lifetime } from "../chain/chain.js";
 
 const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");

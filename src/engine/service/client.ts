@@ -12,8 +12,8 @@ import type { Dispatcher } from "undici";
 let undici: Promise<typeof import("undici")> | undefined;
 const loadUndici = () => (undici ??= import("undici"));
 import type { z } from "zod";
-import { ErrorBody } from "../domain/wire.js";
-import { PaidActionError } from "./errors.js";
+import { ErrorBody } from "../../domain/wire.js";
+import { PaidActionError } from "../errors.js";
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const SECRET_REQUEST_HEADERS = new Set(["x-payment-proof", "payment-signature", "x-payment"]);

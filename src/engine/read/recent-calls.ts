@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
-import type { JournalStore } from "./journal/port.js";
+import type { JournalStore } from "../journal/port.js";
 import type { Transcripts } from "./transcripts.js";
 
 export interface RecentCall {

@@ -5,11 +5,11 @@
  * credited, by the reservation's time — so the actions' shares add up to spending()'s
  * spentLast24h and spentTotal.
  */
-import { formatDecimal } from "../domain/money.js";
-import type { Config } from "./config.js";
-import { DAY_MS } from "./journal/spending-sql.js";
-import type { JournalStore } from "./journal/port.js";
-import { callCeiling } from "./policy.js";
+import { formatDecimal } from "../../domain/money.js";
+import type { Config } from "../config/config.js";
+import { DAY_MS } from "../journal/spending-sql.js";
+import type { JournalStore } from "../journal/port.js";
+import { callCeiling } from "../budget/policy.js";
 
 export interface ActionSpendView {
   action: string;

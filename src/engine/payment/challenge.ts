@@ -4,13 +4,13 @@
  * and whatever its source, it is checked against what the quote fixed before anything is
  * signed. Nothing here signs or pays.
  */
-import { PaymentRequired, type PaymentRequirements } from "../domain/wire.js";
-import type { Ctx } from "./context.js";
-import { PaidActionError } from "./errors.js";
-import { checkChallenge, describeDrifts } from "./policy.js";
-import { serviceApi } from "./service-api.js";
-import type { ServiceResponse } from "./service-client.js";
-import type { Intent } from "./types.js";
+import { PaymentRequired, type PaymentRequirements } from "../../domain/wire.js";
+import type { Ctx } from "../context.js";
+import { PaidActionError } from "../errors.js";
+import { checkChallenge, describeDrifts } from "../budget/policy.js";
+import { serviceApi } from "../service/api.js";
+import type { ServiceResponse } from "../service/client.js";
+import type { Intent } from "../model/types.js";
 
 /** The challenge a 402 carries, in its body or its PAYMENT-REQUIRED header. */
 export function readChallenge(res: Extract<ServiceResponse<unknown>, { ok: false }>): PaymentRequirements[] | undefined {

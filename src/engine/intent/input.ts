@@ -4,10 +4,10 @@
  * naming the field; nothing is recorded for a request that fails here.
  */
 import { createHash } from "node:crypto";
-import { parseDecimal } from "../domain/money.js";
-import { ACTION_NAME, canonicalJson } from "../domain/wire.js";
-import { PaidActionError } from "./errors.js";
-import type { PayRequest } from "./types.js";
+import { parseDecimal } from "../../domain/money.js";
+import { ACTION_NAME, canonicalJson } from "../../domain/wire.js";
+import { PaidActionError } from "../errors.js";
+import type { PayRequest } from "../model/types.js";
 
 /** What identifies an intent's content: a retry with the same key must carry the same. */
 export function fingerprint(action: string, input: string): string {

@@ -16,12 +16,12 @@
 import { createKeyPairSignerFromBytes, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type KeyPairSigner } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
-import type { PaymentRequirements } from "../domain/wire.js";
-import { KeypairFileError, readKeypairFile } from "../domain/keypair.js";
-import { associatedTokenAddress } from "../domain/token.js";
-import type { Lifetime } from "./chain.js";
+import type { PaymentRequirements } from "../../domain/wire.js";
+import { KeypairFileError, readKeypairFile } from "../../domain/keypair.js";
+import { associatedTokenAddress } from "../../domain/token.js";
+import type { Lifetime } from "../chain/chain.js";
 import { delegateTransfer } from "./delegate.js";
-import { PaidActionError } from "./errors.js";
+import { PaidActionError } from "../errors.js";
 
 export interface SignedProof {
   /** base64(JSON(x402 v2 PaymentPayload)): a secret. */

@@ -7,22 +7,22 @@
  * Every step is committed to the journal (compare-and-set on the state and the lease)
  * before the next network call that depends on it, and every state-changing request
  * carries the attempt's one idempotency key. What each failure does is decided by the pure
- * rules in transitions.ts; what the chain says about money, by settlement.ts.
+ * rules in model/transitions.ts; what the chain says about money, by chain/settlement.ts.
  */
-import { formatDecimal } from "../domain/money.js";
-import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
+import { formatDecimal } from "../../domain/money.js";
+import { FINAL_STATUSES, type Execution } from "../../domain/wire.js";
 import { checkQuote, quoteRefusal, settledTransaction } from "./answers.js";
-import { ensureApproved } from "./approvals.js";
-import { challengeFor } from "./challenge.js";
-import { LEASE_MS, POLL_START_MS, type Ctx } from "./context.js";
-import { PaidActionError } from "./errors.js";
+import { ensureApproved } from "../approvals/records.js";
+import { challengeFor } from "../payment/challenge.js";
+import { LEASE_MS, POLL_START_MS, type Ctx } from "../context.js";
+import { PaidActionError } from "../errors.js";
 import { frozenError, refuseIfFrozen } from "./freeze.js";
-import { LeaseLost, PaymentsFrozen } from "./journal/port.js";
-import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
-import { paidResourceUrl, serviceApi } from "./service-api.js";
-import { establishFate } from "./settlement.js";
-import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "./transitions.js";
-import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "./types.js";
+import { LeaseLost, PaymentsFrozen } from "../journal/port.js";
+import { callCeiling, evaluateBudget, quoteAmount } from "../budget/policy.js";
+import { paidResourceUrl, serviceApi } from "../service/api.js";
+import { establishFate } from "../chain/settlement.js";
+import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "../model/transitions.js";
+import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "../model/types.js";
 
 const stored = (e: PaidActionError): StoredError => ({ code: e.code, message: e.message, context: e.context, retryable: e.retryable });
 
@@ -90,7 +90,7 @@ export class Drive {
     if (this.opts.signal?.aborted) throw cancelled(this.intent, what);
   }
 
-  /** Applies an outcome's transition (transitions.ts); throws the error when the intent must be followed later. */
+  /** Applies an outcome's transition (model/transitions.ts); throws the error when the intent must be followed later. */
   private async settle(outcome: Outcome, error: PaidActionError | null, extra: IntentPatch = {}, payment?: Partial<PaymentRecord>): Promise<Intent> {
     const from = this.intent;
     const tr = transition(from.state, outcome);

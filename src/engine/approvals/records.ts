@@ -4,11 +4,11 @@
  * (elicitation), the console, or `approve` at an interactive terminal, never by the agent's
  * own tool call — expiring with the quote. Declines are recorded like approvals.
  */
-import { formatDecimal } from "../domain/money.js";
-import { intentPayee } from "./approval-review.js";
-import type { Ctx } from "./context.js";
-import { PaidActionError } from "./errors.js";
-import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "./types.js";
+import { formatDecimal } from "../../domain/money.js";
+import { intentPayee } from "./review.js";
+import type { Ctx } from "../context.js";
+import { PaidActionError } from "../errors.js";
+import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "../model/types.js";
 
 /** What the approval step needs of the call driving the intent. */
 export interface ApprovalDriver {

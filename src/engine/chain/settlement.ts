@@ -5,11 +5,11 @@
  * These functions read the chain and record what it showed on the intent's payment record;
  * the intent's own state is changed by the caller.
  */
-import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { formatDecimal, parseDecimal } from "../../domain/money.js";
 import { proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment, type ProofLife } from "./chain.js";
-import type { Ctx } from "./context.js";
-import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "./transitions.js";
-import type { Intent, PaymentRecord } from "./types.js";
+import type { Ctx } from "../context.js";
+import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "../model/transitions.js";
+import type { Intent, PaymentRecord } from "../model/types.js";
 
 /**
  * What a payment must look like on chain: signed by the key that signed it, out of the token
@@ -17,7 +17,7 @@ import type { Intent, PaymentRecord } from "./types.js";
  * configuration says now; a payment journaled without them is the configured wallet's.
  */
 export async function expectedPayment(c: Ctx, p: { quoteId: string; amount: bigint; payee: string; payer?: string | null; source?: string | null; mint?: string | null }): Promise<ExpectedPayment> {
-  const { associatedTokenAddress } = await import("../domain/token.js");
+  const { associatedTokenAddress } = await import("../../domain/token.js");
   const mint = p.mint ?? c.config.mint;
   const current = p.payer ? undefined : await c.walletAta();
   const wallet = p.payer ?? current!.wallet;

@@ -3,9 +3,9 @@
  * drift that refuses it), a refusal to quote, the settlement a PAYMENT-RESPONSE header
  * names. Nothing here sends or records anything; table-tested.
  */
-import { SettleResponse, type Quote } from "../domain/wire.js";
-import { PaidActionError } from "./errors.js";
-import { quoteAmount } from "./policy.js";
+import { SettleResponse, type Quote } from "../../domain/wire.js";
+import { PaidActionError } from "../errors.js";
+import { quoteAmount } from "../budget/policy.js";
 
 /** A quote's price and expiry, once it is checked to be a positive USDC price for this action; throws quote_drift. */
 export function checkQuote(quote: Quote, action: string): { amount: bigint; expiresAt: number } {

@@ -2,9 +2,9 @@
  * Pure decisions, no I/O: whether a priced intent may be paid under the human's limits,
  * and whether a payment challenge is exactly what was priced. Table-tested.
  */
-import { formatDecimal, parseAtomic, parseDecimal } from "../domain/money.js";
-import type { PaymentRequirements } from "../domain/wire.js";
-import { actionAllowed, type Limits } from "./config.js";
+import { formatDecimal, parseAtomic, parseDecimal } from "../../domain/money.js";
+import type { PaymentRequirements } from "../../domain/wire.js";
+import { actionAllowed, type Limits } from "../config/config.js";
 
 export interface Usage {
   /** Reserved + spent in the rolling 24 h window, atomic units. */

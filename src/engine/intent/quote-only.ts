@@ -3,15 +3,15 @@
  * nothing and records nothing in the journal (the call's transcript keeps the answer). It
  * prices while payments are frozen too, and then says they are.
  */
-import { formatDecimal } from "../domain/money.js";
-import type { Ctx } from "./context.js";
-import { PaidActionError } from "./errors.js";
+import { formatDecimal } from "../../domain/money.js";
+import type { Ctx } from "../context.js";
+import { PaidActionError } from "../errors.js";
 import { frozenError } from "./freeze.js";
 import { validateRequest } from "./input.js";
 import { quoteRefusal } from "./answers.js";
-import { callCeiling, evaluateBudget, quoteAmount } from "./policy.js";
-import { serviceApi } from "./service-api.js";
-import type { PayRequest } from "./types.js";
+import { callCeiling, evaluateBudget, quoteAmount } from "../budget/policy.js";
+import { serviceApi } from "../service/api.js";
+import type { PayRequest } from "../model/types.js";
 
 export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "approvalId">, callId?: string) {
   const { agentBudget } = validateRequest(req);
