@@ -1,5 +1,5 @@
 // After `tsc`: removes what dist/ holds for a module src/ no longer has (moved or deleted), so
-// it never ships, and copies the console's assets afresh. dist/ is never emptied as a whole:
+// it never ships; copies the console's assets, and drops those src/ no longer has. dist/ is never emptied as a whole:
 // a test process may be running the built CLI while another rebuilds it.
 import { cpSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -18,5 +18,5 @@ for (const file of walk(dist)) {
   const module = relative(dist, file).replace(/\.(js|js\.map|d\.ts|d\.ts\.map)$/, "");
   if (!existsSync(join(src, `${module}.ts`))) rmSync(file);
 }
-rmSync(assets, { recursive: true, force: true });
 cpSync(join(src, "console", "assets"), assets, { recursive: true });
+for (const file of walk(assets)) if (!existsSync(join(src, "console", "assets", relative(assets, file)))) rmSync(file);
