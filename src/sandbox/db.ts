@@ -3,7 +3,7 @@
  * so a committed row survives a kill -9 or a power cut.
  */
 import Database from "better-sqlite3";
-import { backfillAddressIndex } from "./history.js";
+import { backfillAddressIndex } from "./ledger/history.js";
 
 /** Each step runs once, in its own transaction: SQL, or code for what SQL cannot do. */
 const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [

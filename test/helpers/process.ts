@@ -169,7 +169,7 @@ export async function payerFor(info: SandboxInfo): Promise<Payer> {
  * service code runs unchanged; only the moment of the kill -9 is chosen.
  */
 export function writeKillOnSubmitPreload(dir: string, when: "before" | "after"): string {
-  const ledgerUrl = pathToFileURL(join(PROJECT_ROOT, "dist", "sandbox", "ledger.js")).href;
+  const ledgerUrl = pathToFileURL(join(PROJECT_ROOT, "dist", "sandbox", "ledger", "ledger.js")).href;
   const file = join(dir, `kill-${when}-submit.mjs`);
   writeFileSync(
     file,

@@ -22,7 +22,7 @@ import {
   type Instruction,
 } from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS, getMintEncoder, getTransferCheckedInstruction } from "@solana-program/token";
-import { associatedTokenAddress } from "../../src/sandbox/chain.js";
+import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 import { rpcCall, type TestSandbox } from "./sandbox.js";
 

@@ -10,7 +10,7 @@ import { createKeyPairSignerFromBytes, type KeyPairSigner } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
 import { startSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.js";
-import { associatedTokenAddress } from "../../src/sandbox/chain.js";
+import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 
 export interface ApiResponse<T = any> {

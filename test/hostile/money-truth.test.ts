@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { PaidCall } from "../../src/engine/model/types.js";
-import { refundTransferWire } from "../../src/sandbox/chain.js";
+import { refundTransferWire } from "../../src/sandbox/ledger/chain.js";
 import { engineFixture, outcome, runEngineChild, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";

@@ -8,8 +8,8 @@
  */
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_BODY_BYTES } from "../../src/sandbox/http.js";
-import { MAX_JSON_DEPTH } from "../../src/sandbox/http-io.js";
+import { MAX_BODY_BYTES } from "../../src/sandbox/http/handler.js";
+import { MAX_JSON_DEPTH } from "../../src/sandbox/http/io.js";
 import { floodFromChild, type FloodRequest } from "../helpers/flood.js";
 import { apiClient, SERVER_INPUT, startTestSandbox, type ApiResponse, type TestSandbox } from "../helpers/sandbox.js";
 

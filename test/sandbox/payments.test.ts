@@ -6,7 +6,7 @@
  */
 import { generateKeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureTokenAccount, fundWallet } from "../../src/sandbox/chain.js";
+import { ensureTokenAccount, fundWallet } from "../../src/sandbox/ledger/chain.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 import {
   createSecondMint,

@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSolanaRpc, address, getBase64Encoder, signature as toSignature, type Address } from "@solana/kit";
 import { getMintDecoder } from "@solana-program/token";
-import { associatedTokenAddress } from "../../src/sandbox/chain.js";
+import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
 import { parseDecimal } from "../../src/domain/money.js";
 import { apiClient, type ApiResponse, type Call } from "../helpers/sandbox.js";
 import { ensureBuilt, killAllStarted, payerFor, startCliSandbox, writeKillOnSubmitPreload, type CliSandbox, type Payer } from "../helpers/process.js";

@@ -30,7 +30,7 @@ import {
   getMintDecoder,
   getTransferCheckedInstruction,
 } from "@solana-program/token";
-import { associatedTokenAddress } from "../../src/sandbox/chain.js";
+import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
 import { SERVER_INPUT, rpcCall, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const SYSTEM_PROGRAM = address("11111111111111111111111111111111");

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FacilitatorFaults } from "../../src/sandbox/index.js";
-import { mayHaveBeenSent } from "../../src/sandbox/settlement.js";
+import { mayHaveBeenSent } from "../../src/sandbox/service/settlement.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 import { expectError, freshKey } from "../helpers/api.js";
 import { rpcCall, SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";

@@ -27,7 +27,7 @@ import {
   type Address,
   type KeyPairSigner,
 } from "@solana/kit";
-import { associatedTokenAddress, fundWallet } from "../../src/sandbox/chain.js";
+import { associatedTokenAddress, fundWallet } from "../../src/sandbox/ledger/chain.js";
 import { freshKey } from "../helpers/api.js";
 import { rpcCall, SERVER_INPUT, startTestSandbox, waitForExecution, type TestSandbox } from "../helpers/sandbox.js";
 

@@ -5,7 +5,7 @@
  */
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nonPublicReason, systemResolver } from "../../src/sandbox/webhook-guard.js";
+import { nonPublicReason, systemResolver } from "../../src/sandbox/service/webhook-guard.js";
 import { startTestSandbox, waitForExecution, type TestSandbox } from "../helpers/sandbox.js";
 import {
   SERVER_INPUT,

@@ -6,9 +6,9 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type Database from "better-sqlite3";
-import { canonicalJson } from "../domain/wire.js";
+import { canonicalJson } from "../../domain/wire.js";
 import { ApiError, invalidRequest } from "./errors.js";
-import { errorReply, type Reply } from "./http-io.js";
+import { errorReply, type Reply } from "./io.js";
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const IDEMPOTENCY_TTL_MS = 48 * 3_600_000;

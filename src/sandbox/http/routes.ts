@@ -5,13 +5,13 @@
 import type { IncomingMessage } from "node:http";
 import type { IdempotentRequest } from "./idempotency.js";
 import { z } from "zod";
-import { ExecutionRequest, QuoteRequest } from "../domain/wire.js";
-import { AgentServicesSearch, searchAgentServices } from "./agent-services.js";
+import { ExecutionRequest, QuoteRequest } from "../../domain/wire.js";
+import { AgentServicesSearch, searchAgentServices } from "../providers/agent-services.js";
 import { ApiError, invalidRequest, zodIssues } from "./errors.js";
-import type { Reply } from "./http-io.js";
-import type { Outcome } from "./records.js";
-import type { SandboxService } from "./service.js";
-import type { Webhooks } from "./webhooks.js";
+import type { Reply } from "./io.js";
+import type { Outcome } from "../service/records.js";
+import type { SandboxService } from "../service/service.js";
+import type { Webhooks } from "../service/webhooks.js";
 
 /** A request as a route sees it: what idempotency needs, and the raw body. */
 export interface Ctx extends IdempotentRequest {

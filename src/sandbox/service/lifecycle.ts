@@ -5,12 +5,12 @@
  * after a restart.
  */
 import type Database from "better-sqlite3";
-import { formatDecimal } from "../domain/money.js";
-import { findAction } from "./catalog.js";
-import { providerOutput } from "./provider-outputs.js";
-import { refundTransferWire, type ServiceKeys } from "./chain.js";
-import type { Ledger } from "./ledger.js";
-import { decodeWireTransaction, messageHashOf } from "./tx-wire.js";
+import { formatDecimal } from "../../domain/money.js";
+import { findAction } from "../providers/catalog.js";
+import { providerOutput } from "../providers/outputs.js";
+import { refundTransferWire, type ServiceKeys } from "../ledger/chain.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
 import { executionView, iso, type ExecutionRow, type PaymentRow } from "./records.js";
 import { updateResource } from "./resources.js";
 import type { Webhooks } from "./webhooks.js";

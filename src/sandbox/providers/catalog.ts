@@ -1,10 +1,10 @@
 /**
  * The sandbox's action catalog: for each action, its input schema (zod, published as JSON
  * Schema 2020-12), a pricing model that explains every price, and budget hints (the
- * simulated providers' outputs are in provider-outputs.ts). Prices are bigint atomic USDC units.
+ * simulated providers' outputs are in outputs.ts). Prices are bigint atomic USDC units.
  */
 import { z } from "zod";
-import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { formatDecimal, parseDecimal } from "../../domain/money.js";
 import { AGENT_SERVICES, findAgentService } from "./agent-services.js";
 
 const usdc = (text: string): bigint => {

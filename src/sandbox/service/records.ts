@@ -2,8 +2,8 @@
  * The service's stored rows (quotes, payments, executions) and the views of them that go
  * on the wire, shared by the quote/execution service, settlement and the provider lifecycle.
  */
-import { findAction } from "./catalog.js";
-import type { ExecutionStatus } from "../domain/wire.js";
+import { findAction } from "../providers/catalog.js";
+import type { ExecutionStatus } from "../../domain/wire.js";
 
 export type Outcome = "succeed" | "fail";
 

@@ -28,7 +28,7 @@ import {
   getTransferCheckedInstruction,
 } from "@solana-program/token";
 import { toFacilitatorSvmSigner, type FacilitatorSvmSigner } from "@x402/svm";
-import { USDC_DECIMALS } from "../domain/money.js";
+import { USDC_DECIMALS } from "../../domain/money.js";
 import type { Ledger } from "./ledger.js";
 
 const SOL = 1_000_000_000n;
@@ -39,8 +39,8 @@ export interface ServiceKeys {
   mintAuthority: KeyPairSigner;
 }
 
-export { associatedTokenAddress } from "../domain/token.js";
-import { associatedTokenAddress } from "../domain/token.js";
+export { associatedTokenAddress } from "../../domain/token.js";
+import { associatedTokenAddress } from "../../domain/token.js";
 
 /** Builds and fully signs a transaction against the ledger's current blockhash. */
 export async function signWith(

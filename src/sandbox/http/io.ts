@@ -4,7 +4,7 @@
  * body — bounded in size and in nesting depth, strict about content type and UTF-8.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ErrorCode } from "../domain/wire.js";
+import type { ErrorCode } from "../../domain/wire.js";
 import { ApiError, invalidRequest } from "./errors.js";
 
 export const MAX_BODY_BYTES = 64 * 1024;

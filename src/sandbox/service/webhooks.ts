@@ -10,8 +10,8 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { invalidRequest, notFound, zodIssues } from "./errors.js";
-import { newId } from "../domain/ids.js";
+import { invalidRequest, notFound, zodIssues } from "../http/errors.js";
+import { newId } from "../../domain/ids.js";
 import { pinnedLookup, resolveWebhookTarget, WebhookTargetRefused, type Resolver } from "./webhook-guard.js";
 
 export const WEBHOOK_EVENTS = ["execution.updated"] as const;

@@ -11,14 +11,14 @@ import type {
   PaymentRequirements as X402PaymentRequirements,
   SettleResponse,
 } from "@x402/core/types";
-import { formatDecimal } from "../domain/money.js";
-import { PaymentPayload, type PaymentRequirements, type PaymentRequired } from "../domain/wire.js";
-import { newId } from "../domain/ids.js";
-import { ledgerFacilitatorSigner, type ServiceKeys } from "./chain.js";
-import { ApiError } from "./errors.js";
-import type { FacilitatorFaults } from "./faults.js";
-import type { Ledger } from "./ledger.js";
-import { blockhashOf, decodeWireTransaction, messageHashOf } from "./tx-wire.js";
+import { formatDecimal } from "../../domain/money.js";
+import { PaymentPayload, type PaymentRequirements, type PaymentRequired } from "../../domain/wire.js";
+import { newId } from "../../domain/ids.js";
+import { ledgerFacilitatorSigner, type ServiceKeys } from "../ledger/chain.js";
+import { ApiError } from "../http/errors.js";
+import type { FacilitatorFaults } from "../facilitator/faults.js";
+import type { Ledger } from "../ledger/ledger.js";
+import { blockhashOf, decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
 import { iso, type PaymentRow, type QuoteRow } from "./records.js";
 
 export interface PaymentsOptions {

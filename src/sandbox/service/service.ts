@@ -4,11 +4,11 @@
  * records they create, and webhooks. Every method takes the tenant (a hash of the API key)
  * so one key's records are invisible to another.
  */
-import { formatDecimal, parseDecimal } from "../domain/money.js";
-import { canonicalJson, type PaymentRequirements } from "../domain/wire.js";
-import { newId } from "../domain/ids.js";
-import { describeAction, findAction, ACTIONS, type PricingWorld } from "./catalog.js";
-import { ApiError, invalidRequest, notFound, zodIssues } from "./errors.js";
+import { formatDecimal, parseDecimal } from "../../domain/money.js";
+import { canonicalJson, type PaymentRequirements } from "../../domain/wire.js";
+import { newId } from "../../domain/ids.js";
+import { describeAction, findAction, ACTIONS, type PricingWorld } from "../providers/catalog.js";
+import { ApiError, invalidRequest, notFound, zodIssues } from "../http/errors.js";
 import { ProviderLifecycle } from "./lifecycle.js";
 import { executionView, iso, type ExecutionRow, type Outcome, type PaymentRow, type QuoteRow } from "./records.js";
 import { createResource, readResource } from "./resources.js";

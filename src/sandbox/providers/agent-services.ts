@@ -3,7 +3,7 @@
  * and `agent-services.purchase` hires from.
  */
 import { z } from "zod";
-import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { formatDecimal, parseDecimal } from "../../domain/money.js";
 
 export interface AgentService {
   serviceId: string;

@@ -8,8 +8,8 @@
  * Off unless `SandboxOptions.facilitatorFaults` is given; never set by the CLI.
  */
 import type { FacilitatorSvmSigner } from "@x402/svm";
-import type { Ledger, SubmitResult } from "./ledger.js";
-import { decodeWireTransaction, signatureOf } from "./tx-wire.js";
+import type { Ledger, SubmitResult } from "../ledger/ledger.js";
+import { decodeWireTransaction, signatureOf } from "../ledger/tx-wire.js";
 
 export class FacilitatorFaults {
   private pendingAfterSendLeft = 0;

@@ -2,7 +2,7 @@
  * The service's one error type: an HTTP status, a stable code from decisions.md's table,
  * a message for humans, and details merged into the error body.
  */
-import type { ErrorCode } from "../domain/wire.js";
+import type { ErrorCode } from "../../domain/wire.js";
 
 export class ApiError extends Error {
   constructor(

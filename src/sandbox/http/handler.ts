@@ -7,18 +7,18 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Database from "better-sqlite3";
-import { newId } from "../domain/ids.js";
+import { newId } from "../../domain/ids.js";
 import { ApiError } from "./errors.js";
-import { errorReply, readJsonBody, send } from "./http-io.js";
+import { errorReply, readJsonBody, send } from "./io.js";
 import { withIdempotency } from "./idempotency.js";
-import type { Ledger } from "./ledger.js";
+import type { Ledger } from "../ledger/ledger.js";
 import { createRateLimiter, type RateLimit } from "./rate-limit.js";
 import { buildRoutes, type Ctx, type Route } from "./routes.js";
-import { handleRpc, stringifyRpc } from "./rpc.js";
-import type { SandboxService } from "./service.js";
-import type { Webhooks } from "./webhooks.js";
+import { handleRpc, stringifyRpc } from "../ledger/rpc.js";
+import type { SandboxService } from "../service/service.js";
+import type { Webhooks } from "../service/webhooks.js";
 
-export { MAX_BODY_BYTES } from "./http-io.js";
+export { MAX_BODY_BYTES } from "./io.js";
 export { clearUnfinishedIdempotency } from "./idempotency.js";
 export type { RateLimit } from "./rate-limit.js";
 

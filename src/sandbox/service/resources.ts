@@ -3,7 +3,7 @@
  * an agent-service purchase) and how each follows its execution's status.
  */
 import type Database from "better-sqlite3";
-import type { ActionDef } from "./catalog.js";
+import type { ActionDef } from "../providers/catalog.js";
 import { iso, type ExecutionRow } from "./records.js";
 
 export function createResource(db: Database.Database, now: number, action: ActionDef, row: ExecutionRow, input: Record<string, unknown>): void {
