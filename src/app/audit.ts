@@ -2,9 +2,7 @@
  * The audit of `paid-actions-mcp audit` (and of `doctor` and the console): the wallet's USDC
  * token account, read through the configured Solana RPC, reconciled with the journal.
  */
-import { AUDIT_SKEW_MS, reconcile, type AuditReport } from "../engine/audit/reconcile.js";
-import { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "../engine/audit/scan.js";
-import type { Intent } from "../engine/model/types.js";
+import { AUDIT_SKEW_MS, ChainScanError, loadPayer, reconcile, scanWalletHistory, type AuditReport, type ChainScan, type Intent, type ScanOptions } from "../engine/index.js";
 import { rpcChain, type PaidActions } from "./index.js";
 
 /** The audit could not be made (configuration, wallet, RPC): nothing can be said about agreement. */
@@ -46,7 +44,7 @@ export async function runAudit(pa: PaidActions, o: { since?: number; now: number
   let walletAta: string;
   try {
     // The agent key signs; the token account is its own, or the owner's in delegate mode.
-    const payer = await (await import("../engine/payment/payer.js")).loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner });
+    const payer = await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner });
     wallet = payer.address;
     walletAta = payer.source;
   } catch (e) {

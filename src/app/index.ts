@@ -9,14 +9,25 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { newId } from "../domain/ids.js";
-import type { ChainPort } from "../engine/chain/chain.js";
-import { journalOf, loadConfig, type Config, type ConfigResult } from "../engine/config/config.js";
-import { Engine, type Step } from "../engine/engine.js";
-import { PaidActionError } from "../engine/errors.js";
-import type { JournalStore } from "../engine/journal/port.js";
-import { Reconciler } from "../engine/reconciler.js";
-import { createServiceClient, type ServiceClient } from "../engine/service/client.js";
-import { Transcripts } from "../engine/read/transcripts.js";
+import {
+  createEngine,
+  createReconciler,
+  createRpcChain,
+  createServiceClient,
+  journalOf,
+  loadConfig,
+  loadPayer,
+  PaidActionError,
+  Transcripts,
+  type ChainPort,
+  type Config,
+  type ConfigResult,
+  type Engine,
+  type JournalStore,
+  type Reconciler,
+  type ServiceClient,
+  type Step,
+} from "../engine/index.js";
 import type { SandboxOptions } from "../sandbox/index.js";
 import { openJournalStore } from "./journal.js";
 import { embeddedSandbox, followSandbox, serviceTarget, type EmbeddedSandbox, type WatchOptions } from "./sandbox.js";
@@ -70,7 +81,7 @@ export async function openJournal(env: NodeJS.ProcessEnv, now: () => number = Da
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const transcripts = new Transcripts(home);
   const journal = await openJournalStore(home, transcripts, journalOf(configResult));
-  const engine = new Engine({
+  const engine = await createEngine({
     config: configResult.ok ? configResult.config : { issues: configResult.issues },
     journal,
     client: undefined,
@@ -91,7 +102,7 @@ export { openJournalFile, openJournalStore } from "./journal.js";
 export function rpcChain(config: Config): () => Promise<ChainPort> {
   return async () => {
     if (!config.rpcUrl) throw new PaidActionError("config_invalid", "SOLANA_RPC_URL is not set: the engine cannot read the chain", { key: "SOLANA_RPC_URL" });
-    return (await import("../engine/chain/rpc.js")).createRpcChain(() => config.rpcUrl!);
+    return createRpcChain(() => config.rpcUrl!);
   };
 }
 
@@ -138,12 +149,12 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     ? createServiceClient({ ...serviceTarget(config, sandbox), timeoutMs: config.http.timeoutMs, maxAttempts: config.http.maxAttempts, now, secrets: () => transcripts.secretsNow() })
     : undefined;
   const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
-  const engine = new Engine({
+  const engine = await createEngine({
     config: config ?? { issues: configResult.ok ? [] : configResult.issues },
     journal,
     client,
     // The Solana and x402 libraries load with the first payment, not at start-up.
-    payer: async () => (await import("../engine/payment/payer.js")).loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
+    payer: () => loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
     chain: o.chain ?? (config ? rpcChain(config) : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
     transcripts,
     now,
@@ -160,7 +171,7 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   let closing: Promise<void> | undefined;
   if (config) {
     const pollClient = createServiceClient({ ...serviceTarget(config, sandbox), timeoutMs: config.http.timeoutMs, maxAttempts: 1, now, secrets: () => transcripts.secretsNow() });
-    reconciler = new Reconciler({
+    reconciler = await createReconciler({
       engine,
       journal,
       client: pollClient,

@@ -5,15 +5,11 @@
  * sharing one budget), its driver loaded only then.
  */
 import { join } from "node:path";
-import { passwordOf } from "../engine/config/config.js";
-import { PaidActionError } from "../engine/errors.js";
-import type { JournalStore } from "../engine/journal/port.js";
-import { Journal } from "../engine/journal/sqlite.js";
-import type { Transcripts } from "../engine/read/transcripts.js";
+import { openPostgresJournal, openSqliteJournal, PaidActionError, passwordOf, type Journal, type JournalStore, type Transcripts } from "../engine/index.js";
 
 /** The SQLite journal of a home; every proof read from it is registered with the transcripts for scrubbing. */
-export function openJournalFile(home: string, transcripts: Transcripts): Journal {
-  return new Journal(join(home, "journal.sqlite"), { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
+export function openJournalFile(home: string, transcripts: Transcripts): Promise<Journal> {
+  return openSqliteJournal(join(home, "journal.sqlite"), { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
 }
 
 /**
@@ -27,6 +23,5 @@ export async function openJournalStore(home: string, transcripts: Transcripts, j
   if (!journalUrl) return openJournalFile(home, transcripts);
   const password = passwordOf(journalUrl);
   if (password) transcripts.addSecret(password);
-  const { openPostgresJournal } = await import("../engine/journal/postgres.js");
   return openPostgresJournal(journalUrl, { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
 }

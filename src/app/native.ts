@@ -105,7 +105,7 @@ const STARTS_SANDBOX = new Set(["serve", "audit", "doctor", "console"]);
  */
 export async function sqliteNeeded(command: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   if (ALWAYS_SQLITE.has(command)) return true;
-  const { journalOf, loadConfig } = await import("../engine/config/config.js");
+  const { journalOf, loadConfig } = await import("../engine/index.js");
   const config = loadConfig(env);
   const journal = journalOf(config);
   const onPostgres = journal.url !== undefined || journal.invalid === true;

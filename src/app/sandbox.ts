@@ -7,9 +7,7 @@
  * a free one: the service moves, and whoever holds its URLs follows through `onMove`.
  */
 import { join } from "node:path";
-import type { Config } from "../engine/config/config.js";
-import { PaidActionError } from "../engine/errors.js";
-import type { ServiceClientOptions } from "../engine/service/client.js";
+import { PaidActionError, type Config, type ServiceClientOptions } from "../engine/index.js";
 import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
 
 /** How often a process that reuses another's sandbox checks that its owner still lives. */

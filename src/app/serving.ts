@@ -9,11 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { journalOf, loadConfig, type ConfigResult } from "../engine/config/config.js";
-import { PaidActionError } from "../engine/errors.js";
-import { limitsView } from "../engine/read/executions.js";
-import type { JournalStore } from "../engine/journal/port.js";
-import type { Transcripts } from "../engine/read/transcripts.js";
+import { journalOf, limitsView, loadConfig, PaidActionError, Transcripts, type ConfigResult, type JournalStore } from "../engine/index.js";
 import type { ConsoleHandle } from "../console/deps.js";
 import type { CatalogRow } from "../mcp/catalog.js";
 import type { McpHost } from "../mcp/context.js";
@@ -108,7 +104,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
   let opened: Promise<{ journal: JournalStore; transcripts: Transcripts }> | undefined;
   const open = () =>
     (opened ??= (async () => {
-      const [{ Transcripts }, { openJournalStore }] = await Promise.all([import("../engine/read/transcripts.js"), import("./journal.js")]);
+      const { openJournalStore } = await import("./journal.js");
       const transcripts = new Transcripts(home);
       return { transcripts, journal: await openJournalStore(home, transcripts, journalOf(configResult)) };
     })().catch((e: unknown) => {

@@ -12,9 +12,7 @@
  * sandbox's). Exit 0 done; 1 it could not be done (said on stderr); 2 usage.
  */
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
-import { readAllowance, type AllowanceView } from "../engine/payment/allowance.js";
-import { allowanceTransaction, readAllowanceTransaction, type AllowanceChange } from "../engine/payment/delegate.js";
-import { loadPayer, loadSigner, type Payer } from "../engine/payment/payer.js";
+import { allowanceTransaction, loadPayer, loadSigner, readAllowance, readAllowanceTransaction, type AllowanceChange, type AllowanceView, type Payer } from "../engine/index.js";
 import { formatDecimal } from "../domain/money.js";
 import { urlOrigin } from "./audit.js";
 
@@ -101,7 +99,7 @@ async function change(pa: PaidActions, payer: Payer, c: AllowanceChange, o: Allo
 }
 
 async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<number> {
-  const reading = readAllowanceTransaction(wire.trim(), { owner: payer.owner!, account: payer.source, agent: payer.address, mint: pa.config!.mint });
+  const reading = await readAllowanceTransaction(wire.trim(), { owner: payer.owner!, account: payer.source, agent: payer.address, mint: pa.config!.mint });
   if (!reading.ok) throw new Refused(`not sent: ${reading.problem}`);
   if (!reading.signed) throw new Refused("not sent: the transaction is not signed yet (sign it with the owner's wallet first)");
   return send(pa, payer, wire.trim(), reading.change, pa.config!.rpcUrl!);

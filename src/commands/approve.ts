@@ -8,8 +8,7 @@
  */
 import { openJournal } from "../app/index.js";
 import { parseDecimal } from "../domain/money.js";
-import type { ApprovalReview } from "../engine/approvals/review.js";
-import { PaidActionError } from "../engine/errors.js";
+import { PaidActionError, type ApprovalReview } from "../engine/index.js";
 import { askPin, interactive, NO_TTY, readLine } from "./tty.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);

@@ -120,7 +120,7 @@ async function onChainCeiling(home: string): Promise<string> {
   try {
     const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as { rpcUrl: string; asset: string; owner?: string; agentAddress?: string };
     if (!info.owner || !info.agentAddress) return "The wallet pays from its own account (no delegate mode).";
-    const { createRpcChain } = await import("../engine/chain/rpc.js");
+    const { createRpcChain } = await import("../engine/index.js");
     const { associatedTokenAddress } = await import("../domain/token.js");
     const account = await (await createRpcChain(info.rpcUrl)).tokenAccount(await associatedTokenAddress(info.owner, info.asset));
     const left = account?.delegate === info.agentAddress ? account.delegatedAmount : 0n;

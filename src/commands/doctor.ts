@@ -6,11 +6,7 @@
  */
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
 import { checkNativeSqlite, runningNode, sqliteNeeded } from "../app/native.js";
-import { loadConfig } from "../engine/config/config.js";
-import { pinFileProblem, pinIsSet } from "../engine/approvals/pin.js";
-import { readAllowance, shortfall } from "../engine/payment/allowance.js";
-import { loadPayer, type Payer } from "../engine/payment/payer.js";
-import { serviceApi } from "../engine/service/api.js";
+import { loadConfig, loadPayer, pinFileProblem, pinIsSet, readAllowance, serviceApi, shortfall, type Payer } from "../engine/index.js";
 import { formatDecimal } from "../domain/money.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
 import { describeFreeze } from "./freeze.js";

@@ -7,7 +7,7 @@
  */
 import { hostname } from "node:os";
 import { openJournal } from "../app/index.js";
-import type { Freeze } from "../engine/journal/port.js";
+import type { Freeze } from "../engine/index.js";
 import { safe } from "./approve.js";
 import { askPin, interactive, NO_TTY } from "./tty.js";
 

@@ -3,8 +3,7 @@
  * They never start a service and never pay.
  */
 import { openJournal } from "../app/index.js";
-import { recentCalls } from "../engine/read/recent-calls.js";
-import type { ExecutionView } from "../engine/model/types.js";
+import { recentCalls, type ExecutionView } from "../engine/index.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 

@@ -4,8 +4,7 @@
  * Only at an interactive terminal, without echo; the current PIN is asked first when one is
  * set. The PIN is kept only as a salted scrypt hash (see engine/approvals/pin.ts).
  */
-import { loadConfig } from "../engine/config/config.js";
-import { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "../engine/approvals/pin.js";
+import { clearPin, loadConfig, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "../engine/index.js";
 import { interactive, NO_TTY, readLine, wrongPinDelay } from "./tty.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);

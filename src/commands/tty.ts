@@ -4,7 +4,7 @@
  * taken here, from a terminal a person types at: an agent's tool call (or a shell it drives
  * through pipes) has no TTY.
  */
-import { pinFileProblem, pinIsSet, verifyPin } from "../engine/approvals/pin.js";
+import { pinFileProblem, pinIsSet, verifyPin } from "../engine/index.js";
 
 /** The streams a prompt uses; the real ones by default. */
 export interface Terminal {

@@ -6,13 +6,7 @@
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { pinIsSet, verifyPin } from "../engine/approvals/pin.js";
-import { approvalReview, pendingReviews } from "../engine/approvals/review.js";
-import { PaidActionError } from "../engine/errors.js";
-import { view } from "../engine/read/executions.js";
-import { freezeView } from "../engine/intent/freeze.js";
-import { recentCalls } from "../engine/read/recent-calls.js";
-import { spendingBreakdown } from "../engine/read/spending-view.js";
+import { approvalReview, freezeView, PaidActionError, pendingReviews, pinIsSet, recentCalls, spendingBreakdown, verifyPin, view } from "../engine/index.js";
 import type { ConsoleDeps } from "./deps.js";
 import type { EventHub } from "./events.js";
 import { ApiError, readJsonBody, sendJson } from "./respond.js";

@@ -3,10 +3,7 @@
  * command and the MCP server both start it with). It reads only engine/ and domain/;
  * anything else it needs — the audit run — is injected.
  */
-import type { Config } from "../engine/config/config.js";
-import type { Engine } from "../engine/engine.js";
-import type { JournalStore } from "../engine/journal/port.js";
-import type { Transcripts } from "../engine/read/transcripts.js";
+import type { Config, Engine, JournalStore, Transcripts } from "../engine/index.js";
 
 export interface ConsoleDeps {
   engine: Engine;

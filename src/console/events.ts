@@ -8,10 +8,7 @@
  * browser from thinking the stream died.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { pendingReviews } from "../engine/approvals/review.js";
-import type { Config } from "../engine/config/config.js";
-import { freezeView } from "../engine/intent/freeze.js";
-import type { JournalStore } from "../engine/journal/port.js";
+import { freezeView, pendingReviews, type Config, type JournalStore } from "../engine/index.js";
 
 /** How many of the newest purchases are watched for changes. */
 const WATCHED = 50;

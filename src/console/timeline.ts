@@ -6,9 +6,7 @@
  * step whose time nobody wrote down is not shown.
  */
 import { formatDecimal } from "../domain/money.js";
-import type { JournalStore } from "../engine/journal/port.js";
-import type { TranscriptEntry, Transcripts } from "../engine/read/transcripts.js";
-import type { Intent, PaymentRecord } from "../engine/model/types.js";
+import type { Intent, JournalStore, PaymentRecord, TranscriptEntry, Transcripts } from "../engine/index.js";
 
 export type TimelineStep = "quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error";
 

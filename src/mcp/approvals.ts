@@ -24,7 +24,7 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import { canonicalJson } from "../domain/wire.js";
-import { PaidActionError } from "../engine/errors.js";
+import { PaidActionError } from "../engine/index.js";
 import type { RequestCtx } from "./context.js";
 
 /** What a sealed approval state carries (the client can read it; it cannot change it). */

@@ -5,9 +5,7 @@
  */
 import { z } from "zod";
 import { ActionDetail } from "../domain/wire.js";
-import type { JournalStore } from "../engine/journal/port.js";
-import { serviceApi } from "../engine/service/api.js";
-import type { ServiceClient } from "../engine/service/client.js";
+import { serviceApi, type JournalStore, type ServiceClient } from "../engine/index.js";
 
 /** Tool names hosts accept everywhere: lower-case, digits, underscores, ≤ 64. */
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;

@@ -8,12 +8,7 @@
  * purchases — on the first request that needs it, never for a probe.
  */
 import type { ServerContext } from "@modelcontextprotocol/server";
-import type { Config } from "../engine/config/config.js";
-import type { Engine } from "../engine/engine.js";
-import type { limitsView } from "../engine/read/executions.js";
-import type { JournalStore } from "../engine/journal/port.js";
-import type { ServiceClient } from "../engine/service/client.js";
-import type { Transcripts } from "../engine/read/transcripts.js";
+import type { Config, Engine, JournalStore, limitsView, ServiceClient, Transcripts } from "../engine/index.js";
 import type { CatalogRow } from "./catalog.js";
 
 /** What a request handler gets besides the request: signal, progress token, notify, envelope. */

@@ -1,5 +1,5 @@
 /** What a human or agent can do about each refusal: the second half of every tool error. */
-import type { PaidActionError } from "../engine/errors.js";
+import type { PaidActionError } from "../engine/index.js";
 
 export function hintFor(e: PaidActionError): string {
   switch (e.code) {

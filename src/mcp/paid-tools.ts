@@ -7,7 +7,7 @@
 import type { CallToolResult, InputRequiredResult, ProtocolEra, Server, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { newId } from "../domain/ids.js";
-import { PaidActionError } from "../engine/errors.js";
+import { PaidActionError } from "../engine/index.js";
 import { approvalAnswer, approvalStates, askApproval, askApprovalAtUrl, canElicit, canElicitUrl, stateFor, waitForDecision, type ApprovalState } from "./approvals.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
 import type { LimitsView, McpContext, McpPaidActions, RequestCtx } from "./context.js";

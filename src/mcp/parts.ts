@@ -5,7 +5,7 @@
  * that `initialize` and `server/discover` wait for nothing but the SDK.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { PaidActionError } from "../engine/errors.js";
+import { PaidActionError } from "../engine/index.js";
 import type { McpContext, RequestCtx } from "./context.js";
 import { droppedKeys } from "./guards.js";
 import { createPaidCalls } from "./paid-tools.js";

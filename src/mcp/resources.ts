@@ -6,7 +6,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context.js";
-import { recentCalls } from "../engine/read/recent-calls.js";
+import { recentCalls } from "../engine/index.js";
 import { executionUri, transcriptUri } from "./uris.js";
 
 const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spending)$/;

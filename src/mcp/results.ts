@@ -6,8 +6,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
-import { PaidActionError } from "../engine/errors.js";
-import type { ExecutionView, PaidCall } from "../engine/model/types.js";
+import { PaidActionError, type ExecutionView, type PaidCall } from "../engine/index.js";
 import { hintFor } from "./hints.js";
 import { executionUri, transcriptUri } from "./uris.js";
 

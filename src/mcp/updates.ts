@@ -5,8 +5,7 @@
  * waiting for a final status with progress notifications.
  */
 import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
-import { PaidActionError } from "../engine/errors.js";
-import type { ExecutionEvent, ExecutionView } from "../engine/model/types.js";
+import { PaidActionError, type ExecutionEvent, type ExecutionView } from "../engine/index.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { executionUri } from "./uris.js";
 

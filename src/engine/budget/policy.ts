@@ -4,7 +4,8 @@
  */
 import { formatDecimal, parseAtomic, parseDecimal } from "../../domain/money.js";
 import type { PaymentRequirements } from "../../domain/wire.js";
-import { actionAllowed, type Limits } from "../config/config.js";
+import { actionAllowed } from "../config/action-names.js";
+import type { Limits } from "../config/config.js";
 
 export interface Usage {
   /** Reserved + spent in the rolling 24 h window, atomic units. */

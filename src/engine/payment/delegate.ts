@@ -90,7 +90,19 @@ export type AllowanceChange = { kind: "grant"; amount: bigint } | { kind: "revok
  * revokes the agent key's allowance on the owner's token account. The owner pays its fee.
  * With `owner` a signer it comes back signed; with an address, unsigned (for a wallet).
  */
-export async function allowanceTransaction(o: { owner: TransactionSigner | string; account: string; mint: string; agent: string; change: AllowanceChange; lifetime: Lifetime }): Promise<string> {
+export interface AllowanceTransactionInput {
+  /** A signer: the transaction comes back signed; an address: unsigned, for a wallet. */
+  owner: TransactionSigner | string;
+  /** The owner's USDC token account. */
+  account: string;
+  mint: string;
+  /** The agent key, the delegate. */
+  agent: string;
+  change: AllowanceChange;
+  lifetime: Lifetime;
+}
+
+export async function allowanceTransaction(o: AllowanceTransactionInput): Promise<string> {
   const owner = typeof o.owner === "string" ? createNoopSigner(address(o.owner)) : o.owner;
   const ix =
     o.change.kind === "grant"

@@ -1,6 +1,6 @@
 /** get_execution: one execution from the journal, refreshed from the service. */
 import { z } from "zod";
-import { PaidActionError } from "../../engine/errors.js";
+import { PaidActionError } from "../../engine/index.js";
 import type { McpContext } from "../context.js";
 import { executionUri, ok } from "../results.js";
 import { addMirrorTool, type MirrorTools } from "./mirror.js";

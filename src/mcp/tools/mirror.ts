@@ -5,8 +5,7 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { PaidActionError } from "../../engine/errors.js";
-import type { ServiceClient } from "../../engine/service/client.js";
+import { PaidActionError, type ServiceClient } from "../../engine/index.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "../context.js";
 import { failure, jsonSchema } from "../results.js";
 

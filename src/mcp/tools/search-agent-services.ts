@@ -1,7 +1,6 @@
 /** search_agent_services: the service's marketplace of agent services, searched for free. */
 import { z } from "zod";
-import { PaidActionError } from "../../engine/errors.js";
-import { serviceApi } from "../../engine/service/api.js";
+import { PaidActionError, serviceApi } from "../../engine/index.js";
 import type { McpContext } from "../context.js";
 import { ok } from "../results.js";
 import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";

@@ -1,0 +1,94 @@
+/**
+ * The engine's front door: everything app/, mcp/, console/ and commands/ use, and nothing
+ * else (test/unit/layers.test.ts fails on an import that reaches past it).
+ *
+ * What is exported as is stays light: the MCP server's first answer may load this module.
+ * The engine's flow and the heavy libraries — the Solana and x402 libraries, the journal's
+ * database drivers — load on first use, through the async functions at the end.
+ */
+import type { ChainPort } from "./chain/chain.js";
+import type { EngineDeps } from "./context.js";
+import type { Engine } from "./engine.js";
+import type { JournalOptions } from "./journal/port.js";
+import type { PostgresOptions } from "./journal/postgres.js";
+import type { Journal } from "./journal/sqlite.js";
+import type { AllowanceTransactionInput, AllowanceReading } from "./payment/delegate.js";
+import type { Payer, PayerOptions } from "./payment/payer.js";
+import type { KeyPairSigner } from "@solana/kit";
+import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
+
+export { ERROR_CODES, PaidActionError, type ErrorCode } from "./errors.js";
+export { describeIssues, journalOf, loadConfig, passwordOf, type Config, type ConfigIssue, type ConfigResult, type Limits } from "./config/config.js";
+export type { EngineDeps } from "./context.js";
+export type { Engine } from "./engine.js";
+export type { WatchPass } from "./chain/released-watch.js";
+export * from "./model/types.js";
+export type { ChainPort, ChainTx, Lifetime, TokenAccountState } from "./chain/chain.js";
+export type { Freeze, JournalStore, JournalHealth, TranscriptRecord } from "./journal/port.js";
+export type { Journal } from "./journal/sqlite.js";
+export type { PostgresJournal } from "./journal/postgres.js";
+export type { Payer, PayerOptions } from "./payment/payer.js";
+export type { AllowanceChange, AllowanceReading } from "./payment/delegate.js";
+export type { Reconciler, ReconcilerOptions } from "./reconciler.js";
+
+export { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "./approvals/pin.js";
+export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
+export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
+export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
+export { freezeView } from "./intent/freeze.js";
+export { readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
+export { limitsView, view } from "./read/executions.js";
+export { recentCalls } from "./read/recent-calls.js";
+export { spendingBreakdown } from "./read/spending-view.js";
+export { Transcripts, type TranscriptEntry } from "./read/transcripts.js";
+export { serviceApi } from "./service/api.js";
+export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service/client.js";
+
+// ---- Loaded on first use -------------------------------------------------------------
+
+/** The engine over its ports (its flow loads now, not with this module). */
+export async function createEngine(deps: EngineDeps): Promise<Engine> {
+  const { Engine } = await import("./engine.js");
+  return new Engine(deps);
+}
+
+export async function createReconciler(o: ReconcilerOptions): Promise<Reconciler> {
+  const { Reconciler } = await import("./reconciler.js");
+  return new Reconciler(o);
+}
+
+/** The chain port over the user's Solana RPC (a function when the RPC may move). */
+export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs?: number): Promise<ChainPort> {
+  return (await import("./chain/rpc.js")).createRpcChain(rpcUrl, timeoutMs);
+}
+
+/** The agent key as a payer (the Solana and x402 libraries load with it). */
+export async function loadPayer(walletPath: string, rpcUrl: string | undefined | (() => string | undefined), o: PayerOptions): Promise<Payer> {
+  return (await import("./payment/payer.js")).loadPayer(walletPath, rpcUrl, o);
+}
+
+/** A keypair file as a signer (the owner's, for the allowance command). */
+export async function loadSigner(path: string): Promise<KeyPairSigner> {
+  return (await import("./payment/payer.js")).loadSigner(path);
+}
+
+/** The owner's transaction that grants or revokes the agent key's allowance (base64). */
+export async function allowanceTransaction(o: AllowanceTransactionInput): Promise<string> {
+  return (await import("./payment/delegate.js")).allowanceTransaction(o);
+}
+
+/** What a wallet-signed transaction handed to `allowance submit` does, checked before it is sent. */
+export async function readAllowanceTransaction(wire: string, e: { owner: string; account: string; agent: string; mint: string }): Promise<AllowanceReading> {
+  return (await import("./payment/delegate.js")).readAllowanceTransaction(wire, e);
+}
+
+/** The journal in one SQLite file (better-sqlite3 loads with it). */
+export async function openSqliteJournal(path: string, o?: JournalOptions): Promise<Journal> {
+  const { Journal } = await import("./journal/sqlite.js");
+  return new Journal(path, o);
+}
+
+/** The journal on PostgreSQL (pg loads with it). */
+export async function openPostgresJournal(url: string, o?: PostgresOptions) {
+  return (await import("./journal/postgres.js")).openPostgresJournal(url, o);
+}
