@@ -28,6 +28,7 @@ import { quoteOnly } from "./intent/quote-only.js";
 import { watchReleased, type WatchPass } from "./chain/released-watch.js";
 import { serviceApi } from "./service/api.js";
 import { checkRefund, checkSettlement } from "./chain/settlement.js";
+import { STATES } from "./model/states.js";
 import { restartable, resting } from "./model/transitions.js";
 import { Turns } from "./intent/turns.js";
 import type { ExecutionEvent, ExecutionView, Intent, IntentPatch, PaidCall, PayOptions, PayRequest } from "./model/types.js";
@@ -287,7 +288,7 @@ export class Engine extends EventEmitter {
   async resume(intent: Intent): Promise<boolean> {
     if (this.driving.has(intent.intentId)) return false;
     // Nothing new is signed while a limit is misconfigured; what is already at risk is still followed.
-    if (this.catalogIssues.length > 0 && (intent.state === "new" || intent.state === "quoted" || intent.state === "reserved")) return false;
+    if (this.catalogIssues.length > 0 && STATES[intent.state].money === "none") return false;
     // Nor while payments are frozen: such a purchase waits (its reservation held) until a person lifts the freeze.
     if (stoppedByFreeze(intent) && (await this.d.journal.frozen())) return false;
     const c = this.ctx();

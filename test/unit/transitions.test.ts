@@ -22,9 +22,28 @@ import {
 import type { BudgetState, IntentState, PaymentFate } from "../../src/engine/model/types.js";
 
 const STATES = ["new", "quoted", "awaiting_approval", "reserved", "signed", "unsettled", "paid", "executed", "refused", "failed", "attention"] as const;
-const OUTCOMES = ["refused", "transient", "cancelled", "proof_refused", "settled", "settlement_mismatch", "landed", "never_landed", "fate_unknown", "refused_after_payment", "executed"] as const;
+const OUTCOMES = [
+  "quote_recorded",
+  "approval_pending",
+  "approval_used",
+  "reserve",
+  "sign",
+  "restart",
+  "landed_late",
+  "refused",
+  "transient",
+  "cancelled",
+  "proof_refused",
+  "settled",
+  "settlement_mismatch",
+  "landed",
+  "never_landed",
+  "fate_unknown",
+  "refused_after_payment",
+  "executed",
+] as const;
 const BUDGETS = ["none", "reserved", "spent", "released"] as const;
-const EFFECTS = ["none", "hold", "release", "spend"] as const;
+const EFFECTS = ["none", "reserve", "hold", "release", "spend"] as const;
 const FATES = [undefined, "pending", "landed", "never"] as const;
 
 /** A state that may lead to a new proof being signed (directly or by a fresh attempt). */
@@ -37,6 +56,23 @@ type Row = [from: IntentState, outcome: Outcome, to: IntentState, reservation: R
 
 /** Every defined transition, written out (not derived from the implementation's table). */
 const ROWS: Row[] = [
+  // The way forward: every state change goes through the table.
+  ["new", "quote_recorded", "quoted", "none", false, false],
+  ["quoted", "approval_pending", "awaiting_approval", "none", false, false],
+  ["awaiting_approval", "approval_pending", "awaiting_approval", "none", false, false],
+  ["awaiting_approval", "approval_used", "quoted", "none", false, false],
+  ["quoted", "approval_used", "quoted", "none", false, false],
+  ["quoted", "reserve", "reserved", "reserve", false, false],
+  ["awaiting_approval", "reserve", "reserved", "reserve", false, false],
+  ["reserved", "sign", "signed", "hold", false, false],
+  // A stop with nothing spent: a call may start a fresh attempt.
+  ["refused", "restart", "new", "none", false, false],
+  ["failed", "restart", "new", "none", false, false],
+  // A payment the chain had shown could never land landed after all: spent, and a human's.
+  ["refused", "landed_late", "attention", "spend", false, true],
+  ["failed", "landed_late", "attention", "spend", false, true],
+  ["attention", "landed_late", "attention", "spend", false, true],
+  ["executed", "landed_late", "executed", "spend", false, true],
   // Nothing reserved, nothing signed: a stop costs nothing.
   ["new", "refused", "refused", "none", false, false],
   ["new", "transient", "failed", "none", false, false],
@@ -117,8 +153,9 @@ describe("transition: the table", () => {
     expect(() => transition(from, outcome)).toThrow(`no transition from ${from} on ${outcome}`);
   });
 
-  it.each(["refused", "failed", "executed", "attention"] as const)("the resting state %s accepts no outcome", (from) => {
-    for (const outcome of OUTCOMES) expect(() => transition(from, outcome)).toThrow();
+  it.each(["refused", "failed", "executed", "attention"] as const)("the resting state %s accepts only a late landing, and a stop with nothing spent a fresh attempt", (from) => {
+    const accepted = from === "refused" || from === "failed" ? ["restart", "landed_late"] : ["landed_late"];
+    for (const outcome of OUTCOMES) if (!accepted.includes(outcome)) expect(() => transition(from, outcome)).toThrow();
   });
 
   it("accepts exactly the rows written here", () => {
@@ -175,17 +212,21 @@ describe("transition: invariants over every row", () => {
     }
   });
 
-  it("before anything is reserved, no outcome spends or holds a reservation", () => {
+  it("before anything is reserved, no outcome spends or holds a reservation; only `reserve` takes one", () => {
     for (const { from, outcome, t } of actualRows()) {
-      if (BEFORE_RESERVATION.includes(from)) expect(t.reservation, key(from, outcome)).toBe("none");
+      if (BEFORE_RESERVATION.includes(from)) expect(t.reservation, key(from, outcome)).toBe(outcome === "reserve" ? "reserve" : "none");
     }
   });
 
-  it("once something is reserved, every row says what happens to it (never 'none')", () => {
+  it("while something is reserved, every row says what happens to it (never 'none')", () => {
     for (const { from, outcome, t } of actualRows()) {
-      if (BEFORE_RESERVATION.includes(from)) continue;
+      if (BEFORE_RESERVATION.includes(from) || resting(from)) continue;
       expect(t.reservation, key(from, outcome)).not.toBe("none");
     }
+  });
+
+  it("only `reserve` takes a reservation", () => {
+    for (const { from, outcome, t } of actualRows()) expect(t.reservation === "reserve", key(from, outcome)).toBe(outcome === "reserve");
   });
 
   it("a followed row never lands in a resting state; a resting state is never followed", () => {
@@ -218,6 +259,11 @@ describe("budgetAfter", () => {
     ["released", "release", "released"],
     // Unreachable through the table (a released intent rests); kept as it is today.
     ["released", "spend", "released"],
+    // A reservation is taken afresh (the table takes one only before anything was reserved).
+    ["none", "reserve", "reserved"],
+    ["released", "reserve", "reserved"],
+    ["reserved", "reserve", "reserved"],
+    ["spent", "reserve", "reserved"],
   ])("%s after %s -> %s", (current, effect, next) => {
     expect(budgetAfter(current, effect)).toBe(next);
   });

@@ -14,6 +14,7 @@ import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "../
 export interface ApprovalDriver {
   intent: Intent;
   commit(patch: IntentPatch): Promise<Intent>;
+  advance(outcome: "approval_pending" | "approval_used", extra?: IntentPatch): Promise<unknown>;
 }
 
 /**
@@ -72,7 +73,7 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
         throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was already used`, { approvalId: approval.approvalId });
       }
       c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human" });
-      await drive.commit({ state: "quoted" });
+      await drive.advance("approval_used");
       return;
     }
     if (approval?.status === "declined") {
@@ -100,7 +101,7 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
     return;
   }
   const approvalId = await record(c, intent, "pending");
-  await drive.commit({ approvalId, state: "awaiting_approval" });
+  await drive.advance("approval_pending", { approvalId });
   c.transcript(intent, "approval", { approvalId, decision: "approval required: waiting for a human" });
   throw approvalRequired(drive.intent, approvalId);
 }

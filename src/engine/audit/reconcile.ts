@@ -12,6 +12,7 @@
  */
 import { formatDecimal } from "../../domain/money.js";
 import { refundInflow, type ChainTx } from "../chain/chain.js";
+import { INTENT_STATES, resting, STATES } from "../model/states.js";
 import type { Intent, IntentState, PaymentFate, PaymentRecord, SettlementCheck } from "../model/types.js";
 
 /** Clock skew allowed between this machine and the cluster's block times. */
@@ -165,9 +166,11 @@ export interface AuditInput {
 const usdc = (atomic: bigint) => formatDecimal(atomic);
 const iso = (ms: number) => new Date(ms).toISOString();
 const txTime = (tx: ChainTx) => (tx.blockTime === null ? null : iso(tx.blockTime * 1000));
-const SETTLED_STATES: ReadonlySet<IntentState> = new Set(["paid", "executed", "attention"]);
-const IN_FLIGHT_STATES: ReadonlySet<IntentState> = new Set(["signed", "unsettled"]);
-const NOTHING_SPENT_STATES: ReadonlySet<IntentState> = new Set(["failed", "refused"]);
+const statesWhere = (test: (s: IntentState) => boolean): ReadonlySet<IntentState> => new Set(INTENT_STATES.filter(test));
+/** Where the journal counts the money as spent, as possibly moving, and as a stop that spent nothing. */
+const SETTLED_STATES = statesWhere((s) => STATES[s].money === "settled");
+const IN_FLIGHT_STATES = statesWhere((s) => STATES[s].money === "in_flight");
+const NOTHING_SPENT_STATES = statesWhere((s) => resting(s) && STATES[s].money === "none");
 
 /**
  * What one transaction did to the wallet's token account: money out, or else money in. Out is

@@ -12,7 +12,7 @@ import { watchRuling } from "./rules.js";
 import { LEASE_MS, type Ctx } from "../context.js";
 import { expectedPayment } from "./settlement.js";
 import { PaidActionError } from "../errors.js";
-import { resting } from "../model/transitions.js";
+import { resting, transition } from "../model/transitions.js";
 import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 
 /** Payments looked at in one pass, oldest first. */
@@ -93,9 +93,10 @@ export function lateLandingPatch(intent: Intent, p: PaymentRecord, tx: ChainTx, 
     attention: [intent.attention, evidence].filter(Boolean).join("; "),
   };
   if (current) Object.assign(patch, { paymentTx: tx.signature, settlement: problems.length > 0 ? "mismatch" : "verified" });
+  patch.state = transition(intent.state, "landed_late").state;
   if (intent.state !== "executed") {
     const error = new PaidActionError("payment_failed", evidence, { quoteId: p.quoteId, transaction: tx.signature });
-    Object.assign(patch, { state: "attention", nextPollAt: null, error: { code: error.code, message: error.message, context: error.context, retryable: false } });
+    Object.assign(patch, { nextPollAt: null, error: { code: error.code, message: error.message, context: error.context, retryable: false } });
   }
   return patch;
 }

@@ -21,7 +21,8 @@ import { LeaseLost, PaymentsFrozen } from "../journal/port.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "../budget/policy.js";
 import { paidResourceUrl, serviceApi } from "../service/api.js";
 import { establishFate } from "../chain/settlement.js";
-import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome } from "../model/transitions.js";
+import { STATES, type DriveStep } from "../model/states.js";
+import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome, type Transition } from "../model/transitions.js";
 import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "../model/types.js";
 
 const stored = (e: PaidActionError): StoredError => ({ code: e.code, message: e.message, context: e.context, retryable: e.retryable });
@@ -86,6 +87,23 @@ export class Drive {
     return this.intent;
   }
 
+  /**
+   * Moves the intent on by its state's row for `outcome` in the transitions table (the only
+   * way its state changes), committing `extra` and the payment patch with it.
+   */
+  async advance(outcome: Outcome, extra: IntentPatch = {}, payment?: Partial<PaymentRecord>): Promise<Transition> {
+    const tr = transition(this.intent.state, outcome);
+    await this.commit({ ...this.effects(tr), ...extra }, payment);
+    return tr;
+  }
+
+  /** What a transition writes besides `extra`: the state, the reservation's effect, and a follow-up when it needs one. */
+  private effects(tr: Transition): IntentPatch {
+    const budget = tr.reservation === "none" || tr.reservation === "hold" ? {} : { budgetState: budgetAfter(this.intent.budgetState, tr.reservation) };
+    const follow = tr.follow ? { nextPollAt: this.c.now() + POLL_START_MS * 5, pollIntervalMs: POLL_START_MS * 5 } : {};
+    return { state: tr.state, ...budget, ...follow };
+  }
+
   private checkCancelled(what: string): void {
     if (this.opts.signal?.aborted) throw cancelled(this.intent, what);
   }
@@ -117,30 +135,10 @@ export class Drive {
   /** Drives the intent until it rests (or must wait); records every stop. */
   async run(): Promise<Intent> {
     for (let guard = 0; guard < 24; guard++) {
+      const step = STATES[this.intent.state].step;
+      if (step === null) return this.intent;
       try {
-        switch (this.intent.state) {
-          case "new":
-            await this.requestQuote();
-            break;
-          case "quoted":
-          case "awaiting_approval":
-            await this.decide();
-            break;
-          case "reserved":
-            await this.sign();
-            break;
-          case "signed":
-            await this.send();
-            break;
-          case "unsettled":
-            await this.establish();
-            break;
-          case "paid":
-            await this.execute();
-            break;
-          default:
-            return this.intent;
-        }
+        await this.steps[step]();
       } catch (e) {
         if (e instanceof Paused) throw e.error;
         const error = asError(e);
@@ -156,16 +154,21 @@ export class Drive {
     return this.intent;
   }
 
+  /** The step that moves the intent on from each state (model/states.ts names it). */
+  private readonly steps: Record<DriveStep, () => Promise<void>> = {
+    quote: () => this.requestQuote(),
+    decide: () => this.decide(),
+    sign: () => this.sign(),
+    send: () => this.send(),
+    establish: () => this.establish(),
+    execute: () => this.execute(),
+  };
+
   /** How a thrown error counts at the current state. */
   private outcomeOf(error: PaidActionError): Outcome {
-    const state = this.intent.state;
     if (error.code === "cancelled") return "cancelled";
     if (error.retryable) return "transient";
-    // After a proof left: an unexpected answer means nobody knows whether money moved.
-    if (state === "signed") return "proof_refused";
-    if (state === "paid") return "refused_after_payment";
-    if (state === "unsettled") return "transient";
-    return "refused";
+    return STATES[this.intent.state].onFailure ?? "refused";
   }
 
   private async requestQuote(): Promise<void> {
@@ -180,7 +183,7 @@ export class Drive {
     if (!res.ok) throw quoteRefusal(res.status, res.error);
     const quote = res.body;
     const { amount, expiresAt } = checkQuote(quote, intent.action);
-    await this.commit({ state: "quoted", quoteId: quote.quoteId, quote, amount, payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null, quoteExpiresAt: expiresAt, quotedAt: c.now() });
+    await this.advance("quote_recorded", { quoteId: quote.quoteId, quote, amount, payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null, quoteExpiresAt: expiresAt, quotedAt: c.now() });
     c.step("quote_recorded", this.intent);
     this.checkCancelled("after the quote");
   }
@@ -207,7 +210,7 @@ export class Drive {
       amount,
       c.now(),
       (usage) => evaluateBudget(c.config.limits, usage, { ...charge, payee }),
-      { state: "reserved", requirements, payee },
+      { state: transition(this.intent.state, "reserve").state, requirements, payee },
       withTotal,
       { state: this.intent.state, owner: this.owner },
     );
@@ -240,7 +243,7 @@ export class Drive {
     const { proof } = await payer.createProof(requirements, lifetime, c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined);
     c.d.transcripts.addSecret(proof, { ephemeral: true });
     const now = c.now();
-    const patch: IntentPatch = { state: "signed", proof };
+    const patch: IntentPatch = { state: transition(intent.state, "sign").state, proof };
     const recorded = await c.journal.recordSigned(
       {
         quoteId: intent.quoteId!,
@@ -296,7 +299,7 @@ export class Drive {
   private async proofRefused(status: number, error: { code: string; message: string; reason?: unknown }, sentAt: number): Promise<void> {
     const reason = typeof error.reason === "string" ? `: ${error.reason.slice(0, 120)}` : "";
     const e = new PaidActionError("outcome_unknown", `the service did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`, { serviceCode: error.code, reason: error.reason }, true);
-    await this.commit({ state: "unsettled", error: stored(e) }, { sentAt });
+    await this.advance("proof_refused", { error: stored(e) }, { sentAt });
     this.c.transcript(this.intent, "unsettled", { serviceCode: error.code, message: error.message });
   }
 
@@ -330,8 +333,8 @@ export class Drive {
   /** A fresh attempt at the same intent under a new idempotency key: only after a stop with nothing spent. */
   async restart(): Promise<void> {
     const attempt = this.intent.attempt + 1;
-    await this.commit({
-      state: "new", attempt, idemKey: `${this.intent.intentKey}.a${attempt}`, error: null, quoteId: null, quote: null, amount: null, payee: null,
+    await this.advance("restart", {
+      attempt, idemKey: `${this.intent.intentKey}.a${attempt}`, error: null, quoteId: null, quote: null, amount: null, payee: null,
       quoteExpiresAt: null, quotedAt: null, requirements: null, proof: null, approvalId: null, budgetState: "none", budgetAmount: null, budgetAt: null,
       payment: null, paymentTx: null, settlement: "none", attention: null, nextPollAt: null,
     });

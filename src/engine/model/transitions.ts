@@ -8,10 +8,25 @@
  * chain (our own RPC, never the service) shows that the transfer landed — then it is
  * spent — or that it can never land.
  */
-import type { BudgetState, IntentState, PaymentFate } from "./types.js";
+import { STATES, type IntentState } from "./states.js";
+import type { BudgetState, PaymentFate } from "./types.js";
 
 /** What happened at a step. */
 export type Outcome =
+  /** The service's quote was recorded. */
+  | "quote_recorded"
+  /** A person must approve first: a pending approval was recorded. */
+  | "approval_pending"
+  /** A person's approval was used for this quote. */
+  | "approval_used"
+  /** Within the limits: the amount was reserved (with the challenge, checked). */
+  | "reserve"
+  /** The proof was signed and journaled: from now on it may leave the process. */
+  | "sign"
+  /** A fresh attempt after a stop with nothing spent (a new quote, a new key). */
+  | "restart"
+  /** A payment the chain had shown could never land landed after all (chain/released-watch.ts). */
+  | "landed_late"
   /** A definite refusal before anything was signed: limits, drift, declined approval, bad input. */
   | "refused"
   /** Retryable trouble: the service away, a timeout, a settlement still running, another driver. */
@@ -38,6 +53,7 @@ export type Outcome =
 /** What happens to the intent's budget reservation. */
 export type ReservationEffect =
   | "none" // nothing was reserved, nothing changes
+  | "reserve" // the amount is reserved: it counts against the caps from now on
   | "hold" // stays as it is (reserved or spent): still counts against the caps
   | "release" // nothing was spent: the reservation is given back
   | "spend"; // the money left the wallet
@@ -53,23 +69,39 @@ export interface Transition {
 
 const t = (state: IntentState, reservation: ReservationEffect, follow = false, human = false): Transition => ({ state, reservation, follow, human });
 
-type Table = Partial<Record<IntentState, Partial<Record<Outcome, Transition>>>>;
+/** Every state has a row, even a resting one (the compiler checks): its outcomes, and where each leads. */
+type Table = Record<IntentState, Partial<Record<Outcome, Transition>>>;
 
-const BEFORE_RESERVATION: Partial<Record<Outcome, Transition>> = {
+const BEFORE_RESERVATION = {
   refused: t("refused", "none"),
   // Nothing was reserved or signed: this attempt ends; a retry with the same key starts afresh.
   transient: t("failed", "none"),
   cancelled: t("refused", "none"),
-};
+} satisfies Partial<Record<Outcome, Transition>>;
+
+const PRICED = {
+  ...BEFORE_RESERVATION,
+  // Above the approval threshold: wait for a person (again, when an earlier approval expired).
+  approval_pending: t("awaiting_approval", "none"),
+  approval_used: t("quoted", "none"),
+  reserve: t("reserved", "reserve"),
+} satisfies Partial<Record<Outcome, Transition>>;
+
+/** After a stop with nothing spent, a call may start afresh; a late landing makes it spent and a human's. */
+const STOPPED_WITH_NOTHING_SPENT = {
+  restart: t("new", "none"),
+  landed_late: t("attention", "spend", false, true),
+} satisfies Partial<Record<Outcome, Transition>>;
 
 const TABLE: Table = {
-  new: BEFORE_RESERVATION,
-  quoted: BEFORE_RESERVATION,
-  awaiting_approval: BEFORE_RESERVATION,
+  new: { ...BEFORE_RESERVATION, quote_recorded: t("quoted", "none") },
+  quoted: PRICED,
+  awaiting_approval: PRICED,
   reserved: {
     refused: t("failed", "release"),
     transient: t("failed", "release"),
     cancelled: t("failed", "release"),
+    sign: t("signed", "hold"),
   },
   signed: {
     // The proof may be on its way: keep everything held and find out later.
@@ -100,6 +132,11 @@ const TABLE: Table = {
     settlement_mismatch: t("attention", "hold", false, true),
     executed: t("executed", "hold"),
   },
+  // Resting states: nothing drives them, but the chain may still speak.
+  executed: { landed_late: t("executed", "spend", false, true) },
+  refused: STOPPED_WITH_NOTHING_SPENT,
+  failed: STOPPED_WITH_NOTHING_SPENT,
+  attention: { landed_late: t("attention", "spend", false, true) },
 };
 
 /** The next state and reservation effect for an outcome at a state; throws on an impossible pair. */
@@ -115,6 +152,8 @@ export function budgetAfter(current: BudgetState, effect: ReservationEffect): Bu
     case "none":
     case "hold":
       return current;
+    case "reserve":
+      return "reserved";
     case "release":
       return current === "reserved" ? "released" : current;
     case "spend":
@@ -133,14 +172,10 @@ export function proofAtRisk(proof: string | null, fate: PaymentFate | undefined)
  * proof can never land.
  */
 export function restartable(state: IntentState, proof: string | null, fate: PaymentFate | undefined): boolean {
-  if (state !== "refused" && state !== "failed") return false;
-  return !proofAtRisk(proof, fate);
+  return STATES[state].restartable && !proofAtRisk(proof, fate);
 }
 
-/** The states a caller can be answered from at once (nothing left to drive now). */
-export function resting(state: IntentState): boolean {
-  return state === "executed" || state === "refused" || state === "failed" || state === "attention";
-}
+export { resting } from "./states.js";
 
 /** How many fresh attempts one call may make after proofs that could never land. */
 export const MAX_AUTOMATIC_ATTEMPTS = 2;

@@ -18,21 +18,8 @@ export const STEPS = [
 ] as const;
 export type Step = (typeof STEPS)[number];
 
-export type IntentState =
-  | "new" // recorded, nothing sent yet
-  | "quoted" // quote recorded
-  | "awaiting_approval" // a human must approve before anything is signed
-  | "reserved" // budget reserved, challenge checked; nothing signed yet
-  | "signed" // proof stored: from now on it may leave the process, so the money is at risk
-  | "unsettled" // the service did not settle a proof that left: the chain decides its fate
-  | "paid" // settlement established (the service's word, checked on chain later) or seen on chain
-  | "executed" // execution id recorded; the reconciler follows it
-  | "refused" // stopped before anything was reserved: nothing spent
-  | "failed" // stopped with nothing spent: before signing, or the proof can never land
-  | "attention"; // inconsistent: a human should look; the budget stays held
-
-/** States a call or the reconciler still drives. */
-export const UNFINISHED_STATES: readonly IntentState[] = ["new", "quoted", "reserved", "signed", "unsettled", "paid"];
+export { INTENT_STATES, UNFINISHED_STATES, type IntentState } from "./states.js";
+import type { IntentState } from "./states.js";
 
 export type BudgetState = "none" | "reserved" | "spent" | "released";
 
