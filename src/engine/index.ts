@@ -17,7 +17,7 @@ import type { Payer, PayerOptions } from "./payment/payer.js";
 import type { KeyPairSigner } from "@solana/kit";
 import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
 
-export { ERROR_CODES, PaidActionError, type ErrorCode } from "./errors.js";
+export { byCode, ERROR_CODES, fromStored, isCode, PaidActionError, type AnyPaidActionError, type ErrorCode, type ErrorContext, type PerCode } from "./errors.js";
 export { describeIssues, journalOf, loadConfig, passwordOf, type Config, type ConfigIssue, type ConfigResult, type Limits } from "./config/config.js";
 export type { EngineDeps } from "./context.js";
 export type { Engine } from "./engine.js";

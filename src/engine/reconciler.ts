@@ -15,6 +15,7 @@
  */
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
+import { isCode } from "./errors.js";
 import { executionPatch } from "./read/executions.js";
 import type { JournalStore } from "./journal/port.js";
 import { serviceApi } from "./service/api.js";
@@ -201,7 +202,7 @@ export class Reconciler {
     if (current.executionId && !FINAL_STATUSES.has(current.execStatus ?? "pending")) {
       this.requests++;
       const res = await serviceApi(this.o.client).getExecution(current.executionId).catch((e: unknown) => {
-        const seconds = (e as { context?: { retryAfterSeconds?: number } }).context?.retryAfterSeconds;
+        const seconds = isCode(e, "service_unavailable") ? e.context.retryAfterSeconds : undefined;
         retryAfter = seconds !== undefined ? seconds * 1000 : undefined;
         return undefined;
       });

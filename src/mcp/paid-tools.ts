@@ -7,7 +7,7 @@
 import type { CallToolResult, InputRequiredResult, ProtocolEra, Server, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { newId } from "../domain/ids.js";
-import { PaidActionError } from "../engine/index.js";
+import { isCode, PaidActionError } from "../engine/index.js";
 import { approvalAnswer, approvalStates, askApproval, askApprovalAtUrl, canElicit, canElicitUrl, stateFor, waitForDecision, type ApprovalState } from "./approvals.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
 import type { LimitsView, McpContext, McpPaidActions, RequestCtx } from "./context.js";
@@ -229,11 +229,11 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
    * Asks a person about a payment that needs approval, through the host: the console's page
    * when the client opens URLs, else the host's own form; undefined when it can do neither.
    */
-  async function ask(e: PaidActionError, tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<InputRequiredResult | undefined> {
-    const c = e.context as Record<string, unknown>;
+  async function ask(e: PaidActionError<"approval_required">, tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<InputRequiredResult | undefined> {
+    const c = e.context;
     const input = (args as Record<string, unknown>) ?? {};
     const inputOnly = Object.fromEntries(Object.entries(input).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)));
-    const q = question(String(c.approvalId), String(c.action), String(c.amount), c.payee as string | null, String(c.expiresAt), inputOnly);
+    const q = question(c.approvalId, c.action, c.amount, c.payee ?? null, c.expiresAt, inputOnly);
     if (canElicitUrl(on.era, on.server, rctx)) {
       const url = await ctx.host.approvalPage?.(q.approvalId).catch((err: unknown) => {
         ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
@@ -264,7 +264,7 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       );
       return paidResult(paid, undefined, sandbox);
     } catch (e) {
-      if (pa && !retried && e instanceof PaidActionError && e.code === "approval_required") {
+      if (pa && !retried && isCode(e, "approval_required")) {
         const asked = await ask(e, tool, args, rctx, on).catch(() => undefined);
         if (asked) return asked;
       }

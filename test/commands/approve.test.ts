@@ -39,7 +39,8 @@ async function pendingApproval() {
   const callId = `call_approvetest${++calls}`;
   const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input }, { callId }));
   expect(e.code).toBe("approval_required");
-  return { approvalId: e.context.approvalId as string, input, payee: e.context.payee as string, callId };
+  const c = (e as PaidActionError<"approval_required">).context;
+  return { approvalId: c.approvalId, input, payee: c.payee as string, callId };
 }
 
 /** The CLI's environment: the fixture's (same home, same journal). */

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { chmodSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { PaidActionError } from "../../src/engine/errors.js";
 import { openPaidActions } from "../../src/app/index.js";
 import { engineFixture, refusal, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on } from "../helpers/proxy.js";
@@ -106,7 +107,7 @@ describe("engine: a paid call against the reference service", () => {
       f = await engineFixture({ t, configFile: { limits: { perAction: { "servers.provision": "0.2" } } } });
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("budget_exceeded");
-      expect(e.context.limit).toBe("perAction[servers.provision]");
+      expect((e as PaidActionError<"budget_exceeded">).context.limit).toBe("perAction[servers.provision]");
       await f.close();
 
       f = await engineFixture({ t, env: { PAID_ACTIONS_ALLOW_ACTIONS: "domains.*,storage.purchase" } });
@@ -142,7 +143,7 @@ describe("engine: a paid call against the reference service", () => {
       const before = await t.usdc(t.wallet.address);
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("approval_required");
-      const approvalId = e.context.approvalId as string;
+      const approvalId = (e as PaidActionError<"approval_required">).context.approvalId;
       expect(approvalId).toMatch(/^apr_/);
       expect(e.context).toMatchObject({ amount: "0.288", currency: "USDC", payee: t.sb.keys.treasury.address });
       expect(e.message).toContain("a person must approve this payment in the paid-actions console or terminal");
@@ -204,7 +205,7 @@ describe("engine: a paid call against the reference service", () => {
         const before = await t.usdc(t.wallet.address);
         const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
         expect(e.code).toBe("quote_drift");
-        expect((e.context.drifts as Array<{ field: string }>).map((d) => d.field)).toContain(field);
+        expect(((e as PaidActionError<"quote_drift">).context.drifts as Array<{ field: string }>).map((d) => d.field)).toContain(field);
         expect(e.message).toContain(field);
         await assertNothingSigned(f, e.context.intentId as string);
         expect(await t.usdc(t.wallet.address)).toBe(before);

@@ -305,7 +305,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
     const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "lower-budget" }, intentKey: "lower-budget-retry" };
     const first = await outcome(f.pa.engine.pay(req));
     expect((first as PaidActionError).code).toBe("approval_required");
-    const approvalId = (first as PaidActionError).context.approvalId as string;
+    const approvalId = (first as PaidActionError<"approval_required">).context.approvalId;
     await f.pa.engine.approve(approvalId);
     const before = await t.usdc(t.wallet.address);
     const lower = await outcome(f.pa.engine.pay({ ...req, approvalId, budget: { amount: "0.20", currency: "USDC" } }));

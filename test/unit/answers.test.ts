@@ -56,7 +56,7 @@ describe("quoteRefusal", () => {
 
   it("keeps at most 20 of the service's input issues", () => {
     const issues = Array.from({ length: 30 }, (_, i) => ({ path: `input.f${i}`, message: "bad" }));
-    expect((quoteRefusal(400, { code: "invalid_request", message: "m", issues }).context.issues as unknown[]).length).toBe(20);
+    expect((quoteRefusal(400, { code: "invalid_request", message: "m", issues }) as PaidActionError<"invalid_input">).context.issues).toHaveLength(20);
   });
 });
 

@@ -6,6 +6,7 @@ import { formatDecimal, parseAtomic, parseDecimal } from "../../domain/money.js"
 import type { PaymentRequirements } from "../../domain/wire.js";
 import { actionAllowed } from "../config/action-names.js";
 import type { Limits } from "../config/config.js";
+import type { ErrorContexts, LimitContext } from "../errors.js";
 
 export interface Usage {
   /** Reserved + spent in the rolling 24 h window, atomic units. */
@@ -20,7 +21,7 @@ export type BudgetDecision =
       ok: false;
       code: "budget_exceeded" | "action_not_allowed" | "payee_not_allowed";
       message: string;
-      context: Record<string, unknown>;
+      context: LimitContext & ErrorContexts["action_not_allowed"] & ErrorContexts["payee_not_allowed"];
     };
 
 /**

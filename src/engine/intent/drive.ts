@@ -15,7 +15,7 @@ import { checkQuote, quoteRefusal, settledTransaction } from "./answers.js";
 import { ensureApproved } from "../approvals/records.js";
 import { challengeFor } from "../payment/challenge.js";
 import { LEASE_MS, POLL_START_MS, type Ctx } from "../context.js";
-import { PaidActionError } from "../errors.js";
+import { PaidActionError, toStored } from "../errors.js";
 import { frozenError, refuseIfFrozen } from "./freeze.js";
 import { LeaseLost, PaymentsFrozen } from "../journal/port.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "../budget/policy.js";
@@ -23,9 +23,9 @@ import { paidResourceUrl, serviceApi } from "../service/api.js";
 import { establishFate } from "../chain/settlement.js";
 import { STATES, type DriveStep } from "../model/states.js";
 import { budgetAfter, MAX_AUTOMATIC_ATTEMPTS, transition, type Outcome, type Transition } from "../model/transitions.js";
-import type { Intent, IntentPatch, PaymentRecord, PayOptions, StoredError } from "../model/types.js";
+import type { Intent, IntentPatch, PaymentRecord, PayOptions } from "../model/types.js";
 
-const stored = (e: PaidActionError): StoredError => ({ code: e.code, message: e.message, context: e.context, retryable: e.retryable });
+const stored = toStored;
 
 export function asError(e: unknown): PaidActionError {
   if (e instanceof PaidActionError) return e;
@@ -322,7 +322,8 @@ export class Drive {
       await this.settle("fate_unknown", new PaidActionError("outcome_unknown", `the service did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`, { quoteId: intent.quoteId }, true));
       return;
     }
-    const e = new PaidActionError("payment_invalid", `the service refused the payment (${String(refusal?.context?.serviceCode ?? "refused")}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`, { quoteId: intent.quoteId, serviceCode: refusal?.context?.serviceCode });
+    const serviceCode = refusal?.code === "outcome_unknown" ? refusal.context?.serviceCode : undefined;
+    const e = new PaidActionError("payment_invalid", `the service refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`, { quoteId: intent.quoteId, serviceCode });
     await this.settle("never_landed", e);
     if (intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
       c.transcript(this.intent, "retry", { decision: "the refused proof can never land: a fresh attempt" });

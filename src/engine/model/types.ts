@@ -3,7 +3,6 @@
  * intent record, and the step boundaries a crash test kills the process at. Types only.
  */
 import type { Execution, ExecutionStatus, PaymentRequirements, Quote, Refund } from "../../domain/wire.js";
-import type { ErrorCode } from "../errors.js";
 
 /** The step boundaries, in order: a crash test kills the process at each one. */
 export const STEPS = [
@@ -33,12 +32,8 @@ export type SettlementCheck = "none" | "claimed" | "verified" | "mismatch";
 /** Refund credit: only what our RPC shows landing in the wallet counts. */
 export type RefundState = "none" | "pending" | "verified" | "unverified";
 
-export interface StoredError {
-  code: ErrorCode;
-  message: string;
-  context?: Record<string, unknown>;
-  retryable?: boolean;
-}
+export type { StoredError } from "../errors.js";
+import type { StoredError } from "../errors.js";
 
 /** One intent as the journal holds it: typed, amounts in atomic units. */
 export interface Intent {
