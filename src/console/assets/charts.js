@@ -4,7 +4,7 @@
 // Sizes come from ratios of BigInt atomic units (money.js); colours from classes in style.css:
 // ok below 80 % of a cap, warn past it, over at the cap.
 import { h, s } from "./dom.js";
-import { atomic, decimal, level, maxUnits, percent, ratio, remaining } from "./money.js";
+import { atomic, decimal, level, maxUnits, percent, ratio, remaining, sum } from "./money.js";
 
 /** @typedef {import("./money.js").DecimalText} DecimalText */
 /** @typedef {import("./wire.js").ActionSpend} ActionSpend */
@@ -44,7 +44,7 @@ export function fit(draw, cls) {
  * @param {string} [o.title] the label for assistive technology, when not the default
  */
 export function capBar({ label, spent, reserved = "0", cap, width = 640, small = false, title }) {
-  const committed = decimal((atomic(spent) ?? 0n) + (atomic(reserved) ?? 0n));
+  const committed = sum(spent, reserved);
   const hasCap = typeof cap === "string" && atomic(cap) !== null;
   const lvl = hasCap ? level(committed, cap) : "ok";
   const H = small ? 10 : 22;

@@ -46,6 +46,30 @@ export function decimal(units) {
 }
 
 /**
+ * The sum of decimal strings as one, exact on atomic units; one that is not a decimal counts
+ * as 0, as the pages draw a missing figure.
+ * @param {...DecimalText} texts
+ * @returns {string}
+ */
+export function sum(...texts) {
+  let units = 0n;
+  for (const t of texts) units += atomic(t) ?? 0n;
+  return decimal(units);
+}
+
+/**
+ * a - b as a decimal string, floored at zero; one that is not a decimal counts as 0.
+ * @param {DecimalText} a
+ * @param {DecimalText} b
+ * @returns {string}
+ */
+export function minus(a, b) {
+  const x = atomic(a) ?? 0n;
+  const y = atomic(b) ?? 0n;
+  return decimal(x > y ? x - y : 0n);
+}
+
+/**
  * The same money as a display string: "0.288 USDC".
  * @param {DecimalText} text
  * @returns {string}

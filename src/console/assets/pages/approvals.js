@@ -7,7 +7,7 @@
 import { failure, getApproval, getApprovals, getSession, getSpending, latestApprovals, on, postDecision } from "../api.js";
 import { capBar } from "../charts.js";
 import { clock, countdown, fill, h, jsonView, loading, mono, notice, pageHead, statusBadge, timeEl, when } from "../dom.js";
-import { atomic, decimal, level, percent, remaining, usdc } from "../money.js";
+import { level, minus, percent, remaining, usdc } from "../money.js";
 
 /** @typedef {import("../wire.js").Approval} Approval */
 /** @typedef {import("../wire.js").Session} Session */
@@ -77,17 +77,6 @@ function spendAfter(after, amount) {
     row("Total", after.spentTotal, after.maxTotal),
     h("p", { class: "after-legend" }, h("span", { class: "key key-spent" }), " solid: spent before ", h("span", { class: "key key-this" }), " light: this payment ", h("span", { class: "key key-cap" }), " cap"),
   );
-}
-
-/**
- * a - b on decimal strings, floored at zero.
- * @param {string} a
- * @param {string} b
- */
-function minus(a, b) {
-  const x = atomic(a) ?? 0n;
-  const y = atomic(b) ?? 0n;
-  return decimal(x > y ? x - y : 0n);
 }
 
 /** @type {Record<string, string>} */

@@ -6,7 +6,7 @@
 import { failure, getSpending, on } from "../api.js";
 import { actionBars, capBar, dayColumns, fit } from "../charts.js";
 import { fill, h, loading, notice, pageHead } from "../dom.js";
-import { atomic, decimal, level, usdc } from "../money.js";
+import { atomic, level, minus, usdc } from "../money.js";
 
 /** @typedef {import("../wire.js").Limits} Limits */
 /** @typedef {import("../wire.js").Spending} Spending */
@@ -97,9 +97,7 @@ function render(box, sp) {
  * @param {Spending} sp
  */
 function reservedOf(sp) {
-  const c = atomic(sp.committedLast24h ?? "") ?? 0n;
-  const s = atomic(sp.spentLast24h ?? "") ?? 0n;
-  return decimal(c > s ? c - s : 0n);
+  return minus(sp.committedLast24h, sp.spentLast24h);
 }
 
 /** @param {HTMLElement} main */
