@@ -1,7 +1,9 @@
 // @ts-check
 // Money in the browser: the API sends decimal strings ("0.288", "25.00"); comparisons and sums
 // are made on BigInt atomic units (USDC has 6 decimals), never on floats. A Number appears
-// only where a pixel width is computed from a ratio.
+// only where a pixel width is computed from a ratio. The engine's rules (src/domain/money.ts,
+// parseDecimal and formatDecimal) are the reference: what it refuses is not money here either,
+// and test/unit/console-money.test.ts holds the two to each other.
 
 /**
  * A decimal string as the API sends it ("0.288"), or nothing: every reader here takes either.
@@ -16,20 +18,25 @@
 export const DECIMALS = 6;
 const SCALE = 10n ** BigInt(DECIMALS);
 const DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
+/** The largest amount a u64 token amount holds (the engine's U64_MAX). */
+export const U64_MAX = (1n << 64n) - 1n;
 
 /**
- * "12.5" -> 12500000n; null for anything that is not a plain non-negative decimal.
+ * "12.5" -> 12500000n; null for anything the engine's parseDecimal refuses: anything but a plain
+ * non-negative decimal (signs, exponents, spaces around it), more decimals than 6, more than a
+ * u64 holds, more than 40 characters.
  * @param {DecimalText} text
  * @returns {bigint | null}
  */
 export function atomic(text) {
-  if (typeof text !== "string") return null;
-  const m = DECIMAL.exec(text.trim());
+  if (typeof text !== "string" || text.length > 40) return null;
+  const m = DECIMAL.exec(text);
   if (!m) return null;
   const [, whole = "0", digits = ""] = m;
   const fraction = digits.replace(/0+$/, "");
   if (fraction.length > DECIMALS) return null;
-  return BigInt(whole) * SCALE + BigInt(fraction.padEnd(DECIMALS, "0") || "0");
+  const units = BigInt(whole) * SCALE + BigInt(fraction.padEnd(DECIMALS, "0") || "0");
+  return units > U64_MAX ? null : units;
 }
 
 /**
