@@ -8,7 +8,8 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 /**
  * An attribute's value. null, undefined and false leave it out and true sets it empty; `class`
  * may be a list (its empty entries dropped), `dataset` an object, `on<event>` a listener.
- * @typedef {string | number | boolean | null | undefined | ReadonlyArray<string | null | undefined | false> | Record<string, string> | EventListener} AttrValue
+ * @typedef {string | number | boolean | null | undefined | ReadonlyArray<string | null | undefined | false>
+ *   | Record<string, string> | EventListener} AttrValue
  */
 
 /** @typedef {Record<string, AttrValue>} Attrs */

@@ -169,8 +169,8 @@
  * @property {string} mint
  * @property {{ rpc?: string, transactionsRead?: number, signatures?: number, from?: string, failed?: number }} [scan]
  * @property {Discrepancy[]} [discrepancies]
- * @property {Array<{ quoteId: string, intentId: string, amount: string, signedAt: string, chainTransaction: string | null, status: string }>} [payments]
- * @property {Array<{ intentId: string, claimed: { amount: string, transaction: string } | null, chainAmount: string | null, refundState: string, status: string }>} [refunds]
+ * @property {AuditPayment[]} [payments]
+ * @property {AuditRefund[]} [refunds]
  * @property {Array<{ transaction: string }>} [outflows]
  * @property {Array<{ transaction: string, at: string | null, amount: string }>} [deposits]
  * @property {Array<{ quoteId: string, amount: string, intentState: string | null, why: string }>} [inFlight]
@@ -178,6 +178,28 @@
  */
 
 /**
+ * A journaled payment as the audit found it (engine/audit.ts PaymentView).
+ * @typedef {object} AuditPayment
+ * @property {string} quoteId
+ * @property {string} intentId
+ * @property {string} amount
+ * @property {string} signedAt
+ * @property {string | null} chainTransaction
+ * @property {string} status
+ */
+
+/**
+ * A refund as the audit found it (engine/audit.ts RefundView).
+ * @typedef {object} AuditRefund
+ * @property {string} intentId
+ * @property {{ amount: string, transaction: string } | null} claimed
+ * @property {string | null} chainAmount
+ * @property {string} refundState
+ * @property {string} status
+ */
+
+/**
+ * One disagreement between the journal and the chain (engine/audit.ts Discrepancy).
  * @typedef {object} Discrepancy
  * @property {string} kind
  * @property {string} message
