@@ -71,7 +71,8 @@ describe("console: the freeze", () => {
       expect(page, path).toContain(`<div class="freeze-banner" id="freeze-banner" role="alert" hidden></div>`);
     }
     const app = await (await person.get("/assets/app.js")).text();
-    expect(app).toContain(`get("/api/freeze")`);
+    expect(app).toContain(`getFreeze()`);
     expect(app).toContain(`on("freeze"`);
+    expect(await (await person.get("/assets/api.js")).text()).toContain(`get("/api/freeze")`);
   });
 });

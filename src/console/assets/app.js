@@ -1,7 +1,8 @@
+// @ts-check
 // The console's shell: routes on location.pathname (history.pushState for in-app links), keeps
 // the nav, the pending-approvals count, the freeze banner and the live indicator current, and
 // mounts one page at a time. Each page module exports `mount(main, params, ctx)` returning an optional cleanup.
-import { ApiError, connectEvents, get, getSession, on, onState } from "./api.js";
+import { ApiError, connectEvents, getFreeze, getSession, on, onState } from "./api.js";
 import { ago, clear, fill, h, mono, notice, pageHead, timeEl, when } from "./dom.js";
 import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
@@ -9,21 +10,54 @@ import * as executions from "./pages/executions.js";
 import * as spending from "./pages/spending.js";
 import * as transcripts from "./pages/transcripts.js";
 
+/** @typedef {import("./wire.js").Freeze} Freeze */
+
+/**
+ * A page drawing into its view, with the route's captured path segments (decoded); it
+ * answers what to call when the person leaves it, if anything.
+ * @typedef {(view: HTMLElement, params: string[]) => Promise<(() => unknown) | undefined>} Mount
+ */
+
+/**
+ * Pattern, nav key (data-nav), page. A pattern with a group always captures it, so `[id = ""]`
+ * only tells the checker so.
+ * @type {Array<[RegExp, string, Mount]>}
+ */
 const ROUTES = [
   [/^\/approvals\/?$/, "approvals", (m) => approvals.mountList(m)],
-  [/^\/approvals\/([^/]+)\/?$/, "approvals", (m, [id]) => approvals.mountOne(m, id)],
+  [/^\/approvals\/([^/]+)\/?$/, "approvals", (m, [id = ""]) => approvals.mountOne(m, id)],
   [/^\/executions\/?$/, "executions", (m) => executions.mountList(m)],
-  [/^\/executions\/([^/]+)\/?$/, "executions", (m, [id]) => executions.mountOne(m, id)],
+  [/^\/executions\/([^/]+)\/?$/, "executions", (m, [id = ""]) => executions.mountOne(m, id)],
   [/^\/spending\/?$/, "spending", (m) => spending.mount(m)],
   [/^\/transcripts\/?$/, "transcripts", (m) => transcripts.mountList(m)],
-  [/^\/transcripts\/([^/]+)\/?$/, "transcripts", (m, [id]) => transcripts.mountOne(m, id)],
+  [/^\/transcripts\/([^/]+)\/?$/, "transcripts", (m, [id = ""]) => transcripts.mountOne(m, id)],
   [/^\/audit\/?$/, "audit", (m) => audit.mount(m)],
 ];
 
-const main = document.getElementById("main");
+/**
+ * An element index.html always has.
+ * @param {string} id
+ */
+const part = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+const main = part("main");
+/** @type {(() => unknown) | undefined} */
 let cleanup;
 let routed = 0;
 
+/**
+ * The first route whose pattern matches the path, with its match.
+ * @param {string} path
+ */
+function match(path) {
+  for (const [re, key, mount] of ROUTES) {
+    const m = re.exec(path);
+    if (m) return { m, key, mount };
+  }
+  return undefined;
+}
+
+/** @param {HTMLElement} m */
 function notFound(m) {
   fill(m, pageHead("Not found", "The console has no page at this address."), h("p", {}, h("a", { href: "/approvals" }, "Go to the approvals")));
 }
@@ -38,13 +72,13 @@ async function route() {
   const view = document.createElement("div");
   fill(main, view);
   const turn = ++routed;
-  const hit = ROUTES.map(([re, key, mount]) => [re.exec(path), key, mount]).find(([m]) => m);
+  const hit = match(path);
   for (const a of document.querySelectorAll("[data-nav]")) {
-    if (a.dataset.nav === hit?.[1]) a.setAttribute("aria-current", "page");
+    if (a.getAttribute("data-nav") === hit?.key) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
   if (!hit) return notFound(view);
-  const [m, , mount] = hit;
+  const { m, mount } = hit;
   try {
     const done = await mount(view, m.slice(1).map((p) => decodeURIComponent(p)));
     if (turn === routed) cleanup = done;
@@ -54,6 +88,10 @@ async function route() {
   }
 }
 
+/**
+ * @param {unknown} e
+ * @param {HTMLElement} [where]
+ */
 function showError(e, where = main) {
   if (e instanceof ApiError && e.status === 401) {
     fill(where, pageHead("Signed out"), notice("error", "This browser has no console session. Open the console with ", h("code", {}, "paid-actions-mcp console"), ": it opens a fresh, one-time sign-in link."));
@@ -62,7 +100,10 @@ function showError(e, where = main) {
   fill(where, notice("error", e instanceof Error ? e.message : String(e)));
 }
 
-/** Navigates inside the app without a reload. */
+/**
+ * Navigates inside the app without a reload.
+ * @param {string} href
+ */
 export function navigate(href) {
   history.pushState(null, "", href);
   route();
@@ -72,7 +113,8 @@ export function navigate(href) {
 
 document.addEventListener("click", (ev) => {
   if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
-  const a = ev.target instanceof Element ? ev.target.closest("a[href]") : null;
+  // The console's links are HTML ones (its SVG has none).
+  const a = /** @type {HTMLAnchorElement | null} */ (ev.target instanceof Element ? ev.target.closest("a[href]") : null);
   if (!a || a.target || a.hasAttribute("download")) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || url.pathname.startsWith("/api/") || url.pathname.startsWith("/assets/")) return;
@@ -84,7 +126,7 @@ window.addEventListener("popstate", () => route());
 
 // ---- Chrome: the pending count, the live indicator, the footer ------------------------------
 
-const count = document.getElementById("pending-count");
+const count = part("pending-count");
 on("approvals", (data) => {
   const n = Array.isArray(data?.items) ? data.items.length : 0;
   count.textContent = String(n);
@@ -93,7 +135,8 @@ on("approvals", (data) => {
 });
 
 // A freeze holds for every server on the journal, so it shows on every page, live.
-const banner = document.getElementById("freeze-banner");
+const banner = part("freeze-banner");
+/** @param {Freeze | null} freeze */
 function showFreeze(freeze) {
   if (!freeze) {
     banner.hidden = true;
@@ -126,7 +169,8 @@ on("freeze", (data) => {
   showFreeze(data?.freeze ?? null);
 });
 
-const live = document.getElementById("live");
+const live = part("live");
+/** @type {Record<string, string>} */
 const LIVE_TEXT = { live: "live", reconnecting: "reconnecting…", closed: "disconnected", connecting: "connecting…" };
 onState((state) => {
   live.dataset.state = state;
@@ -135,14 +179,14 @@ onState((state) => {
 
 // "3 min ago" stays true while a page stays open.
 setInterval(() => {
-  for (const t of document.querySelectorAll("time.rel[datetime]")) t.textContent = ago(t.getAttribute("datetime"));
+  for (const t of document.querySelectorAll("time.rel[datetime]")) t.textContent = ago(t.getAttribute("datetime") ?? "");
 }, 10_000);
 
 async function footer() {
   try {
     const s = await getSession();
     fill(
-      document.getElementById("footer"),
+      part("footer"),
       h("span", {}, "Journal ", mono(s.journal)),
       s.service ? h("span", {}, "Service ", mono(typeof s.service === "string" ? s.service : JSON.stringify(s.service))) : null,
       s.version ? h("span", {}, `paid-actions-mcp ${s.version}`) : null,
@@ -156,7 +200,7 @@ async function footer() {
 
 if (await footer()) {
   // Before the event stream says it (and should the stream not come up at all).
-  get("/api/freeze").then((d) => freezeLive || showFreeze(d.freeze), () => undefined);
+  getFreeze().then((d) => freezeLive || showFreeze(d.freeze), () => undefined);
   connectEvents();
   route();
 }

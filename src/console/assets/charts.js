@@ -1,13 +1,19 @@
+// @ts-check
 // Charts in SVG, drawn from decimal strings: a spend-against-cap bar (big on the spending page,
 // small on an approval), per-action bars with the per-call cap, and a column chart of days.
 // Sizes come from ratios of BigInt atomic units (money.js); colours from classes in style.css:
 // ok below 80 % of a cap, warn past it, over at the cap.
 import { h, s } from "./dom.js";
-import { atomic, decimal, level, maxUnits, percent, ratio, remaining } from "./money.js";
+import { atomic, decimal, level, maxUnits, percent, ratio, remaining, sum } from "./money.js";
+
+/** @typedef {import("./money.js").DecimalText} DecimalText */
+/** @typedef {import("./wire.js").ActionSpend} ActionSpend */
 
 /**
  * A box that draws `draw(width)` at its own pixel width (so SVG text keeps its size) and draws
  * again when that width changes.
+ * @param {(width: number) => Element} draw
+ * @param {string} [cls]
  */
 export function fit(draw, cls) {
   const box = h("div", { class: ["fit", cls] });
@@ -28,16 +34,24 @@ export function fit(draw, cls) {
  * Spend (and money reserved for payments in flight) against a cap. The scale ends at the cap,
  * or at the spend when it is above the cap (a cap lowered after the spend), so the cap line is
  * always in view. Without a cap, the bar fills by spend alone and says there is none.
+ * @param {object} o
+ * @param {string} o.label
+ * @param {DecimalText} o.spent
+ * @param {DecimalText} [o.reserved] money held for payments in flight, drawn after the spend
+ * @param {DecimalText} o.cap none when null
+ * @param {number} [o.width]
+ * @param {boolean} [o.small]
+ * @param {string} [o.title] the label for assistive technology, when not the default
  */
 export function capBar({ label, spent, reserved = "0", cap, width = 640, small = false, title }) {
-  const committed = decimal((atomic(spent) ?? 0n) + (atomic(reserved) ?? 0n));
+  const committed = sum(spent, reserved);
   const hasCap = typeof cap === "string" && atomic(cap) !== null;
   const lvl = hasCap ? level(committed, cap) : "ok";
   const H = small ? 10 : 22;
   const top = small ? 0 : 26;
   const total = small ? H : top + H + 22;
   const scale = hasCap ? maxUnits(cap, committed) : maxUnits(committed);
-  const x = (v) => (scale === 0n ? 0 : Math.min(width, width * ratio(atomic(v) ?? 0n, scale)));
+  const x = (/** @type {DecimalText} */ v) => (scale === 0n ? 0 : Math.min(width, width * ratio(atomic(v) ?? 0n, scale)));
   const spentW = x(spent);
   const reservedW = Math.max(0, x(committed) - spentW);
   const svg = s("svg", {
@@ -79,6 +93,7 @@ export function capBar({ label, spent, reserved = "0", cap, width = 640, small =
 /**
  * One row per action: its total spend (and the part in the last 24 h) as bars, with the
  * per-call cap drawn as a tick on the same scale and named.
+ * @param {ActionSpend[]} rows
  */
 export function actionBars(rows, width = 760) {
   const labelW = Math.min(190, Math.round(width * 0.3));
@@ -86,7 +101,7 @@ export function actionBars(rows, width = 760) {
   width = labelW + barW + 140;
   const rowH = 46;
   const scale = maxUnits(...rows.flatMap((r) => [r.spentTotal, r.perCallCap]));
-  const x = (v) => (scale === 0n ? 0 : barW * Math.min(1, ratio(atomic(v ?? "0") ?? 0n, scale)));
+  const x = (/** @type {DecimalText} */ v) => (scale === 0n ? 0 : barW * Math.min(1, ratio(atomic(v ?? "0") ?? 0n, scale)));
   const svg = s("svg", { class: "actionbars", viewBox: `0 0 ${width} ${Math.max(1, rows.length) * rowH + 8}`, role: "img", "aria-label": "Spend per action" });
   rows.forEach((r, i) => {
     const y = i * rowH + 6;
@@ -112,7 +127,11 @@ export function actionBars(rows, width = 760) {
   return svg;
 }
 
-/** A "nice" axis top at or above v (atomic units): 1, 2 or 5 × 10^k USDC fractions. */
+/**
+ * A "nice" axis top at or above v (atomic units): 1, 2 or 5 × 10^k USDC fractions.
+ * @param {bigint} v
+ * @returns {bigint}
+ */
 function niceTop(v) {
   if (v <= 0n) return 1_000_000n;
   let step = 10n;
@@ -122,7 +141,11 @@ function niceTop(v) {
   }
 }
 
-/** Columns of spend per day (oldest left), with gridlines and the daily cap when it is in range. */
+/**
+ * Columns of spend per day (oldest left), with gridlines and the daily cap when it is in range.
+ * @param {Array<{ day: string, spent: string }>} days
+ * @param {DecimalText} dailyCap
+ */
 export function dayColumns(days, dailyCap, width = 760) {
   const H = 200;
   const left = 56;
@@ -132,7 +155,7 @@ export function dayColumns(days, dailyCap, width = 760) {
   const capUnits = atomic(dailyCap ?? "");
   const showCap = capUnits !== null && capUnits <= top * 2n;
   const scale = showCap && capUnits > top ? capUnits : top;
-  const y = (units) => 10 + (H - bottom - 10) * (1 - ratio(units, scale));
+  const y = (/** @type {bigint} */ units) => 10 + (H - bottom - 10) * (1 - ratio(units, scale));
   const svg = s("svg", { class: "days", viewBox: `0 0 ${width} ${H}`, role: "img", "aria-label": "Spend per day, last 14 days" });
   for (let i = 0; i <= 5; i++) {
     const v = (scale * BigInt(i)) / 5n;

@@ -1,13 +1,39 @@
+// @ts-check
 // DOM helpers: elements built with createElement (never innerHTML, so journal text can never
 // become markup), SVG elements, times, and a pretty JSON view. No inline styles: the console's
 // CSP (style-src 'self') blocks style attributes, so looks come from classes in style.css.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
+/**
+ * An attribute's value. null, undefined and false leave it out and true sets it empty; `class`
+ * may be a list (its empty entries dropped), `dataset` an object, `on<event>` a listener.
+ * @typedef {string | number | boolean | null | undefined | ReadonlyArray<string | null | undefined | false>
+ *   | Record<string, string> | EventListener} AttrValue
+ */
+
+/** @typedef {Record<string, AttrValue>} Attrs */
+
+/**
+ * One thing h() and s() append: a node, or text made of anything else; null, undefined and
+ * false are left out.
+ * @typedef {Node | string | number | bigint | boolean | null | undefined} Leaf
+ */
+
+/**
+ * What h() and s() append: leaves, in lists. append() flattens lists of any depth; the type
+ * names three, as a JSDoc type cannot refer to itself.
+ * @typedef {Leaf | readonly (Leaf | readonly (Leaf | readonly Leaf[])[])[]} Child
+ */
+
+/**
+ * @param {HTMLElement | SVGElement} el
+ * @param {Attrs | null | undefined} attrs
+ */
 function apply(el, attrs) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
-    if (k === "class") el.setAttribute("class", Array.isArray(v) ? v.filter(Boolean).join(" ") : v);
+    if (k === "class") el.setAttribute("class", Array.isArray(v) ? v.filter(Boolean).join(" ") : String(v));
     else if (k === "text") el.textContent = String(v);
     else if (k === "dataset") Object.assign(el.dataset, v);
     else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
@@ -16,6 +42,10 @@ function apply(el, attrs) {
   }
 }
 
+/**
+ * @param {Element} el
+ * @param {ReadonlyArray<Child>} children
+ */
 function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
@@ -23,7 +53,14 @@ function append(el, children) {
   }
 }
 
-/** An HTML element: h("a", {href, class}, "text", child…). */
+/**
+ * An HTML element: h("a", {href, class}, "text", child…).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs | null} attrs
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   apply(el, attrs);
@@ -31,7 +68,14 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-/** An SVG element. */
+/**
+ * An SVG element.
+ * @template {keyof SVGElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs | null} attrs
+ * @param {...Child} children
+ * @returns {SVGElementTagNameMap[K]}
+ */
 export function s(tag, attrs, ...children) {
   const el = document.createElementNS(SVG_NS, tag);
   apply(el, attrs);
@@ -39,12 +83,23 @@ export function s(tag, attrs, ...children) {
   return el;
 }
 
+/**
+ * @template {Element} E
+ * @param {E} el
+ * @returns {E}
+ */
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
   return el;
 }
 
-/** Replaces an element's children. */
+/**
+ * Replaces an element's children.
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Child} children
+ * @returns {E}
+ */
 export function fill(el, ...children) {
   clear(el);
   append(el, children);
@@ -56,17 +111,29 @@ export function fill(el, ...children) {
 const dateTime = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
 const timeOnly = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 
+/**
+ * @param {string} iso
+ * @returns {string}
+ */
 export function when(iso) {
   const t = Date.parse(iso);
   return Number.isFinite(t) ? dateTime.format(t) : "—";
 }
 
+/**
+ * @param {string} iso
+ * @returns {string}
+ */
 export function clock(iso) {
   const t = Date.parse(iso);
   return Number.isFinite(t) ? timeOnly.format(t) : "—";
 }
 
-/** "12 s ago", "3 min ago", "2 h ago", else the date. */
+/**
+ * "12 s ago", "3 min ago", "2 h ago", else the date.
+ * @param {string} iso
+ * @returns {string}
+ */
 export function ago(iso, now = Date.now()) {
   const t = Date.parse(iso);
   if (!Number.isFinite(t)) return "—";
@@ -78,12 +145,20 @@ export function ago(iso, now = Date.now()) {
   return when(iso);
 }
 
-/** A time element that shows "3 min ago" and the exact time on hover. */
+/**
+ * A time element that shows "3 min ago" and the exact time on hover.
+ * @param {string} iso
+ * @param {string} [cls]
+ */
 export function timeEl(iso, cls) {
   return h("time", { datetime: iso, title: when(iso), class: ["rel", cls] }, ago(iso));
 }
 
-/** "4:32" left until an ISO time, or null once it has passed. */
+/**
+ * "4:32" left until an ISO time, or null once it has passed.
+ * @param {string} iso
+ * @returns {string | null}
+ */
 export function countdown(iso, now = Date.now()) {
   const left = Math.floor((Date.parse(iso) - now) / 1000);
   if (!Number.isFinite(left) || left <= 0) return null;
@@ -95,12 +170,20 @@ export function countdown(iso, now = Date.now()) {
 
 // ---- Identifiers and JSON ------------------------------------------------------------------
 
-/** A long id or address in monospace, whole (people copy these), breaking anywhere. */
+/**
+ * A long id or address in monospace, whole (people copy these), breaking anywhere.
+ * @param {string | null | undefined} text
+ * @param {string} [cls]
+ */
 export function mono(text, cls) {
   return h("code", { class: ["mono", cls] }, text ?? "—");
 }
 
-/** Pretty JSON with keys, strings, numbers and literals coloured by class. */
+/**
+ * Pretty JSON with keys, strings, numbers and literals coloured by class.
+ * @param {unknown} value
+ * @param {string} [cls]
+ */
 export function jsonView(value, cls) {
   const text = value === undefined ? "(none)" : JSON.stringify(value, null, 2);
   const pre = h("pre", { class: ["json", cls] });
@@ -118,43 +201,61 @@ export function jsonView(value, cls) {
   return pre;
 }
 
-/** A status pill coloured by what the status means for the money. */
+/**
+ * What each status means for the money, as the pill's colour; any other status is "info".
+ * @type {Readonly<Record<string, "good" | "neutral" | "bad" | "warn" | "info">>}
+ */
+const TONES = {
+  completed: "good",
+  approved: "good",
+  used: "good",
+  verified: "good",
+  refunded: "neutral",
+  declined: "neutral",
+  expired: "neutral",
+  failed: "bad",
+  refused: "bad",
+  attention: "bad",
+  mismatch: "bad",
+  awaiting_approval: "warn",
+  pending: "info",
+  landed: "good",
+  on_chain: "good",
+  absent: "bad",
+  not_landed: "neutral",
+  never: "neutral",
+  spent: "neutral",
+  released: "neutral",
+};
+
+/**
+ * A status pill coloured by what the status means for the money.
+ * @param {string} status
+ */
 export function statusBadge(status) {
-  const tone =
-    {
-      completed: "good",
-      approved: "good",
-      used: "good",
-      verified: "good",
-      refunded: "neutral",
-      declined: "neutral",
-      expired: "neutral",
-      failed: "bad",
-      refused: "bad",
-      attention: "bad",
-      mismatch: "bad",
-      awaiting_approval: "warn",
-      pending: "info",
-      landed: "good",
-      on_chain: "good",
-      absent: "bad",
-      not_landed: "neutral",
-      never: "neutral",
-      spent: "neutral",
-      released: "neutral",
-    }[status] ?? "info";
+  const tone = TONES[status] ?? "info";
   return h("span", { class: ["pill", `pill-${tone}`], "data-status": status }, String(status ?? "—").replace(/_/g, " "));
 }
 
-/** A page heading with an optional line under it. */
+/**
+ * A page heading with an optional line under it.
+ * @param {Child} title
+ * @param {Child} [sub]
+ * @param {...Child} extra
+ */
 export function pageHead(title, sub, ...extra) {
   return h("div", { class: "page-head" }, h("div", {}, h("h1", {}, title), sub ? h("p", { class: "sub" }, sub) : null), ...extra);
 }
 
+/**
+ * @param {"error" | "neutral" | "good"} kind
+ * @param {...Child} children
+ */
 export function notice(kind, ...children) {
   return h("div", { class: ["notice", `notice-${kind}`], role: kind === "error" ? "alert" : "status" }, ...children);
 }
 
+/** @param {string} what */
 export function loading(what) {
   return h("p", { class: "loading" }, what);
 }

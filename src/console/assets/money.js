@@ -1,22 +1,49 @@
+// @ts-check
 // Money in the browser: the API sends decimal strings ("0.288", "25.00"); comparisons and sums
 // are made on BigInt atomic units (USDC has 6 decimals), never on floats. A Number appears
-// only where a pixel width is computed from a ratio.
+// only where a pixel width is computed from a ratio. The engine's rules (src/domain/money.ts,
+// parseDecimal and formatDecimal) are the reference: what it refuses is not money here either,
+// and test/unit/console-money.test.ts holds the two to each other.
+
+/**
+ * A decimal string as the API sends it ("0.288"), or nothing: every reader here takes either.
+ * @typedef {string | null | undefined} DecimalText
+ */
+
+/**
+ * How close spend is to a cap (`level`); each names a class in style.css.
+ * @typedef {"ok" | "warn" | "over"} Level
+ */
 
 export const DECIMALS = 6;
 const SCALE = 10n ** BigInt(DECIMALS);
 const DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
+/** The largest amount a u64 token amount holds (the engine's U64_MAX). */
+export const U64_MAX = (1n << 64n) - 1n;
 
-/** "12.5" -> 12500000n; null for anything that is not a plain non-negative decimal. */
+/**
+ * "12.5" -> 12500000n; null for anything the engine's parseDecimal refuses: anything but a plain
+ * non-negative decimal (signs, exponents, spaces around it), more decimals than 6, more than a
+ * u64 holds, more than 40 characters.
+ * @param {DecimalText} text
+ * @returns {bigint | null}
+ */
 export function atomic(text) {
-  if (typeof text !== "string") return null;
-  const m = DECIMAL.exec(text.trim());
+  if (typeof text !== "string" || text.length > 40) return null;
+  const m = DECIMAL.exec(text);
   if (!m) return null;
-  const fraction = (m[2] ?? "").replace(/0+$/, "");
+  const [, whole = "0", digits = ""] = m;
+  const fraction = digits.replace(/0+$/, "");
   if (fraction.length > DECIMALS) return null;
-  return BigInt(m[1]) * SCALE + BigInt(fraction.padEnd(DECIMALS, "0") || "0");
+  const units = BigInt(whole) * SCALE + BigInt(fraction.padEnd(DECIMALS, "0") || "0");
+  return units > U64_MAX ? null : units;
 }
 
-/** 12500000n -> "12.50": at least two fractional digits, no trailing zeros beyond them. */
+/**
+ * 12500000n -> "12.50": at least two fractional digits, no trailing zeros beyond them.
+ * @param {bigint} units
+ * @returns {string}
+ */
 export function decimal(units) {
   const negative = units < 0n;
   const abs = negative ? -units : units;
@@ -25,13 +52,46 @@ export function decimal(units) {
   return `${negative ? "-" : ""}${abs / SCALE}.${fraction}`;
 }
 
-/** The same money as a display string: "0.288 USDC". */
+/**
+ * The sum of decimal strings as one, exact on atomic units; one that is not a decimal counts
+ * as 0, as the pages draw a missing figure.
+ * @param {...DecimalText} texts
+ * @returns {string}
+ */
+export function sum(...texts) {
+  let units = 0n;
+  for (const t of texts) units += atomic(t) ?? 0n;
+  return decimal(units);
+}
+
+/**
+ * a - b as a decimal string, floored at zero; one that is not a decimal counts as 0.
+ * @param {DecimalText} a
+ * @param {DecimalText} b
+ * @returns {string}
+ */
+export function minus(a, b) {
+  const x = atomic(a) ?? 0n;
+  const y = atomic(b) ?? 0n;
+  return decimal(x > y ? x - y : 0n);
+}
+
+/**
+ * The same money as a display string: "0.288 USDC".
+ * @param {DecimalText} text
+ * @returns {string}
+ */
 export function usdc(text) {
   const units = atomic(text ?? "");
   return units === null ? "—" : `${decimal(units)} USDC`;
 }
 
-/** a - b, floored at zero, as a decimal string. */
+/**
+ * a - b, floored at zero, as a decimal string; null when either is not a decimal.
+ * @param {DecimalText} cap
+ * @param {DecimalText} spent
+ * @returns {string | null}
+ */
 export function remaining(cap, spent) {
   const c = atomic(cap);
   const s = atomic(spent);
@@ -39,7 +99,12 @@ export function remaining(cap, spent) {
   return decimal(c > s ? c - s : 0n);
 }
 
-/** part / whole as a Number for drawing only (0 when whole is 0 and part is 0). */
+/**
+ * part / whole as a Number for drawing only (0 when whole is 0 and part is 0).
+ * @param {bigint | DecimalText} part
+ * @param {bigint | DecimalText} whole
+ * @returns {number}
+ */
 export function ratio(part, whole) {
   const p = typeof part === "bigint" ? part : atomic(part) ?? 0n;
   const w = typeof whole === "bigint" ? whole : atomic(whole) ?? 0n;
@@ -51,6 +116,9 @@ export function ratio(part, whole) {
 /**
  * How close spend is to a cap: "over" at or above it, "warn" past 80 %, else "ok". Exact:
  * spent*100 > cap*80 on integers.
+ * @param {DecimalText} spent
+ * @param {DecimalText} cap
+ * @returns {Level}
  */
 export function level(spent, cap) {
   const s = atomic(spent);
@@ -61,7 +129,11 @@ export function level(spent, cap) {
   return "ok";
 }
 
-/** The larger of decimal strings, as atomic units. */
+/**
+ * The larger of decimal strings, as atomic units (0n when none is a decimal).
+ * @param {...DecimalText} texts
+ * @returns {bigint}
+ */
 export function maxUnits(...texts) {
   let m = 0n;
   for (const t of texts) {
@@ -71,7 +143,12 @@ export function maxUnits(...texts) {
   return m;
 }
 
-/** Percent of a cap as a label, floored to a tenth: "12 %", "80.6 %", "<0.1 %". */
+/**
+ * Percent of a cap as a label, floored to a tenth: "12 %", "80.6 %", "<0.1 %".
+ * @param {DecimalText} spent
+ * @param {DecimalText} cap
+ * @returns {string}
+ */
 export function percent(spent, cap) {
   const s = atomic(spent);
   const c = atomic(cap);

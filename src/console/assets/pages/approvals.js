@@ -1,27 +1,40 @@
+// @ts-check
 // Approvals: every payment waiting for a person, with everything needed to decide (action, full
 // input, amount, payee, the quote's expiry counting down, spend afterwards against the caps),
 // Approve / Decline (and the PIN when one is set). The list follows the server's `approvals`
 // events, so a payment an agent asks for appears without a reload; a card keeps what was typed
 // in it while the list changes around it.
-import { get, getSession, latestApprovals, on, post } from "../api.js";
+import { failure, getApproval, getApprovals, getSession, getSpending, latestApprovals, on, postDecision } from "../api.js";
 import { capBar } from "../charts.js";
 import { clock, countdown, fill, h, jsonView, loading, mono, notice, pageHead, statusBadge, timeEl, when } from "../dom.js";
-import { atomic, decimal, level, percent, remaining, usdc } from "../money.js";
+import { level, minus, percent, remaining, usdc } from "../money.js";
 
-/** Updates every countdown on the page once a second; returns the stop. */
+/** @typedef {import("../wire.js").Approval} Approval */
+/** @typedef {import("../wire.js").Session} Session */
+
+/**
+ * An approval's card, which redraws its spend forecast from a newer review of the same approval.
+ * @typedef {HTMLElement & { update(next: Approval): void }} Card
+ */
+
+/**
+ * Updates every countdown on the page once a second; returns the stop.
+ * @param {HTMLElement} root
+ */
 function ticker(root) {
   const tick = () => {
-    for (const el of root.querySelectorAll("[data-expires]")) {
-      const left = countdown(el.dataset.expires);
-      const card = el.closest(".approval");
+    for (const el of /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll("[data-expires]"))) {
+      const expires = el.dataset.expires ?? "";
+      const left = countdown(expires);
+      const card = /** @type {HTMLElement | null} */ (el.closest(".approval"));
       if (left === null) {
         el.textContent = "expired";
         el.classList.add("expired");
         if (card && card.dataset.decided !== "1") card.classList.add("is-expired");
-        for (const b of card?.querySelectorAll("button.decide") ?? []) b.disabled = true;
+        for (const b of /** @type {Iterable<HTMLButtonElement>} */ (card?.querySelectorAll("button.decide") ?? [])) b.disabled = true;
       } else {
         el.textContent = `expires in ${left}`;
-        el.classList.toggle("soon", Date.parse(el.dataset.expires) - Date.now() < 60_000);
+        el.classList.toggle("soon", Date.parse(expires) - Date.now() < 60_000);
       }
     }
   };
@@ -30,8 +43,17 @@ function ticker(root) {
   return () => clearInterval(t);
 }
 
-/** Spend once this is paid: what was spent before (solid) and this payment (light), against each cap. */
+/**
+ * Spend once this is paid: what was spent before (solid) and this payment (light), against each cap.
+ * @param {Approval["after"]} after
+ * @param {string} amount
+ */
 function spendAfter(after, amount) {
+  /**
+   * @param {string} label
+   * @param {string} total
+   * @param {string | null} cap
+   */
   const row = (label, total, cap) => {
     const before = minus(total, amount);
     const lvl = cap ? level(total, cap) : "ok";
@@ -57,25 +79,29 @@ function spendAfter(after, amount) {
   );
 }
 
-/** a - b on decimal strings, floored at zero. */
-function minus(a, b) {
-  const x = atomic(a) ?? 0n;
-  const y = atomic(b) ?? 0n;
-  return decimal(x > y ? x - y : 0n);
-}
-
+/** @type {Record<string, string>} */
 const OUTCOME = {
   approved: "Approved. The agent's next call with this approval pays, once.",
   used: "Approved and used: the payment went through.",
   declined: "Declined. Nothing is paid for it.",
 };
 
+/**
+ * @param {Approval} r
+ * @returns {{ status: string, text: string } | null}
+ */
 function outcomeOf(r) {
   if (r.status === "pending") return r.expired ? { status: "expired", text: "The quote expired before anyone decided. Nothing is paid; the agent must ask again." } : null;
   return { status: r.status, text: OUTCOME[r.status] ?? r.status };
 }
 
-/** One approval as a card. `onDecided(review)` is told when this page decided it. */
+/**
+ * One approval as a card. `onDecided(review)` is told when this page decided it.
+ * @param {Approval} r
+ * @param {Session} session
+ * @param {{ onDecided?: (decided: Approval) => void, detailLink?: boolean }} [options]
+ * @returns {Card}
+ */
 function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
   const card = h("article", { class: "approval card", "data-approval": r.approvalId, "aria-labelledby": `t-${r.approvalId}` });
   const message = h("div", { class: "decide-message", "aria-live": "polite" });
@@ -85,6 +111,7 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
   const declineBtn = h("button", { type: "button", class: "decide decline", "data-decide": "decline" }, "Decline");
   const actions = h("div", { class: "decide-row" }, pin ? h("label", { class: "pin-label" }, "PIN ", pin) : null, approveBtn, declineBtn);
 
+  /** @param {"approve" | "decline"} kind */
   async function decide(kind) {
     if (pin && !pin.value) {
       fill(message, notice("error", "Type the approval PIN first."));
@@ -94,11 +121,13 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
     approveBtn.disabled = declineBtn.disabled = true;
     fill(message, h("span", { class: "muted" }, kind === "approve" ? "Approving…" : "Declining…"));
     try {
-      const res = await post(`/api/approvals/${encodeURIComponent(r.approvalId)}/${kind}`, pin ? { pin: pin.value } : {});
+      const res = await postDecision(r.approvalId, kind, pin ? { pin: pin.value } : {});
+      /** @type {Approval} */
       const decided = res.approval ?? { ...r, status: kind === "approve" ? "approved" : "declined" };
       showOutcome(decided);
       onDecided?.(decided);
-    } catch (e) {
+    } catch (caught) {
+      const e = failure(caught);
       fill(message, notice("error", e.message));
       const final = e.code === "approval_invalid" || e.code === "not_found";
       approveBtn.disabled = declineBtn.disabled = final;
@@ -114,6 +143,7 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
     if (ev.key === "Enter") decide("approve");
   });
 
+  /** @param {Approval} d */
   function showOutcome(d) {
     const o = outcomeOf(d);
     if (!o) return;
@@ -169,36 +199,42 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
     message,
   );
   showOutcome(r);
-  card.update = (next) => fill(afterBox, spendAfter(next.after, next.amount));
-  return card;
+  return Object.assign(card, { update: (/** @type {Approval} */ next) => fill(afterBox, spendAfter(next.after, next.amount)) });
 }
 
 async function threshold() {
   try {
-    const sp = await get("/api/spending");
+    const sp = await getSpending();
     return sp?.limits?.approvalAbove ?? null;
   } catch {
     return null;
   }
 }
 
-/** /approvals: the live list. */
+/**
+ * /approvals: the live list.
+ * @param {HTMLElement} main
+ */
 export async function mountList(main) {
   const session = await getSession();
   const list = h("div", { class: "approvals", "aria-live": "polite" });
   const empty = h("div", { class: "empty card" }, h("h2", {}, "Nothing is waiting for you"), h("p", {}, "When an agent asks to pay above the approval threshold, the payment appears here at once, with everything you need to decide."));
-  const decidedBox = h("section", { class: "decided", hidden: true }, h("h2", {}, "Decided here"), h("div", { class: "decided-list" }));
+  const decidedList = h("div", { class: "decided-list" });
+  const decidedBox = h("section", { class: "decided", hidden: true }, h("h2", {}, "Decided here"), decidedList);
   const sub = h("p", { class: "sub" }, "Payments an agent wants to make that need your approval. Nothing is paid until you approve.");
   main.append(h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Approvals"), sub)), list, decidedBox);
   threshold().then((t) => {
     if (t) sub.append(` Payments above ${usdc(t)} ask you first.`);
   });
 
+  /** @type {Map<string, Card>} */
   const cards = new Map();
+  /** @type {Set<string>} */
   const decidedHere = new Set();
-  const onDecided = (d) => {
+  const onDecided = (/** @type {Approval} */ d) => {
     decidedHere.add(d.approvalId);
   };
+  /** @param {Approval[]} items */
   function render(items) {
     const ids = new Set(items.map((r) => r.approvalId));
     for (const [id, card] of cards) {
@@ -208,7 +244,7 @@ export async function mountList(main) {
       if (decidedHere.has(id) || card.dataset.decided === "1") {
         decidedBox.hidden = false;
         card.classList.add("compact");
-        decidedBox.querySelector(".decided-list").prepend(card);
+        decidedList.prepend(card);
       }
     }
     for (const r of items) {
@@ -221,7 +257,10 @@ export async function mountList(main) {
       }
     }
     // Oldest first, as the server sends them.
-    for (const r of items) list.append(cards.get(r.approvalId));
+    for (const r of items) {
+      const card = cards.get(r.approvalId);
+      if (card) list.append(card);
+    }
     if (cards.size === 0) list.append(empty);
     else empty.remove();
   }
@@ -239,7 +278,7 @@ export async function mountList(main) {
     render(first.items ?? []);
   } else {
     list.append(loading("Loading what waits for you…"));
-    const res = await get("/api/approvals").catch((e) => {
+    const res = await getApprovals().catch((e) => {
       off();
       throw e;
     });
@@ -256,18 +295,24 @@ export async function mountList(main) {
   };
 }
 
-/** /approvals/<id>: one approval (the MCP server links people here), its outcome once decided. */
+/**
+ * /approvals/<id>: one approval (the MCP server links people here), its outcome once decided.
+ * @param {HTMLElement} main
+ * @param {string} id
+ */
 export async function mountOne(main, id) {
   const session = await getSession();
   main.append(pageHead("Approval", h("a", { href: "/approvals" }, "← every approval waiting")));
   const box = h("div", {}, loading("Loading the approval…"));
   main.append(box);
+  /** @type {Card | undefined} */
   let card;
   async function load() {
     let res;
     try {
-      res = await get(`/api/approvals/${encodeURIComponent(id)}`);
-    } catch (e) {
+      res = await getApproval(id);
+    } catch (caught) {
+      const e = failure(caught);
       fill(box, notice("error", e.code === "not_found" ? `There is no approval ${id} in this journal.` : e.message));
       return;
     }

@@ -1,11 +1,21 @@
+// @ts-check
 // Audit: the journal-vs-chain reconciliation of `paid-actions-mcp audit`. Whether the two agree,
 // over which window and which token account, and each discrepancy with what it means and what to
 // do about it, in plain words. The chain is the truth about money; the journal is what this
 // program believes.
-import { get } from "../api.js";
+import { failure, getAudit } from "../api.js";
 import { fill, h, loading, mono, notice, pageHead, statusBadge, when } from "../dom.js";
 import { usdc } from "../money.js";
 
+/** @typedef {import("../dom.js").Child} Child */
+/** @typedef {import("../wire.js").AuditReport} AuditReport */
+/** @typedef {import("../wire.js").Discrepancy} Discrepancy */
+
+/**
+ * Each kind of discrepancy (engine/audit.ts DiscrepancyKind) in plain words; a kind this page
+ * does not know shows by its name.
+ * @type {Record<string, { title: string, means: string, todo: string }>}
+ */
 const KINDS = {
   unknown_outflow: {
     title: "Money left the wallet that no payment explains",
@@ -49,16 +59,19 @@ const KINDS = {
   },
 };
 
+/** @param {Discrepancy} d */
 function explained(d) {
   const k = KINDS[d.kind] ?? { title: d.kind, means: "", todo: "" };
-  const facts = [
+  /** @type {Array<[string, Child] | null>} */
+  const all = [
     d.quoteId ? ["Quote", mono(d.quoteId)] : null,
     d.intentId ? ["Purchase", h("a", { href: `/executions/${encodeURIComponent(d.intentId)}` }, mono(d.intentId))] : null,
     d.transaction ? ["Transaction", mono(d.transaction)] : null,
     d.journalAmount ? ["Journal says", usdc(d.journalAmount)] : null,
     d.chainAmount ? ["Chain shows", usdc(d.chainAmount)] : null,
     d.at ? ["When", when(d.at)] : null,
-  ].filter(Boolean);
+  ];
+  const facts = all.filter((f) => f !== null);
   return h(
     "article",
     { class: "card discrepancy", "data-kind": d.kind },
@@ -70,10 +83,18 @@ function explained(d) {
   );
 }
 
+/**
+ * @param {string[]} headers
+ * @param {Child} rows
+ */
 function table(headers, rows) {
   return h("div", { class: "table-wrap" }, h("table", { class: "table" }, h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows)));
 }
 
+/**
+ * @param {HTMLElement} box
+ * @param {AuditReport} report
+ */
 function render(box, report) {
   const scan = report.scan ?? {};
   const ds = report.discrepancies ?? [];
@@ -136,6 +157,7 @@ function render(box, report) {
   );
 }
 
+/** @param {HTMLElement} main */
 export async function mount(main) {
   const again = h("button", { type: "button", class: "secondary" }, "Run again");
   const box = h("div", { class: "audit" });
@@ -144,11 +166,11 @@ export async function mount(main) {
     again.disabled = true;
     fill(box, loading("Reading the wallet's history from the chain…"));
     try {
-      const res = await get("/api/audit");
+      const res = await getAudit();
       const report = res.report?.report && !res.report.discrepancies ? res.report.report : res.report;
       render(box, report);
     } catch (e) {
-      fill(box, notice("error", h("strong", {}, "The audit cannot tell whether the journal and the chain agree. "), e.message));
+      fill(box, notice("error", h("strong", {}, "The audit cannot tell whether the journal and the chain agree. "), failure(e).message));
     } finally {
       again.disabled = false;
     }

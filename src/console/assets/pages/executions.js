@@ -1,21 +1,29 @@
+// @ts-check
 // Executions: what was bought, filterable by status and action (the filters live in the URL so
 // a view can be shared), each row leading to one execution: its timeline (quote, approval,
 // reservation, payment with its transaction, execution states, refund), its output and the
 // transcripts of the calls that drove it. Both follow the server's `executions` events.
-import { get, on } from "../api.js";
+import { failure, getExecution, getExecutions, on } from "../api.js";
 import { clock, fill, h, jsonView, loading, mono, notice, pageHead, statusBadge, timeEl, when } from "../dom.js";
 import { usdc } from "../money.js";
 
+/** @typedef {import("../dom.js").Child} Child */
+/** @typedef {import("../wire.js").Execution} Execution */
+/** @typedef {import("../wire.js").TimelineEntry} TimelineEntry */
+
 const STATUSES = ["pending", "processing", "completed", "failed", "refunded"];
 
+/** @param {string | null} id */
 function short(id) {
   return id && id.length > 18 ? `${id.slice(0, 10)}…${id.slice(-6)}` : id ?? "—";
 }
 
+/** @param {Execution} x */
 function linkOf(x) {
   return `/executions/${encodeURIComponent(x.executionId ?? x.intentId)}`;
 }
 
+/** @param {Execution} x */
 function row(x) {
   return h(
     "tr",
@@ -29,7 +37,10 @@ function row(x) {
   );
 }
 
-/** /executions?status=&action= */
+/**
+ * /executions?status=&action=
+ * @param {HTMLElement} main
+ */
 export async function mountList(main) {
   const params = new URLSearchParams(location.search);
   const status = h("select", { name: "status", "aria-label": "Status" }, h("option", { value: "" }, "Any status"), STATUSES.map((st) => h("option", { value: st, selected: params.get("status") === st }, st)));
@@ -48,7 +59,9 @@ export async function mountList(main) {
     if (action.value.trim()) q.set("action", action.value.trim());
     return q;
   };
+  /** @type {Set<string>} */
   const known = new Set();
+  /** @type {string | null} */
   let cursor = null;
   let shown = 20;
   let loads = 0;
@@ -59,9 +72,9 @@ export async function mountList(main) {
     if (append && cursor) q.set("cursor", cursor);
     let res;
     try {
-      res = await get(`/api/executions?${q}`);
+      res = await getExecutions(q);
     } catch (e) {
-      if (turn === loads) fill(info, notice("error", e.message));
+      if (turn === loads) fill(info, notice("error", failure(e).message));
       return;
     }
     // A newer load (a filter change, a live update) has started: its answer wins.
@@ -95,11 +108,13 @@ export async function mountList(main) {
 
 // ---- One execution ----------------------------------------------------------------------------
 
+/** @type {Record<string, string>} */
 const STEP_LABEL = { quote: "Quote", approval: "Approval", reservation: "Budget", payment: "Payment", settlement: "Settlement", execution: "Execution", refund: "Refund", error: "Problem" };
 
+/** @param {TimelineEntry[] | undefined} entries */
 function timeline(entries) {
   if (!entries?.length) return h("p", { class: "muted" }, "No steps recorded.");
-  const t0 = Date.parse(entries[0].at);
+  const t0 = Date.parse(entries[0]?.at ?? "");
   return h(
     "ol",
     { class: "timeline" },
@@ -121,13 +136,26 @@ function timeline(entries) {
   );
 }
 
+/** @param {number} ms */
 function fmtMs(ms) {
   if (ms < 1000) return `${ms} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+/**
+ * An execution's error as text: an object's code and message (else its JSON), or the value.
+ * @param {unknown} error
+ */
+function errorText(error) {
+  if (typeof error !== "object" || !error) return String(error);
+  const e = /** @type {Record<string, unknown>} */ (error);
+  return `${e.code ?? ""} ${e.message ?? JSON.stringify(error)}`;
+}
+
+/** @param {Execution} x */
 function facts(x) {
+  /** @type {Array<[string, Child]>} */
   const pairs = [
     ["Amount", x.amount ? usdc(x.amount) : "not priced"],
     ["Pays", x.payee ? mono(x.payee) : "—"],
@@ -144,7 +172,11 @@ function facts(x) {
   return h("dl", { class: "facts facts-wide" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
-/** /executions/<executionId or intentId> */
+/**
+ * /executions/<executionId or intentId>
+ * @param {HTMLElement} main
+ * @param {string} id
+ */
 export async function mountOne(main, id) {
   const box = h("div", {}, loading("Loading the execution…"));
   main.append(box);
@@ -152,19 +184,20 @@ export async function mountOne(main, id) {
   async function load() {
     let res;
     try {
-      res = await get(`/api/executions/${encodeURIComponent(id)}`);
-    } catch (e) {
+      res = await getExecution(id);
+    } catch (caught) {
+      const e = failure(caught);
       fill(box, pageHead("Execution"), notice("error", e.code === "not_found" ? `There is no execution ${id} in this journal.` : e.message));
       return;
     }
     const x = res.execution;
-    ids = new Set([id, x.intentId, x.executionId].filter(Boolean));
+    ids = new Set(/** @type {string[]} */ ([id, x.intentId, x.executionId].filter(Boolean)));
     const transcripts = res.transcripts ?? [];
     fill(
       box,
       pageHead(h("span", {}, x.action, " ", statusBadge(x.status)), h("a", { href: "/executions" }, "← all executions")),
       x.attention ? notice("error", h("strong", {}, "Needs a human: "), x.attention) : null,
-      x.error ? notice("error", h("strong", {}, "Error: "), typeof x.error === "object" && x.error ? `${x.error.code ?? ""} ${x.error.message ?? JSON.stringify(x.error)}` : String(x.error)) : null,
+      x.error ? notice("error", h("strong", {}, "Error: "), errorText(x.error)) : null,
       h(
         "div",
         { class: "two-col" },

@@ -1,16 +1,27 @@
+// @ts-check
 // Spending: how close the agent is to each limit, at a glance. The rolling 24 h and the total
 // as bars against their caps (amber past 80 %, red at the cap), money reserved for payments in
 // flight drawn apart, spend per action beside its per-call cap, the last 14 days as columns,
 // and the refunds credited back. Follows the `executions` and `approvals` events.
-import { get, on } from "../api.js";
+import { failure, getSpending, on } from "../api.js";
 import { actionBars, capBar, dayColumns, fit } from "../charts.js";
 import { fill, h, loading, notice, pageHead } from "../dom.js";
-import { atomic, decimal, level, usdc } from "../money.js";
+import { atomic, level, minus, usdc } from "../money.js";
 
+/** @typedef {import("../wire.js").Limits} Limits */
+/** @typedef {import("../wire.js").Spending} Spending */
+
+/**
+ * @param {string} label
+ * @param {string} value
+ * @param {string | null} note
+ * @param {string | null} [tone] a level past "ok", which colours it
+ */
 function stat(label, value, note, tone) {
   return h("div", { class: ["stat", tone ? `stat-${tone}` : null] }, h("div", { class: "stat-label" }, label), h("div", { class: "stat-value" }, value), note ? h("div", { class: "stat-note" }, note) : null);
 }
 
+/** @param {Limits} limits */
 function limitsList(limits) {
   const per = Object.entries(limits.perAction ?? {});
   const items = [
@@ -24,6 +35,10 @@ function limitsList(limits) {
   return h("dl", { class: "facts" }, items.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
+/**
+ * @param {HTMLElement} box
+ * @param {Spending} sp
+ */
 function render(box, sp) {
   const limits = sp.limits;
   const committed24 = sp.committedLast24h ?? sp.spentLast24h;
@@ -77,24 +92,27 @@ function render(box, sp) {
   );
 }
 
-/** The part of the 24 h reservation, as a decimal: committed minus spent. */
+/**
+ * The part of the 24 h reservation, as a decimal: committed minus spent.
+ * @param {Spending} sp
+ */
 function reservedOf(sp) {
-  const c = atomic(sp.committedLast24h ?? "") ?? 0n;
-  const s = atomic(sp.spentLast24h ?? "") ?? 0n;
-  return decimal(c > s ? c - s : 0n);
+  return minus(sp.committedLast24h, sp.spentLast24h);
 }
 
+/** @param {HTMLElement} main */
 export async function mount(main) {
   const box = h("div", { class: "spending" }, loading("Loading the spending…"));
   main.append(pageHead("Spending", "What the agent spent against the limits you set."), box);
   async function load() {
     try {
-      render(box, await get("/api/spending"));
+      render(box, await getSpending());
     } catch (e) {
-      fill(box, notice("error", e.message));
+      fill(box, notice("error", failure(e).message));
     }
   }
   await load();
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
   const soon = () => {
     clearTimeout(timer);

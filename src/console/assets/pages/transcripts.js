@@ -1,12 +1,19 @@
+// @ts-check
 // Transcripts: the recent tool calls, and one call as a sequence diagram (agent -> MCP server ->
 // service -> chain) beside the selected step's record. Transcripts are redacted when written:
 // no API key, wallet secret or payment proof is in them, so the console shows them as they are.
-import { get } from "../api.js";
+import { failure, getTranscript, getTranscripts } from "../api.js";
 import { clock, fill, h, jsonView, loading, mono, notice, pageHead, timeEl, when } from "../dom.js";
 import { fit } from "../charts.js";
-import { arrowsOf, sequenceDiagram } from "../sequence.js";
+import { arrowsOf, field, sequenceDiagram } from "../sequence.js";
 
-/** /transcripts */
+/** @typedef {import("../dom.js").Child} Child */
+/** @typedef {import("../wire.js").TranscriptEntry} TranscriptEntry */
+
+/**
+ * /transcripts
+ * @param {HTMLElement} main
+ */
 export async function mountList(main) {
   const body = h("tbody", {}, h("tr", {}, h("td", { colspan: 3 }, loading("Loading…"))));
   main.append(
@@ -15,9 +22,9 @@ export async function mountList(main) {
   );
   let res;
   try {
-    res = await get("/api/transcripts?limit=100");
+    res = await getTranscripts(100);
   } catch (e) {
-    fill(body, h("tr", {}, h("td", { colspan: 3 }, notice("error", e.message))));
+    fill(body, h("tr", {}, h("td", { colspan: 3 }, notice("error", failure(e).message))));
     return undefined;
   }
   const items = res.items ?? [];
@@ -38,15 +45,19 @@ export async function mountList(main) {
   return undefined;
 }
 
-/** The action a call was about, from whichever entry names it. */
+/**
+ * The action a call was about, from whichever entry names it.
+ * @param {TranscriptEntry[]} entries
+ */
 function actionOf(entries) {
   for (const e of entries) {
-    const a = e.action ?? e.request?.body?.action ?? e.body?.action ?? e.tool;
+    const a = e.action ?? field(e.request?.body, "action") ?? field(e.body, "action") ?? e.tool;
     if (typeof a === "string") return a;
   }
   return undefined;
 }
 
+/** @param {TranscriptEntry[]} entries */
 function summary(entries) {
   const intent = entries.find((e) => e.step === "intent");
   const first = Date.parse(entries[0]?.t ?? "");
@@ -54,16 +65,16 @@ function summary(entries) {
   const toolError = entries.find((e) => e.step === "tool_error");
   const finalStatus = [...entries].reverse().find((e) => e.step === "status")?.to;
   const intentId = entries.find((e) => typeof e.intentId === "string")?.intentId;
-  const paid = entries.find((e) => e.step === "confirm" && e.body && typeof e.body.transaction === "string");
-  const outcome = toolError ? `refused: ${toolError.error?.code ?? "error"}` : finalStatus ? `execution ${finalStatus}` : paid ? "paid" : "—";
+  const paid = entries.find((e) => e.step === "confirm" && typeof field(e.body, "transaction") === "string");
+  const outcome = toolError ? `refused: ${field(toolError.error, "code") ?? "error"}` : finalStatus ? `execution ${finalStatus}` : paid ? "paid" : "—";
   const pairs = [
     ["Action", intent?.action ?? actionOf(entries) ?? "—"],
     ["Call", intent ? "a new purchase" : entries[0]?.step === "resume" ? "a retry that resumed an earlier purchase" : entries[0]?.step ?? "—"],
-    ["Started", Number.isFinite(first) ? when(entries[0].t) : "—"],
+    ["Started", Number.isFinite(first) ? when(entries[0]?.t ?? "") : "—"],
     ["Lasted", Number.isFinite(first) && Number.isFinite(last) ? `${last - first} ms` : "—"],
     ["Steps", String(entries.length)],
     ["Outcome", outcome],
-    ["Paid in", paid ? mono(paid.body.transaction) : "—"],
+    ["Paid in", paid ? mono(/** @type {string} */ (field(paid.body, "transaction"))) : "—"],
   ];
   return h(
     "div",
@@ -73,12 +84,17 @@ function summary(entries) {
   );
 }
 
+/**
+ * @param {TranscriptEntry[]} entries
+ * @param {number} index
+ */
 function inspector(entries, index) {
   const e = entries[index];
   if (!e) return h("p", { class: "muted" }, "Select an arrow to see its step.");
   const { t, step, ...rest } = e;
-  const t0 = Date.parse(entries[0].t);
+  const t0 = Date.parse(entries[0]?.t ?? "");
   const arrows = arrowsOf(e);
+  const answered = field(e.response, "status");
   return h(
     "div",
     { class: "inspect", "data-entry": index },
@@ -90,21 +106,26 @@ function inspector(entries, index) {
       h("dt", {}, "At"),
       h("dd", {}, clock(t), Number.isFinite(t0) ? ` (+${Date.parse(t) - t0} ms)` : ""),
       typeof e.durationMs === "number" ? [h("dt", {}, "Took"), h("dd", {}, `${e.durationMs} ms`)] : null,
-      typeof e.status === "number" || e.response?.status ? [h("dt", {}, "Status"), h("dd", {}, String(e.status ?? e.response.status))] : null,
+      typeof e.status === "number" || answered ? [h("dt", {}, "Status"), h("dd", {}, String(e.status ?? answered))] : null,
     ),
     jsonView(rest, "json-inspect"),
   );
 }
 
-/** /transcripts/<callId> */
+/**
+ * /transcripts/<callId>
+ * @param {HTMLElement} main
+ * @param {string} callId
+ */
 export async function mountOne(main, callId) {
   main.append(pageHead("Transcript", h("span", {}, mono(callId), " · ", h("a", { href: "/transcripts" }, "all transcripts"))));
   const box = h("div", {}, loading("Loading the transcript…"));
   main.append(box);
   let res;
   try {
-    res = await get(`/api/transcripts/${encodeURIComponent(callId)}`);
-  } catch (e) {
+    res = await getTranscript(callId);
+  } catch (caught) {
+    const e = failure(caught);
     fill(box, notice("error", e.code === "not_found" ? `No transcript ${callId} is kept here.` : e.message));
     return undefined;
   }
@@ -114,9 +135,10 @@ export async function mountOne(main, callId) {
     return undefined;
   }
   const side = h("aside", { class: "card inspector", "aria-live": "polite" });
+  /** @type {ReturnType<typeof sequenceDiagram> | undefined} */
   let diagram;
   let selected = 0;
-  const select = (i) => {
+  const select = (/** @type {number} */ i) => {
     selected = i;
     diagram?.select(i);
     fill(side, inspector(entries, i));

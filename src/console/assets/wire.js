@@ -1,0 +1,222 @@
+// @ts-check
+// The JSON the console's API answers, as JSDoc types for the checker: the fields the pages read,
+// as the server writes them (each typedef names the server's type it follows). Nothing imports
+// this file at run time; the browser never loads it. Money is decimal strings, times ISO 8601.
+
+/**
+ * GET /api/session (src/console/api.ts).
+ * @typedef {object} Session
+ * @property {string} csrf
+ * @property {boolean} pinRequired
+ * @property {string} home
+ * @property {string} journal
+ * @property {string} version
+ * @property {string} service
+ */
+
+/**
+ * A freeze of every server on the journal (engine/freeze.ts freezeView).
+ * @typedef {object} Freeze
+ * @property {string | null} reason
+ * @property {string} since
+ * @property {string} by
+ */
+
+/**
+ * An approval as a person reviews it (engine/approval-review.ts ApprovalReview).
+ * @typedef {object} Approval
+ * @property {string} approvalId
+ * @property {string} intentId
+ * @property {string} action
+ * @property {"pending" | "approved" | "declined" | "used"} status
+ * @property {unknown} input
+ * @property {string} amount
+ * @property {string | null} payee
+ * @property {string} quoteId
+ * @property {string} expiresAt
+ * @property {string} createdAt
+ * @property {string | null} decidedAt
+ * @property {boolean} expired
+ * @property {{ spentLast24h: string, maxPerDay: string | null, spentTotal: string, maxTotal: string | null }} after
+ */
+
+/**
+ * One purchase (engine/types.ts ExecutionView).
+ * @typedef {object} Execution
+ * @property {string} intentId
+ * @property {string | null} executionId
+ * @property {string} action
+ * @property {string} status
+ * @property {string} state
+ * @property {string | null} quoteId
+ * @property {string | null} amount
+ * @property {string | null} payee
+ * @property {string | null} paymentTransaction
+ * @property {"none" | "claimed" | "verified" | "mismatch"} settlement
+ * @property {unknown} [output]
+ * @property {unknown} [error]
+ * @property {unknown} [refund]
+ * @property {string} [refundCredited]
+ * @property {unknown} [providerMeta]
+ * @property {string} [attention]
+ * @property {string | null} callId
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
+
+/**
+ * One step of a purchase's timeline (console/timeline.ts TimelineEntry).
+ * @typedef {object} TimelineEntry
+ * @property {string} at
+ * @property {"quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error"} step
+ * @property {string} title
+ * @property {string} [detail]
+ * @property {string} [transaction]
+ * @property {string} [status]
+ */
+
+/**
+ * GET /api/executions/<id>.
+ * @typedef {{ execution: Execution, timeline: TimelineEntry[], transcripts: string[] }} ExecutionDetail
+ */
+
+/**
+ * The limits as configured (engine/executions.ts limitsView).
+ * @typedef {object} Limits
+ * @property {string} maxPerCall
+ * @property {string} maxPerDay
+ * @property {string | null} maxTotal
+ * @property {string} approvalAbove
+ * @property {string[]} allowActions
+ * @property {Record<string, string>} perAction
+ */
+
+/**
+ * GET /api/spending: engine/executions.ts spending() with engine/spending-view.ts
+ * spendingBreakdown() (ActionSpendView, DaySpendView).
+ * @typedef {object} Spending
+ * @property {Limits | null} limits
+ * @property {string} spentLast24h
+ * @property {string} reserved
+ * @property {string} committedLast24h
+ * @property {string | null} remainingToday
+ * @property {string} spentTotal
+ * @property {string} refundsCredited
+ * @property {string | null} remainingTotal
+ * @property {Array<{ key: string, message: string }>} [configIssues]
+ * @property {ActionSpend[]} byAction
+ * @property {Array<{ day: string, spent: string }>} days
+ */
+
+/**
+ * @typedef {object} ActionSpend
+ * @property {string} action
+ * @property {string} spentLast24h
+ * @property {string} spentTotal
+ * @property {string} refunded
+ * @property {string | null} perCallCap
+ * @property {number} count
+ */
+
+/**
+ * GET /api/transcripts: the recent tool calls (engine/recent-calls.ts); path is null when
+ * another host keeps the file.
+ * @typedef {{ callId: string, at: string | null, host: string | null, path: string | null }} RecentCall
+ */
+
+/**
+ * One step of a tool call's transcript (engine/transcripts.ts TranscriptEntry: t and step, then
+ * whatever that step recorded, redacted). The fields the console reads, as the engine writes
+ * them; the pages still look before trusting the nested ones.
+ * @typedef {{
+ *   t: string,
+ *   step: string,
+ *   action?: string,
+ *   tool?: string,
+ *   intentId?: string,
+ *   executionId?: string,
+ *   status?: unknown,
+ *   durationMs?: number,
+ *   attempt?: number,
+ *   request?: { method?: string, path?: string, body?: unknown },
+ *   response?: unknown,
+ *   body?: unknown,
+ *   error?: unknown,
+ *   decision?: string,
+ *   amount?: string,
+ *   payTo?: string,
+ *   fate?: string,
+ *   transaction?: string,
+ *   why?: string,
+ *   from?: string,
+ *   to?: string,
+ *   outcome?: string,
+ *   state?: string,
+ *   code?: string,
+ *   message?: string,
+ *   serviceCode?: string,
+ * } & Record<string, unknown>} TranscriptEntry
+ */
+
+/**
+ * GET /api/audit: the AuditRun of `paid-actions-mcp audit` (app/audit.ts), whose report is
+ * engine/audit.ts AuditReport with the scan it read.
+ * @typedef {object} AuditReport
+ * @property {boolean} ok
+ * @property {string} since
+ * @property {string} wallet
+ * @property {string} walletTokenAccount
+ * @property {string} mint
+ * @property {{ rpc?: string, transactionsRead?: number, signatures?: number, from?: string, failed?: number }} [scan]
+ * @property {Discrepancy[]} [discrepancies]
+ * @property {AuditPayment[]} [payments]
+ * @property {AuditRefund[]} [refunds]
+ * @property {Array<{ transaction: string }>} [outflows]
+ * @property {Array<{ transaction: string, at: string | null, amount: string }>} [deposits]
+ * @property {Array<{ quoteId: string, amount: string, intentState: string | null, why: string }>} [inFlight]
+ * @property {Array<{ quoteId: string }>} [otherWallet]
+ */
+
+/**
+ * A journaled payment as the audit found it (engine/audit.ts PaymentView).
+ * @typedef {object} AuditPayment
+ * @property {string} quoteId
+ * @property {string} intentId
+ * @property {string} amount
+ * @property {string} signedAt
+ * @property {string | null} chainTransaction
+ * @property {string} status
+ */
+
+/**
+ * A refund as the audit found it (engine/audit.ts RefundView).
+ * @typedef {object} AuditRefund
+ * @property {string} intentId
+ * @property {{ amount: string, transaction: string } | null} claimed
+ * @property {string | null} chainAmount
+ * @property {string} refundState
+ * @property {string} status
+ */
+
+/**
+ * One disagreement between the journal and the chain (engine/audit.ts Discrepancy).
+ * @typedef {object} Discrepancy
+ * @property {string} kind
+ * @property {string} message
+ * @property {string} [transaction]
+ * @property {string} [quoteId]
+ * @property {string} [intentId]
+ * @property {string} [journalAmount]
+ * @property {string} [chainAmount]
+ * @property {string} [at]
+ */
+
+/**
+ * The events on /api/events (console/events.ts), by name.
+ * @typedef {object} Events
+ * @property {{ items: Approval[] }} approvals
+ * @property {{ freeze: Freeze | null }} freeze
+ * @property {{ changed: string[] }} executions
+ */
+
+export {};
