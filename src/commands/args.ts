@@ -1,0 +1,56 @@
+/**
+ * Reading a command's arguments: strict options (an unknown one is a usage error), bounded
+ * integers, and the shape of `allowance`'s subcommands. A UsageError is answered with the
+ * command's help hint and exit code 2.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { parseDecimal, U64_MAX } from "../domain/money.js";
+import type { AllowanceAction } from "./allowance.js";
+
+export class UsageError extends Error {}
+
+export function defaultHome(env: NodeJS.ProcessEnv): string {
+  return env.PAID_ACTIONS_HOME || join(homedir(), ".paid-actions-mcp");
+}
+
+export function intOption(value: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** Parses `args` strictly, with `--help`/`-h` always known; at most `positionals` positionals. */
+export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O, positionals = 0) {
+  const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean" as const, short: "h" } }, strict: true, allowPositionals: positionals > 0 });
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  return parsed;
+}
+
+/** What `allowance` is asked to do, from its positionals; a usage error for anything else. */
+export function allowanceAction(positionals: string[], values: { json?: boolean; "owner-keypair"?: string; unsigned?: boolean }): AllowanceAction {
+  const [sub, arg] = positionals;
+  const signing = values["owner-keypair"] !== undefined || values.unsigned === true;
+  if (sub === undefined) {
+    if (signing) throw new UsageError("--owner-keypair and --unsigned are for grant and revoke");
+    return { kind: "show" };
+  }
+  if (values.json) throw new UsageError("--json is for showing the allowance");
+  if (sub === "submit") {
+    if (arg === undefined) throw new UsageError("submit needs the signed transaction (base64)");
+    if (signing) throw new UsageError("submit sends a transaction the owner's wallet already signed: no --owner-keypair or --unsigned");
+    return { kind: "submit", transaction: arg };
+  }
+  if (sub !== "grant" && sub !== "revoke") throw new UsageError(`unknown allowance subcommand ${JSON.stringify(sub.slice(0, 40))}: use grant, revoke or submit`);
+  if ((values["owner-keypair"] === undefined) === (values.unsigned !== true)) throw new UsageError(`${sub} needs exactly one of --owner-keypair PATH and --unsigned`);
+  if (sub === "revoke") {
+    if (arg !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(arg.slice(0, 40))}`);
+    return { kind: "change", change: { kind: "revoke" } };
+  }
+  const amount = arg === undefined ? undefined : parseDecimal(arg.trim());
+  if (amount === undefined || amount > U64_MAX) throw new UsageError(`grant needs an amount of USDC such as 25 or 0.5 (at most 6 decimals), not ${JSON.stringify((arg ?? "").slice(0, 40))}`);
+  return { kind: "change", change: { kind: "grant", amount } };
+}
