@@ -12,8 +12,8 @@ import type { Dispatcher } from "undici";
 let undici: Promise<typeof import("undici")> | undefined;
 const loadUndici = () => (undici ??= import("undici"));
 import type { z } from "zod";
-import { ErrorBody } from "../../domain/wire.js";
 import { PaidActionError } from "../errors.js";
+import { backoff, classify, type Answer } from "./retry.js";
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const SECRET_REQUEST_HEADERS = new Set(["x-payment-proof", "payment-signature", "x-payment"]);
@@ -22,7 +22,6 @@ function bodySecrets(body: unknown): string[] {
   const proof = (body as { paymentProof?: unknown } | undefined)?.paymentProof;
   return typeof proof === "string" ? [proof] : [];
 }
-const MAX_RETRY_AFTER_MS = 30_000;
 
 export interface Exchange {
   attempt: number;
@@ -91,13 +90,6 @@ class TransportError extends Error {
   }
 }
 
-function retryAfterMs(header: string | undefined, now: number): number | undefined {
-  if (!header) return undefined;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
@@ -144,177 +136,171 @@ const cancelledError = () => new PaidActionError("cancelled", "the call was canc
 
 export type ServiceClient = ReturnType<typeof createServiceClient>;
 
+/** What every request of one client shares: its options, its clock and randomness, where the service is now. */
+interface Client {
+  o: ServiceClientOptions;
+  sleep: (ms: number) => Promise<void>;
+  random: () => number;
+  now: () => number;
+  base(): string;
+  key(): string;
+}
+
 export function createServiceClient(o: ServiceClientOptions) {
-  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const random = o.random ?? Math.random;
-  const now = o.now ?? Date.now;
-  const baseUrl = o.baseUrl;
-  const apiKey = o.apiKey;
-  const base = () => (typeof baseUrl === "string" ? baseUrl : baseUrl()).replace(/\/+$/, "");
-  const key = () => (typeof apiKey === "string" ? apiKey : apiKey());
-
-  async function once(method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) {
-    const { request } = await loadUndici();
-    const timeout = AbortSignal.timeout(o.timeoutMs * 2);
-    const res = await request(`${base()}${path}`, {
-      method: method as Dispatcher.HttpMethod,
-      headers,
-      body,
-      headersTimeout: o.timeoutMs,
-      bodyTimeout: o.timeoutMs,
-      signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      dispatcher: o.dispatcher,
-    }).catch((e: unknown) => {
-      if (signal?.aborted) throw cancelledError();
-      const err = e as { code?: string; name?: string; message?: string };
-      if (err.code === "UND_ERR_HEADERS_TIMEOUT" || err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
-        throw new TransportError(`no answer within ${o.timeoutMs} ms`, "timeout");
-      }
-      throw new TransportError(`connection failed (${err.code ?? err.name ?? "error"})`, "connection", true);
-    });
-    let text: string;
-    try {
-      text = await readBounded(res.body);
-    } catch (e) {
-      if (e instanceof TransportError) throw e;
-      if (signal?.aborted) throw cancelledError();
-      const err = e as { code?: string; name?: string };
-      if (err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
-        throw new TransportError(`the response did not finish within ${o.timeoutMs} ms`, "timeout");
-      }
-      throw new TransportError(`connection lost while reading the response (${err.code ?? err.name ?? "error"})`, "connection");
-    }
-    return { status: res.statusCode, headers: flatHeaders(res.headers), text };
-  }
-
-  async function call<T>(method: string, path: string, opts: RequestOptions<T>): Promise<ServiceResponse<T>> {
-    let apiKey = key();
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${apiKey}`,
-      accept: "application/json",
-      "user-agent": "paid-actions-mcp",
-      ...(opts.headers ?? {}),
-    };
-    let body: string | undefined;
-    if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers["content-type"] = "application/json";
-    }
-    if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
-    // What must never come back out of this call: the key, the proof it carries, and every other known secret.
-    const secrets = [apiKey, ...Object.entries(headers).filter(([k]) => SECRET_REQUEST_HEADERS.has(k)).map(([, v]) => v), ...bodySecrets(opts.body), ...(o.secrets?.() ?? [])].filter((x) => x.length >= 8);
-
-    let lastProblem = "";
-    let lastRetryAfter: number | undefined;
-    let maxAttempts = o.maxAttempts;
-    let askedToRecover = false;
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      if (key() !== apiKey) {
-        // The service moved and answers to another key (see onUnreachable).
-        apiKey = key();
-        headers.authorization = `Bearer ${apiKey}`;
-        secrets.push(apiKey);
-      }
-      const started = now();
-      let result: { status: number; headers: Record<string, string>; text: string } | undefined;
-      let transport: TransportError | undefined;
-      if (opts.signal?.aborted) throw cancelledError();
-      try {
-        result = await once(method, path, headers, body, opts.signal);
-      } catch (e) {
-        if (!(e instanceof TransportError)) throw e;
-        transport = e;
-      }
-      let parsed: unknown;
-      let parseFailed = false;
-      if (result && result.text.length > 0) {
-        try {
-          parsed = scrubDeep(JSON.parse(result.text), secrets);
-        } catch {
-          parseFailed = true;
-        }
-      }
-      const exchange: Exchange = {
-        attempt,
-        method,
-        path,
-        requestHeaders: headers,
-        requestBody: opts.body,
-        status: result?.status,
-        responseHeaders: result?.headers,
-        responseBody: parseFailed ? `[non-JSON body, ${result?.text.length} chars]` : parsed,
-        error: transport?.message,
-        durationMs: now() - started,
-      };
-      o.onExchange?.(exchange);
-      opts.trace?.(exchange);
-
-      let retryable = false;
-      if (transport) {
-        retryable = transport.kind !== "body" || attempt < maxAttempts;
-        lastProblem = transport.message;
-        if (transport.noResponse && o.onUnreachable && !askedToRecover && !opts.signal?.aborted) {
-          askedToRecover = true;
-          if (await o.onUnreachable().catch(() => false)) {
-            maxAttempts = Math.max(maxAttempts, attempt + 1);
-            continue;
-          }
-        }
-      } else if (result) {
-        const { status } = result;
-        if (status === 429 || status >= 500) {
-          retryable = true;
-          lastRetryAfter = retryAfterMs(result.headers["retry-after"], now());
-          lastProblem = `HTTP ${status}${parsed && ErrorBody.safeParse(parsed).success ? ` ${(parsed as ErrorBody).error.code}` : ""}`;
-        } else if (status >= 300 && status < 400) {
-          throw new PaidActionError("service_error", `the service answered ${method} ${path} with a redirect (HTTP ${status}${result.headers.location ? ` to ${result.headers.location.slice(0, 200)}` : ""}); redirects are not followed`, {
-            status,
-          });
-        } else if (parseFailed || (result.text.length === 0 && status !== 204)) {
-          // A truncated or garbled body on a state-changing call: the same key makes a retry safe.
-          retryable = true;
-          lastProblem = `HTTP ${status} with ${parseFailed ? "a body that is not JSON" : "an empty body"}`;
-        } else if (status >= 200 && status < 300) {
-          const valid = opts.schema.safeParse(parsed);
-          if (!valid.success) {
-            const first = valid.error.issues[0];
-            throw new PaidActionError("service_error", `the service's answer to ${method} ${path} does not match the v1 interface: ${first ? `${first.path.join(".") || "(root)"}: ${first.message}` : "invalid"}`, {
-              status,
-            });
-          }
-          return { ok: true, status, body: valid.data, headers: result.headers };
-        } else {
-          const err = ErrorBody.safeParse(parsed);
-          const error = err.success
-            ? (err.data.error as { code: string; message: string })
-            : { code: `http_${status}`, message: `HTTP ${status} without a v1 error body` };
-          return { ok: false, status, error: { ...error, message: String(error.message).slice(0, 500) }, headers: result.headers };
-        }
-      }
-      if (!retryable || attempt === maxAttempts) break;
-      const backoff = Math.min(5_000, 200 * 2 ** (attempt - 1));
-      let wait = Math.floor(random() * backoff);
-      if (lastRetryAfter !== undefined) {
-        if (lastRetryAfter > MAX_RETRY_AFTER_MS) break;
-        wait = Math.max(wait, lastRetryAfter);
-      }
-      await sleep(wait);
-      if (opts.signal?.aborted) throw cancelledError();
-      lastRetryAfter = undefined;
-    }
-    throw new PaidActionError(
-      "service_unavailable",
-      `the service did not answer ${method} ${path} usefully after ${maxAttempts} attempts (${lastProblem}); it is safe to retry later with the same intent`,
-      { lastProblem, ...(lastRetryAfter !== undefined ? { retryAfterSeconds: Math.ceil(lastRetryAfter / 1000) } : {}) },
-      true,
-    );
-  }
-
+  const { baseUrl, apiKey } = o;
+  const c: Client = {
+    o,
+    sleep: o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))),
+    random: o.random ?? Math.random,
+    now: o.now ?? Date.now,
+    base: () => (typeof baseUrl === "string" ? baseUrl : baseUrl()).replace(/\/+$/, ""),
+    key: () => (typeof apiKey === "string" ? apiKey : apiKey()),
+  };
   return {
-    call,
+    call: <T>(method: string, path: string, opts: RequestOptions<T>): Promise<ServiceResponse<T>> => call(c, method, path, opts),
     /** Where the service is now. */
     get baseUrl() {
-      return base();
+      return c.base();
     },
   };
+}
+
+/** One HTTP exchange, bounded in time and size; transport failures as TransportError. */
+async function send(c: Client, method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) {
+  const { timeoutMs, dispatcher } = c.o;
+  const { request } = await loadUndici();
+  const timeout = AbortSignal.timeout(timeoutMs * 2);
+  const res = await request(`${c.base()}${path}`, {
+    method: method as Dispatcher.HttpMethod,
+    headers,
+    body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+    dispatcher,
+  }).catch((e: unknown) => {
+    if (signal?.aborted) throw cancelledError();
+    const err = e as { code?: string; name?: string; message?: string };
+    if (err.code === "UND_ERR_HEADERS_TIMEOUT" || err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
+      throw new TransportError(`no answer within ${timeoutMs} ms`, "timeout");
+    }
+    throw new TransportError(`connection failed (${err.code ?? err.name ?? "error"})`, "connection", true);
+  });
+  let text: string;
+  try {
+    text = await readBounded(res.body);
+  } catch (e) {
+    if (e instanceof TransportError) throw e;
+    if (signal?.aborted) throw cancelledError();
+    const err = e as { code?: string; name?: string };
+    if (err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
+      throw new TransportError(`the response did not finish within ${timeoutMs} ms`, "timeout");
+    }
+    throw new TransportError(`connection lost while reading the response (${err.code ?? err.name ?? "error"})`, "connection");
+  }
+  return { status: res.statusCode, headers: flatHeaders(res.headers), text };
+}
+
+/** The request as it goes out on every attempt, and the secrets that must never come back out of it. */
+interface Outgoing {
+  headers: Record<string, string>;
+  body: string | undefined;
+  apiKey: string;
+  secrets: string[];
+}
+
+function outgoing<T>(c: Client, opts: RequestOptions<T>): Outgoing {
+  const apiKey = c.key();
+  const headers: Record<string, string> = { authorization: `Bearer ${apiKey}`, accept: "application/json", "user-agent": "paid-actions-mcp", ...(opts.headers ?? {}) };
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["content-type"] = "application/json";
+  }
+  if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
+  // The key, the proof it carries, and every other known secret.
+  const carried = Object.entries(headers).filter(([k]) => SECRET_REQUEST_HEADERS.has(k)).map(([, v]) => v);
+  const secrets = [apiKey, ...carried, ...bodySecrets(opts.body), ...(c.o.secrets?.() ?? [])].filter((x) => x.length >= 8);
+  return { headers, body, apiKey, secrets };
+}
+
+/** One attempt: sent, its body parsed and scrubbed of every secret before anything reads it, and traced. */
+async function attemptOnce<T>(c: Client, attempt: number, method: string, path: string, out: Outgoing, opts: RequestOptions<T>): Promise<{ answer: Answer; noResponse: boolean }> {
+  if (c.key() !== out.apiKey) {
+    // The service moved and answers to another key (see onUnreachable).
+    out.apiKey = c.key();
+    out.headers.authorization = `Bearer ${out.apiKey}`;
+    out.secrets.push(out.apiKey);
+  }
+  const started = c.now();
+  if (opts.signal?.aborted) throw cancelledError();
+  let result: { status: number; headers: Record<string, string>; text: string } | undefined;
+  let transport: TransportError | undefined;
+  try {
+    result = await send(c, method, path, out.headers, out.body, opts.signal);
+  } catch (e) {
+    if (!(e instanceof TransportError)) throw e;
+    transport = e;
+  }
+  let parsed: unknown;
+  let parseFailed = false;
+  if (result && result.text.length > 0) {
+    try {
+      parsed = scrubDeep(JSON.parse(result.text), out.secrets);
+    } catch {
+      parseFailed = true;
+    }
+  }
+  const exchange: Exchange = {
+    attempt,
+    method,
+    path,
+    requestHeaders: out.headers,
+    requestBody: opts.body,
+    status: result?.status,
+    responseHeaders: result?.headers,
+    responseBody: parseFailed ? `[non-JSON body, ${result?.text.length} chars]` : parsed,
+    error: transport?.message,
+    durationMs: c.now() - started,
+  };
+  c.o.onExchange?.(exchange);
+  opts.trace?.(exchange);
+  return { answer: transport ? { transport } : { ...result!, parsed, parseFailed }, noResponse: transport?.noResponse ?? false };
+}
+
+/** A request with its retries (retry.ts decides each), always with the same Idempotency-Key. */
+async function call<T>(c: Client, method: string, path: string, opts: RequestOptions<T>): Promise<ServiceResponse<T>> {
+  const out = outgoing(c, opts);
+  let lastProblem = "";
+  let lastRetryAfter: number | undefined;
+  let maxAttempts = c.o.maxAttempts;
+  let askedToRecover = false;
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const { answer, noResponse } = await attemptOnce(c, attempt, method, path, out, opts);
+    if (noResponse && c.o.onUnreachable && !askedToRecover && !opts.signal?.aborted) {
+      askedToRecover = true;
+      if (await c.o.onUnreachable().catch(() => false)) {
+        maxAttempts = Math.max(maxAttempts, attempt + 1);
+        if ("transport" in answer) lastProblem = answer.transport.message;
+        continue;
+      }
+    }
+    const verdict = classify(answer, { what: `${method} ${path}`, schema: opts.schema, now: c.now() });
+    if (verdict.kind === "done") return verdict.response;
+    if (verdict.kind === "fail") throw verdict.error;
+    lastProblem = verdict.problem;
+    lastRetryAfter = verdict.retryAfterMs;
+    if (attempt === maxAttempts) break;
+    const wait = backoff(attempt, lastRetryAfter, c.random);
+    if (wait === "stop") break;
+    await c.sleep(wait);
+    if (opts.signal?.aborted) throw cancelledError();
+    lastRetryAfter = undefined;
+  }
+  throw new PaidActionError(
+    "service_unavailable",
+    `the service did not answer ${method} ${path} usefully after ${maxAttempts} attempts (${lastProblem}); it is safe to retry later with the same intent`,
+    { lastProblem, ...(lastRetryAfter !== undefined ? { retryAfterSeconds: Math.ceil(lastRetryAfter / 1000) } : {}) },
+    true,
+  );
 }
