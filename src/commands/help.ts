@@ -11,10 +11,9 @@ const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIO
   PAID_ACTIONS_MAX_PER_CALL (5)  PAID_ACTIONS_MAX_PER_DAY (25)  PAID_ACTIONS_MAX_TOTAL
   PAID_ACTIONS_APPROVAL_ABOVE (1)  PAID_ACTIONS_ALLOW_ACTIONS (*, comma list with * wildcards)`;
 
-/** Each command's help text (and the main one under `main`). */
-export function helpTexts(VERSION: string): Record<string, string> {
-  return {
-  main: `paid-actions-mcp ${VERSION} — an MCP server that lets an agent buy real-world actions,
+/** The main help, which names the version. */
+function mainHelp(VERSION: string): string {
+  return `paid-actions-mcp ${VERSION} — an MCP server that lets an agent buy real-world actions,
 paying USDC with x402 on Solana, within limits a human set.
 
 Usage: paid-actions-mcp [command] [options]
@@ -37,7 +36,11 @@ Commands:
 Run 'paid-actions-mcp <command> --help' for a command's options.
 
 ${ENV_HELP}
-`,
+`;
+}
+
+/** Each command's help text. */
+const COMMAND_HELP: Record<string, string> = {
   serve: `Usage: paid-actions-mcp [serve]
 
 The MCP server over stdio, as an MCP host launches it. stdout carries JSON-RPC only;
@@ -211,4 +214,8 @@ is refunded), X-Sandbox-Delay-Ms: N (this execution's provider delay).
 Stop with Ctrl-C or SIGTERM.
 `,
 };
+
+/** Each command's help text, and the main one under `main`. */
+export function helpTexts(version: string): Record<string, string> {
+  return { main: mainHelp(version), ...COMMAND_HELP };
 }
