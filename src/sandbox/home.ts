@@ -1,0 +1,109 @@
+/**
+ * A sandbox home's durable state as the sandbox opens it: the SQLite store (its API keys,
+ * the service's own keys), and the ledger with its genesis — the USDC mint, the demo wallet
+ * funded with 1000 USDC — and, on first start, the agent key the demo wallet lets spend a
+ * demo allowance of its USDC as its delegate.
+ */
+import { chmodSync, existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type Database from "better-sqlite3";
+import { generateKeypairBytes, readKeypairFile, signerFromBytes, writeKeypairFile } from "../domain/keypair.js";
+import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { openDatabase } from "./db.js";
+import { clearUnfinishedIdempotency } from "./http/handler.js";
+import { genesis, grantDemoAllowance, type ServiceKeys } from "./ledger/chain.js";
+import { Ledger } from "./ledger/ledger.js";
+
+const WALLET_FUNDING = parseDecimal("1000")!;
+/** What the demo wallet (the owner) grants the agent key on first start. */
+export const DEMO_ALLOWANCE = parseDecimal("25")!;
+
+function meta(db: Database.Database, key: string): string | undefined {
+  return (db.prepare(`SELECT value FROM meta WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
+}
+
+function setMeta(db: Database.Database, key: string, value: string): void {
+  db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(key, value);
+}
+
+export async function loadServiceKeys(db: Database.Database): Promise<ServiceKeys> {
+  let stored = meta(db, "service_keys");
+  if (!stored) {
+    stored = JSON.stringify({
+      feePayer: Buffer.from(generateKeypairBytes()).toString("base64"),
+      treasury: Buffer.from(generateKeypairBytes()).toString("base64"),
+      mintAuthority: Buffer.from(generateKeypairBytes()).toString("base64"),
+    });
+    setMeta(db, "service_keys", stored);
+  }
+  const raw = JSON.parse(stored) as Record<keyof ServiceKeys, string>;
+  const load = (b64: string) => signerFromBytes(new Uint8Array(Buffer.from(b64, "base64")));
+  return { feePayer: await load(raw.feePayer), treasury: await load(raw.treasury), mintAuthority: await load(raw.mintAuthority) };
+}
+
+/** The store, its files readable by this user only, and the API keys it accepts (one generated and kept when none is given). */
+export function openStore(home: string, o: { apiKeys?: string[]; busyTimeoutMs?: number }, now: () => number, cleanups: Array<() => void>): { db: Database.Database; apiKeys: string[] } {
+  const db = openDatabase(join(home, "sandbox.sqlite"), o.busyTimeoutMs);
+  cleanups.unshift(() => db.close());
+  for (const suffix of ["", "-wal", "-shm"]) {
+    if (existsSync(join(home, `sandbox.sqlite${suffix}`))) chmodSync(join(home, `sandbox.sqlite${suffix}`), 0o600);
+  }
+  clearUnfinishedIdempotency(db, now());
+  const apiKeys = o.apiKeys?.filter((k) => k.length > 0) ?? [];
+  for (const k of apiKeys) {
+    if (!/^[\x21-\x7e]{8,512}$/.test(k)) throw new Error("an API key must be 8-512 printable ASCII characters without spaces");
+  }
+  if (apiKeys.length > 0) return { db, apiKeys };
+  let generated = meta(db, "generated_api_key");
+  if (!generated) {
+    generated = `sk_sandbox_${randomBytes(24).toString("base64url")}`;
+    setMeta(db, "generated_api_key", generated);
+  }
+  return { db, apiKeys: [generated] };
+}
+
+/** The demo wallet (the owner) and the agent key, as sandbox.json names them. */
+export interface DemoAccounts {
+  walletPath: string;
+  owner: string;
+  agentKeyPath: string;
+  agentAddress: string;
+}
+
+/** The ledger, its genesis done once (redone from nothing when a crash cut it short), and the demo allowance granted once. */
+export async function openLedger(
+  o: { db: Database.Database; home: string; keys: ServiceKeys; mint: string; now: () => number; log: (line: string) => void; blockhashTtlMs: number },
+  cleanups: Array<() => void>,
+): Promise<{ ledger: Ledger; accounts: DemoAccounts }> {
+  const { db, home, keys, mint, log } = o;
+  const snapshotPath = join(home, "ledger.snapshot");
+  const walletPath = join(home, "wallet.json");
+  if (meta(db, "genesis_done") !== "1") {
+    // A genesis interrupted by a crash is redone from nothing: nothing else ran yet.
+    db.prepare(`DELETE FROM ledger_addresses`).run();
+    db.prepare(`DELETE FROM ledger_log`).run();
+    rmSync(snapshotPath, { force: true });
+  }
+  const ledger = Ledger.open({ db, snapshotPath, now: o.now, blockhashTtlMs: o.blockhashTtlMs });
+  cleanups.unshift(() => ledger.close());
+  if (meta(db, "genesis_done") !== "1") {
+    if (!existsSync(walletPath)) writeKeypairFile(walletPath, generateKeypairBytes());
+    const wallet = await signerFromBytes(readKeypairFile(walletPath));
+    await genesis(ledger, keys, mint, wallet, WALLET_FUNDING);
+    ledger.snapshot();
+    setMeta(db, "genesis_done", "1");
+    log(`new sandbox in ${home}: demo wallet ${wallet.address} funded with 1000 USDC`);
+  }
+  const agentKeyPath = join(home, "agent-key.json");
+  const owner = await signerFromBytes(readKeypairFile(walletPath));
+  if (meta(db, "agent_key_done") !== "1") {
+    if (!existsSync(agentKeyPath)) writeKeypairFile(agentKeyPath, generateKeypairBytes());
+    const agent = await signerFromBytes(readKeypairFile(agentKeyPath));
+    await grantDemoAllowance(ledger, keys, mint, owner, agent.address, DEMO_ALLOWANCE);
+    setMeta(db, "agent_key_done", "1");
+    log(`agent key ${agent.address} may spend up to ${formatDecimal(DEMO_ALLOWANCE)} USDC of the demo wallet, as its delegate`);
+  }
+  const agentAddress = (await signerFromBytes(readKeypairFile(agentKeyPath))).address;
+  return { ledger, accounts: { walletPath, owner: owner.address, agentKeyPath, agentAddress } };
+}
