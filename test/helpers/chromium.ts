@@ -15,7 +15,7 @@
  * into node_modules/.cache/paid-actions-mcp/, built in a scratch folder and renamed into
  * place, so a parallel test process sees all of it or nothing.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, createReadStream, createWriteStream } from "node:fs";
+import { accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -52,10 +52,20 @@ export function browserSourceFromEnv(): BrowserSource {
   throw new Error(`PAM_TEST_BROWSER=${v}: expected "system", "npm" or nothing (the system's browser when present, else npm's)`);
 }
 
+/** Whether a program is there to run (a path that exists but cannot run is no browser). */
+function runnable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function systemBrowser(): FoundBrowser | undefined {
-  const path = SYSTEM_BROWSERS.find((p) => existsSync(p));
+  const path = SYSTEM_BROWSERS.find(runnable);
   if (path) return { source: "system", name: path, launchOptions: async () => ({ executablePath: path }) };
-  if (process.platform === "darwin" && existsSync(MAC_CHROME)) return { source: "system", name: "Google Chrome (channel chrome)", launchOptions: async () => ({ channel: "chrome" }) };
+  if (process.platform === "darwin" && runnable(MAC_CHROME)) return { source: "system", name: "Google Chrome (channel chrome)", launchOptions: async () => ({ channel: "chrome" }) };
   return undefined;
 }
 

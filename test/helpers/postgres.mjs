@@ -19,7 +19,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -118,15 +118,15 @@ async function freePort() {
 /**
  * As root, the user PostgreSQL runs as: `postgres` where a server package created it, else
  * `nobody` (a machine whose server comes from npm has no such user, and a test must not add
- * one); undefined when not root.
- * @returns {string | undefined}
+ * one); undefined when not root. By number: `nobody`'s group is not called nobody everywhere.
+ * @returns {{ name: string, uid: number, gid: number } | undefined}
  */
 function serverUser() {
   if (process.getuid?.() !== 0) return undefined;
-  for (const user of ["postgres", "nobody"]) {
+  for (const name of ["postgres", "nobody"]) {
     try {
-      execFileSync("id", ["-u", user], { stdio: "ignore" });
-      return user;
+      const id = (/** @type {string} */ flag) => Number(execFileSync("id", [flag, name], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim());
+      return { name, uid: id("-u"), gid: id("-g") };
     } catch {
       /* no such user: try the next */
     }
@@ -135,13 +135,13 @@ function serverUser() {
 }
 
 /** A command line that runs `argv` as `user` (setpriv execs: same pid), or as is without one. */
-/** @param {string[]} argv @param {string | undefined} user @returns {string[]} */
+/** @param {string[]} argv @param {{ uid: number, gid: number } | undefined} user @returns {string[]} */
 function asServerUser(argv, user) {
   if (user === undefined) return argv;
-  return ["setpriv", `--reuid=${user}`, `--regid=${user}`, "--init-groups", "--", ...argv];
+  return ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--init-groups", "--", ...argv];
 }
 
-/** @param {string[]} argv @param {string | undefined} user @param {string} cwd @param {NodeJS.ProcessEnv} env @param {string} hint */
+/** @param {string[]} argv @param {{ uid: number, gid: number } | undefined} user @param {string} cwd @param {NodeJS.ProcessEnv} env @param {string} hint */
 function run(argv, user, cwd, env, hint) {
   const [cmd, ...args] = asServerUser(argv, user);
   try {
@@ -182,18 +182,18 @@ export async function startTestPostgres(o = {}) {
   const hint =
     bins.source === "npm"
       ? `\n(npm-provided binaries, ${bins.postgres}: a missing shared library means its package's install script did not run, ` +
-        `\`npm rebuild\` runs it${user ? `; as root they run as ${user}, who must be able to read and run them there` : ""})`
+        `\`npm rebuild\` runs it${user ? `; as root they run as ${user.name}, who must be able to read and run them there` : ""})`
       : "";
   const dir = mkdtempSync(join(tmpdir(), "pam-pg-"));
   const dataDir = join(dir, "data");
   // Characters a URL must escape: the tests check neither form of it ever shows.
   const password = `pw/${randomBytes(12).toString("hex")}@:%`;
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C", LC_ALL: "C" };
-  if (user) execFileSync("chown", [`${user}:`, dir]);
+  if (user) chownSync(dir, user.uid, user.gid);
   chmodSync(dir, 0o700);
   const pwfile = join(dir, "pwfile");
   writeFileSync(pwfile, password + "\n");
-  if (user) execFileSync("chown", [`${user}:`, pwfile]);
+  if (user) chownSync(pwfile, user.uid, user.gid);
   run([bins.initdb, "-D", dataDir, "-U", USER, "--auth=scram-sha-256", `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--no-sync"], user, dir, env, hint);
   rmSync(pwfile);
 
