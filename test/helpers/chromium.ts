@@ -15,7 +15,7 @@
  * into node_modules/.cache/paid-actions-mcp/, built in a scratch folder and renamed into
  * place, so a parallel test process sees all of it or nothing.
  */
-import { accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -138,6 +138,7 @@ function inflateOnce(bin: string, cache: string): Promise<void> {
 async function inflate(bin: string, cache: string): Promise<void> {
   if (existsSync(join(cache, "chromium"))) return;
   mkdirSync(dirname(cache), { recursive: true });
+  sweepStaleScratch(dirname(cache));
   const scratch = `${cache}.part-${process.pid}-${Date.now()}`;
   mkdirSync(scratch, { recursive: true });
   try {
@@ -163,5 +164,13 @@ async function inflate(bin: string, cache: string): Promise<void> {
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** A scratch copy left by a process killed while inflating (about 200 MB): gone after 10 minutes. */
+function sweepStaleScratch(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (/\.part-\d+-\d+$/.test(name) && Date.now() - statSync(path).mtimeMs > 10 * 60_000) rmSync(path, { recursive: true, force: true });
   }
 }
