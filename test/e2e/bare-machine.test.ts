@@ -25,7 +25,8 @@ describe("npm's PostgreSQL", () => {
       await c.connect();
       try {
         const { rows } = await c.query<{ ipv4: string; provider: string; icu: boolean }>(
-          `SELECT inet_server_addr()::text AS ipv4, (SELECT datlocprovider::text FROM pg_database WHERE datname = current_database()) AS provider, 'a' < 'B' AS icu`,
+          `SELECT inet_server_addr()::text AS ipv4, 'a' < 'B' AS icu,
+                  (SELECT datlocprovider::text FROM pg_database WHERE datname = current_database()) AS provider`,
         );
         expect(rows[0]).toEqual({ ipv4: "127.0.0.1/32", provider: "i", icu: true });
       } finally {

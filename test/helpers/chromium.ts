@@ -15,7 +15,9 @@
  * into node_modules/.cache/paid-actions-mcp/, built in a scratch folder and renamed into
  * place, so a parallel test process sees all of it or nothing.
  */
-import { accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -65,7 +67,9 @@ function runnable(path: string): boolean {
 function systemBrowser(): FoundBrowser | undefined {
   const path = SYSTEM_BROWSERS.find(runnable);
   if (path) return { source: "system", name: path, launchOptions: async () => ({ executablePath: path }) };
-  if (process.platform === "darwin" && runnable(MAC_CHROME)) return { source: "system", name: "Google Chrome (channel chrome)", launchOptions: async () => ({ channel: "chrome" }) };
+  if (process.platform === "darwin" && runnable(MAC_CHROME)) {
+    return { source: "system", name: "Google Chrome (channel chrome)", launchOptions: async () => ({ channel: "chrome" }) };
+  }
   return undefined;
 }
 
@@ -97,11 +101,16 @@ export function findChromium(want: BrowserSource = browserSourceFromEnv()): Foun
   if (want !== "npm") {
     const sys = systemBrowser();
     if (sys) return sys;
-    if (want === "system") throw new Error(`PAM_TEST_BROWSER=system, and there is no Chromium or Chrome at ${SYSTEM_BROWSERS.join(", ")}: ${HOW_TO_GET_ONE}`);
+    if (want === "system") {
+      throw new Error(`PAM_TEST_BROWSER=system, and there is no Chromium or Chrome at ${SYSTEM_BROWSERS.join(", ")}: ${HOW_TO_GET_ONE}`);
+    }
   }
   const pkg = npmPackageDir();
   if ("why" in pkg) {
-    const none = want === "npm" ? `PAM_TEST_BROWSER=npm, and ${pkg.why}` : `the browser tests found no Chromium or Chrome (${SYSTEM_BROWSERS.join(", ")}), and ${pkg.why}`;
+    const none =
+      want === "npm"
+        ? `PAM_TEST_BROWSER=npm, and ${pkg.why}`
+        : `the browser tests found no Chromium or Chrome (${SYSTEM_BROWSERS.join(", ")}), and ${pkg.why}`;
     throw new Error(`${none}: ${HOW_TO_GET_ONE}`);
   }
   const cache = join(PROJECT_ROOT, "node_modules", ".cache", "paid-actions-mcp", `chromium-${pkg.version}-${process.arch}`);
@@ -123,7 +132,7 @@ export function findChromium(want: BrowserSource = browserSourceFromEnv()): Foun
   };
 }
 
-/** One inflation per process; two processes at once each inflate a scratch copy, and the later keeps the earlier's. */
+/** One inflation per process; two processes at once each inflate a scratch copy, and the later one keeps the earlier one's. */
 const inflating = new Map<string, Promise<void>>();
 function inflateOnce(bin: string, cache: string): Promise<void> {
   let p = inflating.get(cache);
@@ -154,7 +163,8 @@ async function inflate(bin: string, cache: string): Promise<void> {
     writeFileSync(
       join(scratch, "fonts.conf"),
       `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n` +
-        `  <dir>${join(cache, "fonts")}</dir>\n  <dir>/usr/share/fonts</dir>\n  <cachedir>${join(cache, "fontconfig-cache")}</cachedir>\n</fontconfig>\n`,
+        `  <dir>${join(cache, "fonts")}</dir>\n  <dir>/usr/share/fonts</dir>\n` +
+        `  <cachedir>${join(cache, "fontconfig-cache")}</cachedir>\n</fontconfig>\n`,
     );
     try {
       renameSync(scratch, cache);
