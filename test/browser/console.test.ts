@@ -1,6 +1,6 @@
 /**
- * The console in a real headless Chromium (Debian's, driven by playwright-core), started as a
- * person starts it (`paid-actions-mcp console --no-open`) on the home of an MCP server that
+ * The console in a real headless Chromium (driven by playwright-core), started as a person
+ * starts it (`paid-actions-mcp console --no-open`) on the home of an MCP server that
  * an agent is using: a payment above the approval threshold appears live on the approvals
  * page while the agent waits, the person approves it there, the agent's retry pays, and the
  * execution moves to `completed` on the executions page without a reload. The spending page

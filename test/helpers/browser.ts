@@ -1,26 +1,27 @@
 /**
- * Browser tests' helpers: Debian's headless Chromium (/usr/bin/chromium) driven by
- * playwright-core, the console started as a person starts it (`node dist/cli.js console
+ * Browser tests' helpers: a headless Chromium (the system's, else npm's: chromium.ts) driven
+ * by playwright-core, the console started as a person starts it (`node dist/cli.js console
  * --no-open`, its login link read from stdout), signing a page in with that link, the page's
  * errors (a CSP violation or a script error fails the test), and full-page screenshots under
  * test/output/screenshots/.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { findChromium, type BrowserSource, type FoundBrowser } from "./chromium.js";
 import { CLI_PATH, PROJECT_ROOT } from "./process.js";
 
-export const CHROMIUM = "/usr/bin/chromium";
 export const SCREENSHOTS = join(PROJECT_ROOT, "test", "output", "screenshots");
 
 const ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
-/** Fails (never skips) when Debian's chromium is not installed. */
-export function requireChromium(): void {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`the browser tests need Debian's Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (.ci/run does this in CI)`);
-  }
+/**
+ * Fails (never skips) when there is no browser to drive, saying how to get one; returns the
+ * one launchBrowser() will start (PAM_TEST_BROWSER, or `source`, chooses whose).
+ */
+export function requireChromium(source?: BrowserSource): FoundBrowser {
+  return findChromium(source);
 }
 
 export interface TestBrowser {
@@ -33,9 +34,9 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(o: { width?: number; height?: number } = {}): Promise<TestBrowser> {
-  requireChromium();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+export async function launchBrowser(o: { width?: number; height?: number; source?: BrowserSource } = {}): Promise<TestBrowser> {
+  const found = requireChromium(o.source);
+  const browser = await chromium.launch({ ...(await found.launchOptions()), args: ARGS, timeout: 30_000 });
   const context = await browser.newContext({ viewport: { width: o.width ?? 1280, height: o.height ?? 900 }, deviceScaleFactor: 1, locale: "en-GB", timezoneId: "UTC" });
   const errors: string[] = [];
   return {

