@@ -32,7 +32,14 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       { test: { ...common, name: "sqlite", include: ["test/**/*.test.ts"] } },
-      { test: { ...common, name: "engine on postgres", include: ENGINE_ON_POSTGRES, env: { PAM_TEST_JOURNAL: "postgres" } } },
+      {
+        test: {
+          ...common,
+          name: "engine on postgres",
+          include: ENGINE_ON_POSTGRES,
+          env: { PAM_TEST_JOURNAL: "postgres" },
+        },
+      },
     ],
   },
 });

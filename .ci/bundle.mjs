@@ -34,11 +34,19 @@ const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 
 // npm run sets npm_* variables naming this checkout as the project; the staging dir is its own.
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
-const sh = (command, args, cwd) => execFileSync(command, args, { cwd, env, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", shell: process.platform === "win32" });
+const sh = (command, args, cwd) =>
+  execFileSync(command, args, {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+    shell: process.platform === "win32",
+  });
 
 const pkg = readJson(join(ROOT, "package.json"));
 const manifest = readJson(join(ROOT, "manifest.json"));
-if (manifest.version !== pkg.version) fail(`manifest.json says version ${manifest.version} and package.json ${pkg.version}: make them one`);
+if (manifest.version !== pkg.version)
+  fail(`manifest.json says version ${manifest.version} and package.json ${pkg.version}: make them one`);
 if (!existsSync(join(ROOT, "dist", "cli.js"))) fail("dist/ is not built: run npm run bundle (or npm run build first)");
 
 rmSync(stage, { recursive: true, force: true });
@@ -53,7 +61,14 @@ rmSync(tarball);
 // 2. The manifest, narrowed to what this build can run on; the lock file; what not to pack.
 const major = Number(process.versions.node.split(".")[0]);
 const nodeRange = major === 20 ? ">=20.18.1 <21" : `>=${major} <${major + 1}`;
-const staged = { ...manifest, compatibility: { ...manifest.compatibility, platforms: [process.platform], runtimes: { ...manifest.compatibility?.runtimes, node: nodeRange } } };
+const staged = {
+  ...manifest,
+  compatibility: {
+    ...manifest.compatibility,
+    platforms: [process.platform],
+    runtimes: { ...manifest.compatibility?.runtimes, node: nodeRange },
+  },
+};
 writeFileSync(join(stage, "manifest.json"), `${JSON.stringify(staged, null, 2)}\n`);
 copyFileSync(join(ROOT, "package-lock.json"), join(stage, "package-lock.json"));
 if (existsSync(join(ROOT, ".mcpbignore"))) copyFileSync(join(ROOT, ".mcpbignore"), join(stage, ".mcpbignore"));
@@ -74,7 +89,9 @@ const loadsHere = (file) => {
     return false;
   }
 };
-const sameVersion = existsSync(join(ownSqlite, "package.json")) && readJson(join(ownSqlite, "package.json")).version === readJson(join(stagedSqlite, "package.json")).version;
+const sameVersion =
+  existsSync(join(ownSqlite, "package.json")) &&
+  readJson(join(ownSqlite, "package.json")).version === readJson(join(stagedSqlite, "package.json")).version;
 if (!values.rebuild && sameVersion && existsSync(join(ownSqlite, addon)) && loadsHere(join(ownSqlite, addon))) {
   mkdirSync(join(stagedSqlite, "build", "Release"), { recursive: true });
   copyFileSync(join(ownSqlite, addon), join(stagedSqlite, addon));
@@ -87,12 +104,15 @@ if (!existsSync(join(stagedSqlite, addon))) fail(`better-sqlite3's addon is miss
 
 // 5. The .mcpb.
 const mcpb = join(ROOT, "node_modules", "@anthropic-ai", "mcpb"); // a dev dependency
-if (!existsSync(join(mcpb, "package.json"))) fail("@anthropic-ai/mcpb is not installed: run npm install (it is a dev dependency)");
+if (!existsSync(join(mcpb, "package.json")))
+  fail("@anthropic-ai/mcpb is not installed: run npm install (it is a dev dependency)");
 const mcpbCli = join(mcpb, readJson(join(mcpb, "package.json")).bin);
 const file = join(out, `${pkg.name}-${pkg.version}.mcpb`);
 rmSync(file, { force: true });
 const packLog = sh(process.execPath, [mcpbCli, "pack", stage, file], ROOT);
 if (!existsSync(file)) fail(`mcpb pack made no ${file}:\n${packLog}`);
 rmSync(stage, { recursive: true, force: true });
-say(`${file} (${(statSync(file).size / 1e6).toFixed(1)} MB) for ${process.platform}-${process.arch}, Node ${nodeRange}`);
+say(
+  `${file} (${(statSync(file).size / 1e6).toFixed(1)} MB) for ${process.platform}-${process.arch}, Node ${nodeRange}`,
+);
 process.stdout.write(`${file}\n`);

@@ -10,7 +10,8 @@ import { UsageError } from "./commands/args.js";
 import { helpTexts } from "./commands/help.js";
 import { COMMANDS } from "./commands/table.js";
 
-const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
+  .version;
 const HELP = helpTexts(VERSION);
 
 /** The command the arguments name (`serve` when none is), and the arguments it gets. */
@@ -56,7 +57,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
 function failure(e: unknown, command: string): number {
   const code = (e as { code?: string }).code;
   if (e instanceof UsageError || code?.startsWith("ERR_PARSE_ARGS")) {
-    process.stderr.write(`paid-actions-mcp: ${(e as Error).message}\nRun 'paid-actions-mcp ${HELP[command] ? `${command} ` : ""}--help' for usage.\n`);
+    process.stderr.write(
+      `paid-actions-mcp: ${(e as Error).message}\nRun 'paid-actions-mcp ${HELP[command] ? `${command} ` : ""}--help' for usage.\n`,
+    );
     return 2;
   }
   if ((e as Error).name === "SandboxBusyError") {
@@ -64,7 +67,9 @@ function failure(e: unknown, command: string): number {
     return 1;
   }
   if (code === "EADDRINUSE") {
-    process.stderr.write(`paid-actions-mcp: the port is already in use (${(e as Error).message}); pick another with --port\n`);
+    process.stderr.write(
+      `paid-actions-mcp: the port is already in use (${(e as Error).message}); pick another with --port\n`,
+    );
     return 1;
   }
   process.stderr.write(`paid-actions-mcp: ${(e as Error).message}\n`);

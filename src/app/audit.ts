@@ -2,7 +2,17 @@
  * The audit of `paid-actions-mcp audit` (and of `doctor` and the console): the wallet's USDC
  * token account, read through the configured Solana RPC, reconciled with the journal.
  */
-import { AUDIT_SKEW_MS, ChainScanError, loadPayer, reconcile, scanWalletHistory, type AuditReport, type ChainScan, type Intent, type ScanOptions } from "../engine/index.js";
+import {
+  AUDIT_SKEW_MS,
+  ChainScanError,
+  loadPayer,
+  reconcile,
+  scanWalletHistory,
+  type AuditReport,
+  type ChainScan,
+  type Intent,
+  type ScanOptions,
+} from "../engine/index.js";
 import { rpcChain, type PaidActions } from "./index.js";
 
 /** The audit could not be made (configuration, wallet, RPC): nothing can be said about agreement. */
@@ -32,14 +42,21 @@ export function urlOrigin(url: string | undefined): string {
  * wallet, minus the skew margin), the journal's payments and intents. Throws AuditUnavailable
  * when it cannot tell.
  */
-export async function runAudit(pa: PaidActions, o: { since?: number; now: number; scan?: ScanOptions }): Promise<AuditRun> {
+export async function runAudit(
+  pa: PaidActions,
+  o: { since?: number; now: number; scan?: ScanOptions },
+): Promise<AuditRun> {
   const config = pa.config;
   if (!config) {
     const issues = pa.configResult.ok ? [] : pa.configResult.issues;
-    throw new AuditUnavailable(`the configuration is invalid (${issues.map((i) => `${i.key}: ${i.message}`).join("; ")}); see: paid-actions-mcp doctor`);
+    throw new AuditUnavailable(
+      `the configuration is invalid (${issues.map((i) => `${i.key}: ${i.message}`).join("; ")}); see: paid-actions-mcp doctor`,
+    );
   }
-  if (!config.walletPath) throw new AuditUnavailable("no wallet is configured (PAID_ACTIONS_WALLET): there is no token account to audit");
-  if (!config.rpcUrl) throw new AuditUnavailable("no Solana RPC is configured (SOLANA_RPC_URL): the chain cannot be read");
+  if (!config.walletPath)
+    throw new AuditUnavailable("no wallet is configured (PAID_ACTIONS_WALLET): there is no token account to audit");
+  if (!config.rpcUrl)
+    throw new AuditUnavailable("no Solana RPC is configured (SOLANA_RPC_URL): the chain cannot be read");
   let wallet: string;
   let walletAta: string;
   try {
@@ -55,7 +72,9 @@ export async function runAudit(pa: PaidActions, o: { since?: number; now: number
   let since = o.since;
   let empty = false;
   if (since === undefined) {
-    const first = (await journal.paymentsSince(0)).find((p) => (p.payer === null || p.payer === wallet) && (p.mint === null || p.mint === config.mint));
+    const first = (await journal.paymentsSince(0)).find(
+      (p) => (p.payer === null || p.payer === wallet) && (p.mint === null || p.mint === config.mint),
+    );
     // Earlier wallet history is not the journal's business.
     if (first) since = first.signedAt - AUDIT_SKEW_MS;
     else {
@@ -72,7 +91,9 @@ export async function runAudit(pa: PaidActions, o: { since?: number; now: number
     scan = await scanWalletHistory(chain, walletAta, from, o.scan);
   } catch (e) {
     const message = (e as Error).message.split(config.rpcUrl).join(rpc);
-    throw new AuditUnavailable(e instanceof ChainScanError ? `${message} (RPC ${rpc})` : `the Solana RPC ${rpc} cannot be used: ${message}`);
+    throw new AuditUnavailable(
+      e instanceof ChainScanError ? `${message} (RPC ${rpc})` : `the Solana RPC ${rpc} cannot be used: ${message}`,
+    );
   }
 
   const payments = await journal.paymentsSince(from);
@@ -87,7 +108,16 @@ export async function runAudit(pa: PaidActions, o: { since?: number; now: number
   // A refund inside the window for a purchase made before it: its intent says what it credited.
   for (const tx of scan.txs) await add(await journal.refundTxOwner(tx.signature));
 
-  const report = reconcile({ since, now: o.now, wallet, walletAta, mint: config.mint, txs: scan.txs, payments, intents: [...intents.values()] });
+  const report = reconcile({
+    since,
+    now: o.now,
+    wallet,
+    walletAta,
+    mint: config.mint,
+    txs: scan.txs,
+    payments,
+    intents: [...intents.values()],
+  });
   const { txs: _txs, from: scannedFrom, ...counts } = scan;
   return { report: { ...report, scan: { ...counts, from: new Date(scannedFrom).toISOString(), rpc } }, empty };
 }

@@ -101,7 +101,10 @@ export { openJournalFile, openJournalStore } from "./journal.js";
 /** The chain port over the configured RPC, loaded with the first read. */
 export function rpcChain(config: Config): () => Promise<ChainPort> {
   return async () => {
-    if (!config.rpcUrl) throw new PaidActionError("config_invalid", "SOLANA_RPC_URL is not set: the engine cannot read the chain", { key: "SOLANA_RPC_URL" });
+    if (!config.rpcUrl)
+      throw new PaidActionError("config_invalid", "SOLANA_RPC_URL is not set: the engine cannot read the chain", {
+        key: "SOLANA_RPC_URL",
+      });
     return createRpcChain(() => config.rpcUrl!);
   };
 }
@@ -117,7 +120,9 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   // (and every command) can list the calls, and say which host keeps each file.
   const host = hostname();
   transcripts.onNewCall = (callId, at) =>
-    void Promise.resolve(journal.indexTranscript({ callId, createdAt: at, host, home })).catch((e: unknown) => log(`transcripts: could not index ${callId}: ${(e as Error).message}`));
+    void Promise.resolve(journal.indexTranscript({ callId, createdAt: at, host, home })).catch((e: unknown) =>
+      log(`transcripts: could not index ${callId}: ${(e as Error).message}`),
+    );
   let sandbox: EmbeddedSandbox | undefined;
   let config: Config | undefined;
   try {
@@ -146,7 +151,13 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   }
 
   const client = config
-    ? createServiceClient({ ...serviceTarget(config, sandbox), timeoutMs: config.http.timeoutMs, maxAttempts: config.http.maxAttempts, now, secrets: () => transcripts.secretsNow() })
+    ? createServiceClient({
+        ...serviceTarget(config, sandbox),
+        timeoutMs: config.http.timeoutMs,
+        maxAttempts: config.http.maxAttempts,
+        now,
+        secrets: () => transcripts.secretsNow(),
+      })
     : undefined;
   const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const engine = await createEngine({
@@ -155,7 +166,11 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     client,
     // The Solana and x402 libraries load with the first payment, not at start-up.
     payer: () => loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
-    chain: o.chain ?? (config ? rpcChain(config) : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
+    chain:
+      o.chain ??
+      (config
+        ? rpcChain(config)
+        : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
     transcripts,
     now,
     newId: (prefix) => newId(prefix),
@@ -170,7 +185,13 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
   let reconciler: Reconciler | undefined;
   let closing: Promise<void> | undefined;
   if (config) {
-    const pollClient = createServiceClient({ ...serviceTarget(config, sandbox), timeoutMs: config.http.timeoutMs, maxAttempts: 1, now, secrets: () => transcripts.secretsNow() });
+    const pollClient = createServiceClient({
+      ...serviceTarget(config, sandbox),
+      timeoutMs: config.http.timeoutMs,
+      maxAttempts: 1,
+      now,
+      secrets: () => transcripts.secretsNow(),
+    });
     reconciler = await createReconciler({
       engine,
       journal,

@@ -5,20 +5,39 @@
  * sharing one budget), its driver loaded only then.
  */
 import { join } from "node:path";
-import { openPostgresJournal, openSqliteJournal, PaidActionError, passwordOf, type Journal, type JournalStore, type Transcripts } from "../engine/index.js";
+import {
+  openPostgresJournal,
+  openSqliteJournal,
+  PaidActionError,
+  passwordOf,
+  type Journal,
+  type JournalStore,
+  type Transcripts,
+} from "../engine/index.js";
 
 /** The SQLite journal of a home; every proof read from it is registered with the transcripts for scrubbing. */
 export function openJournalFile(home: string, transcripts: Transcripts): Promise<Journal> {
-  return openSqliteJournal(join(home, "journal.sqlite"), { onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }) });
+  return openSqliteJournal(join(home, "journal.sqlite"), {
+    onSecret: (proof) => transcripts.addSecret(proof, { ephemeral: true }),
+  });
 }
 
 /**
  * The journal the configuration names: PostgreSQL at `journalUrl`, else SQLite in the home.
  * The URL's password is registered as a secret before anything can print it.
  */
-export async function openJournalStore(home: string, transcripts: Transcripts, journal: { url?: string; invalid?: true } = {}): Promise<JournalStore> {
+export async function openJournalStore(
+  home: string,
+  transcripts: Transcripts,
+  journal: { url?: string; invalid?: true } = {},
+): Promise<JournalStore> {
   // A journal URL that does not parse names no journal: not the home's SQLite file either.
-  if (journal.invalid) throw new PaidActionError("config_invalid", "PAID_ACTIONS_JOURNAL_URL (journalUrl) is invalid, so the journal cannot be opened; see: paid-actions-mcp doctor", { key: "PAID_ACTIONS_JOURNAL_URL" });
+  if (journal.invalid)
+    throw new PaidActionError(
+      "config_invalid",
+      "PAID_ACTIONS_JOURNAL_URL (journalUrl) is invalid, so the journal cannot be opened; see: paid-actions-mcp doctor",
+      { key: "PAID_ACTIONS_JOURNAL_URL" },
+    );
   const journalUrl = journal.url;
   if (!journalUrl) return openJournalFile(home, transcripts);
   const password = passwordOf(journalUrl);

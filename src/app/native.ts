@@ -26,7 +26,16 @@ export type NativeSqlite =
     };
 
 /** Node's NODE_MODULE_VERSION (the native addon ABI) of each release line. */
-const NODE_OF_ABI: Readonly<Record<number, string>> = { 93: "16", 108: "18", 115: "20", 120: "21", 127: "22", 131: "23", 137: "24", 141: "25" };
+const NODE_OF_ABI: Readonly<Record<number, string>> = {
+  93: "16",
+  108: "18",
+  115: "20",
+  120: "21",
+  127: "22",
+  131: "23",
+  137: "24",
+  141: "25",
+};
 
 /** `Node 22 (ABI 127)`, or `ABI 999` for an ABI this table does not know. */
 export function describeAbi(abi: number): string {
@@ -56,7 +65,11 @@ export function checkNativeSqlite(from: string = import.meta.url): NativeSqlite 
   try {
     packageDir = dirname(require.resolve("better-sqlite3/package.json"));
   } catch {
-    return { ok: false, reason: "the package better-sqlite3 is not installed", fix: "reinstall paid-actions-mcp (npm install, or npx -y paid-actions-mcp again)" };
+    return {
+      ok: false,
+      reason: "the package better-sqlite3 is not installed",
+      fix: "reinstall paid-actions-mcp (npm install, or npx -y paid-actions-mcp again)",
+    };
   }
   const root = installRoot(packageDir);
   const rebuild = `run \`npm rebuild better-sqlite3\` in ${root} with this Node (${process.version}), or reinstall paid-actions-mcp with it`;
@@ -70,7 +83,9 @@ export function checkNativeSqlite(from: string = import.meta.url): NativeSqlite 
     }
     return { ok: true, binary };
   } catch (e) {
-    const message = String((e as Error)?.message ?? e).replace(/\s+/g, " ").trim();
+    const message = String((e as Error)?.message ?? e)
+      .replace(/\s+/g, " ")
+      .trim();
     const versions = /NODE_MODULE_VERSION (\d+)\..*?requires NODE_MODULE_VERSION (\d+)/.exec(message);
     if (versions) {
       const built = Number(versions[1]);

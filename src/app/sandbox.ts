@@ -74,7 +74,8 @@ function portOf(baseUrl: string): number | undefined {
   }
 }
 
-const sameInfo = (a: SandboxInfo, b: SandboxInfo) => a.baseUrl === b.baseUrl && a.rpcUrl === b.rpcUrl && a.apiKey === b.apiKey && a.walletPath === b.walletPath;
+const sameInfo = (a: SandboxInfo, b: SandboxInfo) =>
+  a.baseUrl === b.baseUrl && a.rpcUrl === b.rpcUrl && a.apiKey === b.apiKey && a.walletPath === b.walletPath;
 
 /**
  * The sandbox running for a home, or one started here, trying `ports` in turn (a port
@@ -82,7 +83,13 @@ const sameInfo = (a: SandboxInfo, b: SandboxInfo) => a.baseUrl === b.baseUrl && 
  * process may be replaced (at start-up); otherwise it means another part of this process
  * runs the sandbox, and it is reused like any other owner's.
  */
-async function find(m: SandboxModule, home: string, start: (port: number) => Promise<Sandbox>, ports: number[], restartOwn: boolean): Promise<Found> {
+async function find(
+  m: SandboxModule,
+  home: string,
+  start: (port: number) => Promise<Sandbox>,
+  ports: number[],
+  restartOwn: boolean,
+): Promise<Found> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const owner = m.sandboxOwner(home);
     if (owner !== undefined && (owner !== process.pid || !restartOwn)) {
@@ -103,7 +110,12 @@ async function find(m: SandboxModule, home: string, start: (port: number) => Pro
       await sleep(100);
     }
   }
-  throw new PaidActionError("service_unavailable", `the embedded sandbox for ${home} is locked by another process that does not answer`, {}, true);
+  throw new PaidActionError(
+    "service_unavailable",
+    `the embedded sandbox for ${home} is locked by another process that does not answer`,
+    {},
+    true,
+  );
 }
 
 /**
@@ -111,12 +123,23 @@ async function find(m: SandboxModule, home: string, start: (port: number) => Pro
  * watched (an unref'd timer reading its lock) and taken over, or followed, once its owner
  * is gone; requests that cannot reach it call `recover()` for the same.
  */
-export async function embeddedSandbox(home: string, options: Partial<SandboxOptions> = {}, log?: (line: string) => void, watch: WatchOptions = {}): Promise<EmbeddedSandbox> {
+export async function embeddedSandbox(
+  home: string,
+  options: Partial<SandboxOptions> = {},
+  log?: (line: string) => void,
+  watch: WatchOptions = {},
+): Promise<EmbeddedSandbox> {
   // Loaded only when needed: a configured service never pays for the ledger's start-up.
   const m = await import("../sandbox/index.js");
   const sandboxHome = join(home, "sandbox");
   const start = (port: number, apiKeys = options.apiKeys) =>
-    m.startSandbox({ log: log ? (l) => log(`[sandbox] ${l}`) : () => undefined, ...options, ...(apiKeys ? { apiKeys } : {}), home: sandboxHome, port });
+    m.startSandbox({
+      log: log ? (l) => log(`[sandbox] ${l}`) : () => undefined,
+      ...options,
+      ...(apiKeys ? { apiKeys } : {}),
+      home: sandboxHome,
+      port,
+    });
   const first = await find(m, sandboxHome, (port) => start(port), [options.port ?? 0], true);
 
   let owner = first.owner;
@@ -130,7 +153,13 @@ export async function embeddedSandbox(home: string, options: Partial<SandboxOpti
     const port = portOf(previous.baseUrl);
     // The previous owner's port first: every URL this process holds stays valid. Its key
     // too, should this process be configured with other keys.
-    const found = await find(m, sandboxHome, (p) => start(p, options.apiKeys ?? [previous.apiKey]), port ? [port, 0] : [0], false);
+    const found = await find(
+      m,
+      sandboxHome,
+      (p) => start(p, options.apiKeys ?? [previous.apiKey]),
+      port ? [port, 0] : [0],
+      false,
+    );
     if (found.instance) {
       if (closed) {
         await found.instance.close();
@@ -140,7 +169,9 @@ export async function embeddedSandbox(home: string, options: Partial<SandboxOpti
       sandbox.instance = found.instance;
       clearInterval(timer);
       const moved = found.info.baseUrl !== previous.baseUrl ? ` (port ${port ?? "?"} is taken: the service moved)` : "";
-      log?.(`the embedded sandbox's owner (pid ${owner}) is gone: this process took it over at ${found.info.baseUrl}${moved}`);
+      log?.(
+        `the embedded sandbox's owner (pid ${owner}) is gone: this process took it over at ${found.info.baseUrl}${moved}`,
+      );
     } else if (!sameInfo(found.info, previous)) {
       log?.(`the embedded sandbox moved to ${found.info.baseUrl} (pid ${found.owner} runs it now)`);
     }
@@ -177,7 +208,11 @@ export async function embeddedSandbox(home: string, options: Partial<SandboxOpti
   if (!sandbox.owned && intervalMs > 0) {
     timer = setInterval(() => {
       if (closed || sandbox.owned || recovering || m.sandboxOwner(sandboxHome) === owner) return;
-      sandbox.recover().catch((e: unknown) => log?.(`the embedded sandbox's owner is gone, and taking it over failed: ${(e as Error).message}`));
+      sandbox
+        .recover()
+        .catch((e: unknown) =>
+          log?.(`the embedded sandbox's owner is gone, and taking it over failed: ${(e as Error).message}`),
+        );
     }, intervalMs);
     timer.unref();
   }
@@ -202,6 +237,13 @@ export function followSandbox(config: Config, sandbox: EmbeddedSandbox, addSecre
  * (it follows the sandbox when it moves); a request that cannot reach the sandbox at all
  * asks it to recover first.
  */
-export function serviceTarget(config: Config, sandbox: EmbeddedSandbox | undefined): Pick<ServiceClientOptions, "baseUrl" | "apiKey" | "onUnreachable"> {
-  return { baseUrl: () => config.baseUrl!, apiKey: () => config.apiKey!, ...(sandbox ? { onUnreachable: () => sandbox.recover() } : {}) };
+export function serviceTarget(
+  config: Config,
+  sandbox: EmbeddedSandbox | undefined,
+): Pick<ServiceClientOptions, "baseUrl" | "apiKey" | "onUnreachable"> {
+  return {
+    baseUrl: () => config.baseUrl!,
+    apiKey: () => config.apiKey!,
+    ...(sandbox ? { onUnreachable: () => sandbox.recover() } : {}),
+  };
 }

@@ -9,7 +9,15 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { journalOf, limitsView, loadConfig, PaidActionError, Transcripts, type ConfigResult, type JournalStore } from "../engine/index.js";
+import {
+  journalOf,
+  limitsView,
+  loadConfig,
+  PaidActionError,
+  Transcripts,
+  type ConfigResult,
+  type JournalStore,
+} from "../engine/index.js";
 import type { ConsoleHandle } from "../console/deps.js";
 import type { CatalogRow } from "../mcp/catalog.js";
 import type { McpHost } from "../mcp/context.js";
@@ -28,7 +36,12 @@ export interface Serving {
 /** A journal that cannot be opened, as the refusal a paid call gives: nothing was paid, try again. */
 function journalAway(e: unknown): Error {
   if (e instanceof PaidActionError) return e;
-  return new PaidActionError("service_unavailable", `the journal cannot be opened (${(e as Error).message.slice(0, 300)}); nothing was paid — try again when it is back`, {}, true);
+  return new PaidActionError(
+    "service_unavailable",
+    `the journal cannot be opened (${(e as Error).message.slice(0, 300)}); nothing was paid — try again when it is back`,
+    {},
+    true,
+  );
 }
 
 /** The file in the home dir holding a snapshot of the cached catalog (the journal holds the same). */
@@ -37,7 +50,11 @@ export const CATALOG_SNAPSHOT_FILE = "catalog-snapshot.json";
 /** The catalog snapshot for `service`, or undefined when there is none (or it is unreadable, or another service's). */
 export function readCatalogSnapshot(home: string, service: string): CatalogRow[] | undefined {
   try {
-    const snap = JSON.parse(readFileSync(join(home, CATALOG_SNAPSHOT_FILE), "utf8")) as { service?: unknown; fetchedAt?: unknown; entries?: unknown };
+    const snap = JSON.parse(readFileSync(join(home, CATALOG_SNAPSHOT_FILE), "utf8")) as {
+      service?: unknown;
+      fetchedAt?: unknown;
+      entries?: unknown;
+    };
     if (snap.service !== service || !Array.isArray(snap.entries) || snap.entries.length === 0) return undefined;
     const fetchedAt = typeof snap.fetchedAt === "number" ? snap.fetchedAt : undefined;
     return (snap.entries as { name?: unknown; detail?: unknown }[])
@@ -53,7 +70,11 @@ export function writeCatalogSnapshot(home: string, service: string, rows: Catalo
   const path = join(home, CATALOG_SNAPSHOT_FILE);
   const tmp = `${path}.${process.pid}.tmp`;
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  writeFileSync(tmp, JSON.stringify({ service, fetchedAt: now, entries: rows.map((r) => ({ name: r.name, detail: r.detail })) }), { mode: 0o600 });
+  writeFileSync(
+    tmp,
+    JSON.stringify({ service, fetchedAt: now, entries: rows.map((r) => ({ name: r.name, detail: r.detail })) }),
+    { mode: 0o600 },
+  );
   renameSync(tmp, path);
 }
 
@@ -99,7 +120,9 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const config = configResult.ok ? configResult.config : undefined;
   const sandbox = config?.mode === "sandbox";
-  const service = sandbox ? `sandbox:${join(home, "sandbox")}` : (config?.serviceId ?? config?.baseUrl ?? "unconfigured");
+  const service = sandbox
+    ? `sandbox:${join(home, "sandbox")}`
+    : (config?.serviceId ?? config?.baseUrl ?? "unconfigured");
 
   let opened: Promise<{ journal: JournalStore; transcripts: Transcripts }> | undefined;
   const open = () =>
@@ -128,13 +151,18 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
       try {
         writeCatalogSnapshot(home, service, rows, now);
       } catch (e) {
-        o.log?.(`catalog: could not write ${CATALOG_SNAPSHOT_FILE} (${(e as Error).message}); the journal still holds the catalog`);
+        o.log?.(
+          `catalog: could not write ${CATALOG_SNAPSHOT_FILE} (${(e as Error).message}); the journal still holds the catalog`,
+        );
       }
     },
     start: () =>
       (starting ??= (async () => {
         if (closing) throw new Error("the server is stopping");
-        const [{ openPaidActions }, ready] = await Promise.all([import("./index.js"), open().catch((e: unknown) => Promise.reject(journalAway(e)))]);
+        const [{ openPaidActions }, ready] = await Promise.all([
+          import("./index.js"),
+          open().catch((e: unknown) => Promise.reject(journalAway(e))),
+        ]);
         const started = await openPaidActions({ ...o, resume: "background", opened: ready });
         if (closing) {
           await started.close();
@@ -151,7 +179,10 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
       await host.start();
       const running = pa!;
       consoleStarted ??= (async () => {
-        const [{ startConsole }, { runAudit }] = await Promise.all([import("../console/server.js"), import("./audit.js")]);
+        const [{ startConsole }, { runAudit }] = await Promise.all([
+          import("../console/server.js"),
+          import("./audit.js"),
+        ]);
         const handle = await startConsole({
           engine: running.engine,
           journal: running.journal,

@@ -12,7 +12,16 @@
  * sandbox's). Exit 0 done; 1 it could not be done (said on stderr); 2 usage.
  */
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
-import { allowanceTransaction, loadPayer, loadSigner, readAllowance, readAllowanceTransaction, type AllowanceChange, type AllowanceView, type Payer } from "../engine/index.js";
+import {
+  allowanceTransaction,
+  loadPayer,
+  loadSigner,
+  readAllowance,
+  readAllowanceTransaction,
+  type AllowanceChange,
+  type AllowanceView,
+  type Payer,
+} from "../engine/index.js";
 import { formatDecimal } from "../domain/money.js";
 import { urlOrigin } from "./audit.js";
 
@@ -22,7 +31,8 @@ export interface AllowanceOptions {
   unsigned?: boolean;
 }
 
-export type AllowanceAction = { kind: "show" } | { kind: "change"; change: AllowanceChange } | { kind: "submit"; transaction: string };
+export type AllowanceAction =
+  { kind: "show" } | { kind: "change"; change: AllowanceChange } | { kind: "submit"; transaction: string };
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`paid-actions-mcp allowance: ${line}\n`);
@@ -32,9 +42,19 @@ class Refused extends Error {}
 /** How long a sent allowance transaction is waited for before the answer is "not confirmed yet". */
 const CONFIRM_TIMEOUT_MS = 60_000;
 
-export async function allowanceCommand(env: NodeJS.ProcessEnv, action: AllowanceAction, o: AllowanceOptions = {}): Promise<number> {
+export async function allowanceCommand(
+  env: NodeJS.ProcessEnv,
+  action: AllowanceAction,
+  o: AllowanceOptions = {},
+): Promise<number> {
   // In sandbox mode the embedded sandbox (whose RPC is the chain) is reused, or started for the command.
-  const pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
+  const pa = await openPaidActions({
+    env,
+    log: () => undefined,
+    reconcile: false,
+    resume: false,
+    sandbox: { providerDelayMs: 3_000 },
+  });
   try {
     const { payer, rpcUrl } = await delegatePayer(pa);
     if (action.kind === "show") return show(await readAllowance(await rpcChain(pa.config!)(), payer), o.json);
@@ -57,17 +77,33 @@ async function delegatePayer(pa: PaidActions): Promise<{ payer: Payer; rpcUrl: s
   const config = pa.config;
   if (!config) {
     const issues = pa.configResult.ok ? [] : pa.configResult.issues;
-    throw new Refused(`the configuration is invalid (${issues.map((i) => `${i.key}: ${i.message}`).join("; ")}); see: paid-actions-mcp doctor`);
+    throw new Refused(
+      `the configuration is invalid (${issues.map((i) => `${i.key}: ${i.message}`).join("; ")}); see: paid-actions-mcp doctor`,
+    );
   }
-  if (!config.owner) throw new Refused("delegate mode is off: no owner is configured (PAID_ACTIONS_OWNER); the key in this home pays from its own account, with no allowance");
+  if (!config.owner)
+    throw new Refused(
+      "delegate mode is off: no owner is configured (PAID_ACTIONS_OWNER); the key in this home pays from its own account, with no allowance",
+    );
   if (!config.walletPath) throw new Refused("no agent key is configured (PAID_ACTIONS_WALLET)");
   if (!config.rpcUrl) throw new Refused("no Solana RPC is configured (SOLANA_RPC_URL)");
-  return { payer: await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner }), rpcUrl: config.rpcUrl };
+  return {
+    payer: await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner }),
+    rpcUrl: config.rpcUrl,
+  };
 }
 
 function show(v: AllowanceView, json?: boolean): number {
   if (json) {
-    out(JSON.stringify({ owner: v.owner, delegate: v.delegate, tokenAccount: v.tokenAccount, allowance: formatDecimal(v.allowance), ownerBalance: formatDecimal(v.ownerBalance) }));
+    out(
+      JSON.stringify({
+        owner: v.owner,
+        delegate: v.delegate,
+        tokenAccount: v.tokenAccount,
+        allowance: formatDecimal(v.allowance),
+        ownerBalance: formatDecimal(v.ownerBalance),
+      }),
+    );
     return 0;
   }
   out(`Owner          ${v.owner}`);
@@ -75,13 +111,23 @@ function show(v: AllowanceView, json?: boolean): number {
   out(`Token account  ${v.tokenAccount}${v.missing ? " (does not exist yet)" : ""}`);
   out(`Allowance      ${formatDecimal(v.allowance)} USDC left`);
   out(`Owner balance  ${formatDecimal(v.ownerBalance)} USDC`);
-  if (!v.missing && v.onChainDelegate === null) out("The account names no delegate: nothing can be paid until the owner grants an allowance (allowance grant).");
-  else if (!v.missing && v.onChainDelegate !== v.delegate) out(`The account's delegate is ${v.onChainDelegate}, not this server's key: nothing can be paid until the owner grants it one.`);
+  if (!v.missing && v.onChainDelegate === null)
+    out("The account names no delegate: nothing can be paid until the owner grants an allowance (allowance grant).");
+  else if (!v.missing && v.onChainDelegate !== v.delegate)
+    out(
+      `The account's delegate is ${v.onChainDelegate}, not this server's key: nothing can be paid until the owner grants it one.`,
+    );
   return 0;
 }
 
 /** grant / revoke: signed here with the owner's keypair file, or printed unsigned for a wallet. */
-async function change(pa: PaidActions, payer: Payer, c: AllowanceChange, o: AllowanceOptions, rpcUrl: string): Promise<number> {
+async function change(
+  pa: PaidActions,
+  payer: Payer,
+  c: AllowanceChange,
+  o: AllowanceOptions,
+  rpcUrl: string,
+): Promise<number> {
   const chain = await rpcChain(pa.config!)();
   const lifetime = await chain.latestBlockhash();
   const base = { account: payer.source, mint: pa.config!.mint, agent: payer.address, change: c, lifetime };
@@ -94,33 +140,53 @@ async function change(pa: PaidActions, payer: Payer, c: AllowanceChange, o: Allo
     return 0;
   }
   const owner = await loadSigner(o.ownerKeypair!);
-  if (owner.address !== payer.owner) throw new Refused(`the keypair ${o.ownerKeypair} is ${owner.address}, not the configured owner ${payer.owner}`);
+  if (owner.address !== payer.owner)
+    throw new Refused(`the keypair ${o.ownerKeypair} is ${owner.address}, not the configured owner ${payer.owner}`);
   return send(pa, payer, await allowanceTransaction({ ...base, owner }), c, rpcUrl);
 }
 
 async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<number> {
-  const reading = await readAllowanceTransaction(wire.trim(), { owner: payer.owner!, account: payer.source, agent: payer.address, mint: pa.config!.mint });
+  const reading = await readAllowanceTransaction(wire.trim(), {
+    owner: payer.owner!,
+    account: payer.source,
+    agent: payer.address,
+    mint: pa.config!.mint,
+  });
   if (!reading.ok) throw new Refused(`not sent: ${reading.problem}`);
-  if (!reading.signed) throw new Refused("not sent: the transaction is not signed yet (sign it with the owner's wallet first)");
+  if (!reading.signed)
+    throw new Refused("not sent: the transaction is not signed yet (sign it with the owner's wallet first)");
   return send(pa, payer, wire.trim(), reading.change, pa.config!.rpcUrl!);
 }
 
 function describe(c: AllowanceChange): string {
-  return c.kind === "grant" ? `sets this server's allowance to ${formatDecimal(c.amount)} USDC (it replaces what is left)` : "revokes this server's allowance";
+  return c.kind === "grant"
+    ? `sets this server's allowance to ${formatDecimal(c.amount)} USDC (it replaces what is left)`
+    : "revokes this server's allowance";
 }
 
 /** Sends an owner-signed transaction, waits until our RPC confirms it (or says it failed), then shows what is left. */
 async function send(pa: PaidActions, payer: Payer, wire: string, c: AllowanceChange, rpcUrl: string): Promise<number> {
   const { createSolanaRpc, signature: toSignature } = await import("@solana/kit");
   const rpc = createSolanaRpc(rpcUrl);
-  const sig = await rpc.sendTransaction(wire as Parameters<typeof rpc.sendTransaction>[0], { encoding: "base64", preflightCommitment: "confirmed" }).send();
+  const sig = await rpc
+    .sendTransaction(wire as Parameters<typeof rpc.sendTransaction>[0], {
+      encoding: "base64",
+      preflightCommitment: "confirmed",
+    })
+    .send();
   process.stderr.write(`sent ${sig}: it ${describe(c)}; waiting for confirmation\n`);
   const deadline = Date.now() + CONFIRM_TIMEOUT_MS;
   for (;;) {
     const [status] = (await rpc.getSignatureStatuses([toSignature(sig)]).send()).value;
-    if (status?.err) throw new Refused(`transaction ${sig} failed on chain (${JSON.stringify(status.err, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}): nothing changed`);
+    if (status?.err)
+      throw new Refused(
+        `transaction ${sig} failed on chain (${JSON.stringify(status.err, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}): nothing changed`,
+      );
     if (status && (status.confirmationStatus === "confirmed" || status.confirmationStatus === "finalized")) break;
-    if (Date.now() > deadline) throw new Refused(`transaction ${sig} is not confirmed after ${CONFIRM_TIMEOUT_MS / 1000} s; run \`paid-actions-mcp allowance\` to see whether it took effect`);
+    if (Date.now() > deadline)
+      throw new Refused(
+        `transaction ${sig} is not confirmed after ${CONFIRM_TIMEOUT_MS / 1000} s; run \`paid-actions-mcp allowance\` to see whether it took effect`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
   out(`Confirmed: ${sig}`);

@@ -23,7 +23,10 @@ export const APPROVE_NEEDS_TTY = `${NO_TTY("approving a payment")}; nothing was 
  * the person reads in the terminal.
  */
 export function safe(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function inTime(iso: string, now: number): string {
@@ -66,11 +69,17 @@ function undecidable(r: ApprovalReview): string | undefined {
     case "declined":
       return `approval ${r.approvalId} was declined; nothing was or will be paid for it`;
     case "pending":
-      return r.expired ? `approval ${r.approvalId} expired with its quote at ${r.expiresAt}; nothing was paid. The agent must ask again for a new quote` : undefined;
+      return r.expired
+        ? `approval ${r.approvalId} expired with its quote at ${r.expiresAt}; nothing was paid. The agent must ask again for a new quote`
+        : undefined;
   }
 }
 
-export async function approveCommand(env: NodeJS.ProcessEnv, approvalId: string | undefined, opts: { json?: boolean } = {}): Promise<number> {
+export async function approveCommand(
+  env: NodeJS.ProcessEnv,
+  approvalId: string | undefined,
+  opts: { json?: boolean } = {},
+): Promise<number> {
   if (approvalId !== undefined && !interactive()) {
     err(APPROVE_NEEDS_TTY);
     return 2;
@@ -101,7 +110,10 @@ async function list(engine: Desk, json: boolean): Promise<number> {
     if (i > 0) out();
     for (const line of describeReview(r, now)) out(line);
   });
-  if (interactive()) out("\nTo decide on one, a person runs `paid-actions-mcp approve <approvalId>` here, or opens `paid-actions-mcp console`.");
+  if (interactive())
+    out(
+      "\nTo decide on one, a person runs `paid-actions-mcp approve <approvalId>` here, or opens `paid-actions-mcp console`.",
+    );
   return 0;
 }
 
@@ -118,11 +130,15 @@ async function decide(home: string, engine: Desk, approvalId: string): Promise<n
   }
   for (const line of describeReview(review, Date.now())) out(line);
   out();
-  const typed = await readLine(`Type ${review.amount} to approve paying ${review.amount} USDC, or "decline" to decline it (anything else leaves it waiting): `);
+  const typed = await readLine(
+    `Type ${review.amount} to approve paying ${review.amount} USDC, or "decline" to decline it (anything else leaves it waiting): `,
+  );
   const answer = typed?.trim();
   const decision = answer === review.amount ? "approve" : answer?.toLowerCase() === "decline" ? "decline" : undefined;
   if (!decision) {
-    err(`nothing was decided: approval ${approvalId} is still waiting${typed === undefined ? "" : ` (you typed ${JSON.stringify(safe(answer!.slice(0, 40)))}, not ${review.amount} or "decline")`}`);
+    err(
+      `nothing was decided: approval ${approvalId} is still waiting${typed === undefined ? "" : ` (you typed ${JSON.stringify(safe(answer!.slice(0, 40)))}, not ${review.amount} or "decline")`}`,
+    );
     return 1;
   }
   const nothing = decision === "approve" ? "nothing was approved" : "nothing was declined";
@@ -134,7 +150,9 @@ async function decide(home: string, engine: Desk, approvalId: string): Promise<n
       return 0;
     }
     const a = await engine.approve(approvalId, "terminal");
-    out(`Approved ${a.approvalId}: pay ${a.amount} USDC for ${safe(a.action)}${review.payee ? ` to ${safe(review.payee)}` : ""}, once, before ${a.expiresAt}.`);
+    out(
+      `Approved ${a.approvalId}: pay ${a.amount} USDC for ${safe(a.action)}${review.payee ? ` to ${safe(review.payee)}` : ""}, once, before ${a.expiresAt}.`,
+    );
     out("The agent pays when it calls the tool again with the same input and this approvalId.");
     return 0;
   } catch (e) {

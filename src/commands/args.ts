@@ -25,13 +25,22 @@ export function intOption(value: string | undefined, name: string, min: number, 
 
 /** Parses `args` strictly, with `--help`/`-h` always known; at most `positionals` positionals. */
 export function parse<O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O, positionals = 0) {
-  const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean" as const, short: "h" } }, strict: true, allowPositionals: positionals > 0 });
-  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  const parsed = parseArgs({
+    args,
+    options: { ...options, help: { type: "boolean" as const, short: "h" } },
+    strict: true,
+    allowPositionals: positionals > 0,
+  });
+  if (parsed.positionals.length > positionals)
+    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
   return parsed;
 }
 
 /** What `allowance` is asked to do, from its positionals; a usage error for anything else. */
-export function allowanceAction(positionals: string[], values: { json?: boolean; "owner-keypair"?: string; unsigned?: boolean }): AllowanceAction {
+export function allowanceAction(
+  positionals: string[],
+  values: { json?: boolean; "owner-keypair"?: string; unsigned?: boolean },
+): AllowanceAction {
   const [sub, arg] = positionals;
   const signing = values["owner-keypair"] !== undefined || values.unsigned === true;
   if (sub === undefined) {
@@ -41,16 +50,26 @@ export function allowanceAction(positionals: string[], values: { json?: boolean;
   if (values.json) throw new UsageError("--json is for showing the allowance");
   if (sub === "submit") {
     if (arg === undefined) throw new UsageError("submit needs the signed transaction (base64)");
-    if (signing) throw new UsageError("submit sends a transaction the owner's wallet already signed: no --owner-keypair or --unsigned");
+    if (signing)
+      throw new UsageError(
+        "submit sends a transaction the owner's wallet already signed: no --owner-keypair or --unsigned",
+      );
     return { kind: "submit", transaction: arg };
   }
-  if (sub !== "grant" && sub !== "revoke") throw new UsageError(`unknown allowance subcommand ${JSON.stringify(sub.slice(0, 40))}: use grant, revoke or submit`);
-  if ((values["owner-keypair"] === undefined) === (values.unsigned !== true)) throw new UsageError(`${sub} needs exactly one of --owner-keypair PATH and --unsigned`);
+  if (sub !== "grant" && sub !== "revoke")
+    throw new UsageError(
+      `unknown allowance subcommand ${JSON.stringify(sub.slice(0, 40))}: use grant, revoke or submit`,
+    );
+  if ((values["owner-keypair"] === undefined) === (values.unsigned !== true))
+    throw new UsageError(`${sub} needs exactly one of --owner-keypair PATH and --unsigned`);
   if (sub === "revoke") {
     if (arg !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(arg.slice(0, 40))}`);
     return { kind: "change", change: { kind: "revoke" } };
   }
   const amount = arg === undefined ? undefined : parseDecimal(arg.trim());
-  if (amount === undefined || amount > U64_MAX) throw new UsageError(`grant needs an amount of USDC such as 25 or 0.5 (at most 6 decimals), not ${JSON.stringify((arg ?? "").slice(0, 40))}`);
+  if (amount === undefined || amount > U64_MAX)
+    throw new UsageError(
+      `grant needs an amount of USDC such as 25 or 0.5 (at most 6 decimals), not ${JSON.stringify((arg ?? "").slice(0, 40))}`,
+    );
   return { kind: "change", change: { kind: "grant", amount } };
 }

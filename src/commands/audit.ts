@@ -16,12 +16,15 @@ const out = (line = "") => process.stdout.write(`${line}\n`);
  * an offset, or no zone = UTC). Undefined when it is neither, or names no real day.
  */
 export function parseSince(text: string): number | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/i.exec(text.trim());
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/i.exec(
+    text.trim(),
+  );
   if (!m) return undefined;
   const [, y, mo, d, h = "00", mi = "00", s = "00", frac = "", zone = "Z"] = m;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
   const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
-  if (day.getUTCFullYear() !== Number(y) || day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d)) return undefined;
+  if (day.getUTCFullYear() !== Number(y) || day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d))
+    return undefined;
   const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${frac.slice(0, 4)}${zone.toUpperCase()}`);
   return Number.isFinite(ms) ? ms : undefined;
 }
@@ -29,7 +32,9 @@ export function parseSince(text: string): number | undefined {
 function printReport(run: AuditRun, network: string, now: number): void {
   const r = run.report;
   out(`Audit of wallet ${r.wallet} (USDC token account ${r.walletTokenAccount}) on ${network}, since ${r.since}`);
-  out(`Read ${r.scan.transactionsRead} transaction(s) of the token account via ${r.scan.rpc} (${r.scan.signatures} in its history back to ${r.scan.from}, ${r.scan.failed} failed on chain, ${r.scan.pages} page(s)).`);
+  out(
+    `Read ${r.scan.transactionsRead} transaction(s) of the token account via ${r.scan.rpc} (${r.scan.signatures} in its history back to ${r.scan.from}, ${r.scan.failed} failed on chain, ${r.scan.pages} page(s)).`,
+  );
   if (run.empty) out("The journal holds no payment of this wallet: there is nothing to compare.");
   else if (Date.parse(r.since) > now) out("The start of the audit is in the future: there is nothing to compare.");
   out();
@@ -45,14 +50,20 @@ function printReport(run: AuditRun, network: string, now: number): void {
     out(`DISCREPANCY ${d.kind}: ${d.message}`);
     out(`  ${fields.join(", ")}`);
   }
-  for (const f of r.inFlight) out(`in flight: quote ${f.quoteId} (intent ${f.intentId}, ${f.intentState ?? "no intent"}): ${f.amount} USDC; ${f.why}`);
+  for (const f of r.inFlight)
+    out(
+      `in flight: quote ${f.quoteId} (intent ${f.intentId}, ${f.intentState ?? "no intent"}): ${f.amount} USDC; ${f.why}`,
+    );
   for (const x of r.refunds.filter((x) => x.status === "not_credited")) {
     out(
       `refund not credited: intent ${x.intentId}${x.quoteId ? ` (quote ${x.quoteId})` : ""}: ${x.claimed ? `the service reports ${x.claimed.amount} USDC in ${x.claimed.transaction}` : "the execution is refunded"}` +
         `${x.chainAmount ? `; the chain shows ${x.chainAmount} USDC` : ""}; refund state ${x.refundState} (nothing counted back)`,
     );
   }
-  if (r.otherWallet.length > 0) out(`not audited: ${r.otherWallet.length} journaled payment(s) of another wallet or mint (the configuration changed)`);
+  if (r.otherWallet.length > 0)
+    out(
+      `not audited: ${r.otherWallet.length} journaled payment(s) of another wallet or mint (the configuration changed)`,
+    );
   if (r.discrepancies.length > 0 || r.inFlight.length > 0) out();
   const matched = r.payments.filter((p) => p.status === "on_chain").length;
   const verified = r.refunds.filter((x) => x.status === "verified");
@@ -60,13 +71,27 @@ function printReport(run: AuditRun, network: string, now: number): void {
     `Summary: ${r.outflows.length} outflow(s), ${r.payments.length} journaled payment(s) (${matched} on chain, ${r.inFlight.length} in flight), ` +
       `${verified.length} refund(s) verified, ${r.deposits.length} deposit(s); ${r.discrepancies.length} discrepanc${r.discrepancies.length === 1 ? "y" : "ies"}.`,
   );
-  out(r.ok ? "The journal and the chain agree." : "The journal and the chain DISAGREE: a human should look at each discrepancy above.");
+  out(
+    r.ok
+      ? "The journal and the chain agree."
+      : "The journal and the chain DISAGREE: a human should look at each discrepancy above.",
+  );
 }
 
-export async function auditCommand(env: NodeJS.ProcessEnv, o: { since?: number; json?: boolean }, now: () => number = Date.now): Promise<number> {
+export async function auditCommand(
+  env: NodeJS.ProcessEnv,
+  o: { since?: number; json?: boolean },
+  now: () => number = Date.now,
+): Promise<number> {
   let pa: PaidActions;
   try {
-    pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
+    pa = await openPaidActions({
+      env,
+      log: () => undefined,
+      reconcile: false,
+      resume: false,
+      sandbox: { providerDelayMs: 3_000 },
+    });
   } catch (e) {
     process.stderr.write(`paid-actions-mcp audit: cannot tell: ${(e as Error).message}\n`);
     return 1;

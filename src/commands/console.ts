@@ -23,12 +23,19 @@ export interface ConsoleCommandOptions {
  * path. Whatever is here is on a command line that any local user can read: a path, never a
  * secret.
  */
-export function openerCommand(path: string, platform: NodeJS.Platform = process.platform): { command: string; args: string[]; options: SpawnOptions } {
+export function openerCommand(
+  path: string,
+  platform: NodeJS.Platform = process.platform,
+): { command: string; args: string[]; options: SpawnOptions } {
   const options: SpawnOptions = { detached: true, stdio: "ignore" };
   if (platform === "darwin") return { command: "open", args: [path], options };
   if (platform === "win32") {
     // `start` takes its first quoted argument as a title; the quotes keep a path with spaces whole.
-    return { command: "cmd", args: ["/c", `start "" "${path}"`], options: { ...options, windowsHide: true, windowsVerbatimArguments: true } };
+    return {
+      command: "cmd",
+      args: ["/c", `start "" "${path}"`],
+      options: { ...options, windowsHide: true, windowsVerbatimArguments: true },
+    };
   }
   return { command: "xdg-open", args: [path], options };
 }
@@ -49,7 +56,13 @@ export function openBrowser(path: string): void {
 export function consoleAudit(env: NodeJS.ProcessEnv): () => Promise<unknown> {
   return async () => {
     // As the audit command: the embedded sandbox (whose RPC is the chain in sandbox mode) is reused, or started for the run.
-    const pa = await openPaidActions({ env, log: () => undefined, reconcile: false, resume: false, sandbox: { providerDelayMs: 3_000 } });
+    const pa = await openPaidActions({
+      env,
+      log: () => undefined,
+      reconcile: false,
+      resume: false,
+      sandbox: { providerDelayMs: 3_000 },
+    });
     try {
       return (await runAudit(pa, { now: Date.now() })).report;
     } finally {
@@ -65,11 +78,24 @@ export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOp
   const log = (line: string) => void process.stderr.write(`[paid-actions-mcp console] ${j.transcripts.scrub(line)}\n`);
   let handle: ConsoleHandle;
   try {
-    handle = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home: j.home, config, audit: consoleAudit(env), log }, { port: o.port });
+    handle = await startConsole(
+      {
+        engine: j.engine,
+        journal: j.journal,
+        transcripts: j.transcripts,
+        home: j.home,
+        config,
+        audit: consoleAudit(env),
+        log,
+      },
+      { port: o.port },
+    );
   } catch (e) {
     await j.close();
     if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      process.stderr.write(`paid-actions-mcp console: port ${o.port} on 127.0.0.1 is already in use; pick another with --port, or leave --port out for a free one\n`);
+      process.stderr.write(
+        `paid-actions-mcp console: port ${o.port} on 127.0.0.1 is already in use; pick another with --port, or leave --port out for a free one\n`,
+      );
       return 1;
     }
     throw e;
@@ -84,14 +110,20 @@ export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOp
     process.once("SIGTERM", () => stop("SIGTERM"));
   });
   const login = handle.login("/");
-  process.stderr.write(`Journal: ${j.journal.kind} at ${j.journal.location}; home ${j.home}${config ? "" : " (configuration invalid: see paid-actions-mcp doctor)"}\n`);
-  process.stdout.write(`Console: ${login.url}\nThe link works once, for 10 minutes (it signs this browser in). Ctrl-C stops the console.\n`);
+  process.stderr.write(
+    `Journal: ${j.journal.kind} at ${j.journal.location}; home ${j.home}${config ? "" : " (configuration invalid: see paid-actions-mcp doctor)"}\n`,
+  );
+  process.stdout.write(
+    `Console: ${login.url}\nThe link works once, for 10 minutes (it signs this browser in). Ctrl-C stops the console.\n`,
+  );
   if (o.open !== false) {
     try {
       openBrowser((await login.page()).path);
     } catch (e) {
       // Never the link instead: on an opener's command line any local user could read it.
-      process.stderr.write(`Could not write the sign-in page for the browser (${(e as Error).message}); open the link above yourself\n`);
+      process.stderr.write(
+        `Could not write the sign-in page for the browser (${(e as Error).message}); open the link above yourself\n`,
+      );
     }
   }
   await stopped;

@@ -32,7 +32,12 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
   say(`in sandbox mode (no PAID_ACTIONS_BASE_URL), with its state in ${home}.`);
   say("Default limits: 5 USDC per call, 25 USDC per day, a human's approval above 1 USDC.");
 
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, "serve"], env: serverEnv, stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cli, "serve"],
+    env: serverEnv,
+    stderr: "pipe",
+  });
   let serverLog = "";
   transport.stderr?.on("data", (c: Buffer) => (serverLog += c.toString()));
   const client = new Client({ name: "demo-agent", version: "1.0.0" });
@@ -43,12 +48,21 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
     const { tools } = await client.listTools();
     const paid = tools.filter((t) => t.annotations?.readOnlyHint === false);
     say(`Paid tools (one per action of the service): ${paid.map((t) => t.name).join(", ")}`);
-    say(`Free tools: ${tools.filter((t) => t.annotations?.readOnlyHint !== false).map((t) => t.name).join(", ")}`);
+    say(
+      `Free tools: ${tools
+        .filter((t) => t.annotations?.readOnlyHint !== false)
+        .map((t) => t.name)
+        .join(", ")}`,
+    );
 
     const input = { region: "eu-west-1", plan: "small", durationHours: 24 };
     step(2, "It prices a small server for 24 hours (quote_action, pays nothing)");
-    const quote = structured(await client.callTool({ name: "quote_action", arguments: { action: "servers.provision", input } }));
-    say(`Quote ${quote.quoteId}: ${quote.amount} USDC (${JSON.stringify(quote.breakdown)}), payable now: ${quote.payable}`);
+    const quote = structured(
+      await client.callTool({ name: "quote_action", arguments: { action: "servers.provision", input } }),
+    );
+    say(
+      `Quote ${quote.quoteId}: ${quote.amount} USDC (${JSON.stringify(quote.breakdown)}), payable now: ${quote.payable}`,
+    );
 
     step(3, "It buys it (servers_provision)");
     const bought = await client.callTool({ name: "servers_provision", arguments: input });
@@ -58,13 +72,20 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
       return 1;
     }
     say(`Paid ${paidCall.payment.amount} USDC — transaction ${paidCall.payment.transaction}`);
-    say(`Execution ${paidCall.executionId} is ${paidCall.status}; the tool returned at once, the provider is still working.`);
+    say(
+      `Execution ${paidCall.executionId} is ${paidCall.status}; the tool returned at once, the provider is still working.`,
+    );
     say(`Next, the tool says: ${paidCall.next}`);
 
     step(4, "It tries something over the per-call limit (companies_create, 89 USDC)");
     const refused = await client.callTool({
       name: "companies_create",
-      arguments: { jurisdiction: "US-DE", companyType: "llc", name: "Demo Robotics LLC", owners: [{ type: "individual", fullName: "Ada Lovelace", country: "GB" }] },
+      arguments: {
+        jurisdiction: "US-DE",
+        companyType: "llc",
+        name: "Demo Robotics LLC",
+        owners: [{ type: "individual", fullName: "Ada Lovelace", country: "GB" }],
+      },
     });
     const refusal = structured(refused).error;
     say(`Refused (isError: ${String(refused.isError)}), code ${refusal.code}: ${refusal.message}`);
@@ -90,11 +111,15 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000));
     await Promise.race([finished, timeout]);
     const record = JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
-    say(`Final record (${updates} update notification(s)): status ${record.status}, server ${record.output?.serverId} at ${record.output?.ipv4}, until ${record.output?.expiresAt}`);
+    say(
+      `Final record (${updates} update notification(s)): status ${record.status}, server ${record.output?.serverId} at ${record.output?.ipv4}, until ${record.output?.expiresAt}`,
+    );
 
     step(6, "It checks what was spent (get_spending)");
     const spending = structured(await client.callTool({ name: "get_spending", arguments: {} }));
-    say(`Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`);
+    say(
+      `Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`,
+    );
     say(await onChainCeiling(home));
 
     step(7, "Where the record is");
@@ -118,11 +143,18 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
  */
 async function onChainCeiling(home: string): Promise<string> {
   try {
-    const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as { rpcUrl: string; asset: string; owner?: string; agentAddress?: string };
+    const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as {
+      rpcUrl: string;
+      asset: string;
+      owner?: string;
+      agentAddress?: string;
+    };
     if (!info.owner || !info.agentAddress) return "The wallet pays from its own account (no delegate mode).";
     const { createRpcChain } = await import("../engine/index.js");
     const { associatedTokenAddress } = await import("../domain/token.js");
-    const account = await (await createRpcChain(info.rpcUrl)).tokenAccount(await associatedTokenAddress(info.owner, info.asset));
+    const account = await (
+      await createRpcChain(info.rpcUrl)
+    ).tokenAccount(await associatedTokenAddress(info.owner, info.asset));
     const left = account?.delegate === info.agentAddress ? account.delegatedAmount : 0n;
     return (
       `On chain, the agent key ${info.agentAddress} may still spend ${formatDecimal(left)} USDC of the demo wallet's ${formatDecimal(account?.amount ?? 0n)} USDC ` +

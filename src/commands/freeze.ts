@@ -39,8 +39,14 @@ export async function freezeCommand(env: NodeJS.ProcessEnv, opts: { reason?: str
   try {
     const by = interactive() ? "terminal" : `${hostname()}/${process.pid}`;
     const { freeze, already } = await j.journal.freeze({ reason: opts.reason?.trim() ?? null, since: Date.now(), by });
-    out(already ? `Payments were already frozen (${describeFreeze(freeze)}); the freeze stays as it was.` : `Payments are frozen (${describeFreeze(freeze)}).`);
-    out(`No server on this journal (${j.journal.location}) signs a new payment until a person unfreezes payments at a terminal.`);
+    out(
+      already
+        ? `Payments were already frozen (${describeFreeze(freeze)}); the freeze stays as it was.`
+        : `Payments are frozen (${describeFreeze(freeze)}).`,
+    );
+    out(
+      `No server on this journal (${j.journal.location}) signs a new payment until a person unfreezes payments at a terminal.`,
+    );
     out("Purchases whose payment already left are still followed until the chain says where the money went.");
     if (interactive()) out("To lift the freeze, a person runs `paid-actions-mcp unfreeze` at a terminal.");
     return 0;
@@ -64,7 +70,11 @@ export async function unfreezeCommand(env: NodeJS.ProcessEnv): Promise<number> {
     out(`Payments are frozen (${describeFreeze(freeze)}) for every server on the journal ${j.journal.location}.`);
     if (!(await askPin(j.home, "payments stay frozen", err))) return 1;
     const lifted = await j.journal.unfreeze();
-    out(lifted ? "Payments are unfrozen: the servers on this journal pay again, within the limits." : "Payments were unfrozen meanwhile; nothing to do.");
+    out(
+      lifted
+        ? "Payments are unfrozen: the servers on this journal pay again, within the limits."
+        : "Payments were unfrozen meanwhile; nothing to do.",
+    );
     return 0;
   } finally {
     await j.close();

@@ -11,7 +11,10 @@ function pad(text: string, width: number): string {
   return text.length >= width ? text.slice(0, width - 1) + "…" : text.padEnd(width);
 }
 
-export async function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean }): Promise<number> {
+export async function executionsCommand(
+  env: NodeJS.ProcessEnv,
+  opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean },
+): Promise<number> {
   const j = await openJournal(env);
   try {
     const items: ExecutionView[] = opts.attention
@@ -34,7 +37,9 @@ export async function executionsCommand(env: NodeJS.ProcessEnv, opts: { status?:
     }
     const s = await j.engine.spending();
     out();
-    out(`Spent in the last 24 h: ${s.spentLast24h} USDC (${s.reserved} reserved)${s.limits ? ` of ${s.limits.maxPerDay} per day` : ""}. Transcripts: paid-actions-mcp transcript <call>`);
+    out(
+      `Spent in the last 24 h: ${s.spentLast24h} USDC (${s.reserved} reserved)${s.limits ? ` of ${s.limits.maxPerDay} per day` : ""}. Transcripts: paid-actions-mcp transcript <call>`,
+    );
     return 0;
   } finally {
     await j.close();
@@ -56,7 +61,11 @@ function summarize(entry: Record<string, unknown>): string {
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
-export async function transcriptCommand(env: NodeJS.ProcessEnv, callId: string | undefined, opts: { json?: boolean; limit?: number }): Promise<number> {
+export async function transcriptCommand(
+  env: NodeJS.ProcessEnv,
+  callId: string | undefined,
+  opts: { json?: boolean; limit?: number },
+): Promise<number> {
   const j = await openJournal(env);
   try {
     if (!callId) {

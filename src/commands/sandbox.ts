@@ -56,7 +56,9 @@ export function readApiKeyFile(path: string): string[] {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) return;
     if (!VALID_KEY.test(line)) {
-      throw new ApiKeySourceError(`API key file ${path}, line ${i + 1}: an API key is 8-512 printable ASCII characters without spaces`);
+      throw new ApiKeySourceError(
+        `API key file ${path}, line ${i + 1}: an API key is 8-512 printable ASCII characters without spaces`,
+      );
     }
     keys.push(line);
   });
@@ -72,7 +74,9 @@ export function collectApiKeys(o: Pick<SandboxCommandOptions, "apiKeys" | "apiKe
     .filter((k) => k.length > 0);
   for (const k of fromEnv) {
     if (!VALID_KEY.test(k)) {
-      throw new ApiKeySourceError("PAID_ACTIONS_SANDBOX_API_KEYS: an API key is 8-512 printable ASCII characters without spaces (keys are separated by commas)");
+      throw new ApiKeySourceError(
+        "PAID_ACTIONS_SANDBOX_API_KEYS: an API key is 8-512 printable ASCII characters without spaces (keys are separated by commas)",
+      );
     }
   }
   const all = [...(o.apiKeys ?? []), ...(o.apiKeyFiles ?? []).flatMap(readApiKeyFile), ...fromEnv];
@@ -100,9 +104,15 @@ export async function sandboxCommand(o: SandboxCommandOptions, version: string):
       `  Network:     ${sandbox.network} (devnet, emulated)`,
       `  USDC mint:   ${sandbox.asset}`,
       `  Wallet:      ${sandbox.walletPath} (the demo wallet, 1000 USDC at genesis: the owner)`,
-      ...(sandbox.agentKeyPath ? [`  Agent key:   ${sandbox.agentKeyPath} (${sandbox.agentAddress}: spends the owner's USDC as its delegate, ${formatDecimal(DEMO_ALLOWANCE)} USDC granted on first start)`] : []),
+      ...(sandbox.agentKeyPath
+        ? [
+            `  Agent key:   ${sandbox.agentKeyPath} (${sandbox.agentAddress}: spends the owner's USDC as its delegate, ${formatDecimal(DEMO_ALLOWANCE)} USDC granted on first start)`,
+          ]
+        : []),
       `  State:       ${sandbox.home} (sandbox.json has the above)`,
-      ...(o.allowPrivateWebhooks ? ["  Webhooks:    private and loopback receivers allowed (--allow-private-webhooks)"] : []),
+      ...(o.allowPrivateWebhooks
+        ? ["  Webhooks:    private and loopback receivers allowed (--allow-private-webhooks)"]
+        : []),
       "",
     ].join("\n"),
   );

@@ -73,7 +73,9 @@ export async function serve(env: NodeJS.ProcessEnv, version: string, io: ServeIo
   const providerDelayMs = delay !== undefined && /^\d{1,7}$/.test(delay) ? Number(delay) : undefined;
   const serving = prepareServing({ env, log, sandbox: providerDelayMs !== undefined ? { providerDelayMs } : {} });
   if (!serving.configResult.ok) {
-    log(`configuration problems — every paying tool will refuse until they are fixed: ${serving.configResult.issues.map((i) => `${i.key}: ${i.message}`).join("; ")}`);
+    log(
+      `configuration problems — every paying tool will refuse until they are fixed: ${serving.configResult.issues.map((i) => `${i.key}: ${i.message}`).join("; ")}`,
+    );
   }
   const surface = createMcpSurface({
     host: serving.host,
@@ -82,8 +84,13 @@ export async function serve(env: NodeJS.ProcessEnv, version: string, io: ServeIo
     approvalTimeoutMs: io.approvalTimeoutMs,
     onStarted: (pa) => {
       const sandbox = serving.started()?.sandbox;
-      if (sandbox) log(`sandbox mode: ${sandbox.owned ? "started" : "reusing"} the embedded reference service at ${sandbox.info.baseUrl}`);
-      log(`started; journal: ${pa.journal.kind} at ${pa.journal.location}${pa.config ? "" : " (configuration invalid: nothing will be paid)"}`);
+      if (sandbox)
+        log(
+          `sandbox mode: ${sandbox.owned ? "started" : "reusing"} the embedded reference service at ${sandbox.info.baseUrl}`,
+        );
+      log(
+        `started; journal: ${pa.journal.kind} at ${pa.journal.location}${pa.config ? "" : " (configuration invalid: nothing will be paid)"}`,
+      );
     },
   });
   io.onSurface?.(surface);
@@ -103,7 +110,10 @@ export async function serve(env: NodeJS.ProcessEnv, version: string, io: ServeIo
       }
     })());
 
-  const transport = new Watched(io.transport ?? new StdioServerTransport(io.stdin, io.stdout), () => void stop("the client closed the connection"));
+  const transport = new Watched(
+    io.transport ?? new StdioServerTransport(io.stdin, io.stdout),
+    () => void stop("the client closed the connection"),
+  );
   const handle = serveStdio(surface.factory, { transport, onerror: (e) => log(`protocol: ${e.message}`) });
   if (io.signal?.aborted) void stop(String(io.signal.reason));
   io.signal?.addEventListener("abort", () => void stop(String(io.signal?.reason ?? "stopped")), { once: true });

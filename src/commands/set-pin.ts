@@ -4,7 +4,16 @@
  * Only at an interactive terminal, without echo; the current PIN is asked first when one is
  * set. The PIN is kept only as a salted scrypt hash (see engine/approvals/pin.ts).
  */
-import { clearPin, loadConfig, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "../engine/index.js";
+import {
+  clearPin,
+  loadConfig,
+  pinFileProblem,
+  pinIsSet,
+  pinPath,
+  pinProblem,
+  setPin,
+  verifyPin,
+} from "../engine/index.js";
 import { interactive, NO_TTY, readLine, wrongPinDelay } from "./tty.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
@@ -41,7 +50,9 @@ export async function setPinCommand(env: NodeJS.ProcessEnv, opts: { clear?: bool
   }
   if (opts.clear) {
     await clearPin(home);
-    out("The approval PIN is removed: approving a payment now needs only the typed confirmation (terminal) or the click (console).");
+    out(
+      "The approval PIN is removed: approving a payment now needs only the typed confirmation (terminal) or the click (console).",
+    );
     return 0;
   }
   const pin = await readLine("New approval PIN (at least 4 characters): ", { hidden: true });

@@ -28,26 +28,41 @@ async function serve(args: string[], x: CommandRun): Promise<number> {
   const { serve } = await import("./serve.js");
   // A turn after the server listens, so the handshake never waits for the module's load
   // (serve answers at once and opens the journal later); one line and exit 1 if it fails.
-  setImmediate(() =>
-    void x.sqliteProblem().then((problem) => {
-      if (problem) process.stderr.write(`${problem}\n`, () => process.exit(1));
-    }),
+  setImmediate(
+    () =>
+      void x.sqliteProblem().then((problem) => {
+        if (problem) process.stderr.write(`${problem}\n`, () => process.exit(1));
+      }),
   );
   return serve(x.env, x.version);
 }
 
 async function executions(args: string[], x: CommandRun): Promise<number> {
-  const { values } = parse(args, { status: { type: "string" }, action: { type: "string" }, limit: { type: "string" }, attention: { type: "boolean" }, json: { type: "boolean" } });
+  const { values } = parse(args, {
+    status: { type: "string" },
+    action: { type: "string" },
+    limit: { type: "string" },
+    attention: { type: "boolean" },
+    json: { type: "boolean" },
+  });
   if (values.help) return x.help();
-  if (values.status !== undefined && !EXECUTION_STATUSES.includes(values.status)) throw new UsageError(`--status must be one of ${EXECUTION_STATUSES.join(", ")}`);
+  if (values.status !== undefined && !EXECUTION_STATUSES.includes(values.status))
+    throw new UsageError(`--status must be one of ${EXECUTION_STATUSES.join(", ")}`);
   const { executionsCommand } = await import("./journal-commands.js");
-  return executionsCommand(x.env, { status: values.status, action: values.action, limit: intOption(values.limit, "limit", 1, 100), attention: values.attention, json: values.json });
+  return executionsCommand(x.env, {
+    status: values.status,
+    action: values.action,
+    limit: intOption(values.limit, "limit", 1, 100),
+    attention: values.attention,
+    json: values.json,
+  });
 }
 
 async function approve(args: string[], x: CommandRun): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: "boolean" } }, 1);
   if (values.help) return x.help();
-  if (values.json && positionals[0] !== undefined) throw new UsageError("--json is for the list; deciding on an approval needs a person at a terminal");
+  if (values.json && positionals[0] !== undefined)
+    throw new UsageError("--json is for the list; deciding on an approval needs a person at a terminal");
   const { approveCommand } = await import("./approve.js");
   return approveCommand(x.env, positionals[0], { json: values.json });
 }
@@ -67,16 +82,26 @@ async function audit(args: string[], x: CommandRun): Promise<number> {
   const { auditCommand, parseSince } = await import("./audit.js");
   const since = values.since === undefined ? undefined : parseSince(values.since);
   if (values.since !== undefined && since === undefined) {
-    throw new UsageError(`--since must be an ISO date or datetime such as 2026-11-01 or 2026-11-01T12:00:00Z, not ${JSON.stringify(values.since.slice(0, 60))}`);
+    throw new UsageError(
+      `--since must be an ISO date or datetime such as 2026-11-01 or 2026-11-01T12:00:00Z, not ${JSON.stringify(values.since.slice(0, 60))}`,
+    );
   }
   return auditCommand(x.env, { since, json: values.json });
 }
 
 async function allowance(args: string[], x: CommandRun): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: "boolean" }, "owner-keypair": { type: "string" }, unsigned: { type: "boolean" } }, 2);
+  const { values, positionals } = parse(
+    args,
+    { json: { type: "boolean" }, "owner-keypair": { type: "string" }, unsigned: { type: "boolean" } },
+    2,
+  );
   if (values.help) return x.help();
   const { allowanceCommand } = await import("./allowance.js");
-  return allowanceCommand(x.env, allowanceAction(positionals, values), { json: values.json, ownerKeypair: values["owner-keypair"], unsigned: values.unsigned });
+  return allowanceCommand(x.env, allowanceAction(positionals, values), {
+    json: values.json,
+    ownerKeypair: values["owner-keypair"],
+    unsigned: values.unsigned,
+  });
 }
 
 async function sandbox(args: string[], x: CommandRun): Promise<number> {
@@ -125,7 +150,10 @@ export const COMMANDS: Record<string, Command> = {
       const { values, positionals } = parse(args, { limit: { type: "string" }, json: { type: "boolean" } }, 1);
       if (values.help) return x.help();
       const { transcriptCommand } = await import("./journal-commands.js");
-      return transcriptCommand(x.env, positionals[0], { limit: intOption(values.limit, "limit", 1, 1000), json: values.json });
+      return transcriptCommand(x.env, positionals[0], {
+        limit: intOption(values.limit, "limit", 1, 1000),
+        json: values.json,
+      });
     },
   },
   approve: { sqlite: true, run: approve },
@@ -140,7 +168,8 @@ export const COMMANDS: Record<string, Command> = {
   freeze: { sqlite: true, run: freeze },
   unfreeze: {
     sqlite: true,
-    run: async (args, x) => (parse(args, {}).values.help ? x.help() : (await import("./freeze.js")).unfreezeCommand(x.env)),
+    run: async (args, x) =>
+      parse(args, {}).values.help ? x.help() : (await import("./freeze.js")).unfreezeCommand(x.env),
   },
   doctor: {
     sqlite: false,
@@ -153,7 +182,10 @@ export const COMMANDS: Record<string, Command> = {
     run: async (args, x) => {
       const { values } = parse(args, { port: { type: "string" }, "no-open": { type: "boolean" } });
       if (values.help) return x.help();
-      return (await import("./console.js")).consoleCommand(x.env, { port: intOption(values.port, "port", 1, 65_535), open: !values["no-open"] });
+      return (await import("./console.js")).consoleCommand(x.env, {
+        port: intOption(values.port, "port", 1, 65_535),
+        open: !values["no-open"],
+      });
     },
   },
   sandbox: { sqlite: true, run: sandbox },

@@ -20,14 +20,18 @@ export function interactive(t: Terminal = real()): boolean {
 }
 
 /** The one line said when a command needs a person and has no terminal (and where else it can be done). */
-export const NO_TTY = (what: string, orConsole = true) => `${what} needs a person at an interactive terminal${orConsole ? ", or in the paid-actions console" : ""}`;
+export const NO_TTY = (what: string, orConsole = true) =>
+  `${what} needs a person at an interactive terminal${orConsole ? ", or in the paid-actions console" : ""}`;
 
 /**
  * Reads one line from the terminal in raw mode, echoing it unless `hidden`. Resolves with
  * the line, or undefined on Ctrl-C, Ctrl-D at an empty line, or the end of input. Restores
  * the terminal's mode and releases stdin when done.
  */
-export function readLine(prompt: string, o: { hidden?: boolean; terminal?: Terminal } = {}): Promise<string | undefined> {
+export function readLine(
+  prompt: string,
+  o: { hidden?: boolean; terminal?: Terminal } = {},
+): Promise<string | undefined> {
   const { input, output } = o.terminal ?? real();
   return new Promise((resolve) => {
     let line = "";

@@ -6,7 +6,17 @@
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { approvalReview, freezeView, PaidActionError, pendingReviews, pinIsSet, recentCalls, spendingBreakdown, verifyPin, view } from "../engine/index.js";
+import {
+  approvalReview,
+  freezeView,
+  PaidActionError,
+  pendingReviews,
+  pinIsSet,
+  recentCalls,
+  spendingBreakdown,
+  verifyPin,
+  view,
+} from "../engine/index.js";
 import type { ConsoleDeps } from "./deps.js";
 import type { EventHub } from "./events.js";
 import { ApiError, readJsonBody, sendJson } from "./respond.js";
@@ -28,14 +38,22 @@ export interface ApiContext {
   auditRun?: Promise<unknown>;
 }
 
-type Handler = (c: ApiContext, m: RegExpExecArray, req: IncomingMessage, res: ServerResponse, session: Session, url: URL) => Promise<void>;
+type Handler = (
+  c: ApiContext,
+  m: RegExpExecArray,
+  req: IncomingMessage,
+  res: ServerResponse,
+  session: Session,
+  url: URL,
+) => Promise<void>;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function intParam(url: URL, name: string, min: number, max: number, fallback: number): number {
   const v = url.searchParams.get(name);
   if (v === null || v === "") return fallback;
-  if (!/^\d{1,6}$/.test(v) || Number(v) < min || Number(v) > max) throw new ApiError(400, "invalid_input", `${name} must be an integer from ${min} to ${max}`);
+  if (!/^\d{1,6}$/.test(v) || Number(v) < min || Number(v) > max)
+    throw new ApiError(400, "invalid_input", `${name} must be an integer from ${min} to ${max}`);
   return Number(v);
 }
 
@@ -49,10 +67,15 @@ function serviceName(c: ApiContext): string {
 async function requirePin(c: ApiContext, body: Record<string, unknown>): Promise<void> {
   if (!pinIsSet(c.d.home)) return;
   const pin = typeof body.pin === "string" && body.pin.length > 0 ? body.pin : undefined;
-  if (pin === undefined) throw new ApiError(403, "pin_invalid", "an approval PIN is set: enter it to approve or decline");
+  if (pin === undefined)
+    throw new ApiError(403, "pin_invalid", "an approval PIN is set: enter it to approve or decline");
   const check = c.pinTurn.then(async () => {
     const ok = await verifyPin(c.d.home, pin).catch(() => {
-      throw new ApiError(500, "pin_unreadable", "the approval PIN's file in the home dir (approval-pin) cannot be read, so no PIN is accepted: delete that file and set the PIN again at a terminal");
+      throw new ApiError(
+        500,
+        "pin_unreadable",
+        "the approval PIN's file in the home dir (approval-pin) cannot be read, so no PIN is accepted: delete that file and set the PIN again at a terminal",
+      );
     });
     if (!ok) await sleep(PIN_DELAY_MS);
     return ok;
@@ -72,7 +95,8 @@ async function decide(c: ApiContext, m: RegExpExecArray, req: IncomingMessage, r
     if (what === "approve") await c.d.engine.approve(id, "console");
     else await c.d.engine.decline(id, "console");
   } catch (e) {
-    if (e instanceof PaidActionError && e.code === "approval_invalid") throw new ApiError(409, "approval_invalid", e.message);
+    if (e instanceof PaidActionError && e.code === "approval_invalid")
+      throw new ApiError(409, "approval_invalid", e.message);
     throw e;
   }
   c.d.log(`console: approval ${id} ${what === "approve" ? "approved" : "declined"} by a person`);
@@ -83,10 +107,23 @@ const GET: Array<[RegExp, Handler]> = [
   [
     /^\/api\/session$/,
     async (c, _m, _req, res, session) =>
-      sendJson(res, 200, { csrf: session.csrf, pinRequired: pinIsSet(c.d.home), home: c.d.home, journal: c.d.journal.location, version: c.version, service: serviceName(c) }),
+      sendJson(res, 200, {
+        csrf: session.csrf,
+        pinRequired: pinIsSet(c.d.home),
+        home: c.d.home,
+        journal: c.d.journal.location,
+        version: c.version,
+        service: serviceName(c),
+      }),
   ],
-  [/^\/api\/approvals$/, async (c, _m, _req, res) => sendJson(res, 200, { items: await pendingReviews(c.d.journal, c.d.config, c.d.now()) })],
-  [/^\/api\/freeze$/, async (c, _m, _req, res) => sendJson(res, 200, { freeze: freezeView(await c.d.journal.frozen()) })],
+  [
+    /^\/api\/approvals$/,
+    async (c, _m, _req, res) => sendJson(res, 200, { items: await pendingReviews(c.d.journal, c.d.config, c.d.now()) }),
+  ],
+  [
+    /^\/api\/freeze$/,
+    async (c, _m, _req, res) => sendJson(res, 200, { freeze: freezeView(await c.d.journal.frozen()) }),
+  ],
   [
     new RegExp(`^/api/approvals/${ID}$`),
     async (c, m, _req, res) => {
@@ -99,9 +136,15 @@ const GET: Array<[RegExp, Handler]> = [
     /^\/api\/executions$/,
     async (c, _m, _req, res, _s, url) => {
       const status = url.searchParams.get("status") || undefined;
-      if (status !== undefined && !STATUSES.has(status)) throw new ApiError(400, "invalid_input", `status must be one of ${[...STATUSES].join(", ")}`);
+      if (status !== undefined && !STATUSES.has(status))
+        throw new ApiError(400, "invalid_input", `status must be one of ${[...STATUSES].join(", ")}`);
       const action = url.searchParams.get("action") || undefined;
-      const page = await c.d.engine.listExecutions({ status, action, limit: intParam(url, "limit", 1, 100, 20), cursor: url.searchParams.get("cursor") || undefined });
+      const page = await c.d.engine.listExecutions({
+        status,
+        action,
+        limit: intParam(url, "limit", 1, 100, 20),
+        cursor: url.searchParams.get("cursor") || undefined,
+      });
       sendJson(res, 200, { items: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
     },
   ],
@@ -109,7 +152,8 @@ const GET: Array<[RegExp, Handler]> = [
     new RegExp(`^/api/executions/${ID}$`),
     async (c, m, _req, res) => {
       const id = m[1]!;
-      const intent = (await c.d.journal.intentByExecution(id)) ?? (id.startsWith("int_") ? await c.d.journal.intent(id) : undefined);
+      const intent =
+        (await c.d.journal.intentByExecution(id)) ?? (id.startsWith("int_") ? await c.d.journal.intent(id) : undefined);
       if (!intent) throw new ApiError(404, "not_found", `no execution or purchase ${id} in the journal`);
       const { timeline, transcripts } = await timelineOf(c.d.journal, c.d.transcripts, intent);
       sendJson(res, 200, { execution: view(intent), timeline, transcripts });
@@ -118,7 +162,10 @@ const GET: Array<[RegExp, Handler]> = [
   [
     /^\/api\/spending$/,
     async (c, _m, _req, res) => {
-      const [spending, breakdown] = await Promise.all([c.d.engine.spending(), spendingBreakdown(c.d.journal, c.d.config, c.d.now())]);
+      const [spending, breakdown] = await Promise.all([
+        c.d.engine.spending(),
+        spendingBreakdown(c.d.journal, c.d.config, c.d.now()),
+      ]);
       sendJson(res, 200, { ...spending, ...breakdown });
     },
   ],
@@ -126,14 +173,21 @@ const GET: Array<[RegExp, Handler]> = [
     /^\/api\/transcripts$/,
     async (c, _m, _req, res, _s, url) => {
       const calls = await recentCalls(c.d.journal, c.d.transcripts, intParam(url, "limit", 1, 1000, 50));
-      sendJson(res, 200, { items: calls.map((r) => ({ callId: r.callId, at: r.at, host: r.host, path: r.path ?? null })) });
+      sendJson(res, 200, {
+        items: calls.map((r) => ({ callId: r.callId, at: r.at, host: r.host, path: r.path ?? null })),
+      });
     },
   ],
   [
     new RegExp(`^/api/transcripts/${ID}$`),
     async (c, m, _req, res) => {
       const entries = c.d.transcripts.read(m[1]!);
-      if (!entries) throw new ApiError(404, "not_found", `no transcript ${m[1]} in ${c.d.transcripts.dir} (a call made on another host keeps its transcript there)`);
+      if (!entries)
+        throw new ApiError(
+          404,
+          "not_found",
+          `no transcript ${m[1]} in ${c.d.transcripts.dir} (a call made on another host keeps its transcript there)`,
+        );
       // Redacted when written; masked again in case this process knows more secrets now.
       sendJson(res, 200, { callId: m[1], entries: c.d.transcripts.redact(entries) });
     },
@@ -145,17 +199,29 @@ const GET: Array<[RegExp, Handler]> = [
       try {
         sendJson(res, 200, { report: await run });
       } catch (e) {
-        throw new ApiError(503, "audit_unavailable", `the audit cannot tell whether the journal and the chain agree: ${c.d.transcripts.scrub((e as Error).message)}`);
+        throw new ApiError(
+          503,
+          "audit_unavailable",
+          `the audit cannot tell whether the journal and the chain agree: ${c.d.transcripts.scrub((e as Error).message)}`,
+        );
       }
     },
   ],
   [/^\/api\/events$/, async (c, _m, req, res) => c.events.open(req, res)],
 ];
 
-const POST: Array<[RegExp, Handler]> = [[new RegExp(`^/api/approvals/${ID}/(approve|decline)$`), (c, m, req, res) => decide(c, m, req, res)]];
+const POST: Array<[RegExp, Handler]> = [
+  [new RegExp(`^/api/approvals/${ID}/(approve|decline)$`), (c, m, req, res) => decide(c, m, req, res)],
+];
 
 /** Answers one authenticated /api request (the server has checked Host, cookie and, for writes, Origin and CSRF). */
-export async function handleApi(c: ApiContext, req: IncomingMessage, res: ServerResponse, session: Session, url: URL): Promise<void> {
+export async function handleApi(
+  c: ApiContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  session: Session,
+  url: URL,
+): Promise<void> {
   // No HEAD here: it would open an event stream, or run an audit, for nothing.
   const method = req.method;
   const table = method === "GET" ? GET : method === "POST" ? POST : undefined;
@@ -172,7 +238,16 @@ export async function handleApi(c: ApiContext, req: IncomingMessage, res: Server
 export function apiErrorOf(e: unknown, scrub: (text: string) => string): ApiError {
   if (e instanceof ApiError) return e;
   if (e instanceof PaidActionError) {
-    const status = e.code === "not_found" ? 404 : e.code === "invalid_input" ? 400 : e.code === "config_invalid" ? 503 : e.code.startsWith("approval_") ? 409 : 500;
+    const status =
+      e.code === "not_found"
+        ? 404
+        : e.code === "invalid_input"
+          ? 400
+          : e.code === "config_invalid"
+            ? 503
+            : e.code.startsWith("approval_")
+              ? 409
+              : 500;
     return new ApiError(status, e.code, scrub(e.message));
   }
   return new ApiError(500, "internal", `the console could not answer: ${scrub((e as Error)?.message ?? String(e))}`);

@@ -43,7 +43,11 @@ export class EventHub {
 
   /** Takes over a request as an event stream: the pending approvals at once, then changes. */
   async open(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive", "X-Accel-Buffering": "no" });
+    res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no",
+    });
     res.write("retry: 2000\n\n");
     this.clients.add(res);
     const gone = () => this.drop(res);
@@ -122,7 +126,12 @@ export class EventHub {
       this.broadcast("freeze", JSON.parse(freeze));
     }
     const rows = await this.d.journal.executions({ before: Number.MAX_SAFE_INTEGER, beforeId: "~", limit: WATCHED });
-    const seen = new Map(rows.map((i) => [i.executionId ?? i.intentId, `${i.execStatus ?? ""}|${i.state}|${i.settlement}|${i.refundState}`]));
+    const seen = new Map(
+      rows.map((i) => [
+        i.executionId ?? i.intentId,
+        `${i.execStatus ?? ""}|${i.state}|${i.settlement}|${i.refundState}`,
+      ]),
+    );
     const before = this.executions;
     this.executions = seen;
     if (!before) return;

@@ -45,7 +45,7 @@ export function loginPageHtml(origin: string, token: string, next: string): stri
     `<form method="post" action="${escapeHtml(origin)}/login">`,
     `<input type="hidden" name="token" value="${escapeHtml(token)}">`,
     `<input type="hidden" name="next" value="${escapeHtml(next)}">`,
-    "<p>Signing in to the paid-actions console… <button type=\"submit\">Continue</button></p>",
+    '<p>Signing in to the paid-actions console… <button type="submit">Continue</button></p>',
     "</form>",
     `<script>${SUBMIT}</script>`,
     "</body></html>",
@@ -81,7 +81,12 @@ export interface LoginPages {
   close(): void;
 }
 
-export function createLoginPages(o: { home: string; origin: () => string; ttlMs: number; log?: (line: string) => void }): LoginPages {
+export function createLoginPages(o: {
+  home: string;
+  origin: () => string;
+  ttlMs: number;
+  log?: (line: string) => void;
+}): LoginPages {
   /** digest(token) -> its page */
   const pages = new Map<string, { path: string; timer: NodeJS.Timeout }>();
   let swept = false;

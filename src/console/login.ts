@@ -29,7 +29,12 @@ function redeem(guard: Guard, pages: LoginPages, token: string | null | undefine
 }
 
 function refuse(res: ServerResponse): void {
-  sendPage(res, 403, "This console link does not work", `A console link works once, for 10 minutes. For a new one, ${FORBIDDEN}.`);
+  sendPage(
+    res,
+    403,
+    "This console link does not work",
+    `A console link works once, for 10 minutes. For a new one, ${FORBIDDEN}.`,
+  );
 }
 
 /** The same-origin hop to `next` after a form login (see the module comment). */
@@ -38,7 +43,11 @@ function sendHop(res: ServerResponse, cookie: string, next: string): void {
   const body =
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=${href}">` +
     `<title>paid-actions console</title></head><body><p>Signed in. <a href="${href}">Continue to the console</a>.</p></body></html>\n`;
-  res.writeHead(200, { "Set-Cookie": cookie, "Content-Type": "text/html; charset=utf-8", "Content-Length": Buffer.byteLength(body) });
+  res.writeHead(200, {
+    "Set-Cookie": cookie,
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -51,14 +60,21 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) throw new ApiError(413, "invalid_input", `a sign-in form is at most ${MAX_FORM_BYTES} bytes`);
+    if (size > MAX_FORM_BYTES)
+      throw new ApiError(413, "invalid_input", `a sign-in form is at most ${MAX_FORM_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
 }
 
 /** Answers GET and POST /login (any other method: 405, and no token is spent). */
-export async function handleLogin(req: IncomingMessage, res: ServerResponse, url: URL, guard: Guard, pages: LoginPages): Promise<void> {
+export async function handleLogin(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  guard: Guard,
+  pages: LoginPages,
+): Promise<void> {
   const method = req.method ?? "GET";
   if (method === "GET") {
     const cookie = redeem(guard, pages, url.searchParams.get("token"));
@@ -72,7 +88,12 @@ export async function handleLogin(req: IncomingMessage, res: ServerResponse, url
   // foreign site's form is refused before its token is looked at, so it cannot spend one.
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== "null" && !guard.originAllowed(origin, req.headers.host)) {
-    return sendPage(res, 403, "This console link does not work", `A sign-in form must come from the console's own sign-in page. For a new one, ${FORBIDDEN}.`);
+    return sendPage(
+      res,
+      403,
+      "This console link does not work",
+      `A sign-in form must come from the console's own sign-in page. For a new one, ${FORBIDDEN}.`,
+    );
   }
   const form = await readForm(req);
   const cookie = redeem(guard, pages, form.get("token"));

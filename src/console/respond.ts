@@ -18,7 +18,10 @@ export class ApiError extends Error {
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) });
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -54,13 +57,15 @@ export async function readJsonBody(req: IncomingMessage, limit = 16 * 1024): Pro
   }
   if (size === 0) return {};
   const type = req.headers["content-type"] ?? "";
-  if (!/^application\/json\s*(;|$)/i.test(type)) throw new ApiError(415, "invalid_input", "the request body must be JSON (Content-Type: application/json)");
+  if (!/^application\/json\s*(;|$)/i.test(type))
+    throw new ApiError(415, "invalid_input", "the request body must be JSON (Content-Type: application/json)");
   let value: unknown;
   try {
     value = JSON.parse(Buffer.concat(chunks).toString("utf8"));
   } catch {
     throw new ApiError(400, "invalid_input", "the request body is not valid JSON");
   }
-  if (!value || typeof value !== "object" || Array.isArray(value)) throw new ApiError(400, "invalid_input", "the request body must be a JSON object");
+  if (!value || typeof value !== "object" || Array.isArray(value))
+    throw new ApiError(400, "invalid_input", "the request body must be a JSON object");
   return value as Record<string, unknown>;
 }

@@ -21,7 +21,8 @@ export type { ConsoleDeps, ConsoleHandle, ConsoleLogin } from "./deps.js";
 
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
+      .version;
   } catch {
     return "unknown";
   }
@@ -47,7 +48,12 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
   const log = deps.log ?? (() => undefined);
   let port = 0;
   const guard = new Guard(() => port, now);
-  const pages = createLoginPages({ home: deps.home, origin: () => `http://127.0.0.1:${port}`, ttlMs: LOGIN_TTL_MS, log });
+  const pages = createLoginPages({
+    home: deps.home,
+    origin: () => `http://127.0.0.1:${port}`,
+    ttlMs: LOGIN_TTL_MS,
+    log,
+  });
   const events = new EventHub({ journal: deps.journal, config: deps.config, now, log });
   const files = new StaticFiles();
   const ctx: ApiContext = { d: { ...deps, now, log }, events, version: version(), pinTurn: Promise.resolve() };
@@ -61,11 +67,18 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
     const session = guard.session(req.headers.cookie);
     if (!session) {
       if (api) return sendError(res, 401, "unauthorized", `no console session: ${FORBIDDEN}`);
-      return sendPage(res, 401, "paid-actions console", `This page needs a console session: ${FORBIDDEN} and use the link it prints.`);
+      return sendPage(
+        res,
+        401,
+        "paid-actions console",
+        `This page needs a console session: ${FORBIDDEN} and use the link it prints.`,
+      );
     }
     if (!reading) {
-      if (!guard.originAllowed(req.headers.origin, req.headers.host)) return sendError(res, 403, "forbidden", "a write must come from the console's own page (Origin)");
-      if (!guard.csrfValid(session, req.headers["x-csrf-token"])) return sendError(res, 403, "forbidden", "a write needs the session's X-CSRF-Token (from GET /api/session)");
+      if (!guard.originAllowed(req.headers.origin, req.headers.host))
+        return sendError(res, 403, "forbidden", "a write must come from the console's own page (Origin)");
+      if (!guard.csrfValid(session, req.headers["x-csrf-token"]))
+        return sendError(res, 403, "forbidden", "a write needs the session's X-CSRF-Token (from GET /api/session)");
     }
     if (api) return handleApi(ctx, req, res, session, url);
     if (!reading) return sendText(res, 405, "Method not allowed.\n");

@@ -60,7 +60,11 @@ export class StaticFiles {
   /** Serves index.html for a page route. */
   async page(res: ServerResponse): Promise<void> {
     if (!(await this.send(res, resolve(this.dir, "index.html")))) {
-      sendText(res, 500, "The console's page is missing from this installation (dist/console/assets/index.html); reinstall paid-actions-mcp or run npm run build.\n");
+      sendText(
+        res,
+        500,
+        "The console's page is missing from this installation (dist/console/assets/index.html); reinstall paid-actions-mcp or run npm run build.\n",
+      );
     }
   }
 
@@ -68,7 +72,10 @@ export class StaticFiles {
     try {
       if (!(await stat(path)).isFile()) return false;
       const body = await readFile(path);
-      res.writeHead(200, { "Content-Type": CONTENT_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream", "Content-Length": body.length });
+      res.writeHead(200, {
+        "Content-Type": CONTENT_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream",
+        "Content-Length": body.length,
+      });
       res.end(body);
       return true;
     } catch {

@@ -8,7 +8,8 @@
 import { formatDecimal } from "../domain/money.js";
 import type { Intent, JournalStore, PaymentRecord, TranscriptEntry, Transcripts } from "../engine/index.js";
 
-export type TimelineStep = "quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error";
+export type TimelineStep =
+  "quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error";
 
 export interface TimelineEntry {
   at: string;
@@ -26,7 +27,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const usdc = (n: bigint | null) => (n === null ? "?" : `${formatDecimal(n)} USDC`);
 
 /** The calls whose transcripts tell of this purchase: its current call and, on this host, earlier ones (an approval's first ask). */
-export async function callsOf(journal: JournalStore, transcripts: Transcripts, intent: Intent): Promise<Array<{ callId: string; entries: TranscriptEntry[] }>> {
+export async function callsOf(
+  journal: JournalStore,
+  transcripts: Transcripts,
+  intent: Intent,
+): Promise<Array<{ callId: string; entries: TranscriptEntry[] }>> {
   const ids = new Set<string>();
   if (intent.callId) ids.add(intent.callId);
   for (const r of await journal.transcriptIndex(CALLS_LOOKED_AT)) {
@@ -44,7 +49,9 @@ export async function callsOf(journal: JournalStore, transcripts: Transcripts, i
 async function paymentsOf(journal: JournalStore, intent: Intent): Promise<PaymentRecord[]> {
   const byQuote = new Map<string, PaymentRecord>();
   // A fresh attempt signs under a new quote: only then are earlier proofs looked for.
-  if (intent.attempt > 0) for (const p of await journal.paymentsSince(intent.createdAt)) if (p.intentId === intent.intentId) byQuote.set(p.quoteId, p);
+  if (intent.attempt > 0)
+    for (const p of await journal.paymentsSince(intent.createdAt))
+      if (p.intentId === intent.intentId) byQuote.set(p.quoteId, p);
   const current = intent.quoteId ? await journal.payment(intent.quoteId) : undefined;
   if (current && current.intentId === intent.intentId) byQuote.set(current.quoteId, current);
   return [...byQuote.values()].sort((a, b) => a.signedAt - b.signedAt);
@@ -71,8 +78,19 @@ function paymentEntries(p: PaymentRecord): TimelineEntry[] {
     });
   }
   if (p.checkedAt !== null) {
-    const title = p.fate === "landed" ? "Payment seen on chain" : p.fate === "never" ? "The payment can never land: nothing was spent" : "Looked for the payment on chain: not seen yet";
-    out.push({ at: iso(p.checkedAt), step: "settlement", title, ...(p.tx ? { transaction: p.tx } : {}), status: p.fate });
+    const title =
+      p.fate === "landed"
+        ? "Payment seen on chain"
+        : p.fate === "never"
+          ? "The payment can never land: nothing was spent"
+          : "Looked for the payment on chain: not seen yet";
+    out.push({
+      at: iso(p.checkedAt),
+      step: "settlement",
+      title,
+      ...(p.tx ? { transaction: p.tx } : {}),
+      status: p.fate,
+    });
   }
   return out;
 }
@@ -80,21 +98,47 @@ function paymentEntries(p: PaymentRecord): TimelineEntry[] {
 function executionEntries(intent: Intent, calls: Array<{ entries: TranscriptEntry[] }>): TimelineEntry[] {
   const out: TimelineEntry[] = [];
   const seen = calls.flatMap((c) => c.entries);
-  const started = seen.find((e) => e.step === "execution" && (e.body as { executionId?: unknown } | undefined)?.executionId === intent.executionId);
+  const started = seen.find(
+    (e) =>
+      e.step === "execution" && (e.body as { executionId?: unknown } | undefined)?.executionId === intent.executionId,
+  );
   const first = started ? String((started.body as { status?: unknown }).status ?? "") : "";
-  if (started) out.push({ at: started.t, step: "execution", title: "Execution started by the service", detail: intent.executionId!, ...(first ? { status: first } : {}) });
-  else if (intent.execution) out.push({ at: intent.execution.createdAt, step: "execution", title: "Execution created by the service (its time)", detail: intent.execution.executionId });
+  if (started)
+    out.push({
+      at: started.t,
+      step: "execution",
+      title: "Execution started by the service",
+      detail: intent.executionId!,
+      ...(first ? { status: first } : {}),
+    });
+  else if (intent.execution)
+    out.push({
+      at: intent.execution.createdAt,
+      step: "execution",
+      title: "Execution created by the service (its time)",
+      detail: intent.execution.executionId,
+    });
   let last = first;
   for (const e of seen) {
     if (e.step !== "status") continue;
     const to = String(e.to);
-    out.push({ at: e.t, step: "execution", title: `Execution ${e.from ? `${String(e.from)} → ` : ""}${to}`, status: to });
+    out.push({
+      at: e.t,
+      step: "execution",
+      title: `Execution ${e.from ? `${String(e.from)} → ` : ""}${to}`,
+      status: to,
+    });
     last = to;
   }
   // The service's own stamp of its last change, when this host saw no change to the current status.
   const now = intent.execStatus;
   if (now && now !== last && intent.execution?.updatedAt) {
-    out.push({ at: intent.execution.updatedAt, step: "execution", title: `Execution ${now} (the service's time)`, status: now });
+    out.push({
+      at: intent.execution.updatedAt,
+      step: "execution",
+      title: `Execution ${now} (the service's time)`,
+      status: now,
+    });
   }
   return out;
 }
@@ -109,45 +153,118 @@ function refundEntries(intent: Intent): TimelineEntry[] {
       : intent.refundState === "pending"
         ? "not yet seen arriving in the wallet: nothing credited back yet"
         : "not seen arriving in the wallet: nothing credited back";
-  return [{ at: iso(intent.refundSeenAt), step: "refund", title: `The service reported ${claimed} refunded`, detail, ...(intent.refund?.transaction ? { transaction: intent.refund.transaction } : {}), status: intent.refundState }];
+  return [
+    {
+      at: iso(intent.refundSeenAt),
+      step: "refund",
+      title: `The service reported ${claimed} refunded`,
+      detail,
+      ...(intent.refund?.transaction ? { transaction: intent.refund.transaction } : {}),
+      status: intent.refundState,
+    },
+  ];
 }
 
 /** The purchase's timeline, oldest first, and the calls whose transcripts tell of it. */
-export async function timelineOf(journal: JournalStore, transcripts: Transcripts, intent: Intent): Promise<{ timeline: TimelineEntry[]; transcripts: string[] }> {
+export async function timelineOf(
+  journal: JournalStore,
+  transcripts: Transcripts,
+  intent: Intent,
+): Promise<{ timeline: TimelineEntry[]; transcripts: string[] }> {
   const [approval, payments, calls] = await Promise.all([
     intent.approvalId ? journal.approval(intent.approvalId) : undefined,
     paymentsOf(journal, intent),
     callsOf(journal, transcripts, intent),
   ]);
-  const t: TimelineEntry[] = [{ at: iso(intent.createdAt), step: "quote", title: `${intent.action} asked for`, detail: `intent ${intent.intentId}` }];
+  const t: TimelineEntry[] = [
+    {
+      at: iso(intent.createdAt),
+      step: "quote",
+      title: `${intent.action} asked for`,
+      detail: `intent ${intent.intentId}`,
+    },
+  ];
   if (intent.quotedAt !== null && intent.quoteId) {
     const expires = intent.quoteExpiresAt !== null ? `; expires ${iso(intent.quoteExpiresAt)}` : "";
-    t.push({ at: iso(intent.quotedAt), step: "quote", title: `Quoted ${usdc(intent.amount)}`, detail: `quote ${intent.quoteId}${intent.payee ? `; payee ${intent.payee}` : ""}${expires}` });
+    t.push({
+      at: iso(intent.quotedAt),
+      step: "quote",
+      title: `Quoted ${usdc(intent.amount)}`,
+      detail: `quote ${intent.quoteId}${intent.payee ? `; payee ${intent.payee}` : ""}${expires}`,
+    });
   }
   if (approval) {
     const inPrompt = approval.decidedAt === approval.createdAt;
-    if (!inPrompt) t.push({ at: iso(approval.createdAt), step: "approval", title: "A person's approval asked for", detail: `approval ${approval.approvalId} for ${usdc(approval.amount)}`, status: "pending" });
+    if (!inPrompt)
+      t.push({
+        at: iso(approval.createdAt),
+        step: "approval",
+        title: "A person's approval asked for",
+        detail: `approval ${approval.approvalId} for ${usdc(approval.amount)}`,
+        status: "pending",
+      });
     if (approval.decidedAt !== null) {
       const title =
-        approval.status === "declined" ? (inPrompt ? "Declined in the host's prompt" : "Declined by a person")
-        : approval.status === "approved" ? "Approved by a person"
-        : inPrompt ? "Approved in the host's prompt"
-        : "The person's approval used by the paying call";
-      t.push({ at: iso(approval.decidedAt), step: "approval", title, detail: `approval ${approval.approvalId}`, status: approval.status });
+        approval.status === "declined"
+          ? inPrompt
+            ? "Declined in the host's prompt"
+            : "Declined by a person"
+          : approval.status === "approved"
+            ? "Approved by a person"
+            : inPrompt
+              ? "Approved in the host's prompt"
+              : "The person's approval used by the paying call";
+      t.push({
+        at: iso(approval.decidedAt),
+        step: "approval",
+        title,
+        detail: `approval ${approval.approvalId}`,
+        status: approval.status,
+      });
     }
   }
   if (intent.budgetAt !== null && intent.budgetState !== "none") {
-    const what = intent.budgetState === "released" ? "released: nothing spent" : intent.budgetState === "spent" ? "counted as spent" : "held until the payment's fate is known";
-    t.push({ at: iso(intent.budgetAt), step: "reservation", title: `${usdc(intent.budgetAmount)} of the budget reserved`, detail: `now ${what}`, status: intent.budgetState });
+    const what =
+      intent.budgetState === "released"
+        ? "released: nothing spent"
+        : intent.budgetState === "spent"
+          ? "counted as spent"
+          : "held until the payment's fate is known";
+    t.push({
+      at: iso(intent.budgetAt),
+      step: "reservation",
+      title: `${usdc(intent.budgetAmount)} of the budget reserved`,
+      detail: `now ${what}`,
+      status: intent.budgetState,
+    });
   }
   for (const p of payments) t.push(...paymentEntries(p));
   t.push(...executionEntries(intent, calls));
   t.push(...refundEntries(intent));
   // The record's last change is when a purchase that stopped was stopped.
   if (intent.error && (intent.state === "refused" || intent.state === "failed" || intent.state === "attention")) {
-    t.push({ at: iso(intent.updatedAt), step: "error", title: `Stopped: ${intent.error.code}`, detail: intent.error.message, status: intent.state });
+    t.push({
+      at: iso(intent.updatedAt),
+      step: "error",
+      title: `Stopped: ${intent.error.code}`,
+      detail: intent.error.message,
+      status: intent.state,
+    });
   }
-  if (intent.attention) t.push({ at: iso(intent.updatedAt), step: "error", title: "Needs a person's attention (as of the last update)", detail: intent.attention, status: intent.state });
+  if (intent.attention)
+    t.push({
+      at: iso(intent.updatedAt),
+      step: "error",
+      title: "Needs a person's attention (as of the last update)",
+      detail: intent.attention,
+      status: intent.state,
+    });
   const order = (e: TimelineEntry) => Date.parse(e.at) || 0;
-  return { timeline: t.map((e, i) => ({ e, i })).sort((a, b) => order(a.e) - order(b.e) || a.i - b.i).map(({ e }) => e), transcripts: calls.map((c) => c.callId) };
+  return {
+    timeline: t
+      .map((e, i) => ({ e, i }))
+      .sort((a, b) => order(a.e) - order(b.e) || a.i - b.i)
+      .map(({ e }) => e),
+    transcripts: calls.map((c) => c.callId),
+  };
 }

@@ -11,7 +11,7 @@ export const DECIMAL_STRING = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
 export const ActionName = z.string().regex(ACTION_NAME, "must look like <category>.<verb>, in [a-z0-9-]");
 
-export const DecimalString = z.string().regex(DECIMAL_STRING, "must be a non-negative decimal string such as \"12.50\"");
+export const DecimalString = z.string().regex(DECIMAL_STRING, 'must be a non-negative decimal string such as "12.50"');
 export type DecimalString = z.infer<typeof DecimalString>;
 
 export const Budget = z.object({ amount: DecimalString, currency: z.string().min(1).max(16) });

@@ -76,7 +76,8 @@ export function makeTrace(d: EngineDeps) {
         intentId: intent.intentId,
         attempt: e.attempt,
         request: { method: e.method, path: e.path, headers: e.requestHeaders, body: e.requestBody },
-        response: e.status === undefined ? null : { status: e.status, headers: e.responseHeaders, body: e.responseBody },
+        response:
+          e.status === undefined ? null : { status: e.status, headers: e.responseHeaders, body: e.responseBody },
         ...(e.error ? { error: e.error } : {}),
         durationMs: e.durationMs,
       });

@@ -31,14 +31,29 @@ import { checkRefund, checkSettlement } from "./chain/settlement.js";
 import { STATES } from "./model/states.js";
 import { restartable, resting } from "./model/transitions.js";
 import { Turns } from "./intent/turns.js";
-import type { ExecutionEvent, ExecutionView, Intent, IntentPatch, PaidCall, PayOptions, PayRequest } from "./model/types.js";
+import type {
+  ExecutionEvent,
+  ExecutionView,
+  Intent,
+  IntentPatch,
+  PaidCall,
+  PayOptions,
+  PayRequest,
+} from "./model/types.js";
 
 export type { EngineDeps } from "./context.js";
 export { STEPS, type Step } from "./model/types.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** What a resumed intent may end with that is no news for the log. */
-const QUIET_ON_RESUME = new Set(["approval_required", "budget_exceeded", "action_not_allowed", "quote_expired", "cancelled", "frozen"]);
+const QUIET_ON_RESUME = new Set([
+  "approval_required",
+  "budget_exceeded",
+  "action_not_allowed",
+  "quote_expired",
+  "cancelled",
+  "frozen",
+]);
 
 /** Errors after which a call may wait a little and look again: the outcome is being settled. */
 const WAITABLE = new Set(["outcome_unknown", "busy"]);
@@ -72,14 +87,21 @@ export class Engine extends EventEmitter {
    * misspelt key caps nothing) makes every paying operation fail closed, naming the key.
    */
   useCatalog(actionNames: readonly string[]): ConfigIssue[] {
-    this.catalogIssues = this.config && actionNames.length > 0 ? unknownPerActionKeys(this.config.limits.perAction, actionNames, this.config.configFile) : [];
+    this.catalogIssues =
+      this.config && actionNames.length > 0
+        ? unknownPerActionKeys(this.config.limits.perAction, actionNames, this.config.configFile)
+        : [];
     return this.catalogIssues;
   }
 
   /** For paying and quoting: fails closed on a config issue, catalog issues included. */
   private payingCtx(): Ctx {
     if (this.catalogIssues.length > 0 && !this.configIssues) {
-      throw new PaidActionError("config_invalid", `the configuration is invalid, so nothing will be paid: ${describeIssues(this.catalogIssues)}`, { issues: this.catalogIssues });
+      throw new PaidActionError(
+        "config_invalid",
+        `the configuration is invalid, so nothing will be paid: ${describeIssues(this.catalogIssues)}`,
+        { issues: this.catalogIssues },
+      );
     }
     return this.ctx();
   }
@@ -87,7 +109,11 @@ export class Engine extends EventEmitter {
   /** Fails closed: a broken config refuses every operation that talks to the service, naming each key. */
   private ctx(): Ctx {
     if (!this.config || !this.d.client) {
-      throw new PaidActionError("config_invalid", `the configuration is invalid, so nothing will be paid: ${describeIssues(this.configIssues ?? [])}`, { issues: this.configIssues ?? [] });
+      throw new PaidActionError(
+        "config_invalid",
+        `the configuration is invalid, so nothing will be paid: ${describeIssues(this.configIssues ?? [])}`,
+        { issues: this.configIssues ?? [] },
+      );
     }
     const config = this.config;
     const client = this.d.client;
@@ -142,39 +168,64 @@ export class Engine extends EventEmitter {
   async pay(req: PayRequest, opts: PayOptions = {}): Promise<PaidCall> {
     const c = this.payingCtx();
     const { input, agentBudget } = validateRequest(req);
-    if (opts.signal?.aborted) throw new PaidActionError("cancelled", "the call was cancelled before it started; nothing was paid");
+    if (opts.signal?.aborted)
+      throw new PaidActionError("cancelled", "the call was cancelled before it started; nothing was paid");
     const fp = fingerprint(req.action, input);
     // Refuse early what the policy would refuse anyway, before anything is recorded.
     const early = evaluateBudget(c.config.limits, { day: 0n, total: 0n }, { action: req.action, amount: 0n });
     // Finding or recording the intent, and starting its drive, happen one call at a time per
     // key in this process: a second call with the key then finds the first one's drive.
-    const found = await this.turns.run(req.intentKey, async (): Promise<{ intent: Intent; started?: Promise<PaidCall> }> => {
-      let intent: Intent | undefined;
-      if (req.approvalId !== undefined) {
-        const approval = typeof req.approvalId === "string" ? await c.journal.approval(req.approvalId) : undefined;
-        if (!approval) throw new PaidActionError("approval_invalid", `approval ${String(req.approvalId).slice(0, 60)} does not exist`, { approvalId: req.approvalId });
-        intent = await c.journal.intent(approval.intentId);
-        if (!intent || intent.fingerprint !== fp) {
-          throw new PaidActionError("approval_invalid", `approval ${req.approvalId} was given for a different action or input; send exactly the input that was approved`, { approvalId: req.approvalId });
+    const found = await this.turns.run(
+      req.intentKey,
+      async (): Promise<{ intent: Intent; started?: Promise<PaidCall> }> => {
+        let intent: Intent | undefined;
+        if (req.approvalId !== undefined) {
+          const approval = typeof req.approvalId === "string" ? await c.journal.approval(req.approvalId) : undefined;
+          if (!approval)
+            throw new PaidActionError(
+              "approval_invalid",
+              `approval ${String(req.approvalId).slice(0, 60)} does not exist`,
+              { approvalId: req.approvalId },
+            );
+          intent = await c.journal.intent(approval.intentId);
+          if (!intent || intent.fingerprint !== fp) {
+            throw new PaidActionError(
+              "approval_invalid",
+              `approval ${req.approvalId} was given for a different action or input; send exactly the input that was approved`,
+              { approvalId: req.approvalId },
+            );
+          }
+        } else if (req.intentKey !== undefined) {
+          intent = await c.journal.intentByKey(req.intentKey);
+          if (intent && intent.fingerprint !== fp) {
+            throw new PaidActionError(
+              "intent_conflict",
+              `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`,
+              { intentKey: req.intentKey, intentId: intent.intentId },
+            );
+          }
         }
-      } else if (req.intentKey !== undefined) {
-        intent = await c.journal.intentByKey(req.intentKey);
-        if (intent && intent.fingerprint !== fp) {
-          throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: intent.intentId });
+        if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
+        // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
+        if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
+        if (intent) return { intent };
+        const created = await this.record(c, req, fp, agentBudget, opts);
+        if ("conflict" in created) {
+          // Another process recorded the same key a moment ago: it is that intent.
+          if (created.conflict.fingerprint !== fp)
+            throw new PaidActionError(
+              "intent_conflict",
+              `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`,
+              { intentKey: req.intentKey, intentId: created.conflict.intentId },
+            );
+          return { intent: created.conflict };
         }
-      }
-      if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
-      // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
-      if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
-      if (intent) return { intent };
-      const created = await this.record(c, req, fp, agentBudget, opts);
-      if ("conflict" in created) {
-        // Another process recorded the same key a moment ago: it is that intent.
-        if (created.conflict.fingerprint !== fp) throw new PaidActionError("intent_conflict", `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`, { intentKey: req.intentKey, intentId: created.conflict.intentId });
-        return { intent: created.conflict };
-      }
-      return { intent: created.intent, started: this.tracked(created.intent.intentId, this.drive(c, created.intent, opts)) };
-    });
+        return {
+          intent: created.intent,
+          started: this.tracked(created.intent.intentId, this.drive(c, created.intent, opts)),
+        };
+      },
+    );
     const intent = found.intent;
     let started = found.started;
     const intentId = intent.intentId;
@@ -193,21 +244,45 @@ export class Engine extends EventEmitter {
         const error = asError(e);
         const waitMore = WAITABLE.has(error.code) && this.d.now() < deadline && !opts.signal?.aborted;
         if (!waitMore) throw error;
-        opts.onProgress?.(`${error.code === "busy" ? "another call is finishing this purchase" : "the payment is still settling"}; looking again (${looks})`);
+        opts.onProgress?.(
+          `${error.code === "busy" ? "another call is finishing this purchase" : "the payment is still settling"}; looking again (${looks})`,
+        );
         await sleep(this.d.settleWaitStepMs ?? 1_000);
       }
     }
   }
 
   /** Records a new intent, leased to this process; or finds the one another process just recorded under the same key. */
-  private async record(c: Ctx, req: PayRequest, fp: string, agentBudget: bigint | undefined, opts: PayOptions): Promise<{ intent: Intent } | { conflict: Intent }> {
+  private async record(
+    c: Ctx,
+    req: PayRequest,
+    fp: string,
+    agentBudget: bigint | undefined,
+    opts: PayOptions,
+  ): Promise<{ intent: Intent } | { conflict: Intent }> {
     const now = this.d.now();
     const intentId = this.d.newId("int");
     const intentKey = req.intentKey ?? `pam-${intentId}`;
     try {
-      await c.journal.insertIntent({ intentId, intentKey, idemKey: intentKey, service: this.service, action: req.action, input: req.input, fingerprint: fp, agentBudget: agentBudget ?? null, callId: opts.callId ?? null, createdAt: now, leaseOwner: this.d.owner, leaseUntil: now + LEASE_MS });
+      await c.journal.insertIntent({
+        intentId,
+        intentKey,
+        idemKey: intentKey,
+        service: this.service,
+        action: req.action,
+        input: req.input,
+        fingerprint: fp,
+        agentBudget: agentBudget ?? null,
+        callId: opts.callId ?? null,
+        createdAt: now,
+        leaseOwner: this.d.owner,
+        leaseUntil: now + LEASE_MS,
+      });
     } catch (e) {
-      const existing = req.intentKey !== undefined && e instanceof IntentKeyTaken ? await c.journal.intentByKey(req.intentKey) : undefined;
+      const existing =
+        req.intentKey !== undefined && e instanceof IntentKeyTaken
+          ? await c.journal.intentByKey(req.intentKey)
+          : undefined;
       if (existing) return { conflict: existing };
       throw e;
     }
@@ -231,7 +306,18 @@ export class Engine extends EventEmitter {
     opts.onProgress?.("another call is driving this purchase; waiting for its outcome");
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new PaidActionError("busy", "another call is still driving this purchase (it may be waiting for a human's approval); call again in a little while with the same intentKey", {}, true)), Math.max(0, deadline - this.d.now()));
+      timer = setTimeout(
+        () =>
+          reject(
+            new PaidActionError(
+              "busy",
+              "another call is still driving this purchase (it may be waiting for a human's approval); call again in a little while with the same intentKey",
+              {},
+              true,
+            ),
+          ),
+        Math.max(0, deadline - this.d.now()),
+      );
     });
     try {
       return await Promise.race([inFlight, timeout]);
@@ -240,19 +326,38 @@ export class Engine extends EventEmitter {
     }
   }
 
-  private async driveExisting(c: Ctx, intentId: string, agentBudget: bigint | undefined, opts: PayOptions): Promise<PaidCall> {
+  private async driveExisting(
+    c: Ctx,
+    intentId: string,
+    agentBudget: bigint | undefined,
+    opts: PayOptions,
+  ): Promise<PaidCall> {
     if (!(await c.journal.claim(intentId, this.d.owner, this.d.now(), LEASE_MS))) {
-      throw new PaidActionError("busy", "another process is driving this purchase right now; call again in a few seconds with the same intentKey", { intentId }, true);
+      throw new PaidActionError(
+        "busy",
+        "another process is driving this purchase right now; call again in a few seconds with the same intentKey",
+        { intentId },
+        true,
+      );
     }
     let intent = (await c.journal.intent(intentId))!;
     const lower = agentBudget !== undefined && (intent.agentBudget === null || agentBudget < intent.agentBudget);
     if (opts.callId || lower) {
-      await c.journal.update(intentId, { ...(opts.callId ? { callId: opts.callId } : {}), ...(lower ? { agentBudget } : {}) }, this.d.now());
+      await c.journal.update(
+        intentId,
+        { ...(opts.callId ? { callId: opts.callId } : {}), ...(lower ? { agentBudget } : {}) },
+        this.d.now(),
+      );
       intent = (await c.journal.intent(intentId))!;
     }
     const fate = intent.proof && intent.quoteId ? (await c.journal.payment(intent.quoteId))?.fate : undefined;
     const fresh = restartable(intent.state, intent.proof, fate);
-    c.transcript(intent, "resume", { state: intent.state, intentKey: intent.intentKey, attempt: intent.attempt, ...(fresh ? { decision: "a fresh attempt" } : {}) });
+    c.transcript(intent, "resume", {
+      state: intent.state,
+      intentKey: intent.intentKey,
+      attempt: intent.attempt,
+      ...(fresh ? { decision: "a fresh attempt" } : {}),
+    });
     return this.drive(c, intent, opts, fresh);
   }
 
@@ -270,7 +375,13 @@ export class Engine extends EventEmitter {
 
   emitUpdate(intent: Intent, previous: string | null): void {
     if (!intent.executionId) return;
-    const event: ExecutionEvent = { intentId: intent.intentId, executionId: intent.executionId, status: intent.execStatus ?? "pending", previous, view: view(intent) };
+    const event: ExecutionEvent = {
+      intentId: intent.intentId,
+      executionId: intent.executionId,
+      status: intent.execStatus ?? "pending",
+      previous,
+      view: view(intent),
+    };
     this.emit("execution", event);
   }
 
@@ -302,7 +413,8 @@ export class Engine extends EventEmitter {
     } catch (e) {
       const error = asError(e);
       // A resumed purchase the limits now refuse simply ends refused (its record says so).
-      if (!QUIET_ON_RESUME.has(error.code)) this.d.log(`resuming ${intent.intentId}: ${error.code}: ${this.d.transcripts.scrub(error.message)}`);
+      if (!QUIET_ON_RESUME.has(error.code))
+        this.d.log(`resuming ${intent.intentId}: ${error.code}: ${this.d.transcripts.scrub(error.message)}`);
     }
     return true;
   }
@@ -359,7 +471,13 @@ export class Engine extends EventEmitter {
   async applyExecution(intent: Intent, e: Execution, extra: IntentPatch = {}): Promise<Intent> {
     const now = this.d.now();
     const patch: IntentPatch = executionPatch(intent, e, now);
-    if (FINAL_STATUSES.has(e.status) && intent.settlement === "verified" && patch.refundState !== "pending" && intent.refundState !== "pending") patch.nextPollAt = null;
+    if (
+      FINAL_STATUSES.has(e.status) &&
+      intent.settlement === "verified" &&
+      patch.refundState !== "pending" &&
+      intent.refundState !== "pending"
+    )
+      patch.nextPollAt = null;
     Object.assign(patch, extra);
     await this.d.journal.update(intent.intentId, patch, now);
     const next = { ...intent, ...patch, updatedAt: now };

@@ -38,7 +38,14 @@ export interface ErrorContexts {
   action_unknown: { serviceCode?: string };
   action_not_allowed: { action?: string; allowActions?: readonly string[] };
   budget_exceeded: LimitContext;
-  approval_required: { approvalId: string; action: string; amount: string; currency: "USDC"; payee?: string | null; expiresAt: string };
+  approval_required: {
+    approvalId: string;
+    action: string;
+    amount: string;
+    currency: "USDC";
+    payee?: string | null;
+    expiresAt: string;
+  };
   /** `answer`: what the host's prompt answered (decline, cancel). */
   approval_declined: { approvalId?: string; answer?: string };
   /** The agent's approvalId, as it gave it (maybe not even a string). */
@@ -98,7 +105,9 @@ export const ERROR_CODES = [
 
 /** The context, then whether to retry: a code whose context needs nothing lets the caller leave it out. */
 type ContextArgs<C extends ErrorCode> =
-  Partial<ErrorContext<C>> extends ErrorContext<C> ? [context?: ErrorContext<C>, retryable?: boolean] : [context: ErrorContext<C>, retryable?: boolean];
+  Partial<ErrorContext<C>> extends ErrorContext<C>
+    ? [context?: ErrorContext<C>, retryable?: boolean]
+    : [context: ErrorContext<C>, retryable?: boolean];
 
 export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
   readonly context: ErrorContext<C>;
@@ -126,7 +135,9 @@ export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
 export type AnyPaidActionError = { [C in ErrorCode]: PaidActionError<C> }[ErrorCode];
 
 /** An error as the journal keeps it, as a union over the codes. */
-export type StoredError = { [C in ErrorCode]: { code: C; message: string; context?: ErrorContext<C>; retryable?: boolean } }[ErrorCode];
+export type StoredError = {
+  [C in ErrorCode]: { code: C; message: string; context?: ErrorContext<C>; retryable?: boolean };
+}[ErrorCode];
 
 /** Narrows an error to one code, so that its context reads typed. */
 export function isCode<C extends ErrorCode>(e: unknown, code: C): e is PaidActionError<C> {
@@ -137,7 +148,12 @@ export function isCode<C extends ErrorCode>(e: unknown, code: C): e is PaidActio
  * An error rebuilt from what was stored or handed over (its context a plain record): the
  * edge where a context is taken on trust, once.
  */
-export function fromStored(code: ErrorCode, message: string, context: Record<string, unknown> | undefined, retryable = false): PaidActionError {
+export function fromStored(
+  code: ErrorCode,
+  message: string,
+  context: Record<string, unknown> | undefined,
+  retryable = false,
+): PaidActionError {
   return new PaidActionError(code, message, (context ?? {}) as ErrorContext, retryable);
 }
 

@@ -17,8 +17,27 @@ import type { Payer, PayerOptions } from "./payment/payer.js";
 import type { KeyPairSigner } from "@solana/kit";
 import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
 
-export { byCode, ERROR_CODES, fromStored, isCode, PaidActionError, type AnyPaidActionError, type ErrorCode, type ErrorContext, type PerCode } from "./errors.js";
-export { describeIssues, journalOf, loadConfig, passwordOf, type Config, type ConfigIssue, type ConfigResult, type Limits } from "./config/config.js";
+export {
+  byCode,
+  ERROR_CODES,
+  fromStored,
+  isCode,
+  PaidActionError,
+  type AnyPaidActionError,
+  type ErrorCode,
+  type ErrorContext,
+  type PerCode,
+} from "./errors.js";
+export {
+  describeIssues,
+  journalOf,
+  loadConfig,
+  passwordOf,
+  type Config,
+  type ConfigIssue,
+  type ConfigResult,
+  type Limits,
+} from "./config/config.js";
 export type { EngineDeps } from "./context.js";
 export type { Engine } from "./engine.js";
 export type { WatchPass } from "./chain/released-watch.js";
@@ -63,7 +82,11 @@ export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs?
 }
 
 /** The agent key as a payer (the Solana and x402 libraries load with it). */
-export async function loadPayer(walletPath: string, rpcUrl: string | undefined | (() => string | undefined), o: PayerOptions): Promise<Payer> {
+export async function loadPayer(
+  walletPath: string,
+  rpcUrl: string | undefined | (() => string | undefined),
+  o: PayerOptions,
+): Promise<Payer> {
   return (await import("./payment/payer.js")).loadPayer(walletPath, rpcUrl, o);
 }
 
@@ -78,7 +101,10 @@ export async function allowanceTransaction(o: AllowanceTransactionInput): Promis
 }
 
 /** What a wallet-signed transaction handed to `allowance submit` does, checked before it is sent. */
-export async function readAllowanceTransaction(wire: string, e: { owner: string; account: string; agent: string; mint: string }): Promise<AllowanceReading> {
+export async function readAllowanceTransaction(
+  wire: string,
+  e: { owner: string; account: string; agent: string; mint: string },
+): Promise<AllowanceReading> {
   return (await import("./payment/delegate.js")).readAllowanceTransaction(wire, e);
 }
 

@@ -201,11 +201,13 @@ export class Reconciler {
     let seen = current; // the intent as this pass sees it
     if (current.executionId && !FINAL_STATUSES.has(current.execStatus ?? "pending")) {
       this.requests++;
-      const res = await serviceApi(this.o.client).getExecution(current.executionId).catch((e: unknown) => {
-        const seconds = isCode(e, "service_unavailable") ? e.context.retryAfterSeconds : undefined;
-        retryAfter = seconds !== undefined ? seconds * 1000 : undefined;
-        return undefined;
-      });
+      const res = await serviceApi(this.o.client)
+        .getExecution(current.executionId)
+        .catch((e: unknown) => {
+          const seconds = isCode(e, "service_unavailable") ? e.context.retryAfterSeconds : undefined;
+          retryAfter = seconds !== undefined ? seconds * 1000 : undefined;
+          return undefined;
+        });
       if (res && !res.ok) {
         const header = Number(res.headers["retry-after"]);
         retryAfter = Number.isFinite(header) ? header * 1000 : undefined;
@@ -218,10 +220,21 @@ export class Reconciler {
     const money = await this.followMoney(seen);
     seen = { ...seen, ...money };
     let next: IntentPatch;
-    if (seen.execStatus === "failed" && seen.refundState === "none" && this.o.now() - seen.createdAt > GIVE_UP_ON_REFUND_MS) {
+    if (
+      seen.execStatus === "failed" &&
+      seen.refundState === "none" &&
+      this.o.now() - seen.createdAt > GIVE_UP_ON_REFUND_MS
+    ) {
       // Failed and still not refunded a day later: stop asking, and tell a human.
-      next = { nextPollAt: null, attention: seen.attention ?? "the execution failed and the service has not refunded it after 24 h" };
-    } else if (FINAL_STATUSES.has(seen.execStatus ?? "pending") && seen.settlement !== "claimed" && seen.refundState !== "pending") {
+      next = {
+        nextPollAt: null,
+        attention: seen.attention ?? "the execution failed and the service has not refunded it after 24 h",
+      };
+    } else if (
+      FINAL_STATUSES.has(seen.execStatus ?? "pending") &&
+      seen.settlement !== "claimed" &&
+      seen.refundState !== "pending"
+    ) {
       next = { nextPollAt: null };
     } else {
       next = this.nextLook(seen, retryAfter, record !== undefined && record.status !== current.execStatus);
@@ -250,7 +263,11 @@ export class Reconciler {
     if (intent.refundState === "pending") {
       const v = await this.o.engine.checkRefund(intent);
       if (v.settled) {
-        Object.assign(patch, { refundCredit: v.credit, refundState: v.tx ? "verified" : "unverified", ...(v.tx ? { refundTx: v.tx } : {}) });
+        Object.assign(patch, {
+          refundCredit: v.credit,
+          refundState: v.tx ? "verified" : "unverified",
+          ...(v.tx ? { refundTx: v.tx } : {}),
+        });
         if (v.attention) notes.push(v.attention);
       }
     }

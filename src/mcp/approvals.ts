@@ -38,7 +38,6 @@ export interface ApprovalState {
   via?: "url";
 }
 
-
 /** The form question's answer key in `inputRequests` / `inputResponses`. */
 export const APPROVAL_KEY = "approval";
 
@@ -64,7 +63,10 @@ export function approvalStates(key: () => Uint8Array): RequestStateCodec<Approva
 /** The elicitation capability of this request's client (per request on 2026, per connection on 2025). */
 function elicitationOf(era: ProtocolEra, server: Server, rctx: RequestCtx): Record<string, unknown> | undefined {
   const caps: ClientCapabilities | undefined =
-    era === "modern" ? ((rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) : server.getClientCapabilities();
+    era === "modern"
+      ? ((rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+          ClientCapabilities | undefined)
+      : server.getClientCapabilities();
   return caps?.elicitation as Record<string, unknown> | undefined;
 }
 
@@ -83,7 +85,10 @@ export function canElicitUrl(era: ProtocolEra, server: Server, rctx: RequestCtx)
 
 /** A digest of a call's arguments without approvalId: what the approval state is bound to. */
 export function argsDigest(args: unknown): string {
-  const rest = args && typeof args === "object" && !Array.isArray(args) ? Object.fromEntries(Object.entries(args).filter(([k]) => k !== "approvalId")) : args;
+  const rest =
+    args && typeof args === "object" && !Array.isArray(args)
+      ? Object.fromEntries(Object.entries(args).filter(([k]) => k !== "approvalId"))
+      : args;
   let json: string;
   try {
     json = canonicalJson(rest, 64);
@@ -104,8 +109,18 @@ export interface ApprovalQuestion {
 }
 
 /** The input_required result that asks the human to approve one payment. */
-export async function askApproval(states: RequestStateCodec<ApprovalState>, rctx: RequestCtx, tool: string, args: unknown, q: ApprovalQuestion, sandbox: boolean): Promise<InputRequiredResult> {
-  const requestState = await states.mint({ kind: "approval", approvalId: q.approvalId, tool, args: argsDigest(args) }, rctx);
+export async function askApproval(
+  states: RequestStateCodec<ApprovalState>,
+  rctx: RequestCtx,
+  tool: string,
+  args: unknown,
+  q: ApprovalQuestion,
+  sandbox: boolean,
+): Promise<InputRequiredResult> {
+  const requestState = await states.mint(
+    { kind: "approval", approvalId: q.approvalId, tool, args: argsDigest(args) },
+    rctx,
+  );
   return inputRequired({
     inputRequests: {
       [APPROVAL_KEY]: inputRequired.elicit({
@@ -115,7 +130,11 @@ export async function askApproval(states: RequestStateCodec<ApprovalState>, rctx
         requestedSchema: {
           type: "object",
           properties: {
-            approve: { type: "boolean", title: `Pay ${q.amount} ${q.currency}`, description: "Check to approve this one payment." },
+            approve: {
+              type: "boolean",
+              title: `Pay ${q.amount} ${q.currency}`,
+              description: "Check to approve this one payment.",
+            },
           },
           required: ["approve"],
         },
@@ -130,8 +149,19 @@ export async function askApproval(states: RequestStateCodec<ApprovalState>, rctx
  * (URL-mode elicitation). Accepting only means the person went there: the approval itself
  * is given (or declined) on that page, and the retried call waits for it in the journal.
  */
-export async function askApprovalAtUrl(states: RequestStateCodec<ApprovalState>, rctx: RequestCtx, tool: string, args: unknown, q: ApprovalQuestion, url: string, sandbox: boolean): Promise<InputRequiredResult> {
-  const requestState = await states.mint({ kind: "approval", approvalId: q.approvalId, tool, args: argsDigest(args), via: "url" }, rctx);
+export async function askApprovalAtUrl(
+  states: RequestStateCodec<ApprovalState>,
+  rctx: RequestCtx,
+  tool: string,
+  args: unknown,
+  q: ApprovalQuestion,
+  url: string,
+  sandbox: boolean,
+): Promise<InputRequiredResult> {
+  const requestState = await states.mint(
+    { kind: "approval", approvalId: q.approvalId, tool, args: argsDigest(args), via: "url" },
+    rctx,
+  );
   return inputRequired({
     inputRequests: {
       [APPROVAL_KEY]: inputRequired.elicitUrl({
@@ -196,10 +226,17 @@ export function stateFor(rctx: RequestCtx, tool: string, args: unknown): Approva
   const state = rctx.mcpReq.requestState<ApprovalState>();
   if (state === undefined) return undefined;
   if (typeof state !== "object" || state === null || state.kind !== "approval") {
-    throw new PaidActionError("approval_invalid", "the call came back with a state this server did not issue; call again without it for a new quote. Nothing was paid");
+    throw new PaidActionError(
+      "approval_invalid",
+      "the call came back with a state this server did not issue; call again without it for a new quote. Nothing was paid",
+    );
   }
   if (state.tool !== tool || state.args !== argsDigest(args)) {
-    throw new PaidActionError("approval_invalid", `the approval question was asked for another call (tool or input differ); call again for a new quote. Nothing was paid`, { approvalId: state.approvalId });
+    throw new PaidActionError(
+      "approval_invalid",
+      `the approval question was asked for another call (tool or input differ); call again for a new quote. Nothing was paid`,
+      { approvalId: state.approvalId },
+    );
   }
   return state;
 }

@@ -56,11 +56,20 @@ export async function fetchCatalog(client: ServiceClient): Promise<CatalogEntry[
 }
 
 /** The live catalog, falling back to the journal's cached copy. */
-export async function loadCatalog(client: ServiceClient | undefined, journal: JournalStore, service: string, now: number): Promise<Catalog> {
+export async function loadCatalog(
+  client: ServiceClient | undefined,
+  journal: JournalStore,
+  service: string,
+  now: number,
+): Promise<Catalog> {
   if (client) {
     try {
       const entries = await fetchCatalog(client);
-      await journal.saveCatalog(service, entries.map((e) => ({ name: e.name, detail: e.detail })), now);
+      await journal.saveCatalog(
+        service,
+        entries.map((e) => ({ name: e.name, detail: e.detail })),
+        now,
+      );
       return { entries, source: "service", fetchedAt: now };
     } catch (e) {
       const cached = await cachedCatalog(journal, service);
@@ -81,7 +90,9 @@ export function catalogFromRows(rows: CatalogRow[]): Catalog {
     const detail = ActionDetail.safeParse(r.detail);
     if (detail.success) entries.push({ name: r.name, detail: detail.data });
   }
-  return entries.length > 0 ? { entries, source: "cache", fetchedAt: rows[0]?.fetchedAt } : { entries: [], source: "none" };
+  return entries.length > 0
+    ? { entries, source: "cache", fetchedAt: rows[0]?.fetchedAt }
+    : { entries: [], source: "none" };
 }
 
 /** The JSON Schema of an action's input, or a permissive object when the service gave none. */

@@ -4,32 +4,23 @@ import { byCode, type PaidActionError, type PerCode } from "../engine/index.js";
 const HINTS: PerCode<string> = {
   config_invalid: () =>
     "A human must fix the configuration (see the keys named above); nothing will be paid until then. Run `paid-actions-mcp doctor`.",
-  wallet_invalid: () =>
-    "A human must fix the wallet file as described; nothing was paid.",
-  invalid_input: () =>
-    "Fix the input as described (see the tool's input schema) and call again; nothing was paid.",
-  action_unknown: () =>
-    "This action is not in the service's catalog; list the tools again.",
+  wallet_invalid: () => "A human must fix the wallet file as described; nothing was paid.",
+  invalid_input: () => "Fix the input as described (see the tool's input schema) and call again; nothing was paid.",
+  action_unknown: () => "This action is not in the service's catalog; list the tools again.",
   action_not_allowed: () =>
     "The human has not allowed this action; do not retry. A human can change PAID_ACTIONS_ALLOW_ACTIONS.",
   budget_exceeded: () =>
     "Nothing was paid. Choose a cheaper option, wait for the daily window, or ask the human to raise the limit in the configuration — the agent cannot raise it.",
   approval_required: (e) =>
     `A person must approve this payment in the paid-actions console or terminal: tell the user it is waiting (approval ${String(e.context.approvalId ?? "<approvalId>")}). Once they have approved it, call this tool again with the same input plus approvalId. You cannot approve it yourself. Nothing was paid.`,
-  approval_declined: () =>
-    "The human did not approve; nothing was paid. Do not retry without asking the human first.",
-  approval_invalid: () =>
-    "Call the tool again without approvalId to get a new quote and a new approval.",
+  approval_declined: () => "The human did not approve; nothing was paid. Do not retry without asking the human first.",
+  approval_invalid: () => "Call the tool again without approvalId to get a new quote and a new approval.",
   quote_drift: () =>
     "The service asked to be paid something other than what it quoted; nothing was signed. Report this to the human; do not retry blindly.",
-  quote_expired: () =>
-    "The quote expired before it was paid; nothing was paid. Call again for a new quote.",
-  quote_rejected: () =>
-    "The service refused to price this; check the input or try later.",
-  payee_not_allowed: () =>
-    "The service asked to pay an address the human has not allowed; nothing was paid.",
-  payment_invalid: () =>
-    "The service refused the payment; nothing was charged. Calling again makes a fresh attempt.",
+  quote_expired: () => "The quote expired before it was paid; nothing was paid. Call again for a new quote.",
+  quote_rejected: () => "The service refused to price this; check the input or try later.",
+  payee_not_allowed: () => "The service asked to pay an address the human has not allowed; nothing was paid.",
+  payment_invalid: () => "The service refused the payment; nothing was charged. Calling again makes a fresh attempt.",
   payment_failed: () =>
     "The payment could not be made or its outcome needs a human's check; do not pay again. See list_executions and the transcript.",
   payment_loop: () =>
@@ -40,18 +31,15 @@ const HINTS: PerCode<string> = {
     "The payment settled but the service refused the execution; a human should ask the service for the execution or a refund. Do not pay again.",
   service_unavailable: (e) =>
     e.context.state === "signed" || e.context.state === "unsettled" || e.context.state === "paid"
-    ? "The service is not answering after payment was signed; do not pay again. The server finishes it in the background — call again with the same intentKey, or check list_executions."
-    : "The service is not answering; nothing was paid. Try again later.",
+      ? "The service is not answering after payment was signed; do not pay again. The server finishes it in the background — call again with the same intentKey, or check list_executions."
+      : "The service is not answering; nothing was paid. Try again later.",
   service_error: () =>
     "The service answered something unexpected; nothing more was paid. Try again later or tell the human.",
-  not_found: () =>
-    "Check the id; list_executions shows what this server paid for.",
-  intent_conflict: () =>
-    "Use a new intentKey for a different purchase.",
+  not_found: () => "Check the id; list_executions shows what this server paid for.",
+  intent_conflict: () => "Use a new intentKey for a different purchase.",
   cancelled: () =>
     "The call was cancelled before anything was signed; nothing was paid. Call again (the same intentKey is fine) to buy it.",
-  busy: () =>
-    "Another process is finishing this purchase; call again in a few seconds with the same intentKey.",
+  busy: () => "Another process is finishing this purchase; call again in a few seconds with the same intentKey.",
   allowance_exhausted: () =>
     "Nothing was signed or paid. The wallet's owner must grant this server's key more allowance on chain; tell the user. The agent cannot raise it. Call again once they have.",
   frozen: () =>

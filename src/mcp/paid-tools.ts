@@ -8,7 +8,17 @@ import type { CallToolResult, InputRequiredResult, ProtocolEra, Server, Tool } f
 import { z } from "zod";
 import { newId } from "../domain/ids.js";
 import { isCode, PaidActionError } from "../engine/index.js";
-import { approvalAnswer, approvalStates, askApproval, askApprovalAtUrl, canElicit, canElicitUrl, stateFor, waitForDecision, type ApprovalState } from "./approvals.js";
+import {
+  approvalAnswer,
+  approvalStates,
+  askApproval,
+  askApprovalAtUrl,
+  canElicit,
+  canElicitUrl,
+  stateFor,
+  waitForDecision,
+  type ApprovalState,
+} from "./approvals.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
 import type { LimitsView, McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { failure, jsonSchema, PAID_OUTPUT_SCHEMA, paidResult } from "./results.js";
@@ -21,7 +31,12 @@ export const Budget = z.strictObject({
 });
 const Extras = z.object({
   budget: Budget.optional(),
-  intentKey: z.string().min(8).max(100).regex(/^[A-Za-z0-9_.:-]+$/).optional(),
+  intentKey: z
+    .string()
+    .min(8)
+    .max(100)
+    .regex(/^[A-Za-z0-9_.:-]+$/)
+    .optional(),
   approvalId: z.string().min(1).max(100).optional(),
 });
 
@@ -41,10 +56,16 @@ function describePaid(ctx: McpContext, entry: CatalogEntry, limits: LimitsView):
   const pricing = d.pricing as Record<string, unknown> | undefined;
   const parts = [
     `${d.description ?? entry.name} (service action ${entry.name}).`,
-    pricing ? `Pricing: ${String(pricing.formula ?? pricing.model)}${pricing.unit ? ` (per ${String(pricing.unit)})` : ""}, in USDC.` : "",
-    d.budgetHints ? `Budget hints: typically ${d.budgetHints.typical ?? "?"} USDC, at most ${d.budgetHints.max ?? "?"} USDC.` : "",
+    pricing
+      ? `Pricing: ${String(pricing.formula ?? pricing.model)}${pricing.unit ? ` (per ${String(pricing.unit)})` : ""}, in USDC.`
+      : "",
+    d.budgetHints
+      ? `Budget hints: typically ${d.budgetHints.typical ?? "?"} USDC, at most ${d.budgetHints.max ?? "?"} USDC.`
+      : "",
     `This tool SPENDS MONEY: it quotes the price, checks it against the human's limits` +
-      (limits ? ` (per call ≤ ${limits.maxPerCall} USDC, per day ≤ ${limits.maxPerDay} USDC, approval needed above ${limits.approvalAbove} USDC)` : "") +
+      (limits
+        ? ` (per call ≤ ${limits.maxPerCall} USDC, per day ≤ ${limits.maxPerDay} USDC, approval needed above ${limits.approvalAbove} USDC)`
+        : "") +
       `, pays with x402 and starts the execution. Call quote_action first to see the price. Optional: budget {amount, currency: "USDC"} lowers the ceiling for this call; intentKey makes a retry land on the same purchase (without it, every call is a new purchase); approvalId continues a payment a person has approved (in the host's prompt, the paid-actions console or a terminal).`,
     ctx.sandboxNote.trim(),
   ];
@@ -56,11 +77,17 @@ function describePaid(ctx: McpContext, entry: CatalogEntry, limits: LimitsView):
  * no valid tool name, when its name is `taken` or already used, or when its input already
  * names one of the extras.
  */
-export function buildPaidTools(ctx: McpContext, entries: CatalogEntry[], taken: (name: string) => boolean): Map<string, PaidTool> {
+export function buildPaidTools(
+  ctx: McpContext,
+  entries: CatalogEntry[],
+  taken: (name: string) => boolean,
+): Map<string, PaidTool> {
   const map = new Map<string, PaidTool>();
   const limits = ctx.host.limits;
   // Sorted by tool name: the same catalog always lists in the same order.
-  const sorted = [...entries].sort((a, b) => (toolNameFor(a.name) < toolNameFor(b.name) ? -1 : toolNameFor(a.name) > toolNameFor(b.name) ? 1 : 0));
+  const sorted = [...entries].sort((a, b) =>
+    toolNameFor(a.name) < toolNameFor(b.name) ? -1 : toolNameFor(a.name) > toolNameFor(b.name) ? 1 : 0,
+  );
   for (const entry of sorted) {
     const name = toolNameFor(entry.name);
     if (!TOOL_NAME.test(name)) {
@@ -87,9 +114,22 @@ export function buildPaidTools(ctx: McpContext, entries: CatalogEntry[], taken: 
         type: "object",
         properties: {
           ...props,
-          budget: { ...budgetSchema(), description: "Optional price ceiling for this call; can only lower the human's limits." },
-          intentKey: { type: "string", minLength: 8, maxLength: 100, pattern: "^[A-Za-z0-9_.:-]+$", description: "Optional key of this purchase: a retry with the same key never pays twice." },
-          approvalId: { type: "string", description: "After a person approved this payment (in the paid-actions console or terminal), pass its approvalId with the same input." },
+          budget: {
+            ...budgetSchema(),
+            description: "Optional price ceiling for this call; can only lower the human's limits.",
+          },
+          intentKey: {
+            type: "string",
+            minLength: 8,
+            maxLength: 100,
+            pattern: "^[A-Za-z0-9_.:-]+$",
+            description: "Optional key of this purchase: a retry with the same key never pays twice.",
+          },
+          approvalId: {
+            type: "string",
+            description:
+              "After a person approved this payment (in the paid-actions console or terminal), pass its approvalId with the same input.",
+          },
         },
       } as Tool["inputSchema"],
       outputSchema: PAID_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
@@ -111,16 +151,26 @@ function parsePaidArgs(tool: PaidTool, args: unknown) {
   const extras = Extras.safeParse({ budget: all.budget, intentKey: all.intentKey, approvalId: all.approvalId });
   if (!extras.success) {
     const i = extras.error.issues[0]!;
-    throw new PaidActionError("invalid_input", `${i.path.join(".")}: ${i.message}`, { issues: extras.error.issues.slice(0, 10).map((x) => ({ path: x.path.join("."), message: x.message })) });
+    throw new PaidActionError("invalid_input", `${i.path.join(".")}: ${i.message}`, {
+      issues: extras.error.issues.slice(0, 10).map((x) => ({ path: x.path.join("."), message: x.message })),
+    });
   }
   // Own properties, whatever their names: assigning a "__proto__" key would set the object's
   // prototype instead, hiding the key from the schema and lending its fields to the input.
-  const rawInput: Record<string, unknown> = Object.fromEntries(Object.entries(all).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)));
+  const rawInput: Record<string, unknown> = Object.fromEntries(
+    Object.entries(all).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)),
+  );
   tool.validator ??= inputValidator(tool.entry.detail);
   const input = tool.validator.safeParse(rawInput);
   if (!input.success) {
-    const issues = input.error.issues.slice(0, 10).map((x) => ({ path: x.path.join(".") || "(input)", message: x.message.slice(0, 200) }));
-    throw new PaidActionError("invalid_input", `the input does not match ${tool.entry.name}'s schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, { issues });
+    const issues = input.error.issues
+      .slice(0, 10)
+      .map((x) => ({ path: x.path.join(".") || "(input)", message: x.message.slice(0, 200) }));
+    throw new PaidActionError(
+      "invalid_input",
+      `the input does not match ${tool.entry.name}'s schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+      { issues },
+    );
   }
   return { input: input.data, ...extras.data };
 }
@@ -132,7 +182,9 @@ function progressReporter(rctx: RequestCtx): ((message: string) => void) | undef
   let progress = 0;
   return (message) => {
     progress += 1;
-    void rctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress, message } }).catch(() => undefined);
+    void rctx.mcpReq
+      .notify({ method: "notifications/progress", params: { progressToken: token, progress, message } })
+      .catch(() => undefined);
   };
 }
 
@@ -144,7 +196,12 @@ export interface PaidCalls {
    * (when the amount needs a human's approval and the client can ask its user) with the
    * input_required question; the same handler takes the answer when the call comes back.
    */
-  call(tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<PaidCallResult>;
+  call(
+    tool: PaidTool,
+    args: unknown,
+    rctx: RequestCtx,
+    on: { server: Server; era: ProtocolEra },
+  ): Promise<PaidCallResult>;
   /** The `requestState.verify` hook of every connection's server. */
   verifyState: ReturnType<typeof approvalStates>["verify"];
 }
@@ -154,7 +211,13 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
   const states = approvalStates(() => ctx.host.stateKey());
 
   /** The approval a call came back with, given (or refused) as the human answered. */
-  async function answered(pa: McpPaidActions, state: ApprovalState, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
+  async function answered(
+    pa: McpPaidActions,
+    state: ApprovalState,
+    tool: PaidTool,
+    args: unknown,
+    rctx: RequestCtx,
+  ): Promise<PaidCallResult | undefined> {
     const approvalId = state.approvalId;
     const answer = approvalAnswer(rctx);
     if (state.via === "url") return answeredAtUrl(pa, state, answer, tool, args, rctx);
@@ -164,7 +227,11 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
     }
     if (answer.kind === "refused") {
       await pa.engine.decline(approvalId, "host");
-      throw new PaidActionError("approval_declined", `the human did not approve this payment (${answer.how}); nothing was paid`, { approvalId, answer: answer.how });
+      throw new PaidActionError(
+        "approval_declined",
+        `the human did not approve this payment (${answer.how}); nothing was paid`,
+        { approvalId, answer: answer.how },
+      );
     }
     // No answer came back with the state: ask again, for the same pending approval.
     return askApproval(states, rctx, tool.tool.name, args, await pendingQuestion(pa, approvalId), sandbox);
@@ -174,7 +241,14 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
    * The person was sent to the console's page: going there is all the answer says. The call
    * waits for the decision made on that page (or in a terminal), read from the journal.
    */
-  async function answeredAtUrl(pa: McpPaidActions, state: ApprovalState, answer: ReturnType<typeof approvalAnswer>, tool: PaidTool, args: unknown, rctx: RequestCtx): Promise<PaidCallResult | undefined> {
+  async function answeredAtUrl(
+    pa: McpPaidActions,
+    state: ApprovalState,
+    answer: ReturnType<typeof approvalAnswer>,
+    tool: PaidTool,
+    args: unknown,
+    rctx: RequestCtx,
+  ): Promise<PaidCallResult | undefined> {
     const approvalId = state.approvalId;
     if (answer.kind === "missing") {
       const q = await pendingQuestion(pa, approvalId);
@@ -182,7 +256,10 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, sandbox);
     } else if (answer.kind === "refused" && answer.how === "decline") {
       await pa.engine.decline(approvalId, "host");
-      throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, { approvalId, answer: "decline" });
+      throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, {
+        approvalId,
+        answer: "decline",
+      });
     } else if (answer.kind === "approved" || answer.how === "not checked") {
       // An accepted URL question carries no content: the person went to the page.
       const progress = progressReporter(rctx);
@@ -194,12 +271,24 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
         onWait: (ms) => {
           if (Math.floor(ms / 5_000) === told) return;
           told = Math.floor(ms / 5_000);
-          progress?.(`waiting for a person to approve approval ${approvalId} in the paid-actions console (${Math.round(ms / 1000)} s)`);
+          progress?.(
+            `waiting for a person to approve approval ${approvalId} in the paid-actions console (${Math.round(ms / 1000)} s)`,
+          );
         },
       });
       if (decision === "approved") return undefined;
-      if (decision === "declined") throw new PaidActionError("approval_declined", `a person declined this payment in the console; nothing was paid`, { approvalId });
-      if (decision === "gone") throw new PaidActionError("approval_invalid", `approval ${approvalId} expired or is gone; call again without it for a new quote. Nothing was paid`, { approvalId });
+      if (decision === "declined")
+        throw new PaidActionError(
+          "approval_declined",
+          `a person declined this payment in the console; nothing was paid`,
+          { approvalId },
+        );
+      if (decision === "gone")
+        throw new PaidActionError(
+          "approval_invalid",
+          `approval ${approvalId} expired or is gone; call again without it for a new quote. Nothing was paid`,
+          { approvalId },
+        );
     }
     // Dismissed, or no decision in time: the approval stays waiting for a person, and the
     // engine answers the call with it (approval_required and its approvalId, to call again).
@@ -209,11 +298,23 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
   /** The question to ask again about a pending approval (as a person reviews it: payee from the challenge too). */
   async function pendingQuestion(pa: McpPaidActions, approvalId: string) {
     const r = await pa.engine.approvalReview(approvalId);
-    if (!r || r.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is ${r?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`, { approvalId });
+    if (!r || r.status !== "pending")
+      throw new PaidActionError(
+        "approval_invalid",
+        `approval ${approvalId} is ${r?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`,
+        { approvalId },
+      );
     return question(r.approvalId, r.action, r.amount, r.payee, r.expiresAt, r.input);
   }
 
-  function question(approvalId: string, action: string, amount: string, payee: string | null | undefined, expiresAt: string, input: unknown) {
+  function question(
+    approvalId: string,
+    action: string,
+    amount: string,
+    payee: string | null | undefined,
+    expiresAt: string,
+    input: unknown,
+  ) {
     return {
       approvalId,
       action,
@@ -229,10 +330,18 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
    * Asks a person about a payment that needs approval, through the host: the console's page
    * when the client opens URLs, else the host's own form; undefined when it can do neither.
    */
-  async function ask(e: PaidActionError<"approval_required">, tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<InputRequiredResult | undefined> {
+  async function ask(
+    e: PaidActionError<"approval_required">,
+    tool: PaidTool,
+    args: unknown,
+    rctx: RequestCtx,
+    on: { server: Server; era: ProtocolEra },
+  ): Promise<InputRequiredResult | undefined> {
     const c = e.context;
     const input = (args as Record<string, unknown>) ?? {};
-    const inputOnly = Object.fromEntries(Object.entries(input).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)));
+    const inputOnly = Object.fromEntries(
+      Object.entries(input).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)),
+    );
     const q = question(c.approvalId, c.action, c.amount, c.payee ?? null, c.expiresAt, inputOnly);
     if (canElicitUrl(on.era, on.server, rctx)) {
       const url = await ctx.host.approvalPage?.(q.approvalId).catch((err: unknown) => {
@@ -245,7 +354,12 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
     return undefined;
   }
 
-  async function call(tool: PaidTool, args: unknown, rctx: RequestCtx, on: { server: Server; era: ProtocolEra }): Promise<PaidCallResult> {
+  async function call(
+    tool: PaidTool,
+    args: unknown,
+    rctx: RequestCtx,
+    on: { server: Server; era: ProtocolEra },
+  ): Promise<PaidCallResult> {
     const callId = newId("call");
     let pa: McpPaidActions | undefined;
     let retried = false;
@@ -268,7 +382,10 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
         const asked = await ask(e, tool, args, rctx, on).catch(() => undefined);
         if (asked) return asked;
       }
-      pa?.transcripts.append(callId, "tool_error", { tool: tool.tool.name, error: e instanceof PaidActionError ? e.toJSON() : String(e) });
+      pa?.transcripts.append(callId, "tool_error", {
+        tool: tool.tool.name,
+        error: e instanceof PaidActionError ? e.toJSON() : String(e),
+      });
       return failure(e, sandbox, scrub);
     }
   }

@@ -25,7 +25,15 @@ export function buildParts(ctx: McpContext) {
   const refuseDroppedKeys = (rctx: RequestCtx): CallToolResult | undefined => {
     const keys = droppedKeys(rctx);
     if (!keys) return undefined;
-    return failure(new PaidActionError("invalid_input", `the arguments carry a key named __proto__ (${keys.join(", ").slice(0, 200)}), which no tool accepts; nothing was paid`, { issues: keys.map((path) => ({ path, message: "not accepted" })) }), ctx.sandbox, ctx.scrub);
+    return failure(
+      new PaidActionError(
+        "invalid_input",
+        `the arguments carry a key named __proto__ (${keys.join(", ").slice(0, 200)}), which no tool accepts; nothing was paid`,
+        { issues: keys.map((path) => ({ path, message: "not accepted" })) },
+      ),
+      ctx.sandbox,
+      ctx.scrub,
+    );
   };
   return { updates, toolList, paidCalls, callMirrorTool, refuseDroppedKeys };
 }

@@ -11,11 +11,25 @@ import { executionUri, transcriptUri } from "./uris.js";
 
 const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spending)$/;
 
-const json = (uri: string, value: unknown) => ({ contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value, null, 2) }] });
+const json = (uri: string, value: unknown) => ({
+  contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value, null, 2) }],
+});
 
 export const RESOURCE_TEMPLATES = [
-  { uriTemplate: "paid-actions://executions/{executionId}", name: "execution", title: "An execution", mimeType: "application/json", description: "Status, output and refund of one execution; subscribe for updates." },
-  { uriTemplate: "paid-actions://transcripts/{callId}", name: "transcript", title: "A tool call's transcript", mimeType: "application/json", description: "The redacted record of each step of one tool call." },
+  {
+    uriTemplate: "paid-actions://executions/{executionId}",
+    name: "execution",
+    title: "An execution",
+    mimeType: "application/json",
+    description: "Status, output and refund of one execution; subscribe for updates.",
+  },
+  {
+    uriTemplate: "paid-actions://transcripts/{callId}",
+    name: "transcript",
+    title: "A tool call's transcript",
+    mimeType: "application/json",
+    description: "The redacted record of each step of one tool call.",
+  },
 ];
 
 /** Registers the resource handlers on one connection's server; `subscriptions` holds its subscribed URIs. */
@@ -28,12 +42,33 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
     const calls = await recentCalls(journal, transcripts, 20);
     return {
       resources: [
-        { uri: "paid-actions://executions", name: "executions", title: "Recent executions", mimeType: "application/json", description: "The 50 most recent executions this server paid for." },
-        { uri: "paid-actions://spending", name: "spending", title: "Spending and limits", mimeType: "application/json" },
+        {
+          uri: "paid-actions://executions",
+          name: "executions",
+          title: "Recent executions",
+          mimeType: "application/json",
+          description: "The 50 most recent executions this server paid for.",
+        },
+        {
+          uri: "paid-actions://spending",
+          name: "spending",
+          title: "Spending and limits",
+          mimeType: "application/json",
+        },
         ...recent.items
           .filter((i) => i.executionId)
-          .map((i) => ({ uri: executionUri(i.executionId!), name: i.executionId!, title: `${i.action} — ${i.status}`, mimeType: "application/json" })),
-        ...calls.map((t) => ({ uri: transcriptUri(t.callId), name: t.callId, title: `Transcript ${t.callId}${t.path ? "" : ` (kept on ${t.host})`}`, mimeType: "application/json" })),
+          .map((i) => ({
+            uri: executionUri(i.executionId!),
+            name: i.executionId!,
+            title: `${i.action} — ${i.status}`,
+            mimeType: "application/json",
+          })),
+        ...calls.map((t) => ({
+          uri: transcriptUri(t.callId),
+          name: t.callId,
+          title: `Transcript ${t.callId}${t.path ? "" : ` (kept on ${t.host})`}`,
+          mimeType: "application/json",
+        })),
       ],
     };
   });
@@ -43,8 +78,10 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
   server.setRequestHandler("resources/read", async (request) => {
     const uri = request.params.uri;
     const { engine, transcripts } = await ctx.runtime();
-    if (uri === "paid-actions://executions") return json(uri, { ...(await engine.listExecutions({ limit: 50 })), ...(sandbox ? { sandbox: true } : {}) });
-    if (uri === "paid-actions://spending") return json(uri, { ...(await engine.spending()), ...(sandbox ? { sandbox: true } : {}) });
+    if (uri === "paid-actions://executions")
+      return json(uri, { ...(await engine.listExecutions({ limit: 50 })), ...(sandbox ? { sandbox: true } : {}) });
+    if (uri === "paid-actions://spending")
+      return json(uri, { ...(await engine.spending()), ...(sandbox ? { sandbox: true } : {}) });
     let m = /^paid-actions:\/\/executions\/([A-Za-z0-9_-]{1,128})$/.exec(uri);
     if (m) {
       const view = await engine.getExecution(m[1]!, true);
@@ -54,14 +91,22 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
     m = /^paid-actions:\/\/transcripts\/(call_[A-Za-z0-9]{1,40})$/.exec(uri);
     if (m) {
       const entries = transcripts.read(m[1]!);
-      if (!entries) throw new ResourceNotFoundError(uri, `no transcript ${m[1]} in this server's home (a server sharing the journal on another host may keep it)`);
+      if (!entries)
+        throw new ResourceNotFoundError(
+          uri,
+          `no transcript ${m[1]} in this server's home (a server sharing the journal on another host may keep it)`,
+        );
       return json(uri, { callId: m[1], path: transcripts.pathOf(m[1]!), entries });
     }
     throw new ResourceNotFoundError(uri.slice(0, 200), `unknown resource ${uri.slice(0, 200)}`);
   });
 
   server.setRequestHandler("resources/subscribe", async (request) => {
-    if (!SUBSCRIBABLE.test(request.params.uri)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `cannot subscribe to ${request.params.uri.slice(0, 200)}`);
+    if (!SUBSCRIBABLE.test(request.params.uri))
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `cannot subscribe to ${request.params.uri.slice(0, 200)}`,
+      );
     subscriptions.add(request.params.uri);
     void ctx.runtime().catch(() => undefined); // updates flow once the engine runs
     return {};

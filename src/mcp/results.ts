@@ -33,7 +33,12 @@ export const PAID_OUTPUT_SCHEMA = {
     error: {
       type: "object",
       description: "Present instead of the fields above when the call was refused (isError: true).",
-      properties: { code: { type: "string" }, message: { type: "string" }, whatToDo: { type: "string" }, retryable: { type: "boolean" } },
+      properties: {
+        code: { type: "string" },
+        message: { type: "string" },
+        whatToDo: { type: "string" },
+        retryable: { type: "boolean" },
+      },
       required: ["code", "message"],
     },
   },
@@ -47,7 +52,8 @@ function portable(node: unknown): unknown {
   if (!node || typeof node !== "object") return node;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
-    out[k] = k === "additionalProperties" && v && typeof v === "object" && Object.keys(v).length === 0 ? true : portable(v);
+    out[k] =
+      k === "additionalProperties" && v && typeof v === "object" && Object.keys(v).length === 0 ? true : portable(v);
   }
   return out;
 }
@@ -69,14 +75,22 @@ export function ok(structured: Record<string, unknown>, summary: string): CallTo
 
 /** A refusal as a tool result: `isError`, the code and what to do, scrubbed of secrets. */
 export function failure(e: unknown, sandbox: boolean, scrub: (s: string) => string): CallToolResult {
-  const err = e instanceof PaidActionError ? e : new PaidActionError("service_error", `unexpected failure: ${(e as Error)?.message ?? String(e)}`);
+  const err =
+    e instanceof PaidActionError
+      ? e
+      : new PaidActionError("service_error", `unexpected failure: ${(e as Error)?.message ?? String(e)}`);
   const hint = hintFor(err);
   const error = JSON.parse(scrub(JSON.stringify({ ...err.toJSON(), whatToDo: hint }))) as Record<string, unknown>;
   const structured = { error, ...(sandbox ? { sandbox: true } : {}) };
   return {
     isError: true,
     structuredContent: structured,
-    content: [{ type: "text", text: `${scrub(`Refused (${err.code}): ${err.message}`)}\nWhat to do: ${hint}${sandbox ? "\n(sandbox)" : ""}` }],
+    content: [
+      {
+        type: "text",
+        text: `${scrub(`Refused (${err.code}): ${err.message}`)}\nWhat to do: ${hint}${sandbox ? "\n(sandbox)" : ""}`,
+      },
+    ],
   };
 }
 
@@ -98,5 +112,8 @@ export function paidResult(paid: PaidCall, view: ExecutionView | undefined, sand
     ...(paid.callId ? { callId: paid.callId, transcriptUri: transcriptUri(paid.callId) } : {}),
     ...(sandbox ? { sandbox: true } : {}),
   };
-  return ok(structured, `Paid ${paid.quote.amount} USDC for ${paid.action}${sandbox ? " (sandbox)" : ""}. Execution ${paid.executionId} is ${status}.`);
+  return ok(
+    structured,
+    `Paid ${paid.quote.amount} USDC for ${paid.action}${sandbox ? " (sandbox)" : ""}. Execution ${paid.executionId} is ${status}.`,
+  );
 }

@@ -13,7 +13,13 @@
  * the SDK, tools/list from the cached catalog; the runtime (sandbox, engine, reconciler,
  * resume) starts on the first request that is not the opening one, and never for a probe.
  */
-import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type McpServerFactory } from "@modelcontextprotocol/server";
+import {
+  isInputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type McpServerFactory,
+} from "@modelcontextprotocol/server";
 import type { Catalog } from "./catalog.js";
 import type { McpContext, McpHost, McpPaidActions } from "./context.js";
 import type { Parts } from "./parts.js";
@@ -132,7 +138,9 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
       },
     );
     // The parts load once this connection's first answer has gone out.
-    setImmediate(() => void parts().catch((e: unknown) => o.log(`loading the MCP surface failed: ${(e as Error).message}`)));
+    setImmediate(
+      () => void parts().catch((e: unknown) => o.log(`loading the MCP surface failed: ${(e as Error).message}`)),
+    );
     // A 2025 client has finished its handshake: this is no probe, start what calls will need —
     // a moment later, so that the tools/list that usually follows is answered first.
     server.oninitialized = () => setTimeout(kick, START_AFTER_HANDSHAKE_MS).unref();
@@ -160,7 +168,10 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
         if (toolList.catalog.source !== "service") void toolList.refresh();
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool ${name.slice(0, 80)}`);
       }
-      return server.projectCallToolResult(await callMirrorTool(ctx, m, request.params.arguments, rctx), m.tool.outputSchema);
+      return server.projectCallToolResult(
+        await callMirrorTool(ctx, m, request.params.arguments, rctx),
+        m.tool.outputSchema,
+      );
     });
 
     // Resource updates: on a 2025 connection for the URIs its client subscribed to; on a
@@ -174,7 +185,8 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
         if (!connected) return;
         const offUpdates = p.updates.onChange((uris) => {
           for (const uri of uris) {
-            if (era === "modern" || subscriptions.has(uri)) void server.sendResourceUpdated({ uri }).catch(() => undefined);
+            if (era === "modern" || subscriptions.has(uri))
+              void server.sendResourceUpdated({ uri }).catch(() => undefined);
           }
         });
         const offTools = p.toolList.onChange(() => void server.sendToolListChanged().catch(() => undefined));

@@ -39,7 +39,10 @@ export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
   const listeners = new Set<() => void>();
   let retryTimer: NodeJS.Timeout | undefined;
 
-  const toolsOf = (map: Map<string, PaidTool>) => [...[...map.values()].map((t) => t.tool), ...[...mirror.values()].map((m) => m.tool)];
+  const toolsOf = (map: Map<string, PaidTool>) => [
+    ...[...map.values()].map((t) => t.tool),
+    ...[...mirror.values()].map((m) => m.tool),
+  ];
 
   function use(next: Catalog): boolean {
     const before = JSON.stringify(toolsOf(paidTools));
@@ -70,8 +73,15 @@ export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
 
   async function fetchInto(p: McpPaidActions): Promise<boolean> {
     const fresh = await loadCatalog(p.client, p.journal, host.service, now());
-    if (fresh.source === "service") host.saveCatalogSnapshot(fresh.entries.map((e) => ({ name: e.name, detail: e.detail })), fresh.fetchedAt ?? now());
-    if (fresh.problem) log(`catalog: the service did not answer (${ctx.scrub(fresh.problem)}); using ${fresh.source === "cache" ? "the cached catalog" : "no paid tools yet"}`);
+    if (fresh.source === "service")
+      host.saveCatalogSnapshot(
+        fresh.entries.map((e) => ({ name: e.name, detail: e.detail })),
+        fresh.fetchedAt ?? now(),
+      );
+    if (fresh.problem)
+      log(
+        `catalog: the service did not answer (${ctx.scrub(fresh.problem)}); using ${fresh.source === "cache" ? "the cached catalog" : "no paid tools yet"}`,
+      );
     if (fresh.source === "none" && catalog.source !== "none") return false;
     if (fresh.source === "cache" && catalog.source === "cache") return false;
     const changed = use(fresh);

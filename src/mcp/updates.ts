@@ -65,10 +65,16 @@ export function createUpdates(ctx: McpContext): Updates {
     });
   }
 
-  async function waitFor(pa: McpPaidActions, executionId: string, timeoutMs: number, rctx: RequestCtx): Promise<ExecutionView> {
+  async function waitFor(
+    pa: McpPaidActions,
+    executionId: string,
+    timeoutMs: number,
+    rctx: RequestCtx,
+  ): Promise<ExecutionView> {
     const { engine } = pa;
     let view = await engine.getExecution(executionId, true);
-    if (!view) throw new PaidActionError("not_found", `no execution ${executionId} in this server's journal`, { executionId });
+    if (!view)
+      throw new PaidActionError("not_found", `no execution ${executionId} in this server's journal`, { executionId });
     const token = rctx.mcpReq._meta?.progressToken;
     const signal = rctx.mcpReq.signal;
     const started = now();
@@ -81,7 +87,11 @@ export function createUpdates(ctx: McpContext): Updates {
       await rctx.mcpReq
         .notify({
           method: "notifications/progress",
-          params: { progressToken: token, progress, message: `${executionId} is ${status} (${Math.round((now() - started) / 1000)} s)` },
+          params: {
+            progressToken: token,
+            progress,
+            message: `${executionId} is ${status} (${Math.round((now() - started) / 1000)} s)`,
+          },
         })
         .catch(() => undefined);
     };

@@ -6,7 +6,17 @@
  * took meanwhile is put back. Two survivors of an owner that died therefore cannot both take
  * the home over.
  */
-import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 
@@ -85,7 +95,8 @@ export function lockHome(home: string): string {
       }
       const held = readLock(lock);
       if (!held) continue;
-      if (Number.isInteger(held.pid) && held.pid > 0 && held.pid !== process.pid && isAlive(held.pid)) throw new SandboxBusyError(home, held.pid);
+      if (Number.isInteger(held.pid) && held.pid > 0 && held.pid !== process.pid && isAlive(held.pid))
+        throw new SandboxBusyError(home, held.pid);
       breakStale(lock, held.ino);
     }
     throw new Error(`could not lock ${home}: its sandbox.pid kept changing`);

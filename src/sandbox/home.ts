@@ -24,7 +24,10 @@ function meta(db: Database.Database, key: string): string | undefined {
 }
 
 function setMeta(db: Database.Database, key: string, value: string): void {
-  db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(key, value);
+  db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(
+    key,
+    value,
+  );
 }
 
 export async function loadServiceKeys(db: Database.Database): Promise<ServiceKeys> {
@@ -39,11 +42,20 @@ export async function loadServiceKeys(db: Database.Database): Promise<ServiceKey
   }
   const raw = JSON.parse(stored) as Record<keyof ServiceKeys, string>;
   const load = (b64: string) => signerFromBytes(new Uint8Array(Buffer.from(b64, "base64")));
-  return { feePayer: await load(raw.feePayer), treasury: await load(raw.treasury), mintAuthority: await load(raw.mintAuthority) };
+  return {
+    feePayer: await load(raw.feePayer),
+    treasury: await load(raw.treasury),
+    mintAuthority: await load(raw.mintAuthority),
+  };
 }
 
 /** The store, its files readable by this user only, and the API keys it accepts (one generated and kept when none is given). */
-export function openStore(home: string, o: { apiKeys?: string[]; busyTimeoutMs?: number }, now: () => number, cleanups: Array<() => void>): { db: Database.Database; apiKeys: string[] } {
+export function openStore(
+  home: string,
+  o: { apiKeys?: string[]; busyTimeoutMs?: number },
+  now: () => number,
+  cleanups: Array<() => void>,
+): { db: Database.Database; apiKeys: string[] } {
   const db = openDatabase(join(home, "sandbox.sqlite"), o.busyTimeoutMs);
   cleanups.unshift(() => db.close());
   for (const suffix of ["", "-wal", "-shm"]) {
@@ -52,7 +64,8 @@ export function openStore(home: string, o: { apiKeys?: string[]; busyTimeoutMs?:
   clearUnfinishedIdempotency(db, now());
   const apiKeys = o.apiKeys?.filter((k) => k.length > 0) ?? [];
   for (const k of apiKeys) {
-    if (!/^[\x21-\x7e]{8,512}$/.test(k)) throw new Error("an API key must be 8-512 printable ASCII characters without spaces");
+    if (!/^[\x21-\x7e]{8,512}$/.test(k))
+      throw new Error("an API key must be 8-512 printable ASCII characters without spaces");
   }
   if (apiKeys.length > 0) return { db, apiKeys };
   let generated = meta(db, "generated_api_key");
@@ -73,7 +86,15 @@ export interface DemoAccounts {
 
 /** The ledger, its genesis done once (redone from nothing when a crash cut it short), and the demo allowance granted once. */
 export async function openLedger(
-  o: { db: Database.Database; home: string; keys: ServiceKeys; mint: string; now: () => number; log: (line: string) => void; blockhashTtlMs: number },
+  o: {
+    db: Database.Database;
+    home: string;
+    keys: ServiceKeys;
+    mint: string;
+    now: () => number;
+    log: (line: string) => void;
+    blockhashTtlMs: number;
+  },
   cleanups: Array<() => void>,
 ): Promise<{ ledger: Ledger; accounts: DemoAccounts }> {
   const { db, home, keys, mint, log } = o;
@@ -102,7 +123,9 @@ export async function openLedger(
     const agent = await signerFromBytes(readKeypairFile(agentKeyPath));
     await grantDemoAllowance(ledger, keys, mint, owner, agent.address, DEMO_ALLOWANCE);
     setMeta(db, "agent_key_done", "1");
-    log(`agent key ${agent.address} may spend up to ${formatDecimal(DEMO_ALLOWANCE)} USDC of the demo wallet, as its delegate`);
+    log(
+      `agent key ${agent.address} may spend up to ${formatDecimal(DEMO_ALLOWANCE)} USDC of the demo wallet, as its delegate`,
+    );
   }
   const agentAddress = (await signerFromBytes(readKeypairFile(agentKeyPath))).address;
   return { ledger, accounts: { walletPath, owner: owner.address, agentKeyPath, agentAddress } };

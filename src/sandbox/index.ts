@@ -127,8 +127,17 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     const network = SOLANA_DEVNET;
     const mint = USDC_MINT[network]!;
     const keys = await loadServiceKeys(db);
-    const { ledger, accounts } = await openLedger({ db, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS }, cleanups);
-    const webhooks = new Webhooks({ db, now, log, allowPrivate: options.allowPrivateWebhooks ?? false, resolve: options.webhookResolver ?? systemResolver });
+    const { ledger, accounts } = await openLedger(
+      { db, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS },
+      cleanups,
+    );
+    const webhooks = new Webhooks({
+      db,
+      now,
+      log,
+      allowPrivate: options.allowPrivateWebhooks ?? false,
+      resolve: options.webhookResolver ?? systemResolver,
+    });
     let baseUrl = "";
     const service = new SandboxService({
       ...{ db, ledger, keys, network, mint, now, webhooks, log, baseUrl: () => baseUrl },
@@ -137,10 +146,27 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       facilitatorFaults: options.facilitatorFaults,
     });
     const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-    const handler = createHttpHandler({ service, webhooks, ledger, db, apiKeys, rateLimit, rpcRateLimit: options.rpcRateLimit ?? rateLimit, now, log });
+    const handler = createHttpHandler({
+      service,
+      webhooks,
+      ledger,
+      db,
+      apiKeys,
+      rateLimit,
+      rpcRateLimit: options.rpcRateLimit ?? rateLimit,
+      now,
+      log,
+    });
     const { server, port } = await listen(handler, options.port ?? DEFAULT_PORT, options.requestTimeoutMs ?? 15_000);
     baseUrl = `http://127.0.0.1:${port}/v1`;
-    const info: SandboxInfo = { baseUrl, apiKey: apiKeys[0]!, rpcUrl: `http://127.0.0.1:${port}/solana`, network, asset: mint, ...accounts };
+    const info: SandboxInfo = {
+      baseUrl,
+      apiKey: apiKeys[0]!,
+      rpcUrl: `http://127.0.0.1:${port}/solana`,
+      network,
+      asset: mint,
+      ...accounts,
+    };
     writeJsonAtomic(join(home, "sandbox.json"), info);
     service.recover();
     webhooks.schedule();
@@ -153,7 +179,18 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         await webhooks.close();
         for (const c of cleanups) c();
       })());
-    return { ...info, apiKeys, home, port, service, ledger, db, keys, facilitatorFaults: options.facilitatorFaults, close };
+    return {
+      ...info,
+      apiKeys,
+      home,
+      port,
+      service,
+      ledger,
+      db,
+      keys,
+      facilitatorFaults: options.facilitatorFaults,
+      close,
+    };
   } catch (e) {
     for (const c of cleanups) {
       try {

@@ -61,7 +61,10 @@ describe("app: two processes on one home in sandbox mode", () => {
     const owner = await startCliSandbox(join(home, "sandbox"));
     const lines: string[] = [];
     const pa = await open(home, lines);
-    expect(pa.sandbox).toMatchObject({ owned: false, info: { baseUrl: owner.info.baseUrl, apiKey: owner.info.apiKey } });
+    expect(pa.sandbox).toMatchObject({
+      owned: false,
+      info: { baseUrl: owner.info.baseUrl, apiKey: owner.info.apiKey },
+    });
 
     const before = await pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });
     expect(before.executionId).toMatch(/^exe_/);
@@ -73,9 +76,17 @@ describe("app: two processes on one home in sandbox mode", () => {
 
     // Same port, same key, same agent key and owner: nothing the process holds had to change.
     expect(pa.sandbox).toMatchObject({ owned: true, info: owner.info });
-    expect(pa.config).toMatchObject({ baseUrl: owner.info.baseUrl, apiKey: owner.info.apiKey, rpcUrl: owner.info.rpcUrl, walletPath: owner.info.agentKeyPath, owner: owner.info.owner });
+    expect(pa.config).toMatchObject({
+      baseUrl: owner.info.baseUrl,
+      apiKey: owner.info.apiKey,
+      rpcUrl: owner.info.rpcUrl,
+      walletPath: owner.info.agentKeyPath,
+      owner: owner.info.owner,
+    });
     expect(sandboxOwner(join(home, "sandbox"))).toBe(process.pid);
-    expect(lines.filter((l) => /took it over/.test(l))).toEqual([`the embedded sandbox's owner (pid ${owner.pid}) is gone: this process took it over at ${owner.info.baseUrl}`]);
+    expect(lines.filter((l) => /took it over/.test(l))).toEqual([
+      `the embedded sandbox's owner (pid ${owner.pid}) is gone: this process took it over at ${owner.info.baseUrl}`,
+    ]);
 
     // The execution paid before the takeover is still known to the service.
     const res = await pa.client!.call("GET", `/executions/${before.executionId}`, { schema: Execution });
@@ -106,7 +117,9 @@ describe("app: two processes on one home in sandbox mode", () => {
     expect(pa.config).toMatchObject({ baseUrl: moved.baseUrl, rpcUrl: moved.rpcUrl, apiKey: owner.info.apiKey });
     expect(pa.client!.baseUrl).toBe(moved.baseUrl);
     expect(JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")).baseUrl).toBe(moved.baseUrl);
-    expect(lines.some((l) => l.includes(`took it over at ${moved.baseUrl} (port ${oldPort} is taken: the service moved)`))).toBe(true);
+    expect(
+      lines.some((l) => l.includes(`took it over at ${moved.baseUrl} (port ${oldPort} is taken: the service moved)`)),
+    ).toBe(true);
 
     // A chain port made before the move reads the moved RPC: the payment is on the ledger.
     const tx = await chain.transaction(paid.payment.transaction!);
@@ -140,7 +153,9 @@ describe("mcp e2e: servers on one home in sandbox mode", () => {
     expect(sandboxOwner(join(first.home, "sandbox"))).toBe(first.pid);
 
     expect(await first.close()).toEqual({ code: 0, signal: null });
-    const results = await Promise.all([second, third].map((s) => call(s.client, "servers_provision", { ...SMALL_SERVER, durationHours: 48 }, 30_000)));
+    const results = await Promise.all(
+      [second, third].map((s) => call(s.client, "servers_provision", { ...SMALL_SERVER, durationHours: 48 }, 30_000)),
+    );
     for (const r of results) {
       expect(r.isError ?? false, text(r)).toBe(false);
       expect(sc(r).executionId).toMatch(/^exe_/);

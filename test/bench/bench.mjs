@@ -14,7 +14,27 @@ import { request } from "undici";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
 import { startTestPostgres } from "../helpers/postgres.mjs";
-import { CLI, COLD_RUNS, INPUT, log, loadWallet, mcpClient, ms, N_MEMORY, N_PAID, QUICK, ROOT, rssMb, serviceEnv, sleep, startSandbox, stats, timed, work, children } from "./common.mjs";
+import {
+  CLI,
+  COLD_RUNS,
+  INPUT,
+  log,
+  loadWallet,
+  mcpClient,
+  ms,
+  N_MEMORY,
+  N_PAID,
+  QUICK,
+  ROOT,
+  rssMb,
+  serviceEnv,
+  sleep,
+  startSandbox,
+  stats,
+  timed,
+  work,
+  children,
+} from "./common.mjs";
 import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
 
@@ -48,7 +68,9 @@ async function paidCalls(svc) {
   let mcpPostgres;
   try {
     const url = await pgServer.createDatabase("bench");
-    mcpPostgres = await mcpPaidCalls(serviceEnv(svc.info, join(work, "mcp-home-pg"), { PAID_ACTIONS_JOURNAL_URL: url }));
+    mcpPostgres = await mcpPaidCalls(
+      serviceEnv(svc.info, join(work, "mcp-home-pg"), { PAID_ACTIONS_JOURNAL_URL: url }),
+    );
   } finally {
     await pgServer.stop();
   }
@@ -66,25 +88,49 @@ async function paidCalls(svc) {
   const headers = { authorization: `Bearer ${svc.info.apiKey}`, "content-type": "application/json" };
   let k = 0;
   const http = async (method, path, body, extra = {}) => {
-    const res = await request(`${svc.info.baseUrl}${path}`, { method, headers: { ...headers, ...extra }, body: body ? JSON.stringify(body) : undefined });
+    const res = await request(`${svc.info.baseUrl}${path}`, {
+      method,
+      headers: { ...headers, ...extra },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: res.statusCode, body: await res.body.json() };
   };
   const floorOnce = async () => {
     const key = `floor-${process.pid}-${k++}`;
     const id = insert.run("new", key).lastInsertRowid; // 1 intent
-    const q = await http("POST", "/quotes", { action: "servers.provision", input: INPUT, budget: { amount: "10", currency: "USDC" } }, { "idempotency-key": key });
+    const q = await http(
+      "POST",
+      "/quotes",
+      { action: "servers.provision", input: INPUT, budget: { amount: "10", currency: "USDC" } },
+      { "idempotency-key": key },
+    );
     update.run("quoted", JSON.stringify(q.body), id); // 2 quote
-    const pre = await http("POST", "/executions", { action: "servers.provision", input: INPUT }, { "idempotency-key": key, "x-quote-id": q.body.quoteId });
+    const pre = await http(
+      "POST",
+      "/executions",
+      { action: "servers.provision", input: INPUT },
+      { "idempotency-key": key, "x-quote-id": q.body.quoteId },
+    );
     if (pre.status !== 402) throw new Error(`floor preflight ${pre.status}`);
     const reqs = q.body.paymentRequirement.accepts[0];
     db.transaction(() => update.run("reserved", "", id)).immediate(); // 3 reservation
     const p = await scheme.createPaymentPayload(2, reqs);
     const proof = Buffer.from(JSON.stringify({ ...p, accepted: reqs })).toString("base64");
     update.run("signed", proof, id); // 4 proof
-    const c = await http("POST", "/payments/confirm", { quoteId: q.body.quoteId, paymentProof: proof }, { "idempotency-key": key });
+    const c = await http(
+      "POST",
+      "/payments/confirm",
+      { quoteId: q.body.quoteId, paymentProof: proof },
+      { "idempotency-key": key },
+    );
     if (c.status !== 200) throw new Error(`floor confirm ${c.status}`);
     update.run("paid", JSON.stringify(c.body), id); // 5 payment
-    const e = await http("POST", "/executions", { action: "servers.provision", input: INPUT }, { "idempotency-key": key, "x-quote-id": q.body.quoteId, "x-payment-proof": proof });
+    const e = await http(
+      "POST",
+      "/executions",
+      { action: "servers.provision", input: INPUT },
+      { "idempotency-key": key, "x-quote-id": q.body.quoteId, "x-payment-proof": proof },
+    );
     if (e.status !== 201) throw new Error(`floor execution ${e.status}`);
     update.run("executed", JSON.stringify(e.body), id); // 6 execution (the engine ends its lease in the same commit)
   };
@@ -120,7 +166,12 @@ async function stubCatalog(count) {
     name,
     description: `Generated action ${name}`,
     supportsAsync: true,
-    inputSchema: { type: "object", properties: { size: { type: "integer", minimum: 1, maximum: 100 }, note: { type: "string", maxLength: 200 } }, required: ["size"], additionalProperties: false },
+    inputSchema: {
+      type: "object",
+      properties: { size: { type: "integer", minimum: 1, maximum: 100 }, note: { type: "string", maxLength: 200 } },
+      required: ["size"],
+      additionalProperties: false,
+    },
     pricing: { model: "per_unit", currency: "USDC", unit: "size", formula: "0.01 x size" },
     budgetHints: { typical: "0.10", max: "1.00" },
   });
@@ -143,7 +194,12 @@ async function coldStart(env) {
   const child = spawn(process.execPath, [CLI, "serve"], { env, stdio: ["pipe", "pipe", "ignore"] });
   children.add(child);
   const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`);
-  send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } } });
+  send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+  });
   let buf = "";
   const { elapsed, tools } = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("no tools/list answer within 30 s")), 30_000);
@@ -175,7 +231,10 @@ async function coldStarts(svc) {
   const out = {};
   for (const [label, makeEnv] of [
     ["6 actions", async (i) => serviceEnv(svc.info, join(work, `cold6-${i}`))],
-    ["500 actions", async (i) => ({ ...serviceEnv(svc.info, join(work, `cold500-${i}`)), PAID_ACTIONS_BASE_URL: stub.url })],
+    [
+      "500 actions",
+      async (i) => ({ ...serviceEnv(svc.info, join(work, `cold500-${i}`)), PAID_ACTIONS_BASE_URL: stub.url }),
+    ],
   ]) {
     const first = [];
     const cached = [];
@@ -202,7 +261,13 @@ async function coldStarts(svc) {
   const sdkOnly = [];
   for (let i = 0; i < COLD_RUNS; i++) {
     bare.push(await spawnTime(["-e", "0"]));
-    sdkOnly.push(await spawnTime(["--input-type=module", "-e", "await import('@modelcontextprotocol/server'); await import('@modelcontextprotocol/server/stdio')"]));
+    sdkOnly.push(
+      await spawnTime([
+        "--input-type=module",
+        "-e",
+        "await import('@modelcontextprotocol/server'); await import('@modelcontextprotocol/server/stdio')",
+      ]),
+    );
   }
   out["floor: node -e 0"] = { restart: stats(bare) };
   out["floor: node loading the MCP SDK"] = { restart: stats(sdkOnly) };
@@ -240,20 +305,35 @@ async function memory(svc) {
   const half = samples.slice(Math.floor(samples.length / 2));
   const mx = half.reduce((s, p) => s + p.calls, 0) / half.length;
   const my = half.reduce((s, p) => s + p.rssMb, 0) / half.length;
-  const slope = half.reduce((s, p) => s + (p.calls - mx) * (p.rssMb - my), 0) / Math.max(1, half.reduce((s, p) => s + (p.calls - mx) ** 2, 0));
+  const slope =
+    half.reduce((s, p) => s + (p.calls - mx) * (p.rssMb - my), 0) /
+    Math.max(
+      1,
+      half.reduce((s, p) => s + (p.calls - mx) ** 2, 0),
+    );
   return { idleMb: idle, afterMb: after, calls: N_MEMORY, samples, slopeMbPer100Calls: slope * 100 };
 }
 
 // ---- Run ---------------------------------------------------------------------------------------
 
 const started = performance.now();
-const machine = { cpu: cpus()[0]?.model ?? "?", cores: cpus().length, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, os: `${process.platform} ${release()}` };
-log(`paid-actions-mcp bench${QUICK ? " (quick)" : ""}${ONLY ? ` --only ${ONLY}` : ""} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
+const machine = {
+  cpu: cpus()[0]?.model ?? "?",
+  cores: cpus().length,
+  memoryGb: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  os: `${process.platform} ${release()}`,
+};
+log(
+  `paid-actions-mcp bench${QUICK ? " (quick)" : ""}${ONLY ? ` --only ${ONLY}` : ""} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`,
+);
 const results = { machine, date: new Date().toISOString(), quick: QUICK };
 if (ONLY === "startup") {
   results.startup = await startupFigures({ root: ROOT, work, log });
   results.durationSeconds = (performance.now() - started) / 1000;
-  process.stdout.write(`${[...formatStartup(results.startup), "", `Total ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`].join("\n")}\n`);
+  process.stdout.write(
+    `${[...formatStartup(results.startup), "", `Total ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`].join("\n")}\n`,
+  );
   mkdirSync(join(ROOT, ".bench"), { recursive: true });
   writeFileSync(join(ROOT, ".bench", "startup.json"), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`Results written to .bench/startup.json\n`);
@@ -280,34 +360,80 @@ const lines = [];
 const row = (...cells) => lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
 lines.push("");
 row("Paid call latency (ms)", "median", "p95", "min", "max", "");
-for (const [name, s] of [["MCP server over stdio (SQLite journal)", p.mcp], ["MCP server, PostgreSQL journal", p.mcpPostgres], ["floor (undici + same proofs + commits)", p.floor], ["peer (@x402/fetch + @x402/svm)", p.peer]]) row(`  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
-lines.push(`  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`);
+for (const [name, s] of [
+  ["MCP server over stdio (SQLite journal)", p.mcp],
+  ["MCP server, PostgreSQL journal", p.mcpPostgres],
+  ["floor (undici + same proofs + commits)", p.floor],
+  ["peer (@x402/fetch + @x402/svm)", p.peer],
+])
+  row(`  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
+lines.push(
+  `  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`,
+);
 lines.push("");
 row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
 for (const [label, c] of Object.entries(results.coldStart)) {
   if (c.firstStart) {
-    row(`  ${label}, first start (catalog fetched)`, ms(c.firstStart.median), ms(c.firstStart.p95), ms(c.firstStart.min), ms(c.firstStart.max), "");
-    row(`  ${label}, cached catalog`, ms(c.cachedCatalog.median), ms(c.cachedCatalog.p95), ms(c.cachedCatalog.min), ms(c.cachedCatalog.max), "");
-  } else row(`  ${label}${label.startsWith("floor") ? "" : ", restart"}`, ms(c.restart.median), ms(c.restart.p95), ms(c.restart.min), ms(c.restart.max), "");
+    row(
+      `  ${label}, first start (catalog fetched)`,
+      ms(c.firstStart.median),
+      ms(c.firstStart.p95),
+      ms(c.firstStart.min),
+      ms(c.firstStart.max),
+      "",
+    );
+    row(
+      `  ${label}, cached catalog`,
+      ms(c.cachedCatalog.median),
+      ms(c.cachedCatalog.p95),
+      ms(c.cachedCatalog.min),
+      ms(c.cachedCatalog.max),
+      "",
+    );
+  } else
+    row(
+      `  ${label}${label.startsWith("floor") ? "" : ", restart"}`,
+      ms(c.restart.median),
+      ms(c.restart.p95),
+      ms(c.restart.min),
+      ms(c.restart.max),
+      "",
+    );
 }
 const c6 = results.coldStart["6 actions"].firstStart.median;
 const c500 = results.coldStart["500 actions"].firstStart.median;
-lines.push(`  targets: 6 actions < 300 ms (${pass(c6 < 300)}), 500 actions < 600 ms (${pass(c500 < 600)}) — first start`);
+lines.push(
+  `  targets: 6 actions < 300 ms (${pass(c6 < 300)}), 500 actions < 600 ms (${pass(c500 < 600)}) — first start`,
+);
 lines.push(...formatStartup(results.startup));
 lines.push("");
 const m = results.memory;
-lines.push(`Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls`);
+lines.push(
+  `Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls`,
+);
 lines.push("");
-lines.push(`Reconciler over ${results.reconciler.windowMs / 1000} s windows, with 10,000 finished executions in the journal:`);
-for (const l of results.reconciler.levels) lines.push(`  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core`);
+lines.push(
+  `Reconciler over ${results.reconciler.windowMs / 1000} s windows, with 10,000 finished executions in the journal:`,
+);
+for (const l of results.reconciler.levels)
+  lines.push(
+    `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core`,
+  );
 lines.push("");
 lines.push("list_executions latency (ms, in process):");
-for (const j of results.journal) lines.push(`  ${String(j.rows).padStart(9)} rows: latest page p50 ${ms(j.latest.median)} p95 ${ms(j.latest.p95)}; by status p50 ${ms(j.byStatus.median)}; next page p50 ${ms(j.secondPage.median)}`);
+for (const j of results.journal)
+  lines.push(
+    `  ${String(j.rows).padStart(9)} rows: latest page p50 ${ms(j.latest.median)} p95 ${ms(j.latest.p95)}; by status p50 ${ms(j.byStatus.median)}; next page p50 ${ms(j.secondPage.median)}`,
+  );
 const big = results.journal[results.journal.length - 1];
 lines.push(`  target: p50 < 20 ms at ${big.rows.toLocaleString("en-US")} rows (${pass(big.latest.median < 20)})`);
 lines.push("");
-lines.push(`Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s`);
-lines.push(`\nTotal ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`);
+lines.push(
+  `Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s`,
+);
+lines.push(
+  `\nTotal ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`,
+);
 process.stdout.write(`${lines.join("\n")}\n`);
 mkdirSync(join(ROOT, ".bench"), { recursive: true });
 writeFileSync(join(ROOT, ".bench", "results.json"), `${JSON.stringify(results, null, 2)}\n`);

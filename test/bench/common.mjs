@@ -60,9 +60,13 @@ export const ms = (v) => (v === undefined ? "-" : v < 10 ? v.toFixed(2) : v.toFi
 
 export async function startSandbox(name, delayMs) {
   const home = join(work, name);
-  const child = spawn(process.execPath, [CLI, "sandbox", "--port", "0", "--home", home, "--provider-delay-ms", String(delayMs), "--rate-limit", "100000"], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, "sandbox", "--port", "0", "--home", home, "--provider-delay-ms", String(delayMs), "--rate-limit", "100000"],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   children.add(child);
   let err = "";
   child.stderr.on("data", (c) => (err += c));
@@ -92,7 +96,12 @@ export function serviceEnv(info, home, extra = {}) {
 }
 
 export async function mcpClient(env) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "serve"], env, stderr: "ignore" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "serve"],
+    env,
+    stderr: "ignore",
+  });
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(transport);
   return { client, pid: transport.pid };

@@ -6,7 +6,22 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { request } from "undici";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
-import { INPUT, JOURNAL_LEVELS, loadWallet, log, RECONCILE_LEVELS, RECONCILE_WINDOW_MS, ROOT, SERVICE_WINDOW_MS, serviceEnv, sleep, startSandbox, stats, timed, work } from "./common.mjs";
+import {
+  INPUT,
+  JOURNAL_LEVELS,
+  loadWallet,
+  log,
+  RECONCILE_LEVELS,
+  RECONCILE_WINDOW_MS,
+  ROOT,
+  SERVICE_WINDOW_MS,
+  serviceEnv,
+  sleep,
+  startSandbox,
+  stats,
+  timed,
+  work,
+} from "./common.mjs";
 
 // ---- 4. Reconciler -------------------------------------------------------------------------
 
@@ -17,8 +32,18 @@ export async function reconciler() {
   const { Reconciler } = await import(join(ROOT, "dist", "engine", "reconciler.js"));
   const { createServiceClient } = await import(join(ROOT, "dist", "engine", "service-client.js"));
   const home = join(work, "reconcile-home");
-  const pa = await openPaidActions({ env: serviceEnv(slow.info, home), log: () => undefined, reconcile: false, resume: false });
-  const pollClient = createServiceClient({ baseUrl: slow.info.baseUrl, apiKey: slow.info.apiKey, timeoutMs: 10_000, maxAttempts: 1 });
+  const pa = await openPaidActions({
+    env: serviceEnv(slow.info, home),
+    log: () => undefined,
+    reconcile: false,
+    resume: false,
+  });
+  const pollClient = createServiceClient({
+    baseUrl: slow.info.baseUrl,
+    apiKey: slow.info.apiKey,
+    timeoutMs: 10_000,
+    maxAttempts: 1,
+  });
   // Finished executions the reconciler must not touch: 10,000 of them (written straight into the journal file).
   const raw = new Database(pa.journal.path);
   raw.pragma("busy_timeout = 10000");
@@ -27,18 +52,33 @@ export async function reconciler() {
      VALUES (?, ?, ?, ?, 'servers.provision', '{}', 'x', 'executed', ?, 'completed', 'spent', ?, ?)`,
   );
   raw.transaction(() => {
-    for (let i = 0; i < 10_000; i++) insert.run(`int_done${i}`, `done-${i}`, `done-${i}`, pa.engine.service, `exe_done${i}`, Date.now() - 1000, Date.now());
+    for (let i = 0; i < 10_000; i++)
+      insert.run(
+        `int_done${i}`,
+        `done-${i}`,
+        `done-${i}`,
+        pa.engine.service,
+        `exe_done${i}`,
+        Date.now() - 1000,
+        Date.now(),
+      );
   })();
   const levels = [];
   let paid = 0;
   for (const level of RECONCILE_LEVELS) {
     while (paid < level) {
       const batch = Math.min(16, level - paid);
-      await Promise.all(Array.from({ length: batch }, (_, i) => pa.engine.pay({ action: "servers.provision", input: { ...INPUT, image: `rec-${paid + i}` } })));
+      await Promise.all(
+        Array.from({ length: batch }, (_, i) =>
+          pa.engine.pay({ action: "servers.provision", input: { ...INPUT, image: `rec-${paid + i}` } }),
+        ),
+      );
       paid += batch;
     }
     // Every unfinished execution due now, as right after a start.
-    raw.prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`).run(Date.now());
+    raw
+      .prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`)
+      .run(Date.now());
     const rec = new Reconciler({ engine: pa.engine, journal: pa.journal, client: pollClient, now: Date.now });
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -84,7 +124,14 @@ export async function journal() {
     const start = Date.now() - 1e9;
     raw.transaction(() => {
       for (; rows < level; rows++) {
-        insert.run({ id: `int_b${rows}`, quote: `qt_b${rows}`, exe: `exe_b${rows}`, status: statuses[rows % 6], action: actions[rows % 3], at: start + rows * 1000 });
+        insert.run({
+          id: `int_b${rows}`,
+          quote: `qt_b${rows}`,
+          exe: `exe_b${rows}`,
+          status: statuses[rows % 6],
+          action: actions[rows % 3],
+          at: start + rows * 1000,
+        });
       }
     })();
     // The engine's reads are async (the journal's port): each sample awaits its page.
@@ -134,7 +181,11 @@ export async function service(svc) {
     return done / (windowMs / 1000);
   };
   const quote = async () => {
-    const res = await request(`${svc.info.baseUrl}/quotes`, { method: "POST", headers, body: JSON.stringify({ action: "servers.provision", input: INPUT, budget: { amount: "1", currency: "USDC" } }) });
+    const res = await request(`${svc.info.baseUrl}/quotes`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ action: "servers.provision", input: INPUT, budget: { amount: "1", currency: "USDC" } }),
+    });
     const body = await res.body.json();
     if (res.statusCode !== 201) throw new Error(`quote ${res.statusCode}`);
     return body;

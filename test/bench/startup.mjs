@@ -26,32 +26,67 @@ const ENVELOPE = {
   "io.modelcontextprotocol/clientInfo": CLIENT,
 };
 
-const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: CLIENT } };
-const problemOfTools = (r) => (Array.isArray(r?.tools) && r.tools.length > 0 ? undefined : "tools/list result without tools");
+const initialize = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: CLIENT },
+};
+const problemOfTools = (r) =>
+  Array.isArray(r?.tools) && r.tools.length > 0 ? undefined : "tools/list result without tools";
 const problemOfModern = (r) =>
-  r?.resultType === "complete" ? undefined : r?.resultType === undefined ? "answered in the 2025 shape (no resultType, which 2026-07-28 requires)" : `resultType ${JSON.stringify(r.resultType)}`;
+  r?.resultType === "complete"
+    ? undefined
+    : r?.resultType === undefined
+      ? "answered in the 2025 shape (no resultType, which 2026-07-28 requires)"
+      : `resultType ${JSON.stringify(r.resultType)}`;
 
 /** What each cell sends, which response id it waits for, and what makes that response valid. */
 const CELLS = [
   {
-    key: "legacyFirst", era: "2025", measure: "first", label: "2025 era: spawn → initialize answer",
-    open: [initialize], awaitId: 1,
+    key: "legacyFirst",
+    era: "2025",
+    measure: "first",
+    label: "2025 era: spawn → initialize answer",
+    open: [initialize],
+    awaitId: 1,
     problem: (r) => (typeof r?.protocolVersion === "string" ? undefined : "initialize result without protocolVersion"),
   },
   {
-    key: "legacyTools", era: "2025", measure: "tools", label: "2025 era: spawn → tools/list answer",
-    open: [initialize], awaitId: 2,
-    next: { 1: [{ jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "tools/list" }] },
+    key: "legacyTools",
+    era: "2025",
+    measure: "tools",
+    label: "2025 era: spawn → tools/list answer",
+    open: [initialize],
+    awaitId: 2,
+    next: {
+      1: [
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      ],
+    },
     problem: problemOfTools,
   },
   {
-    key: "modernFirst", era: "2026", measure: "first", label: "2026 era: spawn → server/discover answer",
-    open: [{ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } }], awaitId: 1,
-    problem: (r) => problemOfModern(r) ?? (r.supportedVersions?.includes(MODERN) ? undefined : `supportedVersions ${JSON.stringify(r.supportedVersions)} lacks ${MODERN}`),
+    key: "modernFirst",
+    era: "2026",
+    measure: "first",
+    label: "2026 era: spawn → server/discover answer",
+    open: [{ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } }],
+    awaitId: 1,
+    problem: (r) =>
+      problemOfModern(r) ??
+      (r.supportedVersions?.includes(MODERN)
+        ? undefined
+        : `supportedVersions ${JSON.stringify(r.supportedVersions)} lacks ${MODERN}`),
   },
   {
-    key: "modernTools", era: "2026", measure: "tools", label: "2026 era: spawn → tools/list answer",
-    open: [{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: ENVELOPE } }], awaitId: 1,
+    key: "modernTools",
+    era: "2026",
+    measure: "tools",
+    label: "2026 era: spawn → tools/list answer",
+    open: [{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: ENVELOPE } }],
+    awaitId: 1,
     problem: (r) => problemOfModern(r) ?? problemOfTools(r),
   },
 ];
@@ -68,7 +103,11 @@ process.on("exit", () => {
  */
 async function once(server, cell) {
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, server.args, { cwd: server.cwd, env: server.env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, server.args, {
+    cwd: server.cwd,
+    env: server.env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   live.add(child);
   let stderr = "";
   child.stderr.on("data", (d) => {
@@ -90,8 +129,16 @@ async function once(server, cell) {
       clearTimeout(timer);
       resolve(o);
     };
-    const timer = setTimeout(() => done({ problem: `no answer within ${MEASURE_TIMEOUT_MS / 1000} s`, tellStderr: true }), MEASURE_TIMEOUT_MS);
-    closed.then(({ code, signal, error }) => done({ problem: error ? `spawn failed: ${error.message}` : `exited (${signal ?? `code ${code}`}) before answering`, tellStderr: true }));
+    const timer = setTimeout(
+      () => done({ problem: `no answer within ${MEASURE_TIMEOUT_MS / 1000} s`, tellStderr: true }),
+      MEASURE_TIMEOUT_MS,
+    );
+    closed.then(({ code, signal, error }) =>
+      done({
+        problem: error ? `spawn failed: ${error.message}` : `exited (${signal ?? `code ${code}`}) before answering`,
+        tellStderr: true,
+      }),
+    );
     let buf = "";
     child.stdout.on("data", (d) => {
       buf += d;
@@ -130,7 +177,8 @@ async function once(server, cell) {
   clearTimeout(grace);
   live.delete(child);
   const { tellStderr, ...result } = outcome;
-  if (tellStderr && stderr.trim()) result.problem += ` [stderr: ${stderr.trim().split("\n").slice(-1)[0].slice(0, 160)}]`;
+  if (tellStderr && stderr.trim())
+    result.problem += ` [stderr: ${stderr.trim().split("\n").slice(-1)[0].slice(0, 160)}]`;
   return { ...result, killed, catalogFetched: /tool\(s\) from the service/.test(stderr) };
 }
 
@@ -142,13 +190,26 @@ function quantiles(samples) {
 }
 
 /** Runs the whole start-up section; returns plain data (written to the results JSON). */
-export async function startupFigures({ root, work, log = () => undefined, runs = Number(process.env.BENCH_STARTUP_RUNS) || 15 }) {
+export async function startupFigures({
+  root,
+  work,
+  log = () => undefined,
+  runs = Number(process.env.BENCH_STARTUP_RUNS) || 15,
+}) {
   const started = process.hrtime.bigint();
   const home = join(work, "startup-home");
   mkdirSync(home, { recursive: true });
   const servers = {
-    ours: { args: [join(root, "dist", "cli.js")], cwd: root, env: { PATH: process.env.PATH ?? "", PAID_ACTIONS_HOME: home } },
-    minimal: { args: [join(root, "test", "bench", "minimal-server.mjs")], cwd: root, env: { PATH: process.env.PATH ?? "" } },
+    ours: {
+      args: [join(root, "dist", "cli.js")],
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", PAID_ACTIONS_HOME: home },
+    },
+    minimal: {
+      args: [join(root, "test", "bench", "minimal-server.mjs")],
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "" },
+    },
   };
   log(`start-up: our server vs a minimal v2 SDK server, both eras, ${runs} runs each…`);
   // Our server once on the bench home, so that every measured run answers from the cached catalog;
@@ -156,11 +217,14 @@ export async function startupFigures({ root, work, log = () => undefined, runs =
   const warm = {};
   for (const name of ["ours", "minimal"]) {
     const w = await once(servers[name], CELLS[1]);
-    warm[name] = (w.problem ? `warm-up failed: ${w.problem}` : `ok, ${w.tools} tool(s)`) + (w.killed ? " (killed with SIGKILL 5 s after stdin closed)" : "");
+    warm[name] =
+      (w.problem ? `warm-up failed: ${w.problem}` : `ok, ${w.tools} tool(s)`) +
+      (w.killed ? " (killed with SIGKILL 5 s after stdin closed)" : "");
     if (w.problem) log(`  ${name}: ${warm[name]}`);
   }
   const cells = {};
-  for (const name of Object.keys(servers)) for (const c of CELLS) cells[`${name}.${c.key}`] = { samples: [], failures: [], killed: 0, catalogFetched: 0 };
+  for (const name of Object.keys(servers))
+    for (const c of CELLS) cells[`${name}.${c.key}`] = { samples: [], failures: [], killed: 0, catalogFetched: 0 };
   for (let i = 0; i < runs; i++) {
     const order = i % 2 === 0 ? ["ours", "minimal"] : ["minimal", "ours"];
     for (const c of CELLS) {
@@ -180,7 +244,14 @@ export async function startupFigures({ root, work, log = () => undefined, runs =
   }
   const out = { runs, targets: STARTUP_TARGETS, warmUp: warm, cells: {}, ratios: {} };
   for (const [key, cell] of Object.entries(cells)) {
-    out.cells[key] = { ...quantiles(cell.samples), notServed: cell.notServed, failures: cell.failures, killedAfter5s: cell.killed, catalogFetched: cell.catalogFetched, tools: cell.tools };
+    out.cells[key] = {
+      ...quantiles(cell.samples),
+      notServed: cell.notServed,
+      failures: cell.failures,
+      killedAfter5s: cell.killed,
+      catalogFetched: cell.catalogFetched,
+      tools: cell.tools,
+    };
   }
   for (const c of CELLS) {
     const a = out.cells[`ours.${c.key}`];
@@ -197,9 +268,12 @@ export async function startupFigures({ root, work, log = () => undefined, runs =
 export function formatStartup(r) {
   const f = (v) => (v === undefined ? "-" : v < 10 ? v.toFixed(2) : v.toFixed(1));
   const lines = [];
-  const row = (...cells) => lines.push(cells.map((c, i) => String(c).padEnd([56, 11, 9, 11, 9, 8, 0][i] ?? 0)).join(""));
+  const row = (...cells) =>
+    lines.push(cells.map((c, i) => String(c).padEnd([56, 11, 9, 11, 9, 8, 0][i] ?? 0)).join(""));
   lines.push("");
-  lines.push(`Start-up, spawn → answer (ms; ${r.runs} runs per cell, servers alternated; ours = node dist/cli.js, sandbox mode, cached catalog;`);
+  lines.push(
+    `Start-up, spawn → answer (ms; ${r.runs} runs per cell, servers alternated; ours = node dist/cli.js, sandbox mode, cached catalog;`,
+  );
   lines.push(`  minimal = test/bench/minimal-server.mjs, v2 SDK serveStdio, 1 tool)`);
   row("", "ours", "", "minimal", "", "ratio", "");
   row("", "median", "p90", "median", "p90", "p50", "target");
@@ -210,17 +284,39 @@ export function formatStartup(r) {
     const q = r.ratios[c.key];
     const label = `  ${c.label}${c.key === "legacyTools" ? " (cached catalog)" : ""}`;
     const verdict = q.ratio === undefined ? "not assessed" : q.met ? "met" : "MISSED";
-    row(label, a.notServed ? "not served" : f(a.median), a.notServed ? "" : f(a.p90), b.notServed ? "not served" : f(b.median), b.notServed ? "" : f(b.p90), q.ratio === undefined ? "-" : q.ratio.toFixed(2), `<= ${q.target}: ${verdict}`);
-    for (const [name, cell] of [["ours", a], ["minimal", b]]) {
+    row(
+      label,
+      a.notServed ? "not served" : f(a.median),
+      a.notServed ? "" : f(a.p90),
+      b.notServed ? "not served" : f(b.median),
+      b.notServed ? "" : f(b.p90),
+      q.ratio === undefined ? "-" : q.ratio.toFixed(2),
+      `<= ${q.target}: ${verdict}`,
+    );
+    for (const [name, cell] of [
+      ["ours", a],
+      ["minimal", b],
+    ]) {
       if (cell.notServed) notes.push(`  ${name}, ${c.label}: not served — ${cell.notServed}`);
-      if (cell.failures.length) notes.push(`  ${name}, ${c.label}: ${cell.failures.length} run(s) failed after a served one, e.g. ${cell.failures[0]}`);
-      if (cell.killedAfter5s) notes.push(`  ${name}, ${c.label}: ${cell.killedAfter5s} child(ren) still running 5 s after stdin closed, killed with SIGKILL`);
-      if (cell.catalogFetched) notes.push(`  ${name}, ${c.label}: ${cell.catalogFetched} run(s) fetched the catalog instead of using the cached one`);
+      if (cell.failures.length)
+        notes.push(
+          `  ${name}, ${c.label}: ${cell.failures.length} run(s) failed after a served one, e.g. ${cell.failures[0]}`,
+        );
+      if (cell.killedAfter5s)
+        notes.push(
+          `  ${name}, ${c.label}: ${cell.killedAfter5s} child(ren) still running 5 s after stdin closed, killed with SIGKILL`,
+        );
+      if (cell.catalogFetched)
+        notes.push(
+          `  ${name}, ${c.label}: ${cell.catalogFetched} run(s) fetched the catalog instead of using the cached one`,
+        );
     }
   }
   lines.push(...notes);
   const killed = Object.values(r.cells).reduce((s, c) => s + c.killedAfter5s, 0);
   if (killed === 0) lines.push("  every child exited on its own after stdin closed");
-  lines.push(`  warm-up: ours ${r.warmUp.ours}; minimal ${r.warmUp.minimal}. Start-up section took ${r.durationSeconds.toFixed(1)} s.`);
+  lines.push(
+    `  warm-up: ours ${r.warmUp.ours}; minimal ${r.warmUp.minimal}. Start-up section took ${r.durationSeconds.toFixed(1)} s.`,
+  );
   return lines;
 }

@@ -13,7 +13,16 @@ import { request as httpRequest } from "node:http";
 import type { Page } from "playwright-core";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { setPin } from "../../src/engine/approvals/pin.js";
-import { launchBrowser, login, requireChromium, screenshot, sessionCookie, startConsoleProcess, type ConsoleProcess, type TestBrowser } from "../helpers/browser.js";
+import {
+  launchBrowser,
+  login,
+  requireChromium,
+  screenshot,
+  sessionCookie,
+  startConsoleProcess,
+  type ConsoleProcess,
+  type TestBrowser,
+} from "../helpers/browser.js";
 import { callTool, inProcessSuite } from "../helpers/inproc.js";
 import { ensureBuilt } from "../helpers/process.js";
 
@@ -21,7 +30,12 @@ const suite = inProcessSuite({ prefix: "pam-browser", providerDelayMs: 1_500 });
 const sc = (r: unknown) => (r as { structuredContent?: any }).structuredContent;
 
 /** A person approves above 1 USDC; the rolling 24 h cap is 4 USDC, the total cap 10. */
-const LIMITS = { PAID_ACTIONS_APPROVAL_ABOVE: "1", PAID_ACTIONS_MAX_PER_CALL: "5", PAID_ACTIONS_MAX_PER_DAY: "4", PAID_ACTIONS_MAX_TOTAL: "10" };
+const LIMITS = {
+  PAID_ACTIONS_APPROVAL_ABOVE: "1",
+  PAID_ACTIONS_MAX_PER_CALL: "5",
+  PAID_ACTIONS_MAX_PER_DAY: "4",
+  PAID_ACTIONS_MAX_TOTAL: "10",
+};
 const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 }; // 0.288 USDC
 const STORAGE = { tier: "object", sizeGb: 40, durationMonths: 1, region: "eu-west-1" }; // 0.92 USDC
 const WEEK_SERVER = { region: "eu-central-1", plan: "small", durationHours: 168, image: "ubuntu-24.04" }; // 2.016 USDC: needs a person
@@ -42,7 +56,10 @@ afterEach(async () => {
 });
 
 /** One raw request (node:http lets a test send any Host header). */
-function raw(url: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string }> {
+function raw(
+  url: string,
+  o: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: o.method ?? "GET", headers: o.headers }, (res) => {
       let body = "";
@@ -65,7 +82,10 @@ describe("console in Chromium", () => {
     const env = suite.env(LIMITS);
     const agent = await suite.start({ env, era: "legacy" });
     // Some history below the threshold: paid without asking anyone.
-    for (const [tool, input] of [["servers_provision", SMALL_SERVER], ["storage_purchase", STORAGE]] as const) {
+    for (const [tool, input] of [
+      ["servers_provision", SMALL_SERVER],
+      ["storage_purchase", STORAGE],
+    ] as const) {
       const r = await callTool(agent.client, tool, input, 30_000);
       expect(r.isError ?? false, JSON.stringify(sc(r))).toBe(false);
     }
@@ -98,7 +118,13 @@ describe("console in Chromium", () => {
     expect(text).toContain("eu-central-1");
     expect(text).toContain('"durationHours": 168');
     expect(text).toMatch(/expires in \d+:\d\d/);
-    const review = JSON.parse((await raw(`${consoleProc.origin}/api/approvals/${approvalId}`, { headers: { cookie: await sessionCookie(browser.context, consoleProc.origin) } })).body).approval;
+    const review = JSON.parse(
+      (
+        await raw(`${consoleProc.origin}/api/approvals/${approvalId}`, {
+          headers: { cookie: await sessionCookie(browser.context, consoleProc.origin) },
+        })
+      ).body,
+    ).approval;
     expect(review.payee).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
     expect(text).toContain(review.payee);
     // Spend afterwards: 0.288 + 0.92 + 2.016 = 3.224 of the 4.00 day cap (past 80 %: amber), of 10.00 in total.
@@ -112,12 +138,22 @@ describe("console in Chromium", () => {
     await screenshot(page, "approvals-pending");
     // On a phone's width nothing runs off the side.
     await page.setViewportSize({ width: 390, height: 844 });
-    await expect.poll(() => page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await expect
+      .poll(() =>
+        page.evaluate(
+          () =>
+            (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+              .documentElement.scrollWidth,
+        ),
+      )
+      .toBeLessThanOrEqual(390);
     await screenshot(page, "approvals-narrow");
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // The agent's retry before anyone decides pays nothing.
-    expect(sc(await callTool(agent.client, "servers_provision", { ...WEEK_SERVER, approvalId })).error.code).toBe("approval_required");
+    expect(sc(await callTool(agent.client, "servers_provision", { ...WEEK_SERVER, approvalId })).error.code).toBe(
+      "approval_required",
+    );
 
     // The person approves on the page.
     await card.locator("button.approve").click();
@@ -156,7 +192,9 @@ describe("console in Chromium", () => {
     await row.locator("a").first().click();
     await page.waitForURL((u) => u.pathname === `/executions/${executionId}`);
     await page.locator("ol.timeline").waitFor();
-    const steps = await page.locator("ol.timeline li").evaluateAll((els) => els.map((e) => e.getAttribute("data-step")));
+    const steps = await page
+      .locator("ol.timeline li")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-step")));
     for (const step of ["quote", "approval", "reservation", "payment", "execution"]) expect(steps).toContain(step);
     expect(await page.locator("h1 .pill").innerText()).toBe("completed");
     expect(await page.locator("pre.json").first().innerText()).toContain("serverId");
@@ -170,11 +208,24 @@ describe("console in Chromium", () => {
     const callId = new URL(page.url()).pathname.split("/").pop()!;
     const diagram = page.locator("svg.sequence");
     await diagram.waitFor();
-    const entries = await page.evaluate(async (id) => ((await (await fetch(`/api/transcripts/${id}`)).json()) as { entries: Array<{ step: string }> }).entries, callId);
+    const entries = await page.evaluate(
+      async (id) =>
+        ((await (await fetch(`/api/transcripts/${id}`)).json()) as { entries: Array<{ step: string }> }).entries,
+      callId,
+    );
     expect(entries.length).toBeGreaterThan(3);
     expect(await diagram.locator("line.lifeline").count()).toBe(4);
-    expect(await diagram.locator("text.lifeline-name").allTextContents()).toEqual(["Agent", "MCP server", "Service", "Chain"]);
-    for (let i = 0; i < entries.length; i++) expect(await diagram.locator(`g.arrow[data-entry="${i}"]`).count(), `arrows of entry ${i} (${entries[i]!.step})`).toBeGreaterThanOrEqual(1);
+    expect(await diagram.locator("text.lifeline-name").allTextContents()).toEqual([
+      "Agent",
+      "MCP server",
+      "Service",
+      "Chain",
+    ]);
+    for (let i = 0; i < entries.length; i++)
+      expect(
+        await diagram.locator(`g.arrow[data-entry="${i}"]`).count(),
+        `arrows of entry ${i} (${entries[i]!.step})`,
+      ).toBeGreaterThanOrEqual(1);
     const http = entries.findIndex((e) => e.step === "http");
     await diagram.locator(`g.arrow[data-entry="${http}"]`).first().click();
     await expect.poll(() => page.locator(".inspector h3").innerText()).toBe(`${http + 1}. http`);
@@ -183,7 +234,13 @@ describe("console in Chromium", () => {
 
     // Spending: the bars against the caps.
     await nav(page, "spending");
-    const spending = JSON.parse((await raw(`${consoleProc.origin}/api/spending`, { headers: { cookie: await sessionCookie(browser.context, consoleProc.origin) } })).body);
+    const spending = JSON.parse(
+      (
+        await raw(`${consoleProc.origin}/api/spending`, {
+          headers: { cookie: await sessionCookie(browser.context, consoleProc.origin) },
+        })
+      ).body,
+    );
     expect(spending.spentLast24h).toBe("3.224");
     const day = page.locator(".cap-day svg.capbar");
     await day.waitFor();
@@ -194,7 +251,10 @@ describe("console in Chromium", () => {
     expect(await day.innerHTML()).toContain("cap 4.00 USDC");
     const total = page.locator(".cap-total svg.capbar");
     expect(await total.getAttribute("data-level")).toBe("ok");
-    expect(Number(await total.locator("rect.cb-spent").getAttribute("width")) / Number(await total.locator("rect.cb-track").getAttribute("width"))).toBeCloseTo(3.224 / 10, 2);
+    expect(
+      Number(await total.locator("rect.cb-spent").getAttribute("width")) /
+        Number(await total.locator("rect.cb-track").getAttribute("width")),
+    ).toBeCloseTo(3.224 / 10, 2);
     expect(await total.innerHTML()).toContain("cap 10.00 USDC");
     expect(await page.locator("svg.actionbars g.ab-row").count()).toBe(2);
     // The page's money arithmetic (BigInt on atomic units): amber past 80 %, red at the cap.
@@ -205,7 +265,12 @@ describe("console in Chromium", () => {
       percent: m.percent("3.224", "4.00"),
       rejects: [m.atomic("1e3"), m.atomic("-1"), m.atomic("0.0000001")],
     }))`);
-    expect(money).toEqual({ levels: ["ok", "warn", "over", "over"], sum: "0.30", percent: "80.6 %", rejects: [null, null, null] });
+    expect(money).toEqual({
+      levels: ["ok", "warn", "over", "over"],
+      sum: "0.30",
+      percent: "80.6 %",
+      rejects: [null, null, null],
+    });
     expect(await page.locator("svg.days g.day").count()).toBe(14);
     await screenshot(page, "spending");
 
@@ -227,12 +292,18 @@ describe("console in Chromium", () => {
     const csrf = JSON.parse((await raw(`${origin}/api/session`, { headers: { cookie } })).body).csrf as string;
     expect(csrf.length).toBeGreaterThan(10);
     const post = (headers: Record<string, string>) =>
-      raw(`${origin}/api/approvals/${approvalId}/decline`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
+      raw(`${origin}/api/approvals/${approvalId}/decline`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: "{}",
+      });
     // No cookie: 401, page and API alike.
     expect((await raw(`${origin}/api/approvals`)).status).toBe(401);
     expect((await raw(`${origin}/spending`)).status).toBe(401);
     // A foreign Host (DNS rebinding), even with the cookie.
-    expect([403, 421]).toContain((await raw(`${origin}/api/approvals`, { headers: { cookie, host: `evil.example:${consoleProc.port}` } })).status);
+    expect([403, 421]).toContain(
+      (await raw(`${origin}/api/approvals`, { headers: { cookie, host: `evil.example:${consoleProc.port}` } })).status,
+    );
     // Writes: a foreign Origin, no Origin, no CSRF token, a wrong one: 403.
     expect((await post({ cookie, origin: "http://evil.example", "x-csrf-token": csrf })).status).toBe(403);
     expect((await post({ cookie, "x-csrf-token": csrf })).status).toBe(403);
@@ -249,7 +320,10 @@ describe("console in Chromium", () => {
     const sandbox = suite.sandbox();
     const quote = await sandbox.quote("servers.provision", SMALL_SERVER);
     const proof = await sandbox.proof(quote.paymentRequirement.accepts[0]);
-    const lost = await sandbox.call("POST", "/payments/confirm", { body: { quoteId: quote.quoteId, paymentProof: proof }, headers: { "idempotency-key": `browser-lost-${quote.quoteId}` } });
+    const lost = await sandbox.call("POST", "/payments/confirm", {
+      body: { quoteId: quote.quoteId, paymentProof: proof },
+      headers: { "idempotency-key": `browser-lost-${quote.quoteId}` },
+    });
     expect(lost.status).toBe(200);
     await nav(page, "audit");
     await page.locator('.verdict[data-ok="false"]').waitFor({ timeout: 30_000 });
@@ -283,7 +357,9 @@ describe("console in Chromium", () => {
     expect(await pin.getAttribute("type")).toBe("password");
     const message = card.locator(".decide-message");
     const statusNow = async () => {
-      const res = await raw(`${consoleProc!.origin}/api/approvals/${approvalId}`, { headers: { cookie: await sessionCookie(browser!.context, consoleProc!.origin) } });
+      const res = await raw(`${consoleProc!.origin}/api/approvals/${approvalId}`, {
+        headers: { cookie: await sessionCookie(browser!.context, consoleProc!.origin) },
+      });
       return JSON.parse(res.body).approval.status as string;
     };
 

@@ -11,7 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openJournal } from "../../src/app/index.js";
-import { launchBrowser, login, requireChromium, screenshot, startConsoleProcess, type ConsoleProcess, type TestBrowser } from "../helpers/browser.js";
+import {
+  launchBrowser,
+  login,
+  requireChromium,
+  screenshot,
+  startConsoleProcess,
+  type ConsoleProcess,
+  type TestBrowser,
+} from "../helpers/browser.js";
 import { serviceEnv } from "../helpers/engine.js";
 import { runCli } from "../helpers/mcp.js";
 import { ensureBuilt } from "../helpers/process.js";
@@ -55,7 +63,9 @@ describe("console in Chromium: the freeze banner", () => {
     // The reason is text, never markup.
     expect(text).toContain("spend review <b>now</b>");
     expect(await banner.locator("b").count()).toBe(0);
-    expect(text).toMatch(/Since .+ \(.+\), by \S+\/\d+\. Reason: spend review <b>now<\/b>\. No server on this journal signs a new payment until a person runs paid-actions-mcp unfreeze at a terminal/);
+    expect(text).toMatch(
+      /Since .+ \(.+\), by \S+\/\d+\. Reason: spend review <b>now<\/b>\. No server on this journal signs a new payment until a person runs paid-actions-mcp unfreeze at a terminal/,
+    );
     expect(await banner.getAttribute("role")).toBe("alert");
 
     await page.locator('nav a[data-nav="spending"]').click();

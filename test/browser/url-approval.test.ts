@@ -63,7 +63,14 @@ describe.each(ERAS)("%s era: the host opens the console's page for a payment", (
     const before = await balance();
     // The person already has a console of their own open in this browser (as `console` runs it).
     const j = await openJournal(env);
-    const own = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home: j.home, config: j.configResult.ok ? j.configResult.config : undefined, audit: async () => ({}) });
+    const own = await startConsole({
+      engine: j.engine,
+      journal: j.journal,
+      transcripts: j.transcripts,
+      home: j.home,
+      config: j.configResult.ok ? j.configResult.config : undefined,
+      audit: async () => ({}),
+    });
     const ownPage = await browser.newPage();
     await login(ownPage, own.loginUrl("/approvals"));
     const ownSession = () => ownPage.evaluate(async () => (await fetch("/api/session")).status);

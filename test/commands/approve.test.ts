@@ -14,7 +14,8 @@ import { ensureBuilt } from "../helpers/process.js";
 import { on } from "../helpers/proxy.js";
 import { runInPty } from "./pty.js";
 
-const NO_TTY = "paid-actions-mcp: approving a payment needs a person at an interactive terminal, or in the paid-actions console; nothing was approved\n";
+const NO_TTY =
+  "paid-actions-mcp: approving a payment needs a person at an interactive terminal, or in the paid-actions console; nothing was approved\n";
 const PRICE = "0.288";
 const PROMPT = `Type ${PRICE} to approve paying ${PRICE} USDC, or "decline" to decline it`;
 
@@ -26,7 +27,18 @@ beforeAll(async () => {
   ensureBuilt();
   f = await engineFixture({
     env: { PAID_ACTIONS_APPROVAL_ABOVE: "0.1", PAID_ACTIONS_MAX_TOTAL: "100" },
-    rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "rewrite", transform: (q) => (quoteLifeMs !== undefined && (q.expiresAt = new Date(Date.now() + quoteLifeMs).toISOString()), q) } }],
+    rules: [
+      {
+        match: on("POST", "/v1/quotes"),
+        action: {
+          kind: "rewrite",
+          transform: (q) => (
+            quoteLifeMs !== undefined && (q.expiresAt = new Date(Date.now() + quoteLifeMs).toISOString()),
+            q
+          ),
+        },
+      },
+    ],
   });
 }, 120_000);
 afterAll(() => f?.close());
@@ -49,12 +61,17 @@ const balance = () => f.t.usdc(f.t.wallet.address);
 const status = async (approvalId: string) => (await f.pa.journal.approval(approvalId))?.status;
 
 /** The agent's call with the approvalId, and how much left the wallet. */
-async function agentRetry(a: { approvalId: string; input: Record<string, unknown> }): Promise<{ paid?: PaidCall; refused?: PaidActionError; spent: bigint }> {
+async function agentRetry(a: {
+  approvalId: string;
+  input: Record<string, unknown>;
+}): Promise<{ paid?: PaidCall; refused?: PaidActionError; spent: bigint }> {
   const before = await balance();
-  const result: { paid?: PaidCall; refused?: PaidActionError } = await f.pa.engine.pay({ action: "servers.provision", input: a.input, approvalId: a.approvalId }).then(
-    (paid) => ({ paid }),
-    (e: unknown) => ({ refused: e as PaidActionError }),
-  );
+  const result: { paid?: PaidCall; refused?: PaidActionError } = await f.pa.engine
+    .pay({ action: "servers.provision", input: a.input, approvalId: a.approvalId })
+    .then(
+      (paid) => ({ paid }),
+      (e: unknown) => ({ refused: e as PaidActionError }),
+    );
   return { ...result, spent: before - (await balance()) };
 }
 
@@ -75,9 +92,20 @@ describe("approve without a terminal (an agent's shell)", () => {
     const json = await runCli(["approve", "--json"], env());
     expect(json.code, json.stderr).toBe(0);
     const item = (JSON.parse(json.stdout) as { items: any[] }).items.find((i) => i.approvalId === a.approvalId);
-    expect(item).toMatchObject({ status: "pending", action: "servers.provision", amount: PRICE, currency: "USDC", payee: f.t.sb.keys.treasury.address, input: a.input, expired: false });
+    expect(item).toMatchObject({
+      status: "pending",
+      action: "servers.provision",
+      amount: PRICE,
+      currency: "USDC",
+      payee: f.t.sb.keys.treasury.address,
+      input: a.input,
+      expired: false,
+    });
     expect(item.after).toMatchObject({ maxPerDay: "25.00", maxTotal: "100.00" });
-    expect(Number(item.after.spentTotal)).toBeCloseTo(Number(PRICE) + Number((await f.pa.engine.spending()).spentTotal), 6);
+    expect(Number(item.after.spentTotal)).toBeCloseTo(
+      Number(PRICE) + Number((await f.pa.engine.spending()).spentTotal),
+      6,
+    );
   });
 
   it("`approve <id>` refuses (exit 2, one line), approves nothing, and the agent's retry still pays nothing", async () => {
@@ -101,11 +129,24 @@ describe("approve at a terminal (a person)", () => {
     p.type(`${PRICE}\r`);
     const done = await p.exit;
     expect(done.code, done.screen).toBe(0);
-    for (const shown of [`action   servers.provision`, `amount   ${PRICE} USDC`, `payee    ${a.payee}`, `"region": "eu-west-1"`, "last 24 h:", `Approved ${a.approvalId}`]) {
+    for (const shown of [
+      `action   servers.provision`,
+      `amount   ${PRICE} USDC`,
+      `payee    ${a.payee}`,
+      `"region": "eu-west-1"`,
+      "last 24 h:",
+      `Approved ${a.approvalId}`,
+    ]) {
       expect(done.screen).toContain(shown);
     }
     expect(await status(a.approvalId)).toBe("approved");
-    expect(f.pa.transcripts.read(a.callId)).toContainEqual(expect.objectContaining({ step: "approval", approvalId: a.approvalId, decision: "approved by a person in the terminal" }));
+    expect(f.pa.transcripts.read(a.callId)).toContainEqual(
+      expect.objectContaining({
+        step: "approval",
+        approvalId: a.approvalId,
+        decision: "approved by a person in the terminal",
+      }),
+    );
 
     const retry = await agentRetry(a);
     expect(retry.refused, retry.refused?.message).toBeUndefined();
@@ -132,7 +173,13 @@ describe("approve at a terminal (a person)", () => {
     expect(row?.status).toBe("declined");
     expect(row?.decidedAt).toEqual(expect.any(Number));
     // The call that asked keeps the decision in its transcript.
-    expect(f.pa.transcripts.read(a.callId)).toContainEqual(expect.objectContaining({ step: "approval", approvalId: a.approvalId, decision: "declined by a person in the terminal" }));
+    expect(f.pa.transcripts.read(a.callId)).toContainEqual(
+      expect.objectContaining({
+        step: "approval",
+        approvalId: a.approvalId,
+        decision: "declined by a person in the terminal",
+      }),
+    );
     const retry = await agentRetry(a);
     expect(retry.refused?.code).toBe("approval_declined");
     expect(retry.spent).toBe(0n);

@@ -13,7 +13,17 @@ import type { JournalStore } from "../../src/engine/journal/port.js";
 import { openPostgresJournal } from "../../src/engine/journal/postgres.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import { serviceEnv } from "../helpers/engine.js";
-import { call, cleanupAll, ensureBuilt, freshHome, runCli, sc, SMALL_SERVER, startServer, type McpServerProcess } from "../helpers/mcp.js";
+import {
+  call,
+  cleanupAll,
+  ensureBuilt,
+  freshHome,
+  runCli,
+  sc,
+  SMALL_SERVER,
+  startServer,
+  type McpServerProcess,
+} from "../helpers/mcp.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { runInPty } from "./pty.js";
@@ -54,7 +64,10 @@ async function postgresFleet(): Promise<Fleet> {
   const t = await startTestSandbox({ providerDelayMs: 50 });
   pgServer ??= await startTestPostgres();
   const url = await pgServer.createDatabase();
-  const envs = [freshHome(), freshHome()].map((home): Record<string, string> => ({ ...serviceEnv(t, home), PAID_ACTIONS_JOURNAL_URL: url }));
+  const envs = [freshHome(), freshHome()].map((home): Record<string, string> => ({
+    ...serviceEnv(t, home),
+    PAID_ACTIONS_JOURNAL_URL: url,
+  }));
   const servers = await Promise.all(envs.map((env) => startServer({ home: env.PAID_ACTIONS_HOME, env })));
   return { t, env: envs[0]!, servers, journal: await openPostgresJournal(url) };
 }
@@ -75,13 +88,19 @@ describe.each([
 
   const balance = () => fleet.t.usdc(fleet.t.wallet.address);
   const buy = (s: McpServerProcess) => call(s.client, "servers_provision", { ...SMALL_SERVER }, 60_000);
-  const facts = async () => ({ intents: (await fleet.journal.intentsSince(0)).length, payments: (await fleet.journal.paymentsSince(0)).length, reserved: await fleet.journal.reserved() });
+  const facts = async () => ({
+    intents: (await fleet.journal.intentsSince(0)).length,
+    payments: (await fleet.journal.paymentsSince(0)).length,
+    reserved: await fleet.journal.reserved(),
+  });
 
   it("frozen from the built CLI without a terminal, both servers refuse a paid call with `frozen` before signing: the wallet and the journal unchanged; quotes still work", async () => {
     const before = { balance: await balance(), journal: await facts() };
     const frozen = await runCli(["freeze", "--reason", "card reported lost"], fleet.env);
     expect(frozen.code, frozen.stderr).toBe(0);
-    expect(frozen.stdout).toMatch(/^Payments are frozen \(since \d{4}-\d\d-\d\dT[\d:.]+Z, by [^/\s]+\/\d+, reason: "card reported lost"\)\./);
+    expect(frozen.stdout).toMatch(
+      /^Payments are frozen \(since \d{4}-\d\d-\d\dT[\d:.]+Z, by [^/\s]+\/\d+, reason: "card reported lost"\)\./,
+    );
     expect(frozen.stdout).toContain("No server on this journal");
     // Run by an agent's shell, it does not name the command that lifts it.
     expect(frozen.stdout).not.toContain("paid-actions-mcp unfreeze");
@@ -98,13 +117,18 @@ describe.each([
     expect(await facts()).toEqual(before.journal);
     expect(before.journal.reserved).toBe(0n);
 
-    const q = await call(fleet.servers[1]!.client, "quote_action", { action: "servers.provision", input: { ...SMALL_SERVER } });
+    const q = await call(fleet.servers[1]!.client, "quote_action", {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER },
+    });
     expect(q.isError).toBeFalsy();
     expect(sc(q)).toMatchObject({ amount: "0.288", payable: false, refusal: { code: "frozen" } });
 
     const again = await runCli(["freeze", "--reason", "another reason"], fleet.env);
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/^Payments were already frozen \(.*reason: "card reported lost"\); the freeze stays as it was\./);
+    expect(again.stdout).toMatch(
+      /^Payments were already frozen \(.*reason: "card reported lost"\); the freeze stays as it was\./,
+    );
     expect((await fleet.journal.frozen())?.reason).toBe("card reported lost");
   });
 
@@ -119,7 +143,9 @@ describe.each([
 
   it("doctor reports the freeze as a warning, with its reason", async () => {
     const r = await runCli(["doctor"], fleet.env, 60_000);
-    expect(r.stdout).toMatch(/^\[warn\] freeze: payments are frozen \(since \S+, by \S+, reason: "card reported lost"\): no server on this journal signs a new payment until a person unfreezes payments at a terminal$/m);
+    expect(r.stdout).toMatch(
+      /^\[warn\] freeze: payments are frozen \(since \S+, by \S+, reason: "card reported lost"\): no server on this journal signs a new payment until a person unfreezes payments at a terminal$/m,
+    );
     expect(r.stdout).toContain("Ready to pay once a person unfreezes payments.");
     expect(r.code, r.stdout).toBe(0);
   });

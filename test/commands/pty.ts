@@ -21,7 +21,11 @@ export interface PtyRun {
 
 export function runInPty(args: string[], env: Record<string, string | undefined>, timeoutMs = 30_000): PtyRun {
   const command = [process.execPath, CLI_PATH, ...args].map(quote).join(" ");
-  const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: PROJECT_ROOT, env: { ...env, SHELL: "/bin/sh", TERM: "dumb" }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn("script", ["-qfec", command, "/dev/null"], {
+    cwd: PROJECT_ROOT,
+    env: { ...env, SHELL: "/bin/sh", TERM: "dumb" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let screen = "";
   let consumed = 0;
   const waiters = new Set<() => void>();

@@ -22,7 +22,11 @@ beforeAll(() => ensureBuilt(), 120_000);
 afterAll(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true })));
 
 /** Runs set-pin at a terminal, answering each prompt in turn. */
-async function setPinAt(env: Record<string, string>, answers: Array<[prompt: string, typed: string]>, args: string[] = []) {
+async function setPinAt(
+  env: Record<string, string>,
+  answers: Array<[prompt: string, typed: string]>,
+  args: string[] = [],
+) {
   const p = runInPty(["set-pin", ...args], env);
   for (const [prompt, typed] of answers) {
     await p.waitFor(prompt);
@@ -40,7 +44,9 @@ describe("set-pin", () => {
     const { home: h, env } = home();
     const r = await runCli(["set-pin"], env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe("paid-actions-mcp: setting the approval PIN needs a person at an interactive terminal; nothing was changed\n");
+    expect(r.stderr).toBe(
+      "paid-actions-mcp: setting the approval PIN needs a person at an interactive terminal; nothing was changed\n",
+    );
     expect(pinIsSet(h)).toBe(false);
   });
 
@@ -63,7 +69,9 @@ describe("set-pin", () => {
     expect(doctor.stdout).toContain("an approval PIN is set");
     writeFileSync(pinPath(h), "{not json");
     const damaged = await runCli(["doctor"], env, 60_000);
-    expect(damaged.stdout).toMatch(/\[warn\] approvals: .*approval-pin is damaged: every PIN is refused until the file is deleted/);
+    expect(damaged.stdout).toMatch(
+      /\[warn\] approvals: .*approval-pin is damaged: every PIN is refused until the file is deleted/,
+    );
   });
 
   it("a PIN too short, or two that differ, change nothing", async () => {
@@ -82,14 +90,25 @@ describe("set-pin", () => {
 
   it("changing or clearing it needs the current PIN; a wrong one changes nothing", async () => {
     const { home: h, env } = home();
-    expect((await setPinAt(env, [[NEW, "first-pin"], [AGAIN, "first-pin"]])).code).toBe(0);
+    expect(
+      (
+        await setPinAt(env, [
+          [NEW, "first-pin"],
+          [AGAIN, "first-pin"],
+        ])
+      ).code,
+    ).toBe(0);
 
     const wrong = await setPinAt(env, [[CURRENT, "not-the-pin"]]);
     expect(wrong.code).toBe(1);
     expect(wrong.screen).toContain("wrong PIN; nothing was changed");
     expect(await verifyPin(h, "first-pin")).toBe(true);
 
-    const changed = await setPinAt(env, [[CURRENT, "first-pin"], [NEW, "second-pin"], [AGAIN, "second-pin"]]);
+    const changed = await setPinAt(env, [
+      [CURRENT, "first-pin"],
+      [NEW, "second-pin"],
+      [AGAIN, "second-pin"],
+    ]);
     expect(changed.code, changed.screen).toBe(0);
     expect(await verifyPin(h, "second-pin")).toBe(true);
     expect(await verifyPin(h, "first-pin")).toBe(false);

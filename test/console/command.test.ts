@@ -27,8 +27,19 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 const env = () => ({ PATH: process.env.PATH ?? "", PAID_ACTIONS_HOME: home });
 
 /** Spawns the console and resolves with the first stdout line that names the console URL. */
-function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; stdout: () => string; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [CLI_PATH, "console", "--no-open", ...args], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+function startCli(
+  args: string[],
+): Promise<{
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}> {
+  const child = spawn(process.execPath, [CLI_PATH, "console", "--no-open", ...args], {
+    env: env(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   let out = "";
   let err = "";

@@ -20,7 +20,14 @@ let stream: SseStream | undefined;
 beforeAll(async () => {
   ensureBuilt();
   f = await engineFixture();
-  handle = await startConsole({ engine: f.pa.engine, journal: f.pa.journal, transcripts: f.pa.transcripts, home: f.home, config: f.pa.config, audit: async () => ({}) });
+  handle = await startConsole({
+    engine: f.pa.engine,
+    journal: f.pa.journal,
+    transcripts: f.pa.transcripts,
+    home: f.home,
+    config: f.pa.config,
+    audit: async () => ({}),
+  });
   person = await loginAsPerson(handle.loginUrl());
 }, 120_000);
 
@@ -41,14 +48,21 @@ describe("console: the freeze", () => {
     const frozen = await runCli(["freeze", "--reason", "quarterly audit"], f.env as Record<string, string>);
     expect(frozen.code, frozen.stderr).toBe(0);
     const told = await stream.next((e) => e.event === "freeze" && e.data.freeze !== null, 5_000);
-    expect(told.data.freeze).toEqual({ reason: "quarterly audit", since: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), by: expect.stringMatching(/^[^/\s]+\/\d+$/) });
+    expect(told.data.freeze).toEqual({
+      reason: "quarterly audit",
+      since: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+      by: expect.stringMatching(/^[^/\s]+\/\d+$/),
+    });
     const atRest = await freezeNow();
     expect(atRest).toEqual(told.data.freeze);
     expect(Date.parse((atRest as { since: string }).since)).toBe((await f.pa.journal.frozen())!.since);
 
     const before = stream.events.length;
     await f.pa.journal.unfreeze();
-    await stream.next((e) => e.event === "freeze" && e.data.freeze === null && stream!.events.indexOf(e) >= before, 5_000);
+    await stream.next(
+      (e) => e.event === "freeze" && e.data.freeze === null && stream!.events.indexOf(e) >= before,
+      5_000,
+    );
     expect(await freezeNow()).toBeNull();
   });
 
@@ -56,7 +70,10 @@ describe("console: the freeze", () => {
     await f.pa.journal.freeze({ reason: "kept", since: Date.now(), by: "terminal" });
     try {
       for (const method of ["POST", "DELETE", "PUT"]) {
-        const res = await fetch(new URL("/api/freeze", person.origin), { method, headers: { cookie: person.cookie, origin: person.origin, "x-csrf-token": person.csrf } });
+        const res = await fetch(new URL("/api/freeze", person.origin), {
+          method,
+          headers: { cookie: person.cookie, origin: person.origin, "x-csrf-token": person.csrf },
+        });
         expect(res.status, method).toBe(405);
       }
       expect(await freezeNow()).toMatchObject({ reason: "kept" });

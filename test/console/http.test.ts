@@ -39,7 +39,14 @@ beforeAll(async () => {
   agent = await startInProcess({ env, era: "legacy" });
   j = await openJournal(env);
   if (!j.configResult.ok) throw new Error("the test's configuration is invalid");
-  handle = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home, config: j.configResult.config, audit: consoleAudit(env) });
+  handle = await startConsole({
+    engine: j.engine,
+    journal: j.journal,
+    transcripts: j.transcripts,
+    home,
+    config: j.configResult.config,
+    audit: consoleAudit(env),
+  });
   person = await loginAsPerson(handle.loginUrl("/"));
 }, 60_000);
 
@@ -110,7 +117,9 @@ describe("console: getting in", () => {
     expect(((await api.json()) as any).error.code).toBe("unauthorized");
     expect((await fetch(`${handle.origin}/api/events`)).status).toBe(401);
     expect((await fetch(`${handle.origin}/assets/index.html`)).status).toBe(401);
-    const stale = await fetch(`${handle.origin}/api/session`, { headers: { cookie: `pam_console_${handle.port}=not-a-session` } });
+    const stale = await fetch(`${handle.origin}/api/session`, {
+      headers: { cookie: `pam_console_${handle.port}=not-a-session` },
+    });
     expect(stale.status).toBe(401);
 
     for (const host of ["evil.example", `evil.example:${handle.port}`, `127.0.0.1:${handle.port + 1}`, "127.0.0.1"]) {
@@ -118,13 +127,22 @@ describe("console: getting in", () => {
       expect(res.status, host).toBe(421);
       expect(res.body).not.toContain("csrf");
     }
-    const named = await rawRequest(handle.port, { path: "/api/session", headers: { host: `localhost:${handle.port}`, cookie: person.cookie } });
+    const named = await rawRequest(handle.port, {
+      path: "/api/session",
+      headers: { host: `localhost:${handle.port}`, cookie: person.cookie },
+    });
     expect(named.status).toBe(200);
   });
 
   it("every answer carries the CSP and the other security headers, and no CORS header", async () => {
-    for (const res of [await person.get("/"), await person.get("/api/approvals"), await fetch(`${handle.origin}/api/approvals`)]) {
-      expect(res.headers.get("content-security-policy")).toBe("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+    for (const res of [
+      await person.get("/"),
+      await person.get("/api/approvals"),
+      await fetch(`${handle.origin}/api/approvals`),
+    ]) {
+      expect(res.headers.get("content-security-policy")).toBe(
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+      );
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
       expect(res.headers.get("cache-control")).toBe("no-store");
@@ -143,7 +161,10 @@ describe("console: deciding", () => {
       ["no Origin", { ...base, "x-csrf-token": person.csrf }],
       ["a foreign Origin", { ...base, origin: "http://evil.example", "x-csrf-token": person.csrf }],
       ["another port", { ...base, origin: `http://127.0.0.1:${handle.port + 1}`, "x-csrf-token": person.csrf }],
-      ["localhost under a 127.0.0.1 Host", { ...base, origin: `http://localhost:${handle.port}`, "x-csrf-token": person.csrf }],
+      [
+        "localhost under a 127.0.0.1 Host",
+        { ...base, origin: `http://localhost:${handle.port}`, "x-csrf-token": person.csrf },
+      ],
       ["no CSRF token", { ...base, origin: handle.origin }],
       ["a wrong CSRF token", { ...base, origin: handle.origin, "x-csrf-token": `${person.csrf.slice(0, -2)}xx` }],
     ];
@@ -158,7 +179,13 @@ describe("console: deciding", () => {
     const approved = await person.approve(approvalId);
     expect(approved.status).toBe(200);
     const review = ((await approved.json()) as any).approval;
-    expect(review).toMatchObject({ approvalId, status: "approved", action: "servers.provision", amount: "0.288", input: SMALL_SERVER });
+    expect(review).toMatchObject({
+      approvalId,
+      status: "approved",
+      action: "servers.provision",
+      amount: "0.288",
+      input: SMALL_SERVER,
+    });
 
     const paid = await callTool(agent.client, "servers_provision", { ...SMALL_SERVER, approvalId });
     expect(paid.isError ?? false, JSON.stringify(sc(paid))).toBe(false);
@@ -223,14 +250,25 @@ describe("console: live updates", () => {
       await new Promise((r) => setTimeout(r, 700)); // the stream's first look at the journal
       const asked = Date.now();
       const approvalId = await askForApproval();
-      const live = await stream.next((e) => e.event === "approvals" && e.data.items.some((a: any) => a.approvalId === approvalId), 2_500);
+      const live = await stream.next(
+        (e) => e.event === "approvals" && e.data.items.some((a: any) => a.approvalId === approvalId),
+        2_500,
+      );
       expect(Date.now() - asked).toBeLessThan(2_500);
-      expect(live.data.items.find((a: any) => a.approvalId === approvalId)).toMatchObject({ status: "pending", amount: "0.288", input: SMALL_SERVER });
+      expect(live.data.items.find((a: any) => a.approvalId === approvalId)).toMatchObject({
+        status: "pending",
+        amount: "0.288",
+        input: SMALL_SERVER,
+      });
 
       expect((await person.approve(approvalId)).status).toBe(200);
-      await stream.next((e) => e.event === "approvals" && !e.data.items.some((a: any) => a.approvalId === approvalId), 2_500);
+      await stream.next(
+        (e) => e.event === "approvals" && !e.data.items.some((a: any) => a.approvalId === approvalId),
+        2_500,
+      );
       const paid = sc(await callTool(agent.client, "servers_provision", { ...SMALL_SERVER, approvalId }));
-      const changedFor = (e: { event: string; data: any }) => e.event === "executions" && e.data.changed.includes(paid.executionId);
+      const changedFor = (e: { event: string; data: any }) =>
+        e.event === "executions" && e.data.changed.includes(paid.executionId);
       await stream.next(changedFor, 5_000);
       // The agent's server follows the execution to completed: the stream tells of that change too.
       await stream.next((e) => changedFor(e) && stream.events.filter(changedFor).length >= 2, 15_000);
@@ -253,11 +291,14 @@ describe("console: reading", () => {
       const body = (await res.json()) as any;
       expect(body.execution.executionId).toBe(e.executionId);
       const steps = body.timeline.map((x: any) => x.step);
-      for (const step of ["quote", "approval", "reservation", "payment", "execution"]) expect(steps, step).toContain(step);
+      for (const step of ["quote", "approval", "reservation", "payment", "execution"])
+        expect(steps, step).toContain(step);
       expect(body.timeline.some((x: any) => x.step === "payment" && x.transaction === intent.paymentTx)).toBe(true);
       expect(body.timeline.some((x: any) => x.step === "execution" && x.status === "completed")).toBe(true);
       for (const x of body.timeline) expect(Number.isNaN(Date.parse(x.at)), x.title).toBe(false);
-      expect([...body.timeline].map((x: any) => Date.parse(x.at))).toEqual([...body.timeline].map((x: any) => Date.parse(x.at)).sort((a, b) => a - b));
+      expect([...body.timeline].map((x: any) => Date.parse(x.at))).toEqual(
+        [...body.timeline].map((x: any) => Date.parse(x.at)).sort((a, b) => a - b),
+      );
       expect(body.transcripts).toContain(intent.callId);
       expect(JSON.stringify(body)).not.toContain(intent.proof!);
     }
@@ -274,7 +315,16 @@ describe("console: reading", () => {
     expect(sum("spentLast24h")).toBe(parseDecimal(engine.spentLast24h));
     expect(sum("refunded")).toBe(parseDecimal(engine.refundsCredited));
     expect(parseDecimal(engine.spentTotal)).toBe(2n * PRICE);
-    expect(body.byAction).toEqual([{ action: "servers.provision", spentLast24h: "0.576", spentTotal: "0.576", refunded: "0.00", perCallCap: "5.00", count: 2 }]);
+    expect(body.byAction).toEqual([
+      {
+        action: "servers.provision",
+        spentLast24h: "0.576",
+        spentTotal: "0.576",
+        refunded: "0.00",
+        perCallCap: "5.00",
+        count: 2,
+      },
+    ]);
     expect(body.days).toHaveLength(14);
     expect(body.days.at(-1)).toEqual({ day: new Date().toISOString().slice(0, 10), spent: "0.576" });
     expect(body.limits.maxPerDay).toBe(engine.limits!.maxPerDay);
@@ -282,7 +332,9 @@ describe("console: reading", () => {
 
   it("lists transcripts and returns one call's entries without the API key or the payment proof", async () => {
     const list = (await (await person.get("/api/transcripts?limit=50")).json()) as any;
-    const intent = (await j.journal.intentByExecution((await j.engine.listExecutions({ limit: 1 })).items[0]!.executionId!))!;
+    const intent = (await j.journal.intentByExecution(
+      (await j.engine.listExecutions({ limit: 1 })).items[0]!.executionId!,
+    ))!;
     expect(list.items.map((i: any) => i.callId)).toContain(intent.callId);
     const res = await person.get(`/api/transcripts/${intent.callId}`);
     expect(res.status).toBe(200);
@@ -302,19 +354,37 @@ describe("console: reading", () => {
     const { report } = (await res.json()) as any;
     expect(report.ok).toBe(true);
     expect(report.payments.filter((p: any) => p.status === "on_chain")).toHaveLength(2);
-    const broken = await startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home, config: undefined, audit: () => Promise.reject(new Error("no Solana RPC is configured")) });
+    const broken = await startConsole({
+      engine: j.engine,
+      journal: j.journal,
+      transcripts: j.transcripts,
+      home,
+      config: undefined,
+      audit: () => Promise.reject(new Error("no Solana RPC is configured")),
+    });
     try {
       const p = await loginAsPerson(broken.loginUrl());
       const failed = await p.get("/api/audit");
       expect(failed.status).toBe(503);
-      expect(((await failed.json()) as any).error).toMatchObject({ code: "audit_unavailable", message: expect.stringContaining("no Solana RPC is configured") });
+      expect(((await failed.json()) as any).error).toMatchObject({
+        code: "audit_unavailable",
+        message: expect.stringContaining("no Solana RPC is configured"),
+      });
     } finally {
       await broken.close();
     }
   });
 
   it("serves the page for its routes and the assets by name, and nothing outside the assets", async () => {
-    for (const path of ["/", "/approvals", "/approvals/apr_1", "/executions/exe_1", "/spending", "/transcripts/call_1", "/audit"]) {
+    for (const path of [
+      "/",
+      "/approvals",
+      "/approvals/apr_1",
+      "/executions/exe_1",
+      "/spending",
+      "/transcripts/call_1",
+      "/audit",
+    ]) {
       const res = await person.get(path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get("content-type"), path).toBe("text/html; charset=utf-8");
@@ -324,7 +394,16 @@ describe("console: reading", () => {
     expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
     expect((await person.get("/assets/app.js")).headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect((await person.get("/nowhere")).status).toBe(404);
-    for (const path of ["/assets/../package.json", "/assets/%2e%2e/%2e%2e/package.json", "/assets/..%2f..%2fpackage.json", "/assets/..%5c..%5cpackage.json", "/assets/%2e%2e%2fserver.ts", "/assets/.hidden", "/assets/", "/assets/%00"]) {
+    for (const path of [
+      "/assets/../package.json",
+      "/assets/%2e%2e/%2e%2e/package.json",
+      "/assets/..%2f..%2fpackage.json",
+      "/assets/..%5c..%5cpackage.json",
+      "/assets/%2e%2e%2fserver.ts",
+      "/assets/.hidden",
+      "/assets/",
+      "/assets/%00",
+    ]) {
       const res = await rawRequest(handle.port, { path, headers: { cookie: person.cookie } });
       expect(res.status, path).toBeGreaterThanOrEqual(400);
       expect(res.body, path).not.toContain('"name": "paid-actions-mcp"');

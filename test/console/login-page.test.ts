@@ -5,7 +5,18 @@
  * carries the SameSite=Strict cookie on to `next`, one use per token whichever way it comes,
  * and the page's life: gone once used, at expiry, and when the console closes.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +31,15 @@ let j: Awaited<ReturnType<typeof openJournal>>;
 let handle: ConsoleHandle;
 const extra: ConsoleHandle[] = [];
 
-const start = () => startConsole({ engine: j.engine, journal: j.journal, transcripts: j.transcripts, home, config: undefined, audit: async () => ({}) });
+const start = () =>
+  startConsole({
+    engine: j.engine,
+    journal: j.journal,
+    transcripts: j.transcripts,
+    home,
+    config: undefined,
+    audit: async () => ({}),
+  });
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "pam-login-page-"));
@@ -47,9 +66,17 @@ describe("console: the sign-in page", () => {
     expect(page.url).not.toContain(token);
     expect(page.path.startsWith(`${pageDir()}/login-`)).toBe(true);
     const form = readLoginPage(page.url);
-    expect(form).toMatchObject({ action: `${handle.origin}/login`, token, next: "/approvals/apr_x", mode: 0o600, dirMode: 0o700 });
+    expect(form).toMatchObject({
+      action: `${handle.origin}/login`,
+      token,
+      next: "/approvals/apr_x",
+      mode: 0o600,
+      dirMode: 0o700,
+    });
     // The page allows its own submit script and a post to this console, nothing else.
-    expect(form.html).toMatch(/Content-Security-Policy" content="default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; form-action http:\/\/127\.0\.0\.1:\d+; base-uri 'none'"/);
+    expect(form.html).toMatch(
+      /Content-Security-Policy" content="default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; form-action http:\/\/127\.0\.0\.1:\d+; base-uri 'none'"/,
+    );
     expect(await login.page()).toEqual(page); // one page per login
 
     const first = await postLoginPage(form);
@@ -57,7 +84,9 @@ describe("console: the sign-in page", () => {
     // No redirect: after a cross-site POST the Strict cookie would not come along to `next`.
     expect(first.headers.get("location")).toBeNull();
     const cookie = first.headers.get("set-cookie")!;
-    expect(cookie).toMatch(new RegExp(`^pam_console_${handle.port}=[A-Za-z0-9_-]{40,}; HttpOnly; SameSite=Strict; Path=/$`));
+    expect(cookie).toMatch(
+      new RegExp(`^pam_console_${handle.port}=[A-Za-z0-9_-]{40,}; HttpOnly; SameSite=Strict; Path=/$`),
+    );
     const hop = await first.text();
     expect(hopTarget(hop)).toBe("/approvals/apr_x");
     expect(hop).not.toContain("<script");
@@ -89,7 +118,13 @@ describe("console: the sign-in page", () => {
     const login = handle.login("/spending");
     const form = readLoginPage((await login.page()).path);
     const body = new URLSearchParams({ token: form.token, next: form.next }).toString();
-    const post = (headers: Record<string, string>, b = body) => rawRequest(handle.port, { method: "POST", path: "/login", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: b });
+    const post = (headers: Record<string, string>, b = body) =>
+      rawRequest(handle.port, {
+        method: "POST",
+        path: "/login",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: b,
+      });
     const foreign = await post({ origin: "http://evil.example" });
     expect(foreign.status).toBe(403);
     expect(foreign.headers["set-cookie"]).toBeUndefined();
@@ -116,7 +151,12 @@ describe("console: the sign-in page", () => {
     for (const next of ["//evil.example/x", "https://evil.example/", "/\\evil.example", "approvals", markup]) {
       const form = readLoginPage((await handle.login("/").page()).path);
       const body = new URLSearchParams({ token: form.token, next }).toString();
-      const res = await rawRequest(handle.port, { method: "POST", path: "/login", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+      const res = await rawRequest(handle.port, {
+        method: "POST",
+        path: "/login",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body,
+      });
       expect(res.status, next).toBe(200);
       const hop = res.body;
       expect(hopTarget(hop), next).toBe(next === markup ? markup : "/");

@@ -95,7 +95,13 @@ describe("paid-actions-mcp console opens the browser", () => {
     expect(isAbsolute(path)).toBe(true);
     expect(path.startsWith(join(home, "console") + sep)).toBe(true);
     const form = readLoginPage(path);
-    expect(form).toMatchObject({ token: c.token, next: "/", mode: 0o600, dirMode: 0o700, action: `${new URL(c.link).origin}/login` });
+    expect(form).toMatchObject({
+      token: c.token,
+      next: "/",
+      mode: 0o600,
+      dirMode: 0o700,
+      action: `${new URL(c.link).origin}/login`,
+    });
 
     const first = await postLoginPage(form);
     expect(first.status).toBe(200);
@@ -125,7 +131,10 @@ describe("paid-actions-mcp console opens the browser", () => {
     const blocked = join(root, "blocked-home");
     mkdirSync(blocked);
     writeFileSync(join(blocked, "console"), "not a folder");
-    const child = spawn(process.execPath, [CLI_PATH, "console"], { env: { ...opener.env("blocked"), PAID_ACTIONS_HOME: blocked }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI_PATH, "console"], {
+      env: { ...opener.env("blocked"), PAID_ACTIONS_HOME: blocked },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.push(child);
     let out = "";
     let err = "";

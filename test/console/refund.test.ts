@@ -20,9 +20,18 @@ let failed: typeof paid;
 beforeAll(async () => {
   let failNext = false;
   f = await engineFixture({
-    rules: [{ match: (r) => failNext && on("POST", "/v1/executions")(r), action: { kind: "dynamic", choose: (r) => void (r.headers["x-sandbox-outcome"] = "fail") } }],
+    rules: [
+      {
+        match: (r) => failNext && on("POST", "/v1/executions")(r),
+        action: { kind: "dynamic", choose: (r) => void (r.headers["x-sandbox-outcome"] = "fail") },
+      },
+    ],
   });
-  const pay = () => f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: `call_${Math.random().toString(36).slice(2, 12)}` });
+  const pay = () =>
+    f.pa.engine.pay(
+      { action: "servers.provision", input: SMALL_SERVER },
+      { callId: `call_${Math.random().toString(36).slice(2, 12)}` },
+    );
   paid = await pay();
   failNext = true;
   failed = await pay();
@@ -35,7 +44,14 @@ beforeAll(async () => {
     await f.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
     await new Promise((r) => setTimeout(r, 50));
   }
-  handle = await startConsole({ engine: f.pa.engine, journal: f.pa.journal, transcripts: f.pa.transcripts, home: f.home, config: f.pa.config, audit: async () => ({}) });
+  handle = await startConsole({
+    engine: f.pa.engine,
+    journal: f.pa.journal,
+    transcripts: f.pa.transcripts,
+    home: f.home,
+    config: f.pa.config,
+    audit: async () => ({}),
+  });
   person = await loginAsPerson(handle.loginUrl());
 }, 60_000);
 
@@ -69,7 +85,16 @@ describe("console: refunds", () => {
     const engine = await f.pa.engine.spending();
     expect(engine.spentTotal).toBe("0.288");
     expect(engine.refundsCredited).toBe("0.288");
-    expect(body.byAction).toEqual([{ action: "servers.provision", spentLast24h: "0.288", spentTotal: "0.288", refunded: "0.288", perCallCap: "5.00", count: 2 }]);
+    expect(body.byAction).toEqual([
+      {
+        action: "servers.provision",
+        spentLast24h: "0.288",
+        spentTotal: "0.288",
+        refunded: "0.288",
+        perCallCap: "5.00",
+        count: 2,
+      },
+    ]);
     expect(parseDecimal(body.byAction[0].spentLast24h)).toBe(parseDecimal(engine.spentLast24h));
     expect(body.days.at(-1)).toEqual({ day: new Date().toISOString().slice(0, 10), spent: "0.288" });
     expect(body.days.slice(0, -1).every((d: any) => d.spent === "0.00")).toBe(true);

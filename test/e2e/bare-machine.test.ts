@@ -80,6 +80,8 @@ describe("the override variables", () => {
     vi.stubEnv("PAM_TEST_POSTGRES", "debian");
     vi.stubEnv("PAM_TEST_BROWSER", "/usr/bin/chromium");
     expect(() => postgresSourceFromEnv()).toThrow(/PAM_TEST_POSTGRES=debian: expected "system", "npm" or nothing/);
-    expect(() => browserSourceFromEnv()).toThrow(/PAM_TEST_BROWSER=\/usr\/bin\/chromium: expected "system", "npm" or nothing/);
+    expect(() => browserSourceFromEnv()).toThrow(
+      /PAM_TEST_BROWSER=\/usr\/bin\/chromium: expected "system", "npm" or nothing/,
+    );
   });
 });

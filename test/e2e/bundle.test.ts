@@ -15,7 +15,17 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import { getMcpConfigForManifest, type McpbManifestAny } from "@anthropic-ai/mcpb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, explain, PROJECT_ROOT, removeDirs, run, SMALL_SERVER, structured, tempDir, userEnv } from "../helpers/install.js";
+import {
+  connect,
+  explain,
+  PROJECT_ROOT,
+  removeDirs,
+  run,
+  SMALL_SERVER,
+  structured,
+  tempDir,
+  userEnv,
+} from "../helpers/install.js";
 import { ensureBuilt } from "../helpers/process.js";
 
 const MCPB_CLI = join(PROJECT_ROOT, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js");
@@ -27,7 +37,11 @@ afterAll(() => removeDirs());
 
 describe("manifest.json", () => {
   it("passes `mcpb validate`", async () => {
-    const r = await run(process.execPath, [MCPB_CLI, "validate", join(PROJECT_ROOT, "manifest.json")], { cwd: PROJECT_ROOT, env: userEnv(), timeoutMs: 30_000 });
+    const r = await run(process.execPath, [MCPB_CLI, "validate", join(PROJECT_ROOT, "manifest.json")], {
+      cwd: PROJECT_ROOT,
+      env: userEnv(),
+      timeoutMs: 30_000,
+    });
     expect(r.code, explain("mcpb validate", r)).toBe(0);
     expect(r.stdout).toContain("Manifest schema validation passes!");
   });
@@ -37,7 +51,10 @@ describe("manifest.json", () => {
     expect(manifest.version).toBe(pkg.version);
     expect(manifest.compatibility.runtimes.node).toBe(pkg.engines.node);
     expect(manifest.server.entry_point).toBe(pkg.bin["paid-actions-mcp"]);
-    expect(manifest.server.mcp_config).toMatchObject({ command: "node", args: [`\${__dirname}/${pkg.bin["paid-actions-mcp"]}`] });
+    expect(manifest.server.mcp_config).toMatchObject({
+      command: "node",
+      args: [`\${__dirname}/${pkg.bin["paid-actions-mcp"]}`],
+    });
   });
 
   it("maps each user_config to a configuration variable the README documents, the API key marked sensitive", () => {
@@ -52,9 +69,15 @@ describe("manifest.json", () => {
       used.add(m![1]!);
     }
     expect([...used].sort()).toEqual(Object.keys(manifest.user_config).sort());
-    expect(env).toMatchObject({ PAID_ACTIONS_BASE_URL: "${user_config.base_url}", PAID_ACTIONS_API_KEY: "${user_config.api_key}", PAID_ACTIONS_WALLET: "${user_config.wallet}" });
+    expect(env).toMatchObject({
+      PAID_ACTIONS_BASE_URL: "${user_config.base_url}",
+      PAID_ACTIONS_API_KEY: "${user_config.api_key}",
+      PAID_ACTIONS_WALLET: "${user_config.wallet}",
+    });
     expect(manifest.user_config.api_key.sensitive).toBe(true);
-    for (const [key, option] of Object.entries<{ sensitive?: boolean; default?: unknown; required?: boolean }>(manifest.user_config)) {
+    for (const [key, option] of Object.entries<{ sensitive?: boolean; default?: unknown; required?: boolean }>(
+      manifest.user_config,
+    )) {
       if (key !== "api_key") expect(option.sensitive, key).toBeUndefined();
       // Claude Desktop substitutes only values it has: an optional setting without a default
       // would reach the server as the literal "${user_config.…}".
@@ -71,63 +94,109 @@ describe("the .mcpb", () => {
   beforeAll(async () => {
     ensureBuilt();
     const out = tempDir("pam-bundle-");
-    const r = await run(process.execPath, [join(PROJECT_ROOT, ".ci", "bundle.mjs"), "--out", out], { cwd: PROJECT_ROOT, env: userEnv(), timeoutMs: 240_000 });
+    const r = await run(process.execPath, [join(PROJECT_ROOT, ".ci", "bundle.mjs"), "--out", out], {
+      cwd: PROJECT_ROOT,
+      env: userEnv(),
+      timeoutMs: 240_000,
+    });
     if (r.code !== 0) throw new Error(explain("node .ci/bundle.mjs", r));
     file = r.stdout.trim().split("\n").at(-1)!;
     unpacked = tempDir("pam-unpacked-");
-    const u = await run(process.execPath, [MCPB_CLI, "unpack", file, unpacked], { cwd: PROJECT_ROOT, env: userEnv(), timeoutMs: 60_000 });
+    const u = await run(process.execPath, [MCPB_CLI, "unpack", file, unpacked], {
+      cwd: PROJECT_ROOT,
+      env: userEnv(),
+      timeoutMs: 60_000,
+    });
     if (u.code !== 0) throw new Error(explain("mcpb unpack", u));
     bundled = readJson(join(unpacked, "manifest.json"));
   }, 300_000);
 
   it("is named for the version, and unpacks to the server, its production dependencies and the manifest for this platform and Node", async () => {
     expect(file).toBe(join(file.slice(0, file.lastIndexOf(sep)), `paid-actions-mcp-${pkg.version}.mcpb`));
-    for (const f of ["manifest.json", "package.json", "README.md", "dist/cli.js", "node_modules/better-sqlite3/build/Release/better_sqlite3.node", "node_modules/@modelcontextprotocol/server/package.json"]) {
+    for (const f of [
+      "manifest.json",
+      "package.json",
+      "README.md",
+      "dist/cli.js",
+      "node_modules/better-sqlite3/build/Release/better_sqlite3.node",
+      "node_modules/@modelcontextprotocol/server/package.json",
+    ]) {
       expect(existsSync(join(unpacked, f)), f).toBe(true);
     }
     expect(existsSync(join(unpacked, "dist", "console", "assets"))).toBe(true);
-    for (const absent of ["src", "test", "node_modules/typescript", "node_modules/vitest", "node_modules/@anthropic-ai", "node_modules/better-sqlite3/deps"]) {
+    for (const absent of [
+      "src",
+      "test",
+      "node_modules/typescript",
+      "node_modules/vitest",
+      "node_modules/@anthropic-ai",
+      "node_modules/better-sqlite3/deps",
+    ]) {
       expect(existsSync(join(unpacked, absent)), absent).toBe(false);
     }
-    expect(readdirSync(join(unpacked, "dist"), { recursive: true }).filter((f) => String(f).endsWith(".map"))).toEqual([]);
+    expect(readdirSync(join(unpacked, "dist"), { recursive: true }).filter((f) => String(f).endsWith(".map"))).toEqual(
+      [],
+    );
     expect({ ...bundled, compatibility: undefined }).toEqual({ ...manifest, compatibility: undefined });
     const major = process.versions.node.split(".")[0];
-    expect(bundled.compatibility).toEqual({ platforms: [process.platform], runtimes: { node: major === "20" ? ">=20.18.1 <21" : `>=${major} <${Number(major) + 1}` } });
-    const v = await run(process.execPath, [MCPB_CLI, "validate", join(unpacked, "manifest.json")], { cwd: PROJECT_ROOT, env: userEnv(), timeoutMs: 30_000 });
+    expect(bundled.compatibility).toEqual({
+      platforms: [process.platform],
+      runtimes: { node: major === "20" ? ">=20.18.1 <21" : `>=${major} <${Number(major) + 1}` },
+    });
+    const v = await run(process.execPath, [MCPB_CLI, "validate", join(unpacked, "manifest.json")], {
+      cwd: PROJECT_ROOT,
+      env: userEnv(),
+      timeoutMs: 30_000,
+    });
     expect(v.code, explain("mcpb validate (unpacked)", v)).toBe(0);
   });
 
-  it(
-    "launched as Claude Desktop launches it, lists the manifest's tools and pays in sandbox mode within the user_config limits",
-    async () => {
-      // An API key field the person cleared reaches the server as "", which counts as unset.
-      const userConfig = { max_per_call: "3", api_key: "" };
-      const config = await getMcpConfigForManifest({ manifest: bundled, extensionPath: unpacked, systemDirs: {}, userConfig, pathSeparator: sep });
-      expect(config).toBeDefined();
-      const { command, args = [], env = {} } = config!;
-      expect(command).toBe("node");
-      expect(args).toEqual([join(unpacked, "dist", "cli.js")]);
-      expect(JSON.stringify(env)).not.toContain("${");
-      expect(env).toMatchObject({ PAID_ACTIONS_BASE_URL: "", PAID_ACTIONS_API_KEY: "", PAID_ACTIONS_MAX_PER_CALL: "3", PAID_ACTIONS_MAX_PER_DAY: "25" });
+  it("launched as Claude Desktop launches it, lists the manifest's tools and pays in sandbox mode within the user_config limits", async () => {
+    // An API key field the person cleared reaches the server as "", which counts as unset.
+    const userConfig = { max_per_call: "3", api_key: "" };
+    const config = await getMcpConfigForManifest({
+      manifest: bundled,
+      extensionPath: unpacked,
+      systemDirs: {},
+      userConfig,
+      pathSeparator: sep,
+    });
+    expect(config).toBeDefined();
+    const { command, args = [], env = {} } = config!;
+    expect(command).toBe("node");
+    expect(args).toEqual([join(unpacked, "dist", "cli.js")]);
+    expect(JSON.stringify(env)).not.toContain("${");
+    expect(env).toMatchObject({
+      PAID_ACTIONS_BASE_URL: "",
+      PAID_ACTIONS_API_KEY: "",
+      PAID_ACTIONS_MAX_PER_CALL: "3",
+      PAID_ACTIONS_MAX_PER_DAY: "25",
+    });
 
-      // The host's own environment, plus the bundle's env; the home is the test's, not the user's.
-      const s = await connect(command, args, { cwd: tempDir("pam-desktop-cwd-"), env: userEnv({ ...env, PAID_ACTIONS_HOME: tempDir("pam-desktop-home-") }) });
-      try {
-        const { tools } = await s.client.listTools();
-        expect(tools.map((t) => t.name).sort()).toEqual((manifest.tools as Array<{ name: string }>).map((t) => t.name).sort());
-        const paid = await s.client.callTool({ name: "servers_provision", arguments: { ...SMALL_SERVER } }, { timeout: 90_000 });
-        const r = structured(paid);
-        expect(paid.isError, JSON.stringify(r).slice(0, 600)).toBeFalsy();
-        expect(r.executionId).toMatch(/^[A-Za-z0-9_-]+$/);
-        expect(r.payment.amount).toBe("0.288");
-        expect(r.payment.transaction.length).toBeGreaterThan(40);
-        const spending = structured(await s.client.callTool({ name: "get_spending", arguments: {} }));
-        expect(spending.limits.maxPerCall).toMatch(/^3(\.0+)?$/);
-        expect(s.stderr()).toMatch(/sandbox mode/);
-      } finally {
-        await s.close();
-      }
-    },
-    180_000,
-  );
+    // The host's own environment, plus the bundle's env; the home is the test's, not the user's.
+    const s = await connect(command, args, {
+      cwd: tempDir("pam-desktop-cwd-"),
+      env: userEnv({ ...env, PAID_ACTIONS_HOME: tempDir("pam-desktop-home-") }),
+    });
+    try {
+      const { tools } = await s.client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(
+        (manifest.tools as Array<{ name: string }>).map((t) => t.name).sort(),
+      );
+      const paid = await s.client.callTool(
+        { name: "servers_provision", arguments: { ...SMALL_SERVER } },
+        { timeout: 90_000 },
+      );
+      const r = structured(paid);
+      expect(paid.isError, JSON.stringify(r).slice(0, 600)).toBeFalsy();
+      expect(r.executionId).toMatch(/^[A-Za-z0-9_-]+$/);
+      expect(r.payment.amount).toBe("0.288");
+      expect(r.payment.transaction.length).toBeGreaterThan(40);
+      const spending = structured(await s.client.callTool({ name: "get_spending", arguments: {} }));
+      expect(spending.limits.maxPerCall).toMatch(/^3(\.0+)?$/);
+      expect(s.stderr()).toMatch(/sandbox mode/);
+    } finally {
+      await s.close();
+    }
+  }, 180_000);
 });

@@ -9,7 +9,16 @@
  */
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, ensureNode22, PROJECT_ROOT, removeDirs, run, tempDir, userEnv, type SecondNode } from "../helpers/install.js";
+import {
+  connect,
+  ensureNode22,
+  PROJECT_ROOT,
+  removeDirs,
+  run,
+  tempDir,
+  userEnv,
+  type SecondNode,
+} from "../helpers/install.js";
 import { CLI_PATH, ensureBuilt } from "../helpers/process.js";
 
 let node22: SecondNode;
@@ -30,7 +39,11 @@ const ONE_LINE = new RegExp(
  * Spawns node22 dist/cli.js with stdin left open (a host that sends nothing, or only `send`),
  * until it exits.
  */
-function launchSilent(args: string[], env: Record<string, string>, send?: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function launchSilent(
+  args: string[],
+  env: Record<string, string>,
+  send?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     const child = spawn(node22.node, [CLI_PATH, ...args], { cwd: PROJECT_ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
@@ -62,17 +75,32 @@ describe("a Node whose ABI does not match the built native module", () => {
   });
 
   it("serve checks a turn after it listens: a host that opens at once may get its handshake answered, then the line, and exit 1", async () => {
-    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "host", version: "1" } } };
-    const r = await launchSilent([], userEnv({ PAID_ACTIONS_HOME: tempDir("pam-abi-") }), `${JSON.stringify(initialize)}\n`);
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "host", version: "1" } },
+    };
+    const r = await launchSilent(
+      [],
+      userEnv({ PAID_ACTIONS_HOME: tempDir("pam-abi-") }),
+      `${JSON.stringify(initialize)}\n`,
+    );
     expect(r.stderr).toMatch(ONE_LINE);
     expect(r.code).toBe(1);
     // stdout stays JSON-RPC: at most the answer to the handshake.
-    for (const line of r.stdout.split("\n").filter(Boolean)) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0", id: 1 });
+    for (const line of r.stdout.split("\n").filter(Boolean))
+      expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0", id: 1 });
   });
 
   it("the other commands that open the journal or run the sandbox say the same and exit non-zero", async () => {
     const home = tempDir("pam-abi-");
-    for (const args of [["executions"], ["transcript"], ["audit"], ["sandbox", "--port", "0", "--home", tempDir("pam-abi-sb-")]]) {
+    for (const args of [
+      ["executions"],
+      ["transcript"],
+      ["audit"],
+      ["sandbox", "--port", "0", "--home", tempDir("pam-abi-sb-")],
+    ]) {
       const r = await launchSilent(args, userEnv({ PAID_ACTIONS_HOME: home }));
       expect(r.stderr, args.join(" ")).toMatch(ONE_LINE);
       expect(r.stdout, args.join(" ")).toBe("");
@@ -85,10 +113,17 @@ describe("a Node whose ABI does not match the built native module", () => {
   });
 
   it("doctor reports the running Node and the module it cannot load, with the fix, and exits 1", async () => {
-    const r = await run(node22.node, [CLI_PATH, "doctor"], { cwd: PROJECT_ROOT, env: userEnv({ PAID_ACTIONS_HOME: tempDir("pam-abi-") }), timeoutMs: 30_000 });
+    const r = await run(node22.node, [CLI_PATH, "doctor"], {
+      cwd: PROJECT_ROOT,
+      env: userEnv({ PAID_ACTIONS_HOME: tempDir("pam-abi-") }),
+      timeoutMs: 30_000,
+    });
     expect(r.stdout).toMatch(/^\[ok {2}\] node: v22\.\d+\.\d+ \(ABI 127\)$/m);
     expect(r.stdout).toMatch(
-      new RegExp(`^\\[FAIL\\] sqlite: better-sqlite3 cannot load: it was built for Node 20 \\(ABI ${BUILT_ABI}\\) and this is Node v22\\.\\d+\\.\\d+ \\(ABI 127\\); fix: run \`npm rebuild better-sqlite3\` in `, "m"),
+      new RegExp(
+        `^\\[FAIL\\] sqlite: better-sqlite3 cannot load: it was built for Node 20 \\(ABI ${BUILT_ABI}\\) and this is Node v22\\.\\d+\\.\\d+ \\(ABI 127\\); fix: run \`npm rebuild better-sqlite3\` in `,
+        "m",
+      ),
     );
     expect(r.stdout).toContain("1 problem(s) to fix before anything can be paid.");
     expect(r.code).toBe(1);

@@ -5,21 +5,25 @@
  * server with it.
  */
 import { afterAll, describe, it } from "vitest";
-import { ensureNode22, installAndSmoke, packProject, readmeHostConfig, removeDirs, tempDir, userEnv } from "../helpers/install.js";
+import {
+  ensureNode22,
+  installAndSmoke,
+  packProject,
+  readmeHostConfig,
+  removeDirs,
+  tempDir,
+  userEnv,
+} from "../helpers/install.js";
 import { expectSmokePassed } from "../helpers/smoke.js";
 
 afterAll(() => removeDirs());
 
 describe("the npm package under Node 22", () => {
-  it(
-    "installs with Node 22 and runs as `npx -y paid-actions-mcp`: tools, one paid call in sandbox mode, doctor reporting Node 22",
-    async () => {
-      const node22 = await ensureNode22();
-      const { tarball } = await packProject(tempDir("pam-pack22-"));
-      const env = userEnv({ npm_config_nodedir: node22.nodedir }, [node22.binDir]);
-      const s = await installAndSmoke(tarball, env, readmeHostConfig());
-      expectSmokePassed(s, /\[ok {2}\] node: v22\.\d+\.\d+ \(ABI 127\)/);
-    },
-    420_000,
-  );
+  it("installs with Node 22 and runs as `npx -y paid-actions-mcp`: tools, one paid call in sandbox mode, doctor reporting Node 22", async () => {
+    const node22 = await ensureNode22();
+    const { tarball } = await packProject(tempDir("pam-pack22-"));
+    const env = userEnv({ npm_config_nodedir: node22.nodedir }, [node22.binDir]);
+    const s = await installAndSmoke(tarball, env, readmeHostConfig());
+    expectSmokePassed(s, /\[ok {2}\] node: v22\.\d+\.\d+ \(ABI 127\)/);
+  }, 420_000);
 });

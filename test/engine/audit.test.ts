@@ -16,7 +16,11 @@ interface CliResult {
 
 function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { cwd: PROJECT_ROOT, env: { ...env, NODE_OPTIONS: "" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI_PATH, ...args], {
+      cwd: PROJECT_ROOT,
+      env: { ...env, NODE_OPTIONS: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c));
@@ -30,7 +34,10 @@ function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Pro
   });
 }
 
-async function auditJson(env: NodeJS.ProcessEnv, extra: string[] = []): Promise<{ code: number | null; report: any; stderr: string }> {
+async function auditJson(
+  env: NodeJS.ProcessEnv,
+  extra: string[] = [],
+): Promise<{ code: number | null; report: any; stderr: string }> {
   const r = await runCli(["audit", "--json", ...extra], env);
   let report: any;
   try {
@@ -71,7 +78,10 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     // The reconciler follows the failed execution to its refund and verifies it on chain.
     const deadline = Date.now() + 20_000;
     while ((await f.pa.journal.intent(failed.intentId))!.refundState !== "verified") {
-      if (Date.now() > deadline) throw new Error(`the refund was not verified: ${JSON.stringify(await f.pa.journal.intent(failed.intentId), (_, v) => (typeof v === "bigint" ? String(v) : v))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the refund was not verified: ${JSON.stringify(await f.pa.journal.intent(failed.intentId), (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
+        );
       await f.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -81,9 +91,13 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     expect(stderr).toBe("");
     expect(code).toBe(0);
     expect(report).toMatchObject({ ok: true, discrepancies: [], inFlight: [], wallet: f.t.wallet.address });
-    expect(report.outflows.map((o: any) => [o.quoteId, o.amount, o.matched])).toEqual([first, failed, third].map((c) => [c.quote.quoteId, "0.288", true]));
+    expect(report.outflows.map((o: any) => [o.quoteId, o.amount, o.matched])).toEqual(
+      [first, failed, third].map((c) => [c.quote.quoteId, "0.288", true]),
+    );
     expect(report.payments.map((p: any) => p.status)).toEqual(["on_chain", "on_chain", "on_chain"]);
-    expect(report.refunds).toMatchObject([{ intentId: failed.intentId, status: "verified", credited: "0.288", chainAmount: "0.288" }]);
+    expect(report.refunds).toMatchObject([
+      { intentId: failed.intentId, status: "verified", credited: "0.288", chainAmount: "0.288" },
+    ]);
     expect(report.scan.transactionsRead).toBeGreaterThanOrEqual(4); // 3 payments + 1 refund (+ the genesis funding)
     expect(Date.parse(report.since)).toBeLessThan((await f.pa.journal.paymentsSince(0))[0]!.signedAt);
 
@@ -94,14 +108,22 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     expect(plain.stdout).toContain("The journal and the chain agree.");
 
     const doctor = await runCli(["doctor"], f.env);
-    expect(doctor.stdout).toMatch(/\[ok {2}\] chain: the journal and the chain agree for the last 24 h \(3 payment\(s\)/);
+    expect(doctor.stdout).toMatch(
+      /\[ok {2}\] chain: the journal and the chain agree for the last 24 h \(3 payment\(s\)/,
+    );
     // The RPC is named by its origin only: an RPC URL may carry an API key in its path.
     expect(doctor.stdout).not.toContain("/solana");
     expect(doctor.stdout).toContain(`via ${new URL(f.t.sb.rpcUrl).origin})`);
 
     const future = await auditJson(f.env, ["--since", "2999-01-01"]);
     expect(future.code).toBe(0);
-    expect(future.report).toMatchObject({ since: "2999-01-01T00:00:00.000Z", ok: true, outflows: [], payments: [], discrepancies: [] });
+    expect(future.report).toMatchObject({
+      since: "2999-01-01T00:00:00.000Z",
+      ok: true,
+      outflows: [],
+      payments: [],
+      discrepancies: [],
+    });
 
     for (const bad of ["yesterday", "2026-02-30", "2026-11-01T12:00:00Q"]) {
       const r = await runCli(["audit", "--since", bad], f.env);
@@ -117,14 +139,22 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     // The wallet pays a quote outside the engine: settled on chain, never journaled.
     const quote = await f.t.quote("servers.provision", SMALL_SERVER);
     const proof = await f.t.proof(quote.paymentRequirement.accepts[0]);
-    const confirmed = await f.t.call("POST", "/payments/confirm", { body: { quoteId: quote.quoteId, paymentProof: proof }, headers: { "idempotency-key": `audit-lost-${quote.quoteId}` } });
+    const confirmed = await f.t.call("POST", "/payments/confirm", {
+      body: { quoteId: quote.quoteId, paymentProof: proof },
+      headers: { "idempotency-key": `audit-lost-${quote.quoteId}` },
+    });
     expect(confirmed.status).toBe(200);
 
     const { code, report } = await auditJson(f.env);
     expect(code).toBe(3);
     expect(report.ok).toBe(false);
     expect(report.discrepancies).toEqual([
-      expect.objectContaining({ kind: "unknown_outflow", quoteId: quote.quoteId, transaction: confirmed.body.transaction, chainAmount: "0.288" }),
+      expect.objectContaining({
+        kind: "unknown_outflow",
+        quoteId: quote.quoteId,
+        transaction: confirmed.body.transaction,
+        chainAmount: "0.288",
+      }),
     ]);
     expect(report.outflows.find((o: any) => o.quoteId === known.quote.quoteId)).toMatchObject({ matched: true });
 
@@ -136,7 +166,9 @@ describe("audit: the journal against the wallet's history on the chain", () => {
 
     const doctor = await runCli(["doctor"], f.env);
     expect(doctor.code).toBe(1);
-    expect(doctor.stdout).toMatch(/\[FAIL\] chain: 1 discrepancy between the journal and the chain in the last 24 h \(unknown_outflow\)/);
+    expect(doctor.stdout).toMatch(
+      /\[FAIL\] chain: 1 discrepancy between the journal and the chain in the last 24 h \(unknown_outflow\)/,
+    );
   });
 
   it("a payment the journal counts as landed that never settled is claimed_but_absent (exit 3)", async () => {
@@ -148,15 +180,56 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     const j = f.pa.journal;
     const now = Date.now();
     await j.insertIntent({
-      intentId: "int_audit_ghost", intentKey: "audit-ghost", idemKey: "audit-ghost", service: f.pa.config!.serviceId ?? "svc", action: "servers.provision",
-      input: SMALL_SERVER, fingerprint: "audit-ghost", agentBudget: null, callId: null, createdAt: now, leaseOwner: "test", leaseUntil: now,
+      intentId: "int_audit_ghost",
+      intentKey: "audit-ghost",
+      idemKey: "audit-ghost",
+      service: f.pa.config!.serviceId ?? "svc",
+      action: "servers.provision",
+      input: SMALL_SERVER,
+      fingerprint: "audit-ghost",
+      agentBudget: null,
+      callId: null,
+      createdAt: now,
+      leaseOwner: "test",
+      leaseUntil: now,
     });
     // The payment row and its intent's commit in one transaction, as the engine writes a signed proof.
     const recorded = await j.recordSigned(
-      { quoteId: quote.quoteId, intentId: "int_audit_ghost", attempt: 1, amount: 288_000n, payee: f.t.sb.keys.treasury.address, payer: f.t.wallet.address, mint: f.pa.config!.mint, source: null, blockhash: null, lastValidHeight: null, signedAt: now, sentAt: now, fate: "landed", tx: "5GhostTransaction1111111111111111111111111111111111111111111111111", claimedTx: null, checkedAt: now, watch: false },
+      {
+        quoteId: quote.quoteId,
+        intentId: "int_audit_ghost",
+        attempt: 1,
+        amount: 288_000n,
+        payee: f.t.sb.keys.treasury.address,
+        payer: f.t.wallet.address,
+        mint: f.pa.config!.mint,
+        source: null,
+        blockhash: null,
+        lastValidHeight: null,
+        signedAt: now,
+        sentAt: now,
+        fate: "landed",
+        tx: "5GhostTransaction1111111111111111111111111111111111111111111111111",
+        claimedTx: null,
+        checkedAt: now,
+        watch: false,
+      },
       {
         intentId: "int_audit_ghost",
-        patch: { state: "executed", quoteId: quote.quoteId, amount: 288_000n, payee: f.t.sb.keys.treasury.address, settlement: "verified", paymentTx: "5GhostTransaction1111111111111111111111111111111111111111111111111", budgetState: "spent", budgetAmount: 288_000n, budgetAt: now, execStatus: "completed", leaseOwner: null, leaseUntil: null },
+        patch: {
+          state: "executed",
+          quoteId: quote.quoteId,
+          amount: 288_000n,
+          payee: f.t.sb.keys.treasury.address,
+          settlement: "verified",
+          paymentTx: "5GhostTransaction1111111111111111111111111111111111111111111111111",
+          budgetState: "spent",
+          budgetAmount: 288_000n,
+          budgetAt: now,
+          execStatus: "completed",
+          leaseOwner: null,
+          leaseUntil: null,
+        },
         now,
         expect: { state: "new", owner: "test" },
       },
@@ -165,8 +238,18 @@ describe("audit: the journal against the wallet's history on the chain", () => {
 
     const { code, report } = await auditJson(f.env);
     expect(code).toBe(3);
-    expect(report.discrepancies).toEqual([expect.objectContaining({ kind: "claimed_but_absent", quoteId: quote.quoteId, intentId: "int_audit_ghost", journalAmount: "0.288" })]);
-    expect(report.payments.find((p: any) => p.quoteId === quote.quoteId)).toMatchObject({ status: "absent", chainTransaction: null });
+    expect(report.discrepancies).toEqual([
+      expect.objectContaining({
+        kind: "claimed_but_absent",
+        quoteId: quote.quoteId,
+        intentId: "int_audit_ghost",
+        journalAmount: "0.288",
+      }),
+    ]);
+    expect(report.payments.find((p: any) => p.quoteId === quote.quoteId)).toMatchObject({
+      status: "absent",
+      chainTransaction: null,
+    });
   });
 
   it("an RPC that does not answer: cannot tell (exit 1), said on stderr without the RPC URL's path", async () => {

@@ -6,7 +6,6 @@ import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { openTestJournal, runEngineChild, serviceEnv, testJournalEnv } from "../helpers/engine.js";
 
-
 describe("two processes sharing one journal", () => {
   let t: TestSandbox;
   let home: string;
@@ -24,7 +23,11 @@ describe("two processes sharing one journal", () => {
     const before = await t.usdc(t.wallet.address);
     const env = { ...serviceEnv(t, home), ...(await testJournalEnv()), PAID_ACTIONS_MAX_PER_DAY: "2" };
     // 0.288 USDC each: at most 6 fit under 2 USDC (7 would be 2.016).
-    const calls = (p: string) => Array.from({ length: 25 }, (_, i) => ({ action: "servers.provision", input: { region: "eu-west-1", plan: "small", durationHours: 24, image: `img-${p}-${i}` } }));
+    const calls = (p: string) =>
+      Array.from({ length: 25 }, (_, i) => ({
+        action: "servers.provision",
+        input: { region: "eu-west-1", plan: "small", durationHours: 24, image: `img-${p}-${i}` },
+      }));
     const [a, b] = await Promise.all([
       runEngineChild({ ...env, CHILD_CALLS: JSON.stringify(calls("a")) }),
       runEngineChild({ ...env, CHILD_CALLS: JSON.stringify(calls("b")) }),
@@ -35,7 +38,10 @@ describe("two processes sharing one journal", () => {
     expect(all).toHaveLength(50);
     const paid = all.filter((r) => r.ok);
     const refused = all.filter((r) => !r.ok);
-    expect(refused.every((r) => r.code === "budget_exceeded"), JSON.stringify(refused.filter((r) => r.code !== "budget_exceeded"))).toBe(true);
+    expect(
+      refused.every((r) => r.code === "budget_exceeded"),
+      JSON.stringify(refused.filter((r) => r.code !== "budget_exceeded")),
+    ).toBe(true);
     expect(paid.length).toBeGreaterThan(0);
     expect(paid.length).toBeLessThanOrEqual(6);
 
@@ -43,7 +49,9 @@ describe("two processes sharing one journal", () => {
     const spent = before - (await t.usdc(t.wallet.address));
     expect(spent).toBe(BigInt(paid.length) * 288_000n);
     expect(spent).toBeLessThanOrEqual(2_000_000n);
-    const settled = t.sb.db.prepare(`SELECT COALESCE(SUM(CAST(amount AS INTEGER)), 0) AS s FROM payments WHERE status = 'settled'`).get() as { s: number };
+    const settled = t.sb.db
+      .prepare(`SELECT COALESCE(SUM(CAST(amount AS INTEGER)), 0) AS s FROM payments WHERE status = 'settled'`)
+      .get() as { s: number };
     expect(BigInt(settled.s)).toBe(spent);
 
     const journal = await openTestJournal(env);

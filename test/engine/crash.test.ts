@@ -52,7 +52,10 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
 
       const restarted = await runEngineChild({ ...env, CHILD_CALLS: JSON.stringify([call]) });
       expect(restarted.code, restarted.stderr).toBe(0);
-      expect(restarted.lines[0], `after a crash at ${step}`).toMatchObject({ ok: true, result: { status: expect.any(String) } });
+      expect(restarted.lines[0], `after a crash at ${step}`).toMatchObject({
+        ok: true,
+        result: { status: expect.any(String) },
+      });
       const result = restarted.lines[0].result;
 
       const journal = await openTestJournal(env);
@@ -61,10 +64,18 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
         expect(row.state, step).toBe("executed");
         expect(row.executionId).toBe(result.executionId);
         const payments = t.sb.db.prepare(`SELECT * FROM payments WHERE quote_id = ?`).all(row.quoteId) as any[];
-        expect(payments.filter((p) => p.status === "settled"), `settled payments after a crash at ${step}`).toHaveLength(1);
+        expect(
+          payments.filter((p) => p.status === "settled"),
+          `settled payments after a crash at ${step}`,
+        ).toHaveLength(1);
         expect(payments[0].transaction_sig).toBe(row.paymentTx);
-        const executions = t.sb.db.prepare(`SELECT execution_id FROM executions WHERE quote_id = ?`).all(row.quoteId) as any[];
-        expect(executions.map((e) => e.execution_id), `executions after a crash at ${step}`).toEqual([row.executionId]);
+        const executions = t.sb.db
+          .prepare(`SELECT execution_id FROM executions WHERE quote_id = ?`)
+          .all(row.quoteId) as any[];
+        expect(
+          executions.map((e) => e.execution_id),
+          `executions after a crash at ${step}`,
+        ).toEqual([row.executionId]);
       } finally {
         await journal.close();
       }

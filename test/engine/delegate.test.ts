@@ -5,7 +5,14 @@
  * command (the built CLI) reads, grants and revokes it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { getBase64Decoder, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, getTransactionEncoder, signTransaction } from "@solana/kit";
+import {
+  getBase64Decoder,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  getTransactionEncoder,
+  signTransaction,
+} from "@solana/kit";
 import { createRpcChain } from "../../src/engine/chain/rpc.js";
 import { delegateTransfer } from "../../src/engine/payment/delegate.js";
 import { PaidActionError } from "../../src/engine/errors.js";
@@ -36,13 +43,24 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
   const allowanceJson = async () => {
     const r = await cli(["--json"]);
     expect(r.code, r.stderr).toBe(0);
-    return JSON.parse(r.stdout) as { owner: string; delegate: string; tokenAccount: string; allowance: string; ownerBalance: string };
+    return JSON.parse(r.stdout) as {
+      owner: string;
+      delegate: string;
+      tokenAccount: string;
+      allowance: string;
+      ownerBalance: string;
+    };
   };
   /** The ledger's own view of the owner's token account. */
   const ledgerAccount = async () => {
     const ata = await associatedTokenAddress(t.wallet.address, t.sb.asset);
     const info = await rpcCall<any>(t.sb.rpcUrl, "getAccountInfo", [ata, { encoding: "jsonParsed" }]);
-    return info.value.data.parsed.info as { owner: string; tokenAmount: { amount: string }; delegate?: string; delegatedAmount?: { amount: string } };
+    return info.value.data.parsed.info as {
+      owner: string;
+      tokenAmount: { amount: string };
+      delegate?: string;
+      delegatedAmount?: { amount: string };
+    };
   };
 
   it("the sandbox's first start: the demo wallet granted the agent key 25 USDC as its delegate; the RPC shows it (jsonParsed) and sandbox.json names both", async () => {
@@ -59,20 +77,32 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
   it("a paid call moves the price from the owner's account and nothing from the agent key's; the allowance drops by the price; `allowance --json` agrees with the ledger", async () => {
     f = await engineFixture({ t, env: delegateEnv() });
     const before = await allowanceJson();
-    expect(before).toMatchObject({ owner: t.wallet.address, delegate: t.agent.address, tokenAccount: String(await associatedTokenAddress(t.wallet.address, t.sb.asset)) });
+    expect(before).toMatchObject({
+      owner: t.wallet.address,
+      delegate: t.agent.address,
+      tokenAccount: String(await associatedTokenAddress(t.wallet.address, t.sb.asset)),
+    });
     const ownerBefore = await t.usdc(t.wallet.address);
-    const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "delegate-pays" } });
+    const paid = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "delegate-pays" },
+    });
     expect(paid.status).toBe("pending");
     expect(await t.usdc(t.wallet.address)).toBe(ownerBefore - PRICE);
     expect(await t.usdc(t.agent.address)).toBe(0n);
     const after = await allowanceJson();
     const ledger = await ledgerAccount();
-    expect(BigInt(Math.round(Number(before.allowance) * 1e6)) - BigInt(Math.round(Number(after.allowance) * 1e6))).toBe(PRICE);
+    expect(BigInt(Math.round(Number(before.allowance) * 1e6)) - BigInt(Math.round(Number(after.allowance) * 1e6))).toBe(
+      PRICE,
+    );
     expect(BigInt(Math.round(Number(after.allowance) * 1e6))).toBe(BigInt(ledger.delegatedAmount!.amount));
     expect(BigInt(Math.round(Number(after.ownerBalance) * 1e6))).toBe(BigInt(ledger.tokenAmount.amount));
     // The journal records the source, and the chain check of the settlement passes.
     const payment = (await f.pa.journal.paymentsSince(0)).find((p) => p.intentId === paid.intentId)!;
-    expect(payment).toMatchObject({ payer: t.agent.address, source: String(await associatedTokenAddress(t.wallet.address, t.sb.asset)) });
+    expect(payment).toMatchObject({
+      payer: t.agent.address,
+      source: String(await associatedTokenAddress(t.wallet.address, t.sb.asset)),
+    });
     const intent = (await f.pa.journal.intent(paid.intentId))!;
     expect(await f.pa.engine.checkSettlement(intent)).toMatchObject({ kind: "verified" });
   });
@@ -83,7 +113,11 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
     expect(delegate.stdout).toContain(`paying as the delegate of the owner ${t.wallet.address}`);
     expect(delegate.stdout).toMatch(/\[ok {2}\] allowance: \d+\.\d+ USDC left to spend from the owner's \d+\.\d+ USDC/);
     expect(delegate.stdout).not.toContain("can spend everything in its account");
-    const own = await runCli(["doctor"], { ...(f.env as Record<string, string>), PAID_ACTIONS_WALLET: t.sb.walletPath, PAID_ACTIONS_OWNER: "" }, 60_000);
+    const own = await runCli(
+      ["doctor"],
+      { ...(f.env as Record<string, string>), PAID_ACTIONS_WALLET: t.sb.walletPath, PAID_ACTIONS_OWNER: "" },
+      60_000,
+    );
     expect(own.stdout).toMatch(/\[warn\] wallet: the key in this home can spend everything in its account/);
   });
 
@@ -92,9 +126,26 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
     const requirements = quote.paymentRequirement.accepts[0] as PaymentRequirements;
     const lifetime = await (await createRpcChain(t.sb.rpcUrl)).latestBlockhash();
     const source = await associatedTokenAddress(t.wallet.address, t.sb.asset);
-    const mine = decode(await delegateTransfer({ agent: t.agent, source, payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset), requirements, lifetime }));
-    const reference = decode(JSON.parse(Buffer.from(await t.proof({ ...requirements, extra: { ...requirements.extra, recentBlockhash: lifetime.blockhash } }), "base64").toString()).payload.transaction);
-    expect(mine.instructions.map((i) => [i.program, i.data])).toEqual(reference.instructions.map((i) => [i.program, i.data]));
+    const mine = decode(
+      await delegateTransfer({
+        agent: t.agent,
+        source,
+        payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset),
+        requirements,
+        lifetime,
+      }),
+    );
+    const reference = decode(
+      JSON.parse(
+        Buffer.from(
+          await t.proof({ ...requirements, extra: { ...requirements.extra, recentBlockhash: lifetime.blockhash } }),
+          "base64",
+        ).toString(),
+      ).payload.transaction,
+    );
+    expect(mine.instructions.map((i) => [i.program, i.data])).toEqual(
+      reference.instructions.map((i) => [i.program, i.data]),
+    );
     const [m, r] = [mine.instructions[2]!, reference.instructions[2]!];
     expect(m.accounts[0]).toBe(String(source));
     expect(r.accounts[0]).toBe(String(await associatedTokenAddress(t.wallet.address, t.sb.asset)));
@@ -119,10 +170,15 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
       requirements,
       lifetime,
     });
-    const proof = Buffer.from(JSON.stringify({ x402Version: 2, accepted: requirements, payload: { transaction } })).toString("base64");
+    const proof = Buffer.from(
+      JSON.stringify({ x402Version: 2, accepted: requirements, payload: { transaction } }),
+    ).toString("base64");
     const owner = await t.usdc(t.wallet.address);
     const treasury = await t.usdc(requirements.payTo);
-    const res = await t.call("POST", "/payments/confirm", { body: { quoteId: quote.quoteId, paymentProof: proof }, headers: { "idempotency-key": `over-${quote.quoteId}` } });
+    const res = await t.call("POST", "/payments/confirm", {
+      body: { quoteId: quote.quoteId, paymentProof: proof },
+      headers: { "idempotency-key": `over-${quote.quoteId}` },
+    });
     expect(res.status, res.text).toBe(402);
     expect(res.body.error.code).toBe("payment_invalid");
     expect(await t.usdc(t.wallet.address)).toBe(owner);
@@ -137,7 +193,11 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
     expect((await ledgerAccount()).delegate).toBeUndefined();
     expect(await allowanceJson()).toMatchObject({ allowance: "0.00" });
     const owner = await t.usdc(t.wallet.address);
-    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "revoked" }, intentKey: "delegate-revoked" };
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "revoked" },
+      intentKey: "delegate-revoked",
+    };
     const refused = await outcome(f.pa.engine.pay(req));
     expect(refused).toBeInstanceOf(PaidActionError);
     expect((refused as PaidActionError).code).toBe("allowance_exhausted");
@@ -174,7 +234,10 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
     expect(BigInt((await ledgerAccount()).delegatedAmount!.amount)).toBe(7_500_000n);
     // A revoke for another delegate's sake, or garbage, is refused before anything is sent.
     expect((await cli(["submit", "AAAA"])).stderr).toContain("not a base64 Solana transaction");
-    const other = await runCli(["allowance", "revoke", "--unsigned"], { ...(f.env as Record<string, string>), PAID_ACTIONS_OWNER: t.agent.address });
+    const other = await runCli(["allowance", "revoke", "--unsigned"], {
+      ...(f.env as Record<string, string>),
+      PAID_ACTIONS_OWNER: t.agent.address,
+    });
     const foreign = await cli(["submit", other.stdout.trim()]);
     expect(foreign.code).toBe(1);
     expect(foreign.stderr).toMatch(/not sent: its fee payer is/);

@@ -24,8 +24,20 @@ let confirmDelayMs: number | undefined;
 beforeAll(async () => {
   f = await engineFixture({
     rules: [
-      { match: on("POST", "/v1/quotes"), action: { kind: "dynamic", choose: () => (quoteDelayMs === undefined ? undefined : { kind: "delay", ms: quoteDelayMs }) } },
-      { match: on("POST", "/v1/payments/confirm"), action: { kind: "dynamic", choose: () => (confirmDelayMs === undefined ? undefined : { kind: "delay", ms: confirmDelayMs }) } },
+      {
+        match: on("POST", "/v1/quotes"),
+        action: {
+          kind: "dynamic",
+          choose: () => (quoteDelayMs === undefined ? undefined : { kind: "delay", ms: quoteDelayMs }),
+        },
+      },
+      {
+        match: on("POST", "/v1/payments/confirm"),
+        action: {
+          kind: "dynamic",
+          choose: () => (confirmDelayMs === undefined ? undefined : { kind: "delay", ms: confirmDelayMs }),
+        },
+      },
     ],
   });
   other = await openTestJournal(f.env);
@@ -50,17 +62,29 @@ async function seen(method: string, path: string, n: number): Promise<void> {
 
 /** What the journal holds, in all: intents, signed proofs, and what is reserved. */
 async function journalFacts() {
-  return { intents: (await other.intentsSince(0)).length, payments: (await other.paymentsSince(0)).length, reserved: await other.reserved() };
+  return {
+    intents: (await other.intentsSince(0)).length,
+    payments: (await other.paymentsSince(0)).length,
+    reserved: await other.reserved(),
+  };
 }
 
 describe("engine: frozen payments", () => {
   it("a paid call is refused `frozen` before anything is recorded or quoted; quoting still works and says it is not payable; unfrozen, the same call pays", async () => {
     await other.freeze(freeze("audit in progress"));
     try {
-      const before = { balance: await balance(), journal: await journalFacts(), quotes: requests("POST", "/v1/quotes") };
-      const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "freeze-early-1" }));
+      const before = {
+        balance: await balance(),
+        journal: await journalFacts(),
+        quotes: requests("POST", "/v1/quotes"),
+      };
+      const e = await refusal(
+        f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "freeze-early-1" }),
+      );
       expect(e.code).toBe("frozen");
-      expect(e.message).toMatch(/^payments are frozen by a person \(reason: "audit in progress", since \d{4}-\d\d-\d\dT/);
+      expect(e.message).toMatch(
+        /^payments are frozen by a person \(reason: "audit in progress", since \d{4}-\d\d-\d\dT/,
+      );
       expect(e.context).toMatchObject({ reason: "audit in progress", frozenBy: "terminal" });
       expect(await balance()).toBe(before.balance);
       expect(await journalFacts()).toEqual(before.journal);
@@ -68,13 +92,21 @@ describe("engine: frozen payments", () => {
       expect(requests("POST", "/v1/quotes")).toBe(before.quotes);
 
       const q = await f.pa.engine.quote({ action: "servers.provision", input: SMALL_SERVER });
-      expect(q).toMatchObject({ amount: "0.288", payable: false, refusal: { code: "frozen", reason: "audit in progress" } });
+      expect(q).toMatchObject({
+        amount: "0.288",
+        payable: false,
+        refusal: { code: "frozen", reason: "audit in progress" },
+      });
       expect(await journalFacts()).toEqual(before.journal);
     } finally {
       await other.unfreeze();
     }
     const before = await balance();
-    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "freeze-early-1" });
+    const paid = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: SMALL_SERVER,
+      intentKey: "freeze-early-1",
+    });
     expect(paid.executionId).toMatch(/^exe_/);
     expect(await balance()).toBe(before - PRICE);
   });
@@ -102,7 +134,11 @@ describe("engine: frozen payments", () => {
     } finally {
       await other.unfreeze();
     }
-    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "freeze-late-1" });
+    const paid = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: SMALL_SERVER,
+      intentKey: "freeze-late-1",
+    });
     expect(paid.executionId).toMatch(/^exe_/);
     expect(await balance()).toBe(before.balance - PRICE);
     expect(f.settledFor(paid.quote.quoteId)).toBe(1);
@@ -113,7 +149,11 @@ describe("engine: frozen payments", () => {
     confirmDelayMs = 1_500;
     let paid: Awaited<ReturnType<typeof f.pa.engine.pay>>;
     try {
-      const call = f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "freeze-inflight-1" });
+      const call = f.pa.engine.pay({
+        action: "servers.provision",
+        input: SMALL_SERVER,
+        intentKey: "freeze-inflight-1",
+      });
       await seen("POST", "/v1/payments/confirm", before.confirms + 1);
       await other.freeze(freeze("mid-flight"));
       paid = await call;
@@ -124,7 +164,11 @@ describe("engine: frozen payments", () => {
       expect(paid.executionId).toMatch(/^exe_/);
       expect(await balance()).toBe(before.balance - PRICE);
       expect(await other.intent(paid.intentId)).toMatchObject({ state: "executed", budgetState: "spent" });
-      const again = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "freeze-inflight-1" });
+      const again = await f.pa.engine.pay({
+        action: "servers.provision",
+        input: SMALL_SERVER,
+        intentKey: "freeze-inflight-1",
+      });
       expect(again.executionId).toBe(paid.executionId);
       expect(await balance()).toBe(before.balance - PRICE);
     } finally {
@@ -137,8 +181,18 @@ describe("engine: frozen payments", () => {
     const now = Date.now();
     // As a server that died right after recording it leaves it: new, its lease run out.
     await other.insertIntent({
-      intentId: "int_orphanfreeze1", intentKey: "freeze-orphan-1", idemKey: "freeze-orphan-1", service: f.pa.engine.service, action: "servers.provision",
-      input: { ...SMALL_SERVER }, fingerprint: "fp-orphan", agentBudget: null, callId: null, createdAt: now, leaseOwner: "gone-server", leaseUntil: now - 1,
+      intentId: "int_orphanfreeze1",
+      intentKey: "freeze-orphan-1",
+      idemKey: "freeze-orphan-1",
+      service: f.pa.engine.service,
+      action: "servers.provision",
+      input: { ...SMALL_SERVER },
+      fingerprint: "fp-orphan",
+      agentBudget: null,
+      callId: null,
+      createdAt: now,
+      leaseOwner: "gone-server",
+      leaseUntil: now - 1,
     });
     await other.freeze(freeze("orphans wait"));
     try {

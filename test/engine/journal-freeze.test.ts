@@ -71,7 +71,12 @@ describe.each(STORES)("the freeze (%s)", (_kind, open) => {
       await j.insertIntent(newIntent("i1"));
       await j.update("i1", { state: "reserved" }, NOW + 1);
       await j.freeze(FIRST);
-      const signed = { intentId: "i1", patch: { state: "signed" as const, proof: "PROOF" }, now: NOW + 2, expect: { state: "reserved" as const } };
+      const signed = {
+        intentId: "i1",
+        patch: { state: "signed" as const, proof: "PROOF" },
+        now: NOW + 2,
+        expect: { state: "reserved" as const },
+      };
       const err = await Promise.resolve()
         .then(() => j.recordSigned(payment("q1", "i1"), signed))
         .catch((e: unknown) => e);

@@ -27,7 +27,13 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
     const opened = await Promise.allSettled(Array.from({ length: 5 }, () => openPostgresJournal(url, { poolSize: 2 })));
     const stores = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
     try {
-      expect(opened.map((o) => (o.status === "rejected" ? String(o.reason) : "ok"))).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+      expect(opened.map((o) => (o.status === "rejected" ? String(o.reason) : "ok"))).toEqual([
+        "ok",
+        "ok",
+        "ok",
+        "ok",
+        "ok",
+      ]);
       for (const s of stores) expect((await s.health()).schemaVersion).toBe(PG_MIGRATIONS.length);
       const c = new pg.Client({ connectionString: url });
       await c.connect();
@@ -35,7 +41,16 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       const tables = await c.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
       await c.end();
       expect(rows).toEqual([{ version: PG_MIGRATIONS.length }]);
-      expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(["approvals", "catalog", "intents", "meta", "pam_schema", "payment_freeze", "payments", "transcripts"]);
+      expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual([
+        "approvals",
+        "catalog",
+        "intents",
+        "meta",
+        "pam_schema",
+        "payment_freeze",
+        "payments",
+        "transcripts",
+      ]);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }
@@ -54,7 +69,9 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       expect((err as Error).message).toContain(redactUrl(url));
       expect((err as Error).message).not.toContain(encodeURIComponent(server.password));
       // The pool has ended; the server notices each backend's exit a moment later.
-      const open = async () => (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pam-too-new'`)).rows[0].n as number;
+      const open = async () =>
+        (await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pam-too-new'`))
+          .rows[0].n as number;
       await expect.poll(open, { timeout: 3_000, interval: 50 }).toBe(0);
     } finally {
       await c.end();
@@ -71,7 +88,10 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       await Promise.all(ids.map((id) => stores[0]!.insertIntent(newIntent(id, { leaseOwner: `owner-${id}` }))));
       const results = await Promise.all(
         ids.map((id, i) =>
-          stores[i % 8]!.reserve(id, amount, NOW, (u) => ({ ok: u.day + amount <= cap }), { state: "reserved" }, true, { state: "new", owner: `owner-${id}` }),
+          stores[i % 8]!.reserve(id, amount, NOW, (u) => ({ ok: u.day + amount <= cap }), { state: "reserved" }, true, {
+            state: "new",
+            owner: `owner-${id}`,
+          }),
         ),
       );
       expect(results.filter((r) => r.ok).length).toBe(60);
@@ -87,8 +107,23 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
     const url = await server.createDatabase();
     const stores = await Promise.all(Array.from({ length: 3 }, () => openPostgresJournal(url, { poolSize: 4 })));
     try {
-      await stores[0]!.insertApproval({ approvalId: "ap", intentId: "i", quoteId: "q", action: "x", amount: 1n, payee: "P", expiresAt: NOW + 1, status: "pending", createdAt: NOW, decidedAt: null });
-      const won = await Promise.all(Array.from({ length: 10 }, (_, i) => stores[i % 3]!.decideApproval("ap", "pending", i % 2 ? "approved" : "declined", NOW + i)));
+      await stores[0]!.insertApproval({
+        approvalId: "ap",
+        intentId: "i",
+        quoteId: "q",
+        action: "x",
+        amount: 1n,
+        payee: "P",
+        expiresAt: NOW + 1,
+        status: "pending",
+        createdAt: NOW,
+        decidedAt: null,
+      });
+      const won = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          stores[i % 3]!.decideApproval("ap", "pending", i % 2 ? "approved" : "declined", NOW + i),
+        ),
+      );
       expect(won.filter(Boolean).length).toBe(1);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
@@ -105,15 +140,21 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       // The key the store uses: "pam_budg" in ASCII.
       await holder.query(`SELECT pg_advisory_lock(${0x70616d5f62756467n})`);
       const started = Date.now();
-      const waiting = Promise.resolve(j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "new" })).catch((e: unknown) => e);
+      const waiting = Promise.resolve(
+        j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "new" }),
+      ).catch((e: unknown) => e);
       await new Promise((r) => setTimeout(r, 100));
-      const blocked = await holder.query(`SELECT wait_event_type FROM pg_stat_activity WHERE application_name = 'pam-timeout' AND state = 'active'`);
+      const blocked = await holder.query(
+        `SELECT wait_event_type FROM pg_stat_activity WHERE application_name = 'pam-timeout' AND state = 'active'`,
+      );
       expect(blocked.rows).toEqual([{ wait_event_type: "Lock" }]);
       expect(await waiting).toMatchObject({ code: "57014" }); // query_canceled: statement timeout
       expect(Date.now() - started).toBeLessThan(5_000);
       await holder.query(`SELECT pg_advisory_unlock_all()`);
       expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
-      expect((await j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "new" })).ok).toBe(true);
+      expect(
+        (await j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "new" })).ok,
+      ).toBe(true);
     } finally {
       await holder.end();
       await j.close();
@@ -137,7 +178,9 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
     const [a, b] = await Promise.all([openPostgresJournal(url), openPostgresJournal(url)]);
     try {
       const list = (tag: string) => Array.from({ length: 20 }, (_, i) => ({ name: `n${i}`, detail: { tag } }));
-      await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a! : b!).saveCatalog("svc", list(`t${i}`), NOW + i)));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? a! : b!).saveCatalog("svc", list(`t${i}`), NOW + i)),
+      );
       const found = await a!.catalog("svc");
       expect(found.length).toBe(20);
       expect(new Set(found.map((r) => JSON.stringify(r.detail))).size).toBe(1);
@@ -174,15 +217,22 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
     for (const f of forms) expect((refused as Error).message).not.toContain(f);
 
     const wrongPassword = "hunter2/not@it";
-    const denied = await openPostgresJournal(url.replace(encodeURIComponent(server.password), encodeURIComponent(wrongPassword))).catch((e: unknown) => e);
+    const denied = await openPostgresJournal(
+      url.replace(encodeURIComponent(server.password), encodeURIComponent(wrongPassword)),
+    ).catch((e: unknown) => e);
     expect(denied).toBeInstanceOf(JournalUnavailable);
     expect((denied as JournalUnavailable).code).toBe("28P01");
-    for (const f of [wrongPassword, encodeURIComponent(wrongPassword)]) expect((denied as Error).message).not.toContain(f);
+    for (const f of [wrongPassword, encodeURIComponent(wrongPassword)])
+      expect((denied as Error).message).not.toContain(f);
   });
 
   it("redactUrl drops the password from a URL's authority and its parameters, and from a key=value string", () => {
-    expect(redactUrl("postgres://u:s3cret@db.example:5432/pam?sslmode=verify-full")).toBe("postgres://u@db.example:5432/pam?sslmode=verify-full");
-    expect(redactUrl("postgresql://u@h/db?password=s3cret&application_name=x")).toBe("postgresql://u@h/db?application_name=x");
+    expect(redactUrl("postgres://u:s3cret@db.example:5432/pam?sslmode=verify-full")).toBe(
+      "postgres://u@db.example:5432/pam?sslmode=verify-full",
+    );
+    expect(redactUrl("postgresql://u@h/db?password=s3cret&application_name=x")).toBe(
+      "postgresql://u@h/db?application_name=x",
+    );
     expect(redactUrl("postgres://u:s3cret@/db?host=/run/postgresql")).not.toContain("s3cret");
     expect(redactUrl("host=h user=u password=s3cret dbname=pam")).toBe("host=h user=u password=*** dbname=pam");
   });

@@ -26,17 +26,66 @@ afterAll(async () => {
 
 /** Every field a patch can write, with values that test each codec: u64 amounts, JSON, text, numbers. */
 const FULL_PATCH: IntentPatch = {
-  intentKey: "key-x", attempt: 2, idemKey: "idem-x2", service: "svc2", action: "dns_records_create",
-  input: { a: [1, 2, { b: "c" }] }, fingerprint: "fp2", agentBudget: U64_MAX, state: "executed", quoteId: "q-x",
-  quote: { quoteId: "q-x", action: "dns_records_create", amount: "0.25", currency: "USDC", expiresAt: "2030-01-01T00:00:00Z", paymentRequirement: { x402: true } } as unknown as Intent["quote"],
-  amount: U64_MAX - 1n, payee: "Payee111", quoteExpiresAt: NOW + 300_000, quotedAt: NOW + 1,
-  requirements: { scheme: "exact", network: "solana", amount: "250000", asset: "Mint", payTo: "Payee111", maxTimeoutSeconds: 60, extra: { feePayer: "F" } },
-  proof: "PROOF-SECRET", payment: { paymentId: "p1", status: "settled" }, paymentTx: "tx-1", settlement: "verified",
-  executionId: "ex-1", execution: { executionId: "ex-1", status: "completed", action: "dns_records_create", createdAt: "2030-01-01T00:00:00Z" },
-  execStatus: "completed", output: { records: [{ name: "a", ttl: 60 }] }, refund: { amount: "0.10", currency: "USDC", transaction: "rtx" },
-  refundState: "verified", refundCredit: 100_000n, refundTx: "rtx", refundSeenAt: NOW + 7, budgetState: "spent", budgetAmount: 9_007_199_254_740_993n,
-  budgetAt: NOW + 2, approvalId: "ap-1", error: { code: "payment_failed", message: "m", context: { n: 1 } } as Intent["error"], attention: "look",
-  callId: "call-1", leaseOwner: "owner-b", leaseUntil: NOW + 99, nextPollAt: NOW + 1000, pollIntervalMs: 5000,
+  intentKey: "key-x",
+  attempt: 2,
+  idemKey: "idem-x2",
+  service: "svc2",
+  action: "dns_records_create",
+  input: { a: [1, 2, { b: "c" }] },
+  fingerprint: "fp2",
+  agentBudget: U64_MAX,
+  state: "executed",
+  quoteId: "q-x",
+  quote: {
+    quoteId: "q-x",
+    action: "dns_records_create",
+    amount: "0.25",
+    currency: "USDC",
+    expiresAt: "2030-01-01T00:00:00Z",
+    paymentRequirement: { x402: true },
+  } as unknown as Intent["quote"],
+  amount: U64_MAX - 1n,
+  payee: "Payee111",
+  quoteExpiresAt: NOW + 300_000,
+  quotedAt: NOW + 1,
+  requirements: {
+    scheme: "exact",
+    network: "solana",
+    amount: "250000",
+    asset: "Mint",
+    payTo: "Payee111",
+    maxTimeoutSeconds: 60,
+    extra: { feePayer: "F" },
+  },
+  proof: "PROOF-SECRET",
+  payment: { paymentId: "p1", status: "settled" },
+  paymentTx: "tx-1",
+  settlement: "verified",
+  executionId: "ex-1",
+  execution: {
+    executionId: "ex-1",
+    status: "completed",
+    action: "dns_records_create",
+    createdAt: "2030-01-01T00:00:00Z",
+  },
+  execStatus: "completed",
+  output: { records: [{ name: "a", ttl: 60 }] },
+  refund: { amount: "0.10", currency: "USDC", transaction: "rtx" },
+  refundState: "verified",
+  refundCredit: 100_000n,
+  refundTx: "rtx",
+  refundSeenAt: NOW + 7,
+  budgetState: "spent",
+  budgetAmount: 9_007_199_254_740_993n,
+  budgetAt: NOW + 2,
+  approvalId: "ap-1",
+  error: { code: "payment_failed", message: "m", context: { n: 1 } } as Intent["error"],
+  attention: "look",
+  callId: "call-1",
+  leaseOwner: "owner-b",
+  leaseUntil: NOW + 99,
+  nextPollAt: NOW + 1000,
+  pollIntervalMs: 5000,
 };
 
 type Opened = { store: JournalStore; done(): Promise<void> };
@@ -79,10 +128,37 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
         await j.insertIntent(newIntent("i1", { agentBudget: U64_MAX, callId: "c1" }));
         const fresh = await j.intent("i1");
         expect(fresh).toEqual({
-          ...newIntent("i1", { agentBudget: U64_MAX, callId: "c1" }), attempt: 0, state: "new", quoteId: null, quote: null, amount: null, payee: null,
-          quoteExpiresAt: null, quotedAt: null, requirements: null, proof: null, payment: null, paymentTx: null, settlement: "none", executionId: null,
-          execution: null, execStatus: null, output: null, refund: null, refundState: "none", refundCredit: 0n, refundTx: null, refundSeenAt: null,
-          budgetState: "none", budgetAmount: null, budgetAt: null, approvalId: null, error: null, attention: null, nextPollAt: null, pollIntervalMs: null,
+          ...newIntent("i1", { agentBudget: U64_MAX, callId: "c1" }),
+          attempt: 0,
+          state: "new",
+          quoteId: null,
+          quote: null,
+          amount: null,
+          payee: null,
+          quoteExpiresAt: null,
+          quotedAt: null,
+          requirements: null,
+          proof: null,
+          payment: null,
+          paymentTx: null,
+          settlement: "none",
+          executionId: null,
+          execution: null,
+          execStatus: null,
+          output: null,
+          refund: null,
+          refundState: "none",
+          refundCredit: 0n,
+          refundTx: null,
+          refundSeenAt: null,
+          budgetState: "none",
+          budgetAmount: null,
+          budgetAt: null,
+          approvalId: null,
+          error: null,
+          attention: null,
+          nextPollAt: null,
+          pollIntervalMs: null,
           updatedAt: NOW,
         });
         expect(await j.update("i1", FULL_PATCH, NOW + 5)).toBe(true);
@@ -118,7 +194,14 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       expect(await j.update("nope", { state: "failed" }, NOW + 2)).toBe(false);
       expect((await j.intent("i1"))!).toMatchObject({ state: "quoted", updatedAt: NOW + 1 });
 
-      expect(await j.recordSigned(payment("q1", "i1"), { intentId: "i1", patch: { state: "signed", proof: "P" }, now: NOW + 3, expect: { state: "quoted" } })).toBe(true);
+      expect(
+        await j.recordSigned(payment("q1", "i1"), {
+          intentId: "i1",
+          patch: { state: "signed", proof: "P" },
+          now: NOW + 3,
+          expect: { state: "quoted" },
+        }),
+      ).toBe(true);
       const pay = { quoteId: "q1", patch: { fate: "landed" as const, tx: "tx-1", checkedAt: NOW + 4 } };
       expect(await j.update("i1", { state: "paid" }, NOW + 4, { state: "quoted" }, pay)).toBe(false);
       expect((await j.payment("q1"))!).toMatchObject({ fate: "pending", tx: null, checkedAt: null });
@@ -132,7 +215,9 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
   it("keeps a message carrying a NUL character (a service's words can): SQLite as is, PostgreSQL as U+FFFD", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));
-      expect(await j.update("i1", { attention: "the service said \u0000 here", state: "attention" }, NOW + 1)).toBe(true);
+      expect(await j.update("i1", { attention: "the service said \u0000 here", state: "attention" }, NOW + 1)).toBe(
+        true,
+      );
       const attention = (await j.intent("i1"))!.attention!;
       expect(attention.replace("\u0000", "\uFFFD")).toBe("the service said \uFFFD here");
     });
@@ -141,14 +226,35 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
   it("recordSigned writes nothing when the intent moved, and refuses a second proof for one quote", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));
-      expect(await j.recordSigned(payment("q1", "i1"), { intentId: "i1", patch: { state: "signed" }, now: NOW + 1, expect: { state: "reserved" } })).toBe(false);
+      expect(
+        await j.recordSigned(payment("q1", "i1"), {
+          intentId: "i1",
+          patch: { state: "signed" },
+          now: NOW + 1,
+          expect: { state: "reserved" },
+        }),
+      ).toBe(false);
       expect(await j.payment("q1")).toBeUndefined();
       expect((await j.intent("i1"))!.state).toBe("new");
 
-      expect(await j.recordSigned(payment("q1", "i1", { amount: U64_MAX }), { intentId: "i1", patch: { state: "signed" }, now: NOW + 1, expect: { state: "new" } })).toBe(true);
+      expect(
+        await j.recordSigned(payment("q1", "i1", { amount: U64_MAX }), {
+          intentId: "i1",
+          patch: { state: "signed" },
+          now: NOW + 1,
+          expect: { state: "new" },
+        }),
+      ).toBe(true);
       expect((await j.payment("q1"))!.amount).toBe(U64_MAX);
       await expect(
-        Promise.resolve().then(() => j.recordSigned(payment("q1", "i1", { blockhash: "other" }), { intentId: "i1", patch: { state: "failed" }, now: NOW + 2, expect: {} })),
+        Promise.resolve().then(() =>
+          j.recordSigned(payment("q1", "i1", { blockhash: "other" }), {
+            intentId: "i1",
+            patch: { state: "failed" },
+            now: NOW + 2,
+            expect: {},
+          }),
+        ),
       ).rejects.toThrow();
       expect((await j.payment("q1"))!.blockhash).toBe("Hash111");
       expect((await j.intent("i1"))!.state).toBe("signed");
@@ -162,7 +268,8 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
   it("keeps a payment's last valid height (u64) and its watch; lists only the watched ones, oldest first", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));
-      const write = (p: ReturnType<typeof payment>, at: number) => j.recordSigned(p, { intentId: "i1", patch: {}, now: at, expect: {} });
+      const write = (p: ReturnType<typeof payment>, at: number) =>
+        j.recordSigned(p, { intentId: "i1", patch: {}, now: at, expect: {} });
       expect(await write(payment("q1", "i1", { lastValidHeight: U64_MAX, signedAt: NOW + 30 }), NOW + 1)).toBe(true);
       expect(await write(payment("q2", "i1", { lastValidHeight: null, signedAt: NOW + 20 }), NOW + 2)).toBe(true);
       expect(await write(payment("q3", "i1", { signedAt: NOW + 10 }), NOW + 3)).toBe(true);
@@ -176,7 +283,13 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
         ["q1", U64_MAX, true],
       ]);
       expect((await j.watchedPayments(1)).map((p) => p.quoteId)).toEqual(["q2"]);
-      await j.update("i1", { state: "attention" }, NOW + 4, {}, { quoteId: "q2", patch: { fate: "landed", watch: false } });
+      await j.update(
+        "i1",
+        { state: "attention" },
+        NOW + 4,
+        {},
+        { quoteId: "q2", patch: { fate: "landed", watch: false } },
+      );
       expect((await j.watchedPayments(10)).map((p) => p.quoteId)).toEqual(["q1"]);
     });
   });
@@ -204,7 +317,16 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       const big = 9_007_199_254_740_993n; // 2^53 + 1: a double cannot hold it
       const rows: Array<[string, IntentPatch]> = [
         ["r-in", { budgetState: "reserved", budgetAmount: big, budgetAt: NOW - 1000 }],
-        ["s-in", { budgetState: "spent", budgetAmount: big + 2n, budgetAt: NOW - DAY + 1, refundCredit: 3n, refundState: "verified" }],
+        [
+          "s-in",
+          {
+            budgetState: "spent",
+            budgetAmount: big + 2n,
+            budgetAt: NOW - DAY + 1,
+            refundCredit: 3n,
+            refundState: "verified",
+          },
+        ],
         ["s-old", { budgetState: "spent", budgetAmount: 7n, budgetAt: NOW - DAY, refundCredit: 2n }],
         ["r-old", { budgetState: "reserved", budgetAmount: 11n, budgetAt: NOW - 2 * DAY }],
         ["rel", { budgetState: "released", budgetAmount: 1000n, budgetAt: NOW, refundCredit: 5n }],
@@ -228,7 +350,11 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       const day0 = Math.floor(NOW / DAY) * DAY; // midnight UTC of NOW's day
       const rows: Array<[string, string, IntentPatch]> = [
         ["a1", "b.x", { budgetState: "reserved", budgetAmount: big, budgetAt: NOW - 1000 }],
-        ["a2", "b.x", { budgetState: "spent", budgetAmount: 30n, budgetAt: day0 - 1, refundCredit: 4n, refundState: "verified" }],
+        [
+          "a2",
+          "b.x",
+          { budgetState: "spent", budgetAmount: 30n, budgetAt: day0 - 1, refundCredit: 4n, refundState: "verified" },
+        ],
         ["a3", "a.y", { budgetState: "spent", budgetAmount: 7n, budgetAt: NOW - DAY, refundCredit: 2n }],
         ["a4", "a.y", { budgetState: "released", budgetAmount: 1000n, budgetAt: NOW, refundCredit: 5n }],
         ["a5", "c.z", { budgetState: "released", budgetAmount: 9n, budgetAt: NOW }],
@@ -250,7 +376,12 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       const dayOf = (t: number) => Math.floor(t / DAY);
       const byDay = await j.spendingByDay(day0 - DAY);
       const expected = new Map<number, bigint>();
-      for (const [t, n] of [[NOW - DAY, 5n], [day0 - 1, 26n], [NOW - 1000, big]] as const) expected.set(dayOf(t), (expected.get(dayOf(t)) ?? 0n) + n);
+      for (const [t, n] of [
+        [NOW - DAY, 5n],
+        [day0 - 1, 26n],
+        [NOW - 1000, big],
+      ] as const)
+        expected.set(dayOf(t), (expected.get(dayOf(t)) ?? 0n) + n);
       expect(byDay).toEqual([...expected].sort(([a], [b]) => a - b).map(([day, held]) => ({ day, held })));
       expect(await j.spendingByDay(NOW + 1)).toEqual([]);
     });
@@ -259,16 +390,30 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
   it("reserve writes the reservation only when decided ok, and throws LeaseLost (writing nothing) when the intent moved", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));
-      const no = await j.reserve("i1", 5n, NOW, () => ({ ok: false, why: "cap" }), { state: "reserved" }, true, { state: "new" });
+      const no = await j.reserve("i1", 5n, NOW, () => ({ ok: false, why: "cap" }), { state: "reserved" }, true, {
+        state: "new",
+      });
       expect(no).toEqual({ ok: false, why: "cap" });
       expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
-      await expect(Promise.resolve().then(() => j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "quoted" }))).rejects.toBeInstanceOf(LeaseLost);
+      await expect(
+        Promise.resolve().then(() =>
+          j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "quoted" }),
+        ),
+      ).rejects.toBeInstanceOf(LeaseLost);
       expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
       let seen: unknown;
-      const yes = await j.reserve("i1", 5n, NOW, (u) => ((seen = u), { ok: true }), { state: "reserved" }, false, { state: "new", owner: "owner-a" });
+      const yes = await j.reserve("i1", 5n, NOW, (u) => ((seen = u), { ok: true }), { state: "reserved" }, false, {
+        state: "new",
+        owner: "owner-a",
+      });
       expect(yes).toEqual({ ok: true });
       expect(seen).toEqual({ day: 0n, total: 0n });
-      expect((await j.intent("i1"))!).toMatchObject({ state: "reserved", budgetState: "reserved", budgetAmount: 5n, budgetAt: NOW });
+      expect((await j.intent("i1"))!).toMatchObject({
+        state: "reserved",
+        budgetState: "reserved",
+        budgetAmount: 5n,
+        budgetAt: NOW,
+      });
       expect(await j.usage(NOW)).toEqual({ day: 5n, total: 5n });
     });
   });
@@ -288,7 +433,18 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
 
   it("approvals round-trip and are decided once", async () => {
     await withStore(async (j) => {
-      const a: Approval = { approvalId: "ap1", intentId: "i1", quoteId: "q1", action: "x", amount: U64_MAX, payee: null, expiresAt: NOW + 1000, status: "pending", createdAt: NOW, decidedAt: null };
+      const a: Approval = {
+        approvalId: "ap1",
+        intentId: "i1",
+        quoteId: "q1",
+        action: "x",
+        amount: U64_MAX,
+        payee: null,
+        expiresAt: NOW + 1000,
+        status: "pending",
+        createdAt: NOW,
+        decidedAt: null,
+      };
       await j.insertApproval(a);
       await j.insertApproval({ ...a, approvalId: "ap2", expiresAt: NOW - 1 });
       expect(await j.approval("ap1")).toEqual(a);
@@ -304,7 +460,13 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
   it("executions page newest first by (createdAt, intentId), bytewise, with filters", async () => {
     await withStore(async (j) => {
       // Same createdAt for B, a, c: the id breaks the tie, bytewise ("B" < "a").
-      const ids: Array<[string, number, string, string]> = [["B", NOW, "completed", "x"], ["a", NOW, "failed", "y"], ["c", NOW, "completed", "y"], ["d", NOW + 1, "completed", "x"], ["e", NOW - 1, "processing", "x"]];
+      const ids: Array<[string, number, string, string]> = [
+        ["B", NOW, "completed", "x"],
+        ["a", NOW, "failed", "y"],
+        ["c", NOW, "completed", "y"],
+        ["d", NOW + 1, "completed", "x"],
+        ["e", NOW - 1, "processing", "x"],
+      ];
       for (const [id, at, status, action] of ids) {
         await j.insertIntent(newIntent(id, { createdAt: at, action }));
         await j.update(id, { executionId: `ex-${id}`, execStatus: status as Intent["execStatus"] }, at);
@@ -320,8 +482,16 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
         cursor = { before: last.createdAt, beforeId: last.intentId };
       }
       expect(all).toEqual(["d", "c", "a", "B", "e"]);
-      expect((await j.executions({ before: NOW + 10, beforeId: "", status: "completed", action: "y", limit: 10 })).map((i) => i.intentId)).toEqual(["c"]);
-      expect((await j.executions({ before: NOW, beforeId: "c", limit: 10 })).map((i) => i.intentId)).toEqual(["a", "B", "e"]);
+      expect(
+        (await j.executions({ before: NOW + 10, beforeId: "", status: "completed", action: "y", limit: 10 })).map(
+          (i) => i.intentId,
+        ),
+      ).toEqual(["c"]);
+      expect((await j.executions({ before: NOW, beforeId: "c", limit: 10 })).map((i) => i.intentId)).toEqual([
+        "a",
+        "B",
+        "e",
+      ]);
     });
   });
 
@@ -341,11 +511,30 @@ describe.each(STORES)("the journal's contract (%s)", (_kind, open) => {
       expect((await j.needingAttention(10)).map((i) => i.intentId)).toEqual(["i3"]);
       expect((await j.intentsSince(NOW)).map((i) => i.intentId)).toEqual(["i2", "i3"]);
       const h = await j.health();
-      expect(h).toMatchObject({ store: j.kind, location: j.location, integrity: "ok", schemaVersion: PG_MIGRATIONS.length, total: 3, unfinished: 2, attention: 1, following: 2 });
+      expect(h).toMatchObject({
+        store: j.kind,
+        location: j.location,
+        integrity: "ok",
+        schemaVersion: PG_MIGRATIONS.length,
+        total: 3,
+        unfinished: 2,
+        attention: 1,
+        following: 2,
+      });
 
-      await j.saveCatalog("svc", [{ name: "b", detail: { price: "1" } }, { name: "a", detail: [1, null] }], NOW);
+      await j.saveCatalog(
+        "svc",
+        [
+          { name: "b", detail: { price: "1" } },
+          { name: "a", detail: [1, null] },
+        ],
+        NOW,
+      );
       await j.saveCatalog("other", [{ name: "z", detail: {} }], NOW);
-      expect(await j.catalog("svc")).toEqual([{ name: "a", detail: [1, null], fetchedAt: NOW }, { name: "b", detail: { price: "1" }, fetchedAt: NOW }]);
+      expect(await j.catalog("svc")).toEqual([
+        { name: "a", detail: [1, null], fetchedAt: NOW },
+        { name: "b", detail: { price: "1" }, fetchedAt: NOW },
+      ]);
       await j.saveCatalog("svc", [{ name: "c", detail: "s" }], NOW + 1);
       expect(await j.catalog("svc")).toEqual([{ name: "c", detail: "s", fetchedAt: NOW + 1 }]);
       await j.saveCatalog("svc", [], NOW + 2);
@@ -364,8 +553,15 @@ describe("PostgreSQL migrations", () => {
       await client.query(VERSION_TABLE);
       for (const m of PG_MIGRATIONS.slice(0, 3)) await client.query(m);
       await client.query(`INSERT INTO pam_schema (version) VALUES (3)`);
-      for (const [quoteId, signedAt, fate] of [["q-never", 1_000, "never"], ["q-landed", 2_000, "landed"], ["q-pending", 3_000, "pending"]] as const) {
-        await client.query(`INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, blockhash, signed_at, fate) VALUES ($1, 'i1', 0, 288000, 'Payee', 'Hash', $2, $3)`, [quoteId, signedAt, fate]);
+      for (const [quoteId, signedAt, fate] of [
+        ["q-never", 1_000, "never"],
+        ["q-landed", 2_000, "landed"],
+        ["q-pending", 3_000, "pending"],
+      ] as const) {
+        await client.query(
+          `INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, blockhash, signed_at, fate) VALUES ($1, 'i1', 0, 288000, 'Payee', 'Hash', $2, $3)`,
+          [quoteId, signedAt, fate],
+        );
       }
     } finally {
       await client.end();
@@ -373,7 +569,9 @@ describe("PostgreSQL migrations", () => {
     const j = await openPostgresJournal(url);
     try {
       expect((await j.health()).schemaVersion).toBe(PG_MIGRATIONS.length);
-      expect((await j.watchedPayments(10)).map((p) => [p.quoteId, p.lastValidHeight, p.watch])).toEqual([["q-never", null, true]]);
+      expect((await j.watchedPayments(10)).map((p) => [p.quoteId, p.lastValidHeight, p.watch])).toEqual([
+        ["q-never", null, true],
+      ]);
       expect(await j.payment("q-pending")).toMatchObject({ lastValidHeight: null, watch: false, blockhash: "Hash" });
     } finally {
       await j.close();

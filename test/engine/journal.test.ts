@@ -18,13 +18,17 @@ describe("the journal", () => {
     const script = `const { Journal } = await import(${JSON.stringify(journalUrl)}); new Journal(${JSON.stringify(path)}).close();`;
     try {
       const codes = await Promise.all(
-        Array.from({ length: 16 }, () =>
-          new Promise<{ code: number | null; err: string }>((resolve) => {
-            const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "ignore", "pipe"] });
-            let err = "";
-            child.stderr.on("data", (c: Buffer) => (err += c));
-            child.on("exit", (code) => resolve({ code, err }));
-          }),
+        Array.from(
+          { length: 16 },
+          () =>
+            new Promise<{ code: number | null; err: string }>((resolve) => {
+              const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+                stdio: ["ignore", "ignore", "pipe"],
+              });
+              let err = "";
+              child.stderr.on("data", (c: Buffer) => (err += c));
+              child.on("exit", (code) => resolve({ code, err }));
+            }),
         ),
       );
       for (const c of codes) expect(c.code, c.err).toBe(0);
@@ -43,14 +47,18 @@ describe("the journal", () => {
       const db = new Database(path);
       for (const m of MIGRATIONS.slice(0, 3)) db.exec(m);
       db.pragma("user_version = 3");
-      const insert = db.prepare(`INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, blockhash, signed_at, fate) VALUES (?, 'i1', 0, '288000', 'Payee', 'Hash', ?, ?)`);
+      const insert = db.prepare(
+        `INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, blockhash, signed_at, fate) VALUES (?, 'i1', 0, '288000', 'Payee', 'Hash', ?, ?)`,
+      );
       insert.run("q-never", 1_000, "never");
       insert.run("q-landed", 2_000, "landed");
       insert.run("q-pending", 3_000, "pending");
       db.close();
       const j = new Journal(path);
       expect(j.schemaVersion).toBe(MIGRATIONS.length);
-      expect(j.watchedPayments(10).map((p) => [p.quoteId, p.lastValidHeight, p.watch])).toEqual([["q-never", null, true]]);
+      expect(j.watchedPayments(10).map((p) => [p.quoteId, p.lastValidHeight, p.watch])).toEqual([
+        ["q-never", null, true],
+      ]);
       expect(j.payment("q-pending")).toMatchObject({ lastValidHeight: null, watch: false, blockhash: "Hash" });
       j.close();
     } finally {

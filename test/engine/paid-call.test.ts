@@ -35,20 +35,34 @@ describe("engine: a paid call against the reference service", () => {
     const seen: string[] = [];
     f.pa.engine.on("execution", (e: { status: string }) => seen.push(e.status));
     const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_e2e1" });
-    expect(paid).toMatchObject({ status: "pending", action: "servers.provision", quote: { amount: "0.288", currency: "USDC" }, payment: { amount: "0.288" } });
+    expect(paid).toMatchObject({
+      status: "pending",
+      action: "servers.provision",
+      quote: { amount: "0.288", currency: "USDC" },
+      payment: { amount: "0.288" },
+    });
     expect(paid.executionId).toMatch(/^exe_/);
     expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
     expect(f.settledFor(paid.quote.quoteId)).toBe(1);
     expect(f.executionsFor(paid.quote.quoteId)).toBe(1);
 
     const row = (await f.pa.journal.intent(paid.intentId))!;
-    expect(row).toMatchObject({ state: "executed", quoteId: paid.quote.quoteId, amount: 288_000n, executionId: paid.executionId, budgetState: "spent" });
+    expect(row).toMatchObject({
+      state: "executed",
+      quoteId: paid.quote.quoteId,
+      amount: 288_000n,
+      executionId: paid.executionId,
+      budgetState: "spent",
+    });
     expect(row.paymentTx).toBe(paid.payment.transaction);
     expect(row.payee).toBe(t.sb.keys.treasury.address);
     expect(row.proof).toBeTruthy();
 
     const deadline = Date.now() + 10_000;
-    while ((await f.pa.journal.intent(paid.intentId))!.execStatus !== "completed" || (await f.pa.journal.intent(paid.intentId))!.nextPollAt !== null) {
+    while (
+      (await f.pa.journal.intent(paid.intentId))!.execStatus !== "completed" ||
+      (await f.pa.journal.intent(paid.intentId))!.nextPollAt !== null
+    ) {
       if (Date.now() > deadline) throw new Error("the reconciler did not reach completed");
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -60,7 +74,10 @@ describe("engine: a paid call against the reference service", () => {
     // The settlement the service claimed was read back from our own RPC: the priced transfer.
     expect((await f.pa.journal.intent(paid.intentId))!.settlement).toBe("verified");
     // The call's transcript is indexed in the journal, with the host and home that keep it.
-    expect((await f.pa.journal.transcriptIndex(10)).find((r) => r.callId === "call_e2e1")).toMatchObject({ host: hostname(), home: f.home });
+    expect((await f.pa.journal.transcriptIndex(10)).find((r) => r.callId === "call_e2e1")).toMatchObject({
+      host: hostname(),
+      home: f.home,
+    });
   });
 
   it("a retried call with the same intentKey lands on the same intent and pays once", async () => {
@@ -124,13 +141,29 @@ describe("engine: a paid call against the reference service", () => {
 
     it("an agent's budget lowers the ceiling of that call and never raises a limit", async () => {
       f = await engineFixture({ t, env: { PAID_ACTIONS_MAX_PER_CALL: "0.25" } });
-      const low = await refusal(f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, durationHours: 10 }, budget: { amount: "0.10", currency: "USDC" } }));
+      const low = await refusal(
+        f.pa.engine.pay({
+          action: "servers.provision",
+          input: { ...SMALL_SERVER, durationHours: 10 },
+          budget: { amount: "0.10", currency: "USDC" },
+        }),
+      );
       expect(low.code).toBe("budget_exceeded");
       expect(low.context).toMatchObject({ limit: "budget", ceiling: "0.10" });
-      const high = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, budget: { amount: "1000", currency: "USDC" } }));
+      const high = await refusal(
+        f.pa.engine.pay({
+          action: "servers.provision",
+          input: SMALL_SERVER,
+          budget: { amount: "1000", currency: "USDC" },
+        }),
+      );
       expect(high.code).toBe("budget_exceeded");
       expect(high.context).toMatchObject({ limit: "maxPerCall", ceiling: "0.25" });
-      const ok = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, durationHours: 10 }, budget: { amount: "0.20", currency: "USDC" } });
+      const ok = await f.pa.engine.pay({
+        action: "servers.provision",
+        input: { ...SMALL_SERVER, durationHours: 10 },
+        budget: { amount: "0.20", currency: "USDC" },
+      });
       expect(ok.quote.amount).toBe("0.12");
       const quoteBody = JSON.parse(f.proxy.seen.filter((r) => r.path === "/v1/quotes").at(-1)!.body);
       expect(quoteBody.budget).toEqual({ amount: "0.20", currency: "USDC" });
@@ -151,10 +184,14 @@ describe("engine: a paid call against the reference service", () => {
       expect(e.message).not.toMatch(/paid-actions-mcp|approve apr_/); // no command line an agent could run
       await assertNothingSigned(f, e.context.intentId as string);
 
-      const stillPending = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, approvalId }));
+      const stillPending = await refusal(
+        f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, approvalId }),
+      );
       expect(stillPending.code).toBe("approval_required");
 
-      const wrongInput = await refusal(f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, plan: "medium" }, approvalId }));
+      const wrongInput = await refusal(
+        f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, plan: "medium" }, approvalId }),
+      );
       expect(wrongInput.code).toBe("approval_invalid");
 
       expect(await f.pa.engine.approve(approvalId)).toMatchObject({ approvalId, amount: "0.288" });
@@ -171,16 +208,38 @@ describe("engine: a paid call against the reference service", () => {
       const before = await t.usdc(t.wallet.address);
       const asks: unknown[] = [];
       for (const answer of ["decline", "cancel"] as const) {
-        const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { approve: async (ask) => (asks.push(ask), answer) }));
+        const e = await refusal(
+          f.pa.engine.pay(
+            { action: "servers.provision", input: SMALL_SERVER },
+            { approve: async (ask) => (asks.push(ask), answer) },
+          ),
+        );
         expect(e.code).toBe("approval_declined");
         await assertNothingSigned(f, e.context.intentId as string);
       }
-      const thrown = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { approve: async () => { throw new Error("timeout"); } }));
+      const thrown = await refusal(
+        f.pa.engine.pay(
+          { action: "servers.provision", input: SMALL_SERVER },
+          {
+            approve: async () => {
+              throw new Error("timeout");
+            },
+          },
+        ),
+      );
       expect(thrown.code).toBe("approval_declined");
       expect(await t.usdc(t.wallet.address)).toBe(before);
-      const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { approve: async () => "accept" });
+      const paid = await f.pa.engine.pay(
+        { action: "servers.provision", input: SMALL_SERVER },
+        { approve: async () => "accept" },
+      );
       expect(paid.status).toBe("pending");
-      expect(asks[0]).toMatchObject({ action: "servers.provision", amount: "0.288", currency: "USDC", payee: t.sb.keys.treasury.address });
+      expect(asks[0]).toMatchObject({
+        action: "servers.provision",
+        amount: "0.288",
+        currency: "USDC",
+        payee: t.sb.keys.treasury.address,
+      });
       expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
     });
   });
@@ -205,7 +264,9 @@ describe("engine: a paid call against the reference service", () => {
         const before = await t.usdc(t.wallet.address);
         const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
         expect(e.code).toBe("quote_drift");
-        expect(((e as PaidActionError<"quote_drift">).context.drifts as Array<{ field: string }>).map((d) => d.field)).toContain(field);
+        expect(
+          ((e as PaidActionError<"quote_drift">).context.drifts as Array<{ field: string }>).map((d) => d.field),
+        ).toContain(field);
         expect(e.message).toContain(field);
         await assertNothingSigned(f, e.context.intentId as string);
         expect(await t.usdc(t.wallet.address)).toBe(before);
@@ -215,7 +276,12 @@ describe("engine: a paid call against the reference service", () => {
     it("fee payer equal to our own wallet", async () => {
       f = await engineFixture({
         t,
-        rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "rewrite", transform: (q) => ((accepts0(q).extra.feePayer = t.wallet.address), q) } }],
+        rules: [
+          {
+            match: on("POST", "/v1/quotes"),
+            action: { kind: "rewrite", transform: (q) => ((accepts0(q).extra.feePayer = t.wallet.address), q) },
+          },
+        ],
       });
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("quote_drift");
@@ -224,7 +290,12 @@ describe("engine: a paid call against the reference service", () => {
     });
 
     it("the quote's amount itself differs from its challenge's", async () => {
-      f = await engineFixture({ t, rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "rewrite", transform: (q) => ((q.amount = "0.10"), q) } }] });
+      f = await engineFixture({
+        t,
+        rules: [
+          { match: on("POST", "/v1/quotes"), action: { kind: "rewrite", transform: (q) => ((q.amount = "0.10"), q) } },
+        ],
+      });
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("quote_drift");
       expect(e.message).toMatch(/amount: expected 100000 \(0\.10 USDC\), got 288000/);
@@ -237,7 +308,13 @@ describe("engine: a paid call against the reference service", () => {
         rules: [
           {
             match: on("POST", "/v1/payments/prepare"),
-            action: { kind: "rewrite", transform: (p) => ((p.paymentRequired.accepts[0].payTo = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"), p) },
+            action: {
+              kind: "rewrite",
+              transform: (p) => (
+                (p.paymentRequired.accepts[0].payTo = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"),
+                p
+              ),
+            },
           },
         ],
       });
@@ -250,7 +327,15 @@ describe("engine: a paid call against the reference service", () => {
     it("a quote that has already expired", async () => {
       f = await engineFixture({
         t,
-        rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "rewrite", transform: (q) => ((q.expiresAt = new Date(Date.now() - 1000).toISOString()), q) } }],
+        rules: [
+          {
+            match: on("POST", "/v1/quotes"),
+            action: {
+              kind: "rewrite",
+              transform: (q) => ((q.expiresAt = new Date(Date.now() - 1000).toISOString()), q),
+            },
+          },
+        ],
       });
       const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("quote_expired");
@@ -259,7 +344,15 @@ describe("engine: a paid call against the reference service", () => {
 
     it("a quote priced at zero, negative or in exponent form", async () => {
       for (const amount of ["0", "-1.00", "1e3", "18446744073709.551616"]) {
-        f = await engineFixture({ t, rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "rewrite", transform: (q) => ((q.amount = amount), q) } }] });
+        f = await engineFixture({
+          t,
+          rules: [
+            {
+              match: on("POST", "/v1/quotes"),
+              action: { kind: "rewrite", transform: (q) => ((q.amount = amount), q) },
+            },
+          ],
+        });
         const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
         expect(["quote_drift", "service_error"]).toContain(e.code);
         await f.close();
@@ -272,8 +365,17 @@ describe("engine: a paid call against the reference service", () => {
     f = await engineFixture({
       t,
       rules: [
-        { match: on("POST", "/v1/quotes"), action: { kind: "rewrite", transform: (q) => (delete q.paymentRequirement.accepts, delete q.paymentRequirement.x402Version, q) } },
-        { match: on("POST", "/v1/payments/"), action: { kind: "status", status: 404, body: { error: { code: "not_found", message: "no such endpoint" } } } },
+        {
+          match: on("POST", "/v1/quotes"),
+          action: {
+            kind: "rewrite",
+            transform: (q) => (delete q.paymentRequirement.accepts, delete q.paymentRequirement.x402Version, q),
+          },
+        },
+        {
+          match: on("POST", "/v1/payments/"),
+          action: { kind: "status", status: 404, body: { error: { code: "not_found", message: "no such endpoint" } } },
+        },
       ],
     });
     const before = await t.usdc(t.wallet.address);
@@ -324,11 +426,24 @@ describe("engine: a paid call against the reference service", () => {
         t,
         configFile: { http: { timeoutMs: 400, maxAttempts: 4 } },
         rules: [
-          { match: on("POST", "/v1/quotes"), action: { kind: "status", status: 503, body: { error: { code: "unavailable", message: "later" } }, headers: { "retry-after": "0" } }, times: 2 },
+          {
+            match: on("POST", "/v1/quotes"),
+            action: {
+              kind: "status",
+              status: 503,
+              body: { error: { code: "unavailable", message: "later" } },
+              headers: { "retry-after": "0" },
+            },
+            times: 2,
+          },
           { match: on("POST", "/v1/payments/confirm"), action: { kind: "reset-after" }, times: 1 },
           { match: on("POST", "/v1/payments/confirm"), action: { kind: "reset-before" }, times: 1 },
           { match: on("POST", "/v1/executions"), action: { kind: "delay", ms: 900 }, times: 1 },
-          { match: on("POST", "/v1/executions"), action: { kind: "status", status: 503, body: { error: { code: "unavailable", message: "later" } } }, times: 1 },
+          {
+            match: on("POST", "/v1/executions"),
+            action: { kind: "status", status: 503, body: { error: { code: "unavailable", message: "later" } } },
+            times: 1,
+          },
         ],
       });
       const before = await t.usdc(t.wallet.address);
@@ -399,7 +514,11 @@ describe("engine: a paid call against the reference service", () => {
       copyFileSync(t.sb.walletPath, loose);
       chmodSync(loose, 0o644);
       await f.pa.close();
-      const pa = await openPaidActions({ env: { ...f.env, PAID_ACTIONS_WALLET: loose }, log: () => undefined, reconcile: false });
+      const pa = await openPaidActions({
+        env: { ...f.env, PAID_ACTIONS_WALLET: loose },
+        log: () => undefined,
+        reconcile: false,
+      });
       f.pa = pa;
       const e = await refusal(pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
       expect(e.code).toBe("wallet_invalid");

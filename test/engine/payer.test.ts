@@ -25,27 +25,53 @@ describe("the payer: our transaction's lifetime is ours", () => {
   });
   afterAll(() => t.close());
 
-  const next = (blockhash: string) => getBase58Decoder().decode(createHash("sha256").update(Uint8Array.from(getBase58Encoder().encode(blockhash))).digest());
+  const next = (blockhash: string) =>
+    getBase58Decoder().decode(
+      createHash("sha256")
+        .update(Uint8Array.from(getBase58Encoder().encode(blockhash)))
+        .digest(),
+    );
 
   it.each<[string, string, (current: string) => Record<string, unknown>]>([
-    ["a blockhash that is not valid yet", "future", (current) => ({ recentBlockhash: next(current), lastValidBlockHeight: "999999999" })],
-    ["a blockhash of the past", "past", () => ({ recentBlockhash: "11111111111111111111111111111111", lastValidBlockHeight: "1" })],
-    ["a blockhash that is no blockhash", "garbage", () => ({ recentBlockhash: "not base58 at all", lastValidBlockHeight: "x" })],
+    [
+      "a blockhash that is not valid yet",
+      "future",
+      (current) => ({ recentBlockhash: next(current), lastValidBlockHeight: "999999999" }),
+    ],
+    [
+      "a blockhash of the past",
+      "past",
+      () => ({ recentBlockhash: "11111111111111111111111111111111", lastValidBlockHeight: "1" }),
+    ],
+    [
+      "a blockhash that is no blockhash",
+      "garbage",
+      () => ({ recentBlockhash: "not base58 at all", lastValidBlockHeight: "x" }),
+    ],
     ["no blockhash at all", "none", () => ({ recentBlockhash: undefined, lastValidBlockHeight: undefined })],
-  ])("a challenge offering %s: the transaction carries the blockhash our RPC gave; `accepted` is the challenge as given", async (_name, image, hint) => {
-    const quote = await t.quote("servers.provision", { ...SERVER_INPUT, image: `payer-${image}` });
-    const given = quote.paymentRequirement.accepts[0] as PaymentRequirements;
-    const offered: PaymentRequirements = { ...given, extra: { ...given.extra, ...hint(t.sb.ledger.currentBlockhash()) } };
-    const lifetime = await chain.latestBlockhash();
-    expect(lifetime.blockhash).toBe(t.sb.ledger.currentBlockhash());
-    const { proof } = await payer.createProof(offered, lifetime);
-    const payload = decode(proof);
-    expect(proofBlockhash(payload.payload.transaction)).toBe(lifetime.blockhash);
-    expect(payload.accepted).toEqual(JSON.parse(JSON.stringify(offered)));
-    // A real proof: the service settles it (the hint is not part of what binds the payment).
-    const confirmed = await t.call("POST", "/payments/confirm", { body: { quoteId: quote.quoteId, paymentProof: proof }, headers: { "idempotency-key": `payer-${quote.quoteId}` } });
-    expect(confirmed.status, confirmed.text).toBe(200);
-  });
+  ])(
+    "a challenge offering %s: the transaction carries the blockhash our RPC gave; `accepted` is the challenge as given",
+    async (_name, image, hint) => {
+      const quote = await t.quote("servers.provision", { ...SERVER_INPUT, image: `payer-${image}` });
+      const given = quote.paymentRequirement.accepts[0] as PaymentRequirements;
+      const offered: PaymentRequirements = {
+        ...given,
+        extra: { ...given.extra, ...hint(t.sb.ledger.currentBlockhash()) },
+      };
+      const lifetime = await chain.latestBlockhash();
+      expect(lifetime.blockhash).toBe(t.sb.ledger.currentBlockhash());
+      const { proof } = await payer.createProof(offered, lifetime);
+      const payload = decode(proof);
+      expect(proofBlockhash(payload.payload.transaction)).toBe(lifetime.blockhash);
+      expect(payload.accepted).toEqual(JSON.parse(JSON.stringify(offered)));
+      // A real proof: the service settles it (the hint is not part of what binds the payment).
+      const confirmed = await t.call("POST", "/payments/confirm", {
+        body: { quoteId: quote.quoteId, paymentProof: proof },
+        headers: { "idempotency-key": `payer-${quote.quoteId}` },
+      });
+      expect(confirmed.status, confirmed.text).toBe(200);
+    },
+  );
 
   it("our RPC's last valid height is where the ledger stops accepting the blockhash: at it the transfer could land, past it (the next rotation) it cannot", async () => {
     const lifetime = await chain.latestBlockhash();

@@ -20,7 +20,13 @@ describe("secrets never leave their place", () => {
         {
           match: on("POST", "/v1/payments/confirm"),
           times: 1,
-          action: { kind: "raw", handler: (_req, res, body) => { res.writeHead(503, { "content-type": "application/json" }); res.end(JSON.stringify({ error: { code: "unavailable", message: `echo: ${body}` } })); } },
+          action: {
+            kind: "raw",
+            handler: (_req, res, body) => {
+              res.writeHead(503, { "content-type": "application/json" });
+              res.end(JSON.stringify({ error: { code: "unavailable", message: `echo: ${body}` } }));
+            },
+          },
         },
       ],
     });
@@ -29,7 +35,10 @@ describe("secrets never leave their place", () => {
 
   it("a full flow and refusals leave no API key, wallet secret or proof in transcripts, logs, errors or outputs", async () => {
     const outputs: unknown[] = [];
-    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_secret1" });
+    const paid = await f.pa.engine.pay(
+      { action: "servers.provision", input: SMALL_SERVER },
+      { callId: "call_secret1" },
+    );
     outputs.push(paid);
     for (const req of [
       { action: "servers.provision", input: { ...SMALL_SERVER, plan: "gpu" } },
@@ -43,8 +52,13 @@ describe("secrets never leave their place", () => {
     }
     outputs.push(await f.pa.engine.quote({ action: "servers.provision", input: SMALL_SERVER }));
     const deadline = Date.now() + 5_000;
-    while ((await f.pa.engine.getExecution(paid.executionId, true))?.status !== "completed" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    outputs.push(await f.pa.engine.getExecution(paid.executionId, false), await f.pa.engine.listExecutions({}), await f.pa.engine.spending());
+    while ((await f.pa.engine.getExecution(paid.executionId, true))?.status !== "completed" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    outputs.push(
+      await f.pa.engine.getExecution(paid.executionId, false),
+      await f.pa.engine.listExecutions({}),
+      await f.pa.engine.spending(),
+    );
 
     const row = (await f.pa.journal.intent(paid.intentId))!;
     const proof = row.proof!;
@@ -56,7 +70,12 @@ describe("secrets never leave their place", () => {
     const secrets: Record<string, string[]> = {
       "API key": [apiKey],
       proof: [proof, JSON.parse(Buffer.from(proof, "base64").toString()).payload.transaction],
-      "wallet secret": [walletFile.trim(), seed.toString("hex"), seed.toString("base64"), JSON.stringify(Array.from(walletBytes.subarray(0, 32))).slice(1, -1)],
+      "wallet secret": [
+        walletFile.trim(),
+        seed.toString("hex"),
+        seed.toString("base64"),
+        JSON.stringify(Array.from(walletBytes.subarray(0, 32))).slice(1, -1),
+      ],
     };
     const journalUrl = f.env.PAID_ACTIONS_JOURNAL_URL;
     if (journalUrl) {
@@ -71,7 +90,8 @@ describe("secrets never leave their place", () => {
       logs: logs.join("\n"),
       outputs: JSON.stringify(outputs),
     };
-    for (const file of readdirSync(transcriptDir)) haystacks[`transcript ${file}`] = readFileSync(join(transcriptDir, file), "utf8");
+    for (const file of readdirSync(transcriptDir))
+      haystacks[`transcript ${file}`] = readFileSync(join(transcriptDir, file), "utf8");
     expect(Object.keys(haystacks).some((k) => k.startsWith("transcript call_secret1"))).toBe(true);
     expect(haystacks["transcript call_secret1.jsonl"]).toContain("[redacted]");
     expect(haystacks["transcript call_secret1.jsonl"]).toContain("/payments/confirm");
@@ -124,11 +144,19 @@ async function expectProofOnlyInItsColumn(journalUrl: string, proof: string, api
       )
     ).rows;
     // The scan must see the journal's tables, or it would prove nothing.
-    expect([...new Set(columns.map((c) => c.table_name))]).toEqual(expect.arrayContaining(["intents", "payments", "approvals"]));
+    expect([...new Set(columns.map((c) => c.table_name))]).toEqual(
+      expect.arrayContaining(["intents", "payments", "approvals"]),
+    );
     for (const { table_name: table, column_name: column } of columns) {
       if (table === "intents" && column === "proof") continue;
-      for (const [what, value] of [["proof", proof], ["API key", apiKey]] as const) {
-        const found = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(table)} WHERE strpos(${pg.escapeIdentifier(column)}::text, $1) > 0`, [value]);
+      for (const [what, value] of [
+        ["proof", proof],
+        ["API key", apiKey],
+      ] as const) {
+        const found = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(table)} WHERE strpos(${pg.escapeIdentifier(column)}::text, $1) > 0`,
+          [value],
+        );
         expect(found.rows[0]!.n, `${what} in journal column ${table}.${column}`).toBe(0);
       }
     }
@@ -148,11 +176,22 @@ describe("secrets the service echoes back", () => {
         kind: "raw" as const,
         handler: (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => {
           res.writeHead(503, { "content-type": "application/json" });
-          res.end(JSON.stringify({ error: { code: "unavailable", message: `cannot run it now; you sent ${String(req.headers["x-payment-proof"])}` } }));
+          res.end(
+            JSON.stringify({
+              error: {
+                code: "unavailable",
+                message: `cannot run it now; you sent ${String(req.headers["x-payment-proof"])}`,
+              },
+            }),
+          );
         },
       },
     };
-    const f = await engineFixture({ rules: [echo], configFile: { http: { timeoutMs: 500, maxAttempts: 1 } }, open: { log: (l) => logs.push(l), settleWaitMs: 0 } });
+    const f = await engineFixture({
+      rules: [echo],
+      configFile: { http: { timeoutMs: 500, maxAttempts: 1 } },
+      open: { log: (l) => logs.push(l), settleWaitMs: 0 },
+    });
     try {
       const req = { action: "servers.provision", input: SMALL_SERVER, intentKey: "echo-after-restart" };
       const first = await f.pa.engine.pay(req, { callId: "call_echo1" }).catch((e: PaidActionError) => e);
@@ -192,11 +231,18 @@ describe("secrets the service echoes back", () => {
       ],
     });
     try {
-      const e = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_cutkey" }).catch((x: PaidActionError) => x);
+      const e = await f.pa.engine
+        .pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_cutkey" })
+        .catch((x: PaidActionError) => x);
       expect((e as PaidActionError).code).toBe("invalid_input");
       const key = f.t.sb.apiKey;
-      const haystack = [JSON.stringify((e as PaidActionError).toJSON()), (e as Error).message, readFileSync(join(f.home, "transcripts", "call_cutkey.jsonl"), "utf8")].join("\n");
-      for (let i = 0; i + 8 <= key.length; i++) expect(haystack.includes(key.slice(i, i + 8)), `part of the API key at ${i}`).toBe(false);
+      const haystack = [
+        JSON.stringify((e as PaidActionError).toJSON()),
+        (e as Error).message,
+        readFileSync(join(f.home, "transcripts", "call_cutkey.jsonl"), "utf8"),
+      ].join("\n");
+      for (let i = 0; i + 8 <= key.length; i++)
+        expect(haystack.includes(key.slice(i, i + 8)), `part of the API key at ${i}`).toBe(false);
     } finally {
       await f.close();
     }

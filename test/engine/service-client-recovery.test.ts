@@ -18,7 +18,11 @@ async function listen(handler: (status: (code: number) => void) => void = (statu
   const server = createServer((_req, res) =>
     handler((code) => {
       res.writeHead(code, { "content-type": "application/json" });
-      res.end(code === 200 ? JSON.stringify({ ok: true }) : JSON.stringify({ error: { code: "unavailable", message: "down" } }));
+      res.end(
+        code === 200
+          ? JSON.stringify({ ok: true })
+          : JSON.stringify({ error: { code: "unavailable", message: "down" } }),
+      );
     }),
   );
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", () => ok()));
@@ -75,7 +79,10 @@ describe("service client: an unreachable service", () => {
       },
     };
     const down = createServiceClient({ ...options, baseUrl: refused });
-    await expect(down.call("GET", "/health", { schema: Ok })).rejects.toMatchObject({ code: "service_unavailable", message: expect.stringContaining("after 3 attempts") });
+    await expect(down.call("GET", "/health", { schema: Ok })).rejects.toMatchObject({
+      code: "service_unavailable",
+      message: expect.stringContaining("after 3 attempts"),
+    });
     expect(asked).toBe(1);
 
     const failing = createServiceClient({ ...options, baseUrl: await listen((status) => status(503)) });

@@ -26,7 +26,11 @@ export const COMPANY_INPUT = {
   registeredAgent: false,
 };
 export const STORAGE_INPUT = { tier: "archive", sizeGb: 10, durationMonths: 2, region: "eu-west-1" };
-export const AGENT_PURCHASE_INPUT = { serviceId: "svc_summarize01", task: "Summarize the v1 spec in five bullets", deliveryMode: "json" };
+export const AGENT_PURCHASE_INPUT = {
+  serviceId: "svc_summarize01",
+  task: "Summarize the v1 spec in five bullets",
+  deliveryMode: "json",
+};
 export { SERVER_INPUT };
 
 /** A domain nobody registered yet (domains are unique across the whole sandbox). */
@@ -60,7 +64,12 @@ export interface Paid {
 }
 
 /** Quotes an intent (under `call`'s API key, by default the sandbox's first) and signs a proof for it; nothing is settled yet. */
-export async function quoteAndSign(t: TestSandbox, action: string, input: Record<string, unknown>, call: Call = t.call): Promise<Paid> {
+export async function quoteAndSign(
+  t: TestSandbox,
+  action: string,
+  input: Record<string, unknown>,
+  call: Call = t.call,
+): Promise<Paid> {
   const res = await call("POST", "/quotes", { body: { action, input, budget: { amount: "1000", currency: "USDC" } } });
   expect(res.status, res.text).toBe(201);
   const quote = res.body;
@@ -117,7 +126,9 @@ export interface Receiver {
 }
 
 /** A webhook receiver on 127.0.0.1:0; `answer` picks the status of each delivery (default 204). */
-export async function startReceiver(answer: (d: Omit<Delivery, "answered">, index: number) => number = () => 204): Promise<Receiver> {
+export async function startReceiver(
+  answer: (d: Omit<Delivery, "answered">, index: number) => number = () => 204,
+): Promise<Receiver> {
   const deliveries: Delivery[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -145,7 +156,8 @@ export async function startReceiver(answer: (d: Omit<Delivery, "answered">, inde
     async waitFor(pred, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!pred(deliveries)) {
-        if (Date.now() > deadline) throw new Error(`webhook deliveries did not arrive: ${JSON.stringify(deliveries.map((d) => d.body))}`);
+        if (Date.now() > deadline)
+          throw new Error(`webhook deliveries did not arrive: ${JSON.stringify(deliveries.map((d) => d.body))}`);
         await new Promise((r) => setTimeout(r, 20));
       }
       return deliveries;

@@ -14,7 +14,16 @@ import { CLI_PATH, PROJECT_ROOT } from "./process.js";
 
 export const SCREENSHOTS = join(PROJECT_ROOT, "test", "output", "screenshots");
 
-const ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless=new",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 /**
  * Fails (never skips) when there is no browser to drive, saying how to get one; returns the
@@ -34,10 +43,17 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(o: { width?: number; height?: number; source?: BrowserSource } = {}): Promise<TestBrowser> {
+export async function launchBrowser(
+  o: { width?: number; height?: number; source?: BrowserSource } = {},
+): Promise<TestBrowser> {
   const found = requireChromium(o.source);
   const browser = await chromium.launch({ ...(await found.launchOptions()), args: ARGS, timeout: 30_000 });
-  const context = await browser.newContext({ viewport: { width: o.width ?? 1280, height: o.height ?? 900 }, deviceScaleFactor: 1, locale: "en-GB", timezoneId: "UTC" });
+  const context = await browser.newContext({
+    viewport: { width: o.width ?? 1280, height: o.height ?? 900 },
+    deviceScaleFactor: 1,
+    locale: "en-GB",
+    timezoneId: "UTC",
+  });
   const errors: string[] = [];
   return {
     browser,
@@ -67,7 +83,10 @@ export async function login(page: Page, loginUrl: string): Promise<void> {
   if (loginUrl.startsWith("file:")) {
     await page.goto(loginUrl, { waitUntil: "commit" });
     // The page submits itself, the console answers with a hop page, the hop lands on `next`.
-    await page.waitForURL((u) => u.protocol === "http:" && u.pathname !== "/login", { timeout: 15_000, waitUntil: "domcontentloaded" });
+    await page.waitForURL((u) => u.protocol === "http:" && u.pathname !== "/login", {
+      timeout: 15_000,
+      waitUntil: "domcontentloaded",
+    });
     return;
   }
   const res = await page.goto(loginUrl, { waitUntil: "domcontentloaded" });
@@ -79,7 +98,8 @@ export async function login(page: Page, loginUrl: string): Promise<void> {
 export async function sessionCookie(context: BrowserContext, origin: string): Promise<string> {
   const cookies = await context.cookies(origin);
   const c = cookies.find((x) => x.name === `pam_console_${new URL(origin).port}`);
-  if (!c) throw new Error(`no console session cookie for ${origin}: ${cookies.map((x) => x.name).join(", ") || "none"}`);
+  if (!c)
+    throw new Error(`no console session cookie for ${origin}: ${cookies.map((x) => x.name).join(", ") || "none"}`);
   return `${c.name}=${c.value}`;
 }
 
@@ -103,20 +123,34 @@ export interface ConsoleProcess {
 }
 
 /** Starts `node dist/cli.js console --no-open` on an env (its home's journal) and reads its `Console: <url>` line. */
-export function startConsoleProcess(env: Record<string, string>, args: string[] = [], timeoutMs = 30_000): Promise<ConsoleProcess> {
-  const child = spawn(process.execPath, [CLI_PATH, "console", "--no-open", ...args], { env, cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+export function startConsoleProcess(
+  env: Record<string, string>,
+  args: string[] = [],
+  timeoutMs = 30_000,
+): Promise<ConsoleProcess> {
+  const child = spawn(process.execPath, [CLI_PATH, "console", "--no-open", ...args], {
+    env,
+    cwd: PROJECT_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`the console printed no "Console: <url>" line within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`));
+      reject(
+        new Error(`the console printed no "Console: <url>" line within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`),
+      );
     }, timeoutMs);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`the console exited (${code ?? signal}) before printing its link; stdout: ${out} stderr: ${err}`));
+      reject(
+        new Error(`the console exited (${code ?? signal}) before printing its link; stdout: ${out} stderr: ${err}`),
+      );
     });
     child.stdout!.on("data", (c: Buffer) => {
       out += c.toString();

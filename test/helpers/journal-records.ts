@@ -29,7 +29,23 @@ export function newIntent(id: string, o: Partial<NewIntent> = {}): NewIntent {
 
 export function payment(quoteId: string, intentId: string, o: Partial<PaymentRecord> = {}): PaymentRecord {
   return {
-    quoteId, intentId, attempt: 0, amount: 1_500_000n, payee: "Payee111", payer: "Payer111", mint: "Mint111", source: "Source111", blockhash: "Hash111", lastValidHeight: 1_150n,
-    signedAt: NOW + 10, sentAt: null, fate: "pending", tx: null, claimedTx: null, checkedAt: null, watch: false, ...o,
+    quoteId,
+    intentId,
+    attempt: 0,
+    amount: 1_500_000n,
+    payee: "Payee111",
+    payer: "Payer111",
+    mint: "Mint111",
+    source: "Source111",
+    blockhash: "Hash111",
+    lastValidHeight: 1_150n,
+    signedAt: NOW + 10,
+    sentAt: null,
+    fate: "pending",
+    tx: null,
+    claimedTx: null,
+    checkedAt: null,
+    watch: false,
+    ...o,
   };
 }

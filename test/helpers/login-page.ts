@@ -43,7 +43,10 @@ export function readLoginPage(urlOrPath: string): LoginPageForm {
 }
 
 /** Posts the form as Chromium does from the file:// page (or with other headers, to test refusals). */
-export function postLoginPage(form: Pick<LoginPageForm, "action" | "token" | "next">, headers: Record<string, string> = {}): Promise<Response> {
+export function postLoginPage(
+  form: Pick<LoginPageForm, "action" | "token" | "next">,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(form.action, {
     method: "POST",
     redirect: "manual",

@@ -10,7 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { CLI_PATH, PROJECT_ROOT } from "./process.js";
 
 export { CLI_PATH, PROJECT_ROOT, ensureBuilt } from "./process.js";
@@ -74,7 +79,13 @@ export async function startServer(o: StartOptions = {}): Promise<McpServerProces
     ...(o.delayMs !== undefined ? { PAID_ACTIONS_SANDBOX_DELAY_MS: String(o.delayMs) } : {}),
     ...(o.env ?? {}),
   });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, "serve"], env, cwd: PROJECT_ROOT, stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI_PATH, "serve"],
+    env,
+    cwd: PROJECT_ROOT,
+    stderr: "pipe",
+  });
   let stderr = "";
   transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
   const client = new Client(
@@ -90,7 +101,8 @@ export async function startServer(o: StartOptions = {}): Promise<McpServerProces
   const child = (transport as unknown as { _process?: ChildProcess })._process;
   if (!child?.pid) throw new Error("the transport started no process");
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode });
     else child.once("exit", (code, signal) => resolve({ code, signal }));
   });
   const server: McpServerProcess = {
@@ -136,7 +148,12 @@ export function text(result: unknown): string {
 }
 
 /** Calls a tool with a bounded wait. */
-export async function call(client: Client, name: string, args: Record<string, unknown> = {}, timeoutMs = 20_000): Promise<CallToolResult> {
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  timeoutMs = 20_000,
+): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs })) as CallToolResult;
 }
 
@@ -171,10 +188,19 @@ export interface CliRun {
 /** Runs `node dist/cli.js <args>` as a separate process with exactly this environment. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args], { cwd: PROJECT_ROOT, env, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === "number" ? ((error as { code: number }).code) : null) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
+    execFile(
+      process.execPath,
+      [CLI_PATH, ...args],
+      { cwd: PROJECT_ROOT, env, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 256 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error
+          ? typeof (error as { code?: unknown }).code === "number"
+            ? (error as { code: number }).code
+            : null
+          : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
   });
 }
 
@@ -186,7 +212,10 @@ export function sandboxInfo(home: string): { baseUrl: string; apiKey: string } {
 /** GET on the embedded sandbox's v1 API (the service side, not the MCP server's journal). */
 export async function serviceGet(home: string, path: string): Promise<any> {
   const info = sandboxInfo(home);
-  const res = await fetch(`${info.baseUrl}${path}`, { headers: { authorization: `Bearer ${info.apiKey}` }, signal: AbortSignal.timeout(5_000) });
+  const res = await fetch(`${info.baseUrl}${path}`, {
+    headers: { authorization: `Bearer ${info.apiKey}` },
+    signal: AbortSignal.timeout(5_000),
+  });
   if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status} ${await res.text()}`);
   return res.json();
 }

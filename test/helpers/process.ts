@@ -86,11 +86,15 @@ export async function startCliSandbox(
 ): Promise<CliSandbox> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const startedAt = Date.now();
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI_PATH, "sandbox", "--port", "0", "--home", home, ...args], {
-    cwd: PROJECT_ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, NODE_OPTIONS: "", ...(opts.env ?? {}) },
-  });
+  const child = spawn(
+    process.execPath,
+    [...(opts.nodeArgs ?? []), CLI_PATH, "sandbox", "--port", "0", "--home", home, ...args],
+    {
+      cwd: PROJECT_ROOT,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, NODE_OPTIONS: "", ...(opts.env ?? {}) },
+    },
+  );
   live.add(child);
   let stderr = "";
   child.stderr!.setEncoding("utf8");
@@ -151,7 +155,9 @@ export interface Payer {
 
 /** A payer using the demo wallet at info.walletPath and the sandbox's own RPC. */
 export async function payerFor(info: SandboxInfo): Promise<Payer> {
-  const wallet = await createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(info.walletPath, "utf8")) as number[]));
+  const wallet = await createKeyPairSignerFromBytes(
+    Uint8Array.from(JSON.parse(readFileSync(info.walletPath, "utf8")) as number[]),
+  );
   const client = new ExactSvmScheme(wallet, { rpcUrl: info.rpcUrl });
   return {
     wallet,

@@ -155,7 +155,10 @@ export async function feePayerAuthorityTransaction(t: TestSandbox, requirements:
     (m) => setTransactionMessageFeePayer(feePayer, m),
     (m) =>
       setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: toBlockhash(latest.value.blockhash), lastValidBlockHeight: BigInt(latest.value.lastValidBlockHeight) },
+        {
+          blockhash: toBlockhash(latest.value.blockhash),
+          lastValidBlockHeight: BigInt(latest.value.lastValidBlockHeight),
+        },
         m,
       ),
     (m) => appendTransactionMessageInstructions(instructions, m),

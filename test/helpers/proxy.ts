@@ -20,7 +20,11 @@ export type ProxyAction =
   | { kind: "reset-after" }
   | { kind: "delay"; ms: number }
   | { kind: "status"; status: number; body?: unknown; headers?: Record<string, string> }
-  | { kind: "rewrite"; transform: (body: any, res: { status: number; headers: Record<string, string> }) => any; status?: number }
+  | {
+      kind: "rewrite";
+      transform: (body: any, res: { status: number; headers: Record<string, string> }) => any;
+      status?: number;
+    }
   | { kind: "truncate" }
   | { kind: "garbage" }
   | { kind: "duplicate" }
@@ -54,11 +58,19 @@ function forward(target: URL, req: SeenRequest): Promise<Upstream> {
     const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host };
     delete headers["content-length"];
     const up = httpRequest(
-      { hostname: target.hostname, port: target.port, method: req.method, path: req.path, headers: { ...headers, "content-length": Buffer.byteLength(req.body) } },
+      {
+        hostname: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.path,
+        headers: { ...headers, "content-length": Buffer.byteLength(req.body) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
         res.on("error", reject);
       },
     );
@@ -87,7 +99,12 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const r: SeenRequest = { method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      const r: SeenRequest = {
+        method: req.method ?? "GET",
+        path: req.url ?? "/",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
       seen.push(r);
       const rule = proxy.rules.find((x) => (x.times === undefined || x.times > 0) && x.match(r));
       if (rule && rule.times !== undefined) rule.times--;
@@ -99,7 +116,12 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
     s.on("close", () => sockets.delete(s));
   });
 
-  async function handle(action: ProxyAction | undefined, r: SeenRequest, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(
+    action: ProxyAction | undefined,
+    r: SeenRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     if (action?.kind === "dynamic") return handle(action.choose(r), r, req, res);
     if (!action) return reply(res, await forward(target, r));
     switch (action.kind) {
@@ -118,7 +140,11 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
       }
       case "status": {
         const body = action.body === undefined ? "" : JSON.stringify(action.body);
-        res.writeHead(action.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...(action.headers ?? {}) });
+        res.writeHead(action.status, {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          ...(action.headers ?? {}),
+        });
         res.end(body);
         return;
       }
@@ -134,11 +160,18 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
         }
         // The transform may change headers too: they are merged back over the upstream's.
         const out = action.transform(json, { status: up.status, headers: flat });
-        return reply(res, { ...up, headers: { ...up.headers, ...flat }, status: action.status ?? up.status }, JSON.stringify(out));
+        return reply(
+          res,
+          { ...up, headers: { ...up.headers, ...flat }, status: action.status ?? up.status },
+          JSON.stringify(out),
+        );
       }
       case "truncate": {
         const up = await forward(target, r);
-        const headers: Record<string, string | string[] | undefined> = { ...up.headers, "content-length": String(up.body.length) };
+        const headers: Record<string, string | string[] | undefined> = {
+          ...up.headers,
+          "content-length": String(up.body.length),
+        };
         delete headers["transfer-encoding"];
         res.writeHead(up.status, headers);
         res.write(up.body.subarray(0, Math.floor(up.body.length / 2)));

@@ -72,7 +72,10 @@ export interface TestSandbox {
   /** The agent key: no USDC of its own; the demo wallet granted it an allowance at first start. */
   agent: KeyPairSigner;
   /** Builds a proof (base64 x402 v2 PaymentPayload) with the reference client scheme. */
-  proof(requirements: PaymentRequirements, opts?: { signer?: KeyPairSigner; accepted?: PaymentRequirements }): Promise<string>;
+  proof(
+    requirements: PaymentRequirements,
+    opts?: { signer?: KeyPairSigner; accepted?: PaymentRequirements },
+  ): Promise<string>;
   /** Atomic USDC balance of an owner's associated token account, read over the sandbox's RPC. */
   usdc(owner: string): Promise<bigint>;
   /** Quotes an intent and returns the quote body. */
@@ -86,7 +89,8 @@ export async function startTestSandbox(opts: Partial<SandboxOptions> = {}): Prom
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "pam-sandbox-"));
   const sb = await startSandbox({ providerDelayMs: 50, log: () => undefined, ...opts, home, port: 0 });
   const call = apiClient(sb.baseUrl, sb.apiKey);
-  const keypair = (path: string) => createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(path, "utf8")) as number[]));
+  const keypair = (path: string) =>
+    createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(path, "utf8")) as number[]));
   const wallet = await keypair(sb.walletPath);
   const agent = await keypair(sb.agentKeyPath!);
   const clients = new Map<string, ExactSvmScheme>();
@@ -111,7 +115,9 @@ export async function startTestSandbox(opts: Partial<SandboxOptions> = {}): Prom
     }
   };
   const quote = async (action: string, input: Record<string, unknown>, budget = "1000") => {
-    const res = await call("POST", "/quotes", { body: { action, input, budget: { amount: budget, currency: "USDC" } } });
+    const res = await call("POST", "/quotes", {
+      body: { action, input, budget: { amount: budget, currency: "USDC" } },
+    });
     if (res.status !== 201) throw new Error(`quote failed: ${res.status} ${res.text}`);
     return res.body;
   };
@@ -131,12 +137,18 @@ export async function startTestSandbox(opts: Partial<SandboxOptions> = {}): Prom
 }
 
 /** Polls an execution until `done(record)` or the deadline. */
-export async function waitForExecution(call: Call, executionId: string, done: (e: any) => boolean, timeoutMs = 10_000): Promise<any> {
+export async function waitForExecution(
+  call: Call,
+  executionId: string,
+  done: (e: any) => boolean,
+  timeoutMs = 10_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await call("GET", `/executions/${executionId}`);
     if (res.status === 200 && done(res.body)) return res.body;
-    if (Date.now() > deadline) throw new Error(`execution ${executionId} did not reach the expected state: ${res.text}`);
+    if (Date.now() > deadline)
+      throw new Error(`execution ${executionId} did not reach the expected state: ${res.text}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

@@ -9,8 +9,19 @@ import { explain, type Smoked } from "./install.js";
 
 /** Every tool the server lists in sandbox mode: one per catalog action, then the mirror tools. */
 export const SANDBOX_TOOLS = [
-  "agent_services_purchase", "companies_create", "domains_register", "servers_provision", "servers_renew", "storage_purchase",
-  "quote_action", "get_execution", "list_executions", "wait_for_execution", "get_spending", "search_agent_services", "get_company",
+  "agent_services_purchase",
+  "companies_create",
+  "domains_register",
+  "servers_provision",
+  "servers_renew",
+  "storage_purchase",
+  "quote_action",
+  "get_execution",
+  "list_executions",
+  "wait_for_execution",
+  "get_spending",
+  "search_agent_services",
+  "get_company",
 ];
 
 /** What one install-and-smoke run must show, whichever Node ran it. */
@@ -20,7 +31,11 @@ export function expectSmokePassed(s: Smoked, nodeLine: RegExp): void {
   expect(existsSync(join(s.prefix, "node_modules", "typescript"))).toBe(false);
   expect(existsSync(join(s.prefix, "node_modules", "vitest"))).toBe(false);
 
-  expect(s.paid.server).toMatchObject({ name: "paid-actions-mcp", version: JSON.parse(readFileSync(join(s.prefix, "node_modules", "paid-actions-mcp", "package.json"), "utf8")).version });
+  expect(s.paid.server).toMatchObject({
+    name: "paid-actions-mcp",
+    version: JSON.parse(readFileSync(join(s.prefix, "node_modules", "paid-actions-mcp", "package.json"), "utf8"))
+      .version,
+  });
   expect([...s.tools].sort()).toEqual([...SANDBOX_TOOLS].sort());
   expect(s.paid.isError, JSON.stringify(s.paid).slice(0, 600)).toBe(false);
   expect(s.paid.executionId).toMatch(/^[A-Za-z0-9_-]+$/);
@@ -32,8 +47,9 @@ export function expectSmokePassed(s: Smoked, nodeLine: RegExp): void {
   expect(s.doctor.code, explain("npx paid-actions-mcp doctor", s.doctor)).toBe(0);
   expect(s.doctor.stdout).toMatch(nodeLine);
   // The native module is the installed copy, built for this Node, not the checkout's.
-  expect(s.doctor.stdout).toContain(`[ok  ] sqlite: better-sqlite3 loaded (${join(realpathSync(s.prefix), "node_modules", "better-sqlite3")}`);
+  expect(s.doctor.stdout).toContain(
+    `[ok  ] sqlite: better-sqlite3 loaded (${join(realpathSync(s.prefix), "node_modules", "better-sqlite3")}`,
+  );
   expect(s.doctor.stdout).toMatch(/journal: sqlite at .*, 1 intent\(s\)/);
   expect(s.doctor.stdout).toContain("Ready to pay.");
 }
-

@@ -9,7 +9,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatDecimal } from "../../src/domain/money.js";
 import { openTestJournal, serviceEnv } from "../helpers/engine.js";
-import { call, cleanupAll, ensureBuilt, freshHome, runCli, sc, SMALL_SERVER, startServer, type McpServerProcess } from "../helpers/mcp.js";
+import {
+  call,
+  cleanupAll,
+  ensureBuilt,
+  freshHome,
+  runCli,
+  sc,
+  SMALL_SERVER,
+  startServer,
+  type McpServerProcess,
+} from "../helpers/mcp.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const PRICE = 288_000n;
@@ -24,7 +34,12 @@ describe("the allowance is a ceiling no local cap can raise", () => {
     ensureBuilt();
     const unthrottled = { perSecond: 1_000_000, burst: 1_000_000 };
     // Blockhashes expire after 3 s, so that a refused proof's fate is settled within a call's wait.
-    t = await startTestSandbox({ providerDelayMs: 20, blockhashTtlMs: 3_000, rateLimit: unthrottled, rpcRateLimit: unthrottled });
+    t = await startTestSandbox({
+      providerDelayMs: 20,
+      blockhashTtlMs: 3_000,
+      rateLimit: unthrottled,
+      rpcRateLimit: unthrottled,
+    });
     for (let i = 0; i < 2; i++) {
       const home = freshHome();
       const env = {
@@ -38,7 +53,11 @@ describe("the allowance is a ceiling no local cap can raise", () => {
       envs.push(env);
       servers.push(await startServer({ home, env }));
     }
-    const granted = await runCli(["allowance", "grant", formatDecimal(ALLOWANCE), "--owner-keypair", t.sb.walletPath], envs[0]!, 60_000);
+    const granted = await runCli(
+      ["allowance", "grant", formatDecimal(ALLOWANCE), "--owner-keypair", t.sb.walletPath],
+      envs[0]!,
+      60_000,
+    );
     expect(granted.code, granted.stderr).toBe(0);
   }, 120_000);
   afterAll(async () => {
@@ -49,14 +68,21 @@ describe("the allowance is a ceiling no local cap can raise", () => {
   it("2 x 6 concurrent calls against 4.5 x the price: exactly 4 paid, the owner's balance down by exactly 4 x the price, the rest refused truthfully", async () => {
     const ownerBefore = await t.usdc(t.wallet.address);
     const calls = servers.flatMap((_s, si) =>
-      Array.from({ length: PER_SERVER }, (_, i) => ({ server: si, key: `ceiling-${si}-${i}`, input: { ...SMALL_SERVER, image: `ceiling-${si}-${i}` } })),
+      Array.from({ length: PER_SERVER }, (_, i) => ({
+        server: si,
+        key: `ceiling-${si}-${i}`,
+        input: { ...SMALL_SERVER, image: `ceiling-${si}-${i}` },
+      })),
     );
-    const once = (c: (typeof calls)[number]) => call(servers[c.server]!.client, "servers_provision", { ...c.input, intentKey: c.key }, 60_000).then(sc);
+    const once = (c: (typeof calls)[number]) =>
+      call(servers[c.server]!.client, "servers_provision", { ...c.input, intentKey: c.key }, 60_000).then(sc);
     let answers = await Promise.all(calls.map(once));
     // A call whose proof's fate was still open answers outcome_unknown: ask again until it rests.
     for (let round = 0; round < 10 && answers.some((a) => a.error?.code === "outcome_unknown"); round++) {
       await new Promise((r) => setTimeout(r, 1_000));
-      answers = await Promise.all(calls.map((c, i) => (answers[i].error?.code === "outcome_unknown" ? once(c) : answers[i])));
+      answers = await Promise.all(
+        calls.map((c, i) => (answers[i].error?.code === "outcome_unknown" ? once(c) : answers[i])),
+      );
     }
     const paid = answers.filter((a) => a.executionId);
     const refused = answers.filter((a) => !a.executionId);

@@ -28,7 +28,6 @@ const CONCURRENCY = 12;
 const FAULT_RATE = 0.07;
 const MAX_PER_DAY_USDC = 40n;
 
-
 interface Intent {
   key: string;
   input: { region: string; plan: string; durationHours: number; image: string };
@@ -44,9 +43,19 @@ const FAULTS: Array<() => ProxyAction> = [
   () => ({ kind: "truncate" }),
   () => ({ kind: "garbage" }),
   () => ({ kind: "status", status: 502, body: { error: { code: "bad_gateway", message: "upstream" } } }),
-  () => ({ kind: "status", status: 503, body: { error: { code: "unavailable", message: "later" } }, headers: { "retry-after": "0" } }),
+  () => ({
+    kind: "status",
+    status: 503,
+    body: { error: { code: "unavailable", message: "later" } },
+    headers: { "retry-after": "0" },
+  }),
   () => ({ kind: "status", status: 503, body: { error: { code: "unavailable", message: "later" } } }),
-  () => ({ kind: "status", status: 429, body: { error: { code: "rate_limited", message: "slow down" } }, headers: { "retry-after": "0" } }),
+  () => ({
+    kind: "status",
+    status: 429,
+    body: { error: { code: "rate_limited", message: "slow down" } },
+    headers: { "retry-after": "0" },
+  }),
   () => ({ kind: "status", status: 429, body: { error: { code: "rate_limited", message: "slow down" } } }),
   () => ({ kind: "duplicate" }),
 ];
@@ -62,13 +71,18 @@ describe("chaos: faults between server and service, and a server killed at rando
 
   beforeAll(async () => {
     ensureBuilt();
-    process.stderr.write(`chaos seed ${SEED} — replay with CHAOS_SEED=${SEED} npx vitest run test/hostile/chaos.test.ts\n`);
+    process.stderr.write(
+      `chaos seed ${SEED} — replay with CHAOS_SEED=${SEED} npx vitest run test/hostile/chaos.test.ts\n`,
+    );
     t = await startTestSandbox({ rateLimit: { perSecond: 100_000, burst: 100_000 }, providerDelayMs: 0 });
     const rng = prng(SEED ^ 0x5eed);
     proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), [
       {
         match: () => true,
-        action: { kind: "dynamic", choose: () => (faultsOn && rng() < FAULT_RATE ? FAULTS[Math.floor(rng() * FAULTS.length)]!() : undefined) },
+        action: {
+          kind: "dynamic",
+          choose: () => (faultsOn && rng() < FAULT_RATE ? FAULTS[Math.floor(rng() * FAULTS.length)]!() : undefined),
+        },
       },
     ]);
     home = mkdtempSync(join(tmpdir(), "pam-chaos-"));
@@ -89,7 +103,12 @@ describe("chaos: faults between server and service, and a server killed at rando
   });
 
   async function startServer() {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, "serve"], env, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI_PATH, "serve"],
+      env,
+      stderr: "pipe",
+    });
     let log = "";
     transport.stderr?.on("data", (c: Buffer) => (log += c.toString()));
     const client = new Client({ name: "chaos-agent", version: "1.0.0" });
@@ -102,7 +121,12 @@ describe("chaos: faults between server and service, and a server killed at rando
     const plans = ["nano", "small"];
     const intents: Intent[] = Array.from({ length: CALLS }, (_, i) => ({
       key: `chaos-${SEED}-${i}`,
-      input: { region: "eu-west-1", plan: plans[Math.floor(rng() * plans.length)]!, durationHours: 1 + Math.floor(rng() * 4), image: `img-${SEED}-${i}` },
+      input: {
+        region: "eu-west-1",
+        plan: plans[Math.floor(rng() * plans.length)]!,
+        durationHours: 1 + Math.floor(rng() * 4),
+        image: `img-${SEED}-${i}`,
+      },
       attempts: 0,
     }));
     const queue = [...intents];
@@ -118,7 +142,14 @@ describe("chaos: faults between server and service, and a server killed at rando
         return;
       }
       const code = sc?.error?.code ?? "unknown";
-      const retry = ["service_unavailable", "outcome_unknown", "busy", "payment_invalid", "service_error", "payment_failed"].includes(code);
+      const retry = [
+        "service_unavailable",
+        "outcome_unknown",
+        "busy",
+        "payment_invalid",
+        "service_error",
+        "payment_failed",
+      ].includes(code);
       if (retry && intent.attempts < 8) queue.push(intent);
       else intent.refusal = code;
     };
@@ -145,7 +176,11 @@ describe("chaos: faults between server and service, and a server killed at rando
             intent.attempts++;
             inflight++;
             void server.client
-              .callTool({ name: "servers_provision", arguments: { ...intent.input, intentKey: intent.key } }, undefined, { timeout: 20_000 })
+              .callTool(
+                { name: "servers_provision", arguments: { ...intent.input, intentKey: intent.key } },
+                undefined,
+                { timeout: 20_000 },
+              )
               .then(
                 (r) => settle(intent, r),
                 () => queue.push(intent), // the connection died (or the call timed out): retry with the same key
@@ -170,15 +205,21 @@ describe("chaos: faults between server and service, and a server killed at rando
     const last = await startServer();
     for (const intent of intents) {
       if (intent.result || intent.refusal) continue;
-      const r = await last.client.callTool({ name: "servers_provision", arguments: { ...intent.input, intentKey: intent.key } }, undefined, { timeout: 30_000 });
+      const r = await last.client.callTool(
+        { name: "servers_provision", arguments: { ...intent.input, intentKey: intent.key } },
+        undefined,
+        { timeout: 30_000 },
+      );
       intent.attempts++;
       outputs.push(JSON.stringify(r));
       const sc = r.structuredContent as any;
-      if (!r.isError && sc?.executionId) intent.result = { executionId: sc.executionId, quoteId: sc.quote.quoteId, amount: sc.quote.amount };
+      if (!r.isError && sc?.executionId)
+        intent.result = { executionId: sc.executionId, quoteId: sc.quote.quoteId, amount: sc.quote.amount };
       else intent.refusal = sc?.error?.code ?? "unknown";
     }
     // A few resources and mirror tools, for the secrets scan below.
-    for (const uri of ["paid-actions://executions", "paid-actions://spending"]) outputs.push(JSON.stringify(await last.client.readResource({ uri })));
+    for (const uri of ["paid-actions://executions", "paid-actions://spending"])
+      outputs.push(JSON.stringify(await last.client.readResource({ uri })));
     outputs.push(JSON.stringify(await last.client.callTool({ name: "list_executions", arguments: { limit: 100 } })));
     outputs.push(JSON.stringify(await last.client.callTool({ name: "get_spending", arguments: {} })));
     stderr.push(last.log());
@@ -201,7 +242,9 @@ describe("chaos: faults between server and service, and a server killed at rando
       for (const intent of intents) {
         const row = byKey.get(intent.key);
         expect(row, `intent ${intent.key} is in the journal`).toBeDefined();
-        expect(["executed", "refused", "failed", "attention"], `intent ${intent.key} (seed ${SEED})`).toContain(row!.state);
+        expect(["executed", "refused", "failed", "attention"], `intent ${intent.key} (seed ${SEED})`).toContain(
+          row!.state,
+        );
         if (intent.result) {
           expect(row!.state).toBe("executed");
           expect(row!.executionId).toBe(intent.result.executionId);
@@ -210,17 +253,22 @@ describe("chaos: faults between server and service, and a server killed at rando
       // Per intent at most one settled payment and at most one execution at the service.
       const image = (input: string) => (JSON.parse(input) as { image?: string }).image;
       const paidPerIntent = new Map<string, number>();
-      for (const p of t.sb.db.prepare(`SELECT q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`).all() as any[]) {
+      for (const p of t.sb.db
+        .prepare(`SELECT q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`)
+        .all() as any[]) {
         paidPerIntent.set(image(p.input)!, (paidPerIntent.get(image(p.input)!) ?? 0) + 1);
       }
       const execPerIntent = new Map<string, number>();
-      for (const e of t.sb.db.prepare(`SELECT input FROM executions`).all() as any[]) execPerIntent.set(image(e.input)!, (execPerIntent.get(image(e.input)!) ?? 0) + 1);
+      for (const e of t.sb.db.prepare(`SELECT input FROM executions`).all() as any[])
+        execPerIntent.set(image(e.input)!, (execPerIntent.get(image(e.input)!) ?? 0) + 1);
       for (const [img, n] of paidPerIntent) expect(n, `settled payments for ${img} (seed ${SEED})`).toBe(1);
       for (const [img, n] of execPerIntent) expect(n, `executions for ${img} (seed ${SEED})`).toBe(1);
 
       // The journal agrees with the service: every settled payment is one the journal holds as spent.
       const settled = t.sb.db
-        .prepare(`SELECT p.quote_id, p.transaction_sig, p.amount, q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`)
+        .prepare(
+          `SELECT p.quote_id, p.transaction_sig, p.amount, q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`,
+        )
         .all() as any[];
       const byQuote = new Map(rows.filter((r) => r.quoteId).map((r) => [r.quoteId!, r]));
       for (const s of settled) {
@@ -246,8 +294,18 @@ describe("chaos: faults between server and service, and a server killed at rando
 
       // ...and `audit` reads the wallet's history from the ledger's RPC and agrees with the journal.
       const audit = await runCli(["audit", "--json"], env, 120_000);
-      const report = JSON.parse(audit.stdout || "{}") as { ok: boolean; discrepancies: unknown[]; payments: unknown[]; inFlight: unknown[]; scan: unknown };
-      const summary = JSON.stringify({ discrepancies: report.discrepancies, inFlight: report.inFlight, scan: report.scan }, null, 1).slice(0, 6000);
+      const report = JSON.parse(audit.stdout || "{}") as {
+        ok: boolean;
+        discrepancies: unknown[];
+        payments: unknown[];
+        inFlight: unknown[];
+        scan: unknown;
+      };
+      const summary = JSON.stringify(
+        { discrepancies: report.discrepancies, inFlight: report.inFlight, scan: report.scan },
+        null,
+        1,
+      ).slice(0, 6000);
       expect(audit.code, `audit (seed ${SEED}): ${audit.stderr}\n${summary}`).toBe(0);
       expect(report.ok).toBe(true);
       expect(report.discrepancies).toEqual([]);
@@ -258,10 +316,15 @@ describe("chaos: faults between server and service, and a server killed at rando
       const wallet = readFileSync(t.sb.walletPath, "utf8").trim();
       const seed = Buffer.from(Uint8Array.from(JSON.parse(wallet) as number[]).subarray(0, 32));
       const secrets = [t.sb.apiKey, wallet, seed.toString("hex"), seed.toString("base64"), ...proofs];
-      const transcripts = readdirSync(join(home, "transcripts")).map((f) => readFileSync(join(home, "transcripts", f), "utf8"));
+      const transcripts = readdirSync(join(home, "transcripts")).map((f) =>
+        readFileSync(join(home, "transcripts", f), "utf8"),
+      );
       expect(transcripts.length).toBeGreaterThan(0);
       const haystack = [...stderr, ...outputs, ...transcripts].join("\n");
-      for (const secret of secrets.slice(0, 4)) expect(haystack.includes(secret), "a secret leaked into stderr, tool results, resources or transcripts").toBe(false);
+      for (const secret of secrets.slice(0, 4))
+        expect(haystack.includes(secret), "a secret leaked into stderr, tool results, resources or transcripts").toBe(
+          false,
+        );
       // Proofs are long base64 strings: look only inside long base64 runs (linear, not proofs x haystack).
       const proofSet = new Set(proofs);
       const minProof = Math.min(...proofs.map((p) => p.length));

@@ -23,7 +23,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatDecimal, parseDecimal } from "../../src/domain/money.js";
 import { openPostgresJournal } from "../../src/engine/journal/postgres.js";
 import { serviceEnv } from "../helpers/engine.js";
-import { killAndRestart, pending, prng, readJournal, readSandbox, sleep, startSlot, stderrDigest, UNFINISHED, type JournalFacts, type Slot } from "../helpers/fleet.js";
+import {
+  killAndRestart,
+  pending,
+  prng,
+  readJournal,
+  readSandbox,
+  sleep,
+  startSlot,
+  stderrDigest,
+  UNFINISHED,
+  type JournalFacts,
+  type Slot,
+} from "../helpers/fleet.js";
 import { call, cleanupAll, ensureBuilt, freshHome, sc, text } from "../helpers/mcp.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
@@ -107,12 +119,19 @@ async function paidCall(part: number, i: number, slots: Slot[]): Promise<Outcome
   try {
     const r = await call(slot.server.client, "servers_provision", args, CALL_TIMEOUT_MS);
     const s = sc(r);
-    if (!r.isError && typeof s?.executionId === "string" && /^exe_/.test(s.executionId)) return { i, slot: slot.index, gen, kind: "paid", executionId: s.executionId };
+    if (!r.isError && typeof s?.executionId === "string" && /^exe_/.test(s.executionId))
+      return { i, slot: slot.index, gen, kind: "paid", executionId: s.executionId };
     if (r.isError && s?.error?.code === "budget_exceeded") return { i, slot: slot.index, gen, kind: "refused" };
     return { i, slot: slot.index, gen, kind: "other", detail: text(r).slice(0, 300) };
   } catch (e) {
     const message = (e as Error).message;
-    return { i, slot: slot.index, gen, kind: /connection closed/i.test(message) ? "lost" : "other", detail: message.slice(0, 300) };
+    return {
+      i,
+      slot: slot.index,
+      gen,
+      kind: /connection closed/i.test(message) ? "lost" : "other",
+      detail: message.slice(0, 300),
+    };
   }
 }
 
@@ -122,7 +141,10 @@ async function paidCall(part: number, i: number, slots: Slot[]): Promise<Outcome
  * than ORPHAN_GRACE_MS ago, while no unfinished intent is being driven at all, for 3 s on
  * end — are intents nothing will ever resume: `onOrphans` is told.
  */
-async function settled(db: pg.Pool, onOrphans?: (orphans: JournalFacts["intents"]) => Promise<void>): Promise<{ ms: number; left: { unfinished: number; following: number } }> {
+async function settled(
+  db: pg.Pool,
+  onOrphans?: (orphans: JournalFacts["intents"]) => Promise<void>,
+): Promise<{ ms: number; left: { unfinished: number; following: number } }> {
   const start = Date.now();
   let idleSince: number | undefined;
   for (;;) {
@@ -133,7 +155,9 @@ async function settled(db: pg.Pool, onOrphans?: (orphans: JournalFacts["intents"
       const now = Date.now();
       const unfinished = (await readJournal(db)).intents.filter((x) => UNFINISHED.includes(x.state));
       const driven = unfinished.some((x) => x.leaseUntil !== null && x.leaseUntil >= now);
-      const orphans = unfinished.filter((x) => x.nextPollAt === null && (x.leaseUntil === null || x.leaseUntil < now - ORPHAN_GRACE_MS));
+      const orphans = unfinished.filter(
+        (x) => x.nextPollAt === null && (x.leaseUntil === null || x.leaseUntil < now - ORPHAN_GRACE_MS),
+      );
       if (driven || orphans.length === 0) idleSince = undefined;
       else if (idleSince === undefined) idleSince = now;
       else if (now - idleSince >= 3_000) {
@@ -154,11 +178,20 @@ interface Before {
 /** The wallet's balance and what the service recorded so far. */
 async function snapshot(): Promise<Before> {
   const sandbox = readSandbox(t);
-  return { wallet: await t.usdc(t.wallet.address), quotes: new Set(sandbox.payments.map((p) => p.quoteId)), executions: new Set(sandbox.executions.map((e) => e.executionId)) };
+  return {
+    wallet: await t.usdc(t.wallet.address),
+    quotes: new Set(sandbox.payments.map((p) => p.quoteId)),
+    executions: new Set(sandbox.executions.map((e) => e.executionId)),
+  };
 }
 
 /** The money checks both parts share; returns the journal's spent sum. */
-async function moneyAgrees(db: pg.Pool, url: string, before: Before, clientPaid: string[]): Promise<{ facts: JournalFacts; spent: bigint; paid: number }> {
+async function moneyAgrees(
+  db: pg.Pool,
+  url: string,
+  before: Before,
+  clientPaid: string[],
+): Promise<{ facts: JournalFacts; spent: bigint; paid: number }> {
   const facts = await readJournal(db);
   const walletBefore = before.wallet;
   // What the service recorded since this part began (the sandbox is shared by both parts).
@@ -198,8 +231,18 @@ async function moneyAgrees(db: pg.Pool, url: string, before: Before, clientPaid:
 
   // The reconciler followed every execution to the end, and saw each settlement on chain.
   for (const x of executed) {
-    expect({ id: x.intentId, state: x.state, status: x.execStatus, settlement: x.settlement, nextPollAt: x.nextPollAt }).toEqual({
-      id: x.intentId, state: "executed", status: "completed", settlement: "verified", nextPollAt: null,
+    expect({
+      id: x.intentId,
+      state: x.state,
+      status: x.execStatus,
+      settlement: x.settlement,
+      nextPollAt: x.nextPollAt,
+    }).toEqual({
+      id: x.intentId,
+      state: "executed",
+      status: "completed",
+      settlement: "verified",
+      nextPollAt: null,
     });
   }
   expect(sandbox.executions.filter((e) => e.status !== "completed")).toEqual([]);
@@ -224,8 +267,12 @@ async function moneyAgrees(db: pg.Pool, url: string, before: Before, clientPaid:
 
 function report(part: number, slots: Slot[], extra = ""): void {
   const digest = stderrDigest(slots.flatMap((s) => s.all.map((p) => p.stderr())));
-  const lines = [...digest.entries()].sort((a, b) => b[1] - a[1]).map(([line, n]) => `  ${String(n).padStart(4)} × ${line}`);
-  console.log(`[fleet] part ${part}: server stderr (${lines.length} kinds of line)${extra}\n${lines.join("\n") || "  (none)"}`);
+  const lines = [...digest.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([line, n]) => `  ${String(n).padStart(4)} × ${line}`);
+  console.log(
+    `[fleet] part ${part}: server stderr (${lines.length} kinds of line)${extra}\n${lines.join("\n") || "  (none)"}`,
+  );
 }
 
 describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
@@ -245,14 +292,31 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
 
     const { left } = await settled(db);
     expect(left).toEqual({ unfinished: 0, following: 0 });
-    const { facts, spent } = await moneyAgrees(db, url, before, paid.map((o) => o.executionId!));
+    const { facts, spent } = await moneyAgrees(
+      db,
+      url,
+      before,
+      paid.map((o) => o.executionId!),
+    );
     expect(spent).toBe(cap);
     expect(facts.intents.length).toBe(CALLS);
     const byState = new Map<string, number>();
-    for (const x of facts.intents) byState.set(`${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`, (byState.get(`${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`) ?? 0) + 1);
-    expect(Object.fromEntries(byState)).toEqual({ "executed/spent/-": ADMITTED, "refused/none/budget_exceeded": CALLS - ADMITTED });
+    for (const x of facts.intents)
+      byState.set(
+        `${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`,
+        (byState.get(`${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`) ?? 0) + 1,
+      );
+    expect(Object.fromEntries(byState)).toEqual({
+      "executed/spent/-": ADMITTED,
+      "refused/none/budget_exceeded": CALLS - ADMITTED,
+    });
     // The clients saw exactly what the journal holds.
-    expect(paid.map((o) => o.executionId).sort()).toEqual(facts.intents.filter((x) => x.executionId).map((x) => x.executionId).sort());
+    expect(paid.map((o) => o.executionId).sort()).toEqual(
+      facts.intents
+        .filter((x) => x.executionId)
+        .map((x) => x.executionId)
+        .sort(),
+    );
 
     const spending = sc(await call(slots[0]!.server.client, "get_spending", {}, 20_000));
     expect(parseDecimal(spending.committedLast24h)).toBe(cap);
@@ -260,7 +324,9 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
     expect(parseDecimal(spending.reserved)).toBe(0n);
 
     report(1, slots);
-    console.log(`[fleet] part 1: paid ${paid.length}, refused ${refused.length}, lost-to-kill 0, duration ${(callsMs / 1000).toFixed(1)} s (settled +${((Date.now() - started - callsMs) / 1000).toFixed(1)} s), seed -`);
+    console.log(
+      `[fleet] part 1: paid ${paid.length}, refused ${refused.length}, lost-to-kill 0, duration ${(callsMs / 1000).toFixed(1)} s (settled +${((Date.now() - started - callsMs) / 1000).toFixed(1)} s), seed -`,
+    );
   }, 180_000);
 
   it("the same while servers are SIGKILLed at random moments and restarted: never more than the cap, nothing paid twice, the money agrees", async () => {
@@ -296,7 +362,8 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
         return o;
       });
     });
-    const done: Array<{ atMs: number; victim: number; gen: number; inFlight: number; onVictim: number; pid: number }> = [];
+    const done: Array<{ atMs: number; victim: number; gen: number; inFlight: number; onVictim: number; pid: number }> =
+      [];
     const restarting = new Map<number, Promise<void>>();
     const killer = (async () => {
       for (const k of kills) {
@@ -305,7 +372,14 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
         const pool = busy.length > 0 ? busy : slots;
         const slot = pool[Math.floor(k.pick * pool.length)]!;
         await restarting.get(slot.index);
-        done.push({ atMs: Date.now() - started, victim: slot.index, gen: slot.gen, inFlight: CALLS - ended, onVictim: inFlight.get(flightKey(slot.index, slot.gen)) ?? 0, pid: slot.server.pid });
+        done.push({
+          atMs: Date.now() - started,
+          victim: slot.index,
+          gen: slot.gen,
+          inFlight: CALLS - ended,
+          onVictim: inFlight.get(flightKey(slot.index, slot.gen)) ?? 0,
+          pid: slot.server.pid,
+        });
         restarting.set(slot.index, killAndRestart(slot));
       }
       await Promise.all(restarting.values());
@@ -337,13 +411,32 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
       );
     });
     expect(findings, "orphaned purchases nobody resumed").toEqual([]);
-    expect(left, `the journal still drives or follows intents after ${SETTLE_MS / 1000} s`).toEqual({ unfinished: 0, following: 0 });
+    expect(left, `the journal still drives or follows intents after ${SETTLE_MS / 1000} s`).toEqual({
+      unfinished: 0,
+      following: 0,
+    });
 
-    const { facts, spent, paid: journalPaid } = await moneyAgrees(db, url, before, paid.map((o) => o.executionId!));
+    const {
+      facts,
+      spent,
+      paid: journalPaid,
+    } = await moneyAgrees(
+      db,
+      url,
+      before,
+      paid.map((o) => o.executionId!),
+    );
     // Every recorded intent ended paid, or refused by the cap (nothing else could stop one here).
     const ends = new Map<string, number>();
-    for (const x of facts.intents) ends.set(`${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`, (ends.get(`${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`) ?? 0) + 1);
-    expect([...ends.keys()].filter((k) => k !== "executed/spent/-" && k !== "refused/none/budget_exceeded"), JSON.stringify(Object.fromEntries(ends))).toEqual([]);
+    for (const x of facts.intents)
+      ends.set(
+        `${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`,
+        (ends.get(`${x.state}/${x.budgetState}/${x.errorCode ?? "-"}`) ?? 0) + 1,
+      );
+    expect(
+      [...ends.keys()].filter((k) => k !== "executed/spent/-" && k !== "refused/none/budget_exceeded"),
+      JSON.stringify(Object.fromEntries(ends)),
+    ).toEqual([]);
     // Never more than the cap; and since every recorded intent either paid or was refused by the
     // cap, more than 60 recorded intents means the cap was reached: exactly 60 paid.
     expect(journalPaid).toBeLessThanOrEqual(ADMITTED);

@@ -24,7 +24,11 @@ const PRICE = 288_000n;
 
 /** The blockhash this ledger moves to next (LiteSVM: SHA-256 of the current one's bytes). */
 function nextBlockhash(current: string): string {
-  return getBase58Decoder().decode(createHash("sha256").update(Uint8Array.from(getBase58Encoder().encode(current))).digest());
+  return getBase58Decoder().decode(
+    createHash("sha256")
+      .update(Uint8Array.from(getBase58Encoder().encode(current)))
+      .digest(),
+  );
 }
 
 interface Kept {
@@ -45,21 +49,57 @@ function futureBlockhashProxy(t: TestSandbox, keep: number, kept: Kept[], offere
     offered.push(next);
     return next;
   };
-  const withFuture = (accepts: any[] | undefined) => accepts?.map((a) => ({ ...a, extra: { ...a.extra, recentBlockhash: future(), lastValidBlockHeight: "999999999" } }));
+  const withFuture = (accepts: any[] | undefined) =>
+    accepts?.map((a) => ({
+      ...a,
+      extra: { ...a.extra, recentBlockhash: future(), lastValidBlockHeight: "999999999" },
+    }));
   const keepIt = (quoteId: string, proof: string): ProxyAction => {
     const decoded = JSON.parse(Buffer.from(proof, "base64").toString("utf8"));
-    kept.push({ quoteId, proof, blockhash: proofBlockhash(decoded.payload.transaction)!, offered: offered[offered.length - 1]!, current: t.sb.ledger.currentBlockhash() });
-    return { kind: "status", status: 402, body: { error: { code: "payment_invalid", message: "payment proof rejected by the facilitator: transaction_failed", reason: "transaction_failed" } } };
+    kept.push({
+      quoteId,
+      proof,
+      blockhash: proofBlockhash(decoded.payload.transaction)!,
+      offered: offered[offered.length - 1]!,
+      current: t.sb.ledger.currentBlockhash(),
+    });
+    return {
+      kind: "status",
+      status: 402,
+      body: {
+        error: {
+          code: "payment_invalid",
+          message: "payment proof rejected by the facilitator: transaction_failed",
+          reason: "transaction_failed",
+        },
+      },
+    };
   };
-  const proofIn = (r: SeenRequest) => (typeof r.headers["x-payment-proof"] === "string" ? (r.headers["x-payment-proof"] as string) : undefined);
+  const proofIn = (r: SeenRequest) =>
+    typeof r.headers["x-payment-proof"] === "string" ? (r.headers["x-payment-proof"] as string) : undefined;
   return [
     {
       match: on("POST", "/v1/quotes"),
-      action: { kind: "rewrite", transform: (q) => (q.paymentRequirement ? { ...q, paymentRequirement: { ...q.paymentRequirement, accepts: withFuture(q.paymentRequirement.accepts) } } : q) },
+      action: {
+        kind: "rewrite",
+        transform: (q) =>
+          q.paymentRequirement
+            ? {
+                ...q,
+                paymentRequirement: { ...q.paymentRequirement, accepts: withFuture(q.paymentRequirement.accepts) },
+              }
+            : q,
+      },
     },
     {
       match: on("POST", "/v1/payments/prepare"),
-      action: { kind: "rewrite", transform: (b) => (b.paymentRequired ? { ...b, paymentRequired: { ...b.paymentRequired, accepts: withFuture(b.paymentRequired.accepts) } } : b) },
+      action: {
+        kind: "rewrite",
+        transform: (b) =>
+          b.paymentRequired
+            ? { ...b, paymentRequired: { ...b.paymentRequired, accepts: withFuture(b.paymentRequired.accepts) } }
+            : b,
+      },
     },
     {
       match: on("POST", "/v1/payments/confirm"),
@@ -96,7 +136,8 @@ function futureBlockhashProxy(t: TestSandbox, keep: number, kept: Kept[], offere
   ];
 }
 
-const said = (r: PaidCall | PaidActionError) => (r instanceof PaidActionError ? `${r.code}: ${r.message}` : `paid: ${r.executionId}`);
+const said = (r: PaidCall | PaidActionError) =>
+  r instanceof PaidActionError ? `${r.code}: ${r.message}` : `paid: ${r.executionId}`;
 
 describe("a service that chooses the blockhash our payment is signed with", () => {
   let t: TestSandbox | undefined;
@@ -112,7 +153,10 @@ describe("a service that chooses the blockhash our payment is signed with", () =
   async function settleKept(sandbox: TestSandbox, kept: Kept[]): Promise<number[]> {
     const statuses: number[] = [];
     for (const k of kept) {
-      const res = await sandbox.call("POST", "/payments/confirm", { body: { quoteId: k.quoteId, paymentProof: k.proof }, headers: { "idempotency-key": `proxy-${k.quoteId}-${sandbox.sb.ledger.currentBlockhash()}` } });
+      const res = await sandbox.call("POST", "/payments/confirm", {
+        body: { quoteId: k.quoteId, paymentProof: k.proof },
+        headers: { "idempotency-key": `proxy-${k.quoteId}-${sandbox.sb.ledger.currentBlockhash()}` },
+      });
       statuses.push(res.status);
     }
     return statuses;
@@ -124,10 +168,19 @@ describe("a service that chooses the blockhash our payment is signed with", () =
       const kept: Kept[] = [];
       const offered: string[] = [];
       // A fresh challenge for every attempt (prepare too): every path the hint could come in by is lied on.
-      f = await engineFixture({ t: sandbox, rules: futureBlockhashProxy(sandbox, keep, kept, offered), env: { PAID_ACTIONS_MAX_PER_DAY: "0.50" }, open: { settleWaitMs: 0, challengeMaxAgeMs: 0 } });
+      f = await engineFixture({
+        t: sandbox,
+        rules: futureBlockhashProxy(sandbox, keep, kept, offered),
+        env: { PAID_ACTIONS_MAX_PER_DAY: "0.50" },
+        open: { settleWaitMs: 0, challengeMaxAgeMs: 0 },
+      });
       const start = Date.now();
       const before = await sandbox.usdc(sandbox.wallet.address);
-      const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: `future-${keep}` }, intentKey: `future-blockhash-${keep}` };
+      const req = {
+        action: "servers.provision",
+        input: { ...SMALL_SERVER, image: `future-${keep}` },
+        intentKey: `future-blockhash-${keep}`,
+      };
       const answers: string[] = [];
       let paid: PaidCall | undefined;
       for (let round = 0; round < 3 * keep + 4 && !paid; round++) {
@@ -135,8 +188,13 @@ describe("a service that chooses the blockhash our payment is signed with", () =
         answers.push(said(r));
         // A kept proof can still land while the ledger accepts the blockhash it was signed with.
         const liveProofs = kept.filter((k) => k.blockhash === sandbox.sb.ledger.currentBlockhash());
-        if (liveProofs.length > 0) expect(said(r), `round ${round}: ${liveProofs.length} kept proof(s) can still land`).not.toMatch(/nothing was charged/i);
-        expect(BigInt(Math.round(Number((await f.pa.engine.spending()).committedLast24h) * 1e6))).toBeLessThanOrEqual(500_000n);
+        if (liveProofs.length > 0)
+          expect(said(r), `round ${round}: ${liveProofs.length} kept proof(s) can still land`).not.toMatch(
+            /nothing was charged/i,
+          );
+        expect(BigInt(Math.round(Number((await f.pa.engine.spending()).committedLast24h) * 1e6))).toBeLessThanOrEqual(
+          500_000n,
+        );
         if (!(r instanceof PaidActionError)) {
           paid = r;
           break;
@@ -168,7 +226,12 @@ describe("a service that chooses the blockhash our payment is signed with", () =
       expect(audit.report.discrepancies).toEqual([]);
       expect(audit.report.ok).toBe(true);
       // The released payments stay watched until our height is well past their last valid height; nothing landed.
-      expect((await f.pa.journal.watchedPayments(10)).map((p) => p.quoteId).sort()).toEqual(payments.filter((p) => p.fate === "never").map((p) => p.quoteId).sort());
+      expect((await f.pa.journal.watchedPayments(10)).map((p) => p.quoteId).sort()).toEqual(
+        payments
+          .filter((p) => p.fate === "never")
+          .map((p) => p.quoteId)
+          .sort(),
+      );
       expect(await f.pa.engine.watchReleased()).toEqual({ watched: keep, landed: 0 });
       sandbox.sb.ledger.rotateBlockhash();
       expect(await f.pa.engine.watchReleased()).toMatchObject({ landed: 0 });
@@ -179,9 +242,17 @@ describe("a service that chooses the blockhash our payment is signed with", () =
   it("a kept proof settled while it can still land: the chain shows it, it is spent once, no second proof is signed", async () => {
     const sandbox = (t = await startTestSandbox());
     const kept: Kept[] = [];
-    f = await engineFixture({ t: sandbox, rules: futureBlockhashProxy(sandbox, 1, kept, []), open: { settleWaitMs: 0 } });
+    f = await engineFixture({
+      t: sandbox,
+      rules: futureBlockhashProxy(sandbox, 1, kept, []),
+      open: { settleWaitMs: 0 },
+    });
     const before = await sandbox.usdc(sandbox.wallet.address);
-    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "future-live" }, intentKey: "future-blockhash-live" };
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "future-live" },
+      intentKey: "future-blockhash-live",
+    };
     const first = await outcome(f.pa.engine.pay(req));
     expect(first).toBeInstanceOf(PaidActionError);
     expect(said(first)).toMatch(/^outcome_unknown: .*may still land/);
@@ -206,15 +277,28 @@ describe("a service that chooses the blockhash our payment is signed with", () =
       const real = await createRpcChain(sandbox.sb.rpcUrl);
       return {
         ...real,
-        signaturesFor: async (address, opts) => (await real.signaturesFor(address, opts)).filter((e) => !(lagging && hidden.has(e.signature))),
+        signaturesFor: async (address, opts) =>
+          (await real.signaturesFor(address, opts)).filter((e) => !(lagging && hidden.has(e.signature))),
       };
     };
-    f = await engineFixture({ t: sandbox, rules: futureBlockhashProxy(sandbox, 1, kept, []), env: { PAID_ACTIONS_MAX_PER_DAY: "0.50" }, open: { settleWaitMs: 0, chain: lag } });
+    f = await engineFixture({
+      t: sandbox,
+      rules: futureBlockhashProxy(sandbox, 1, kept, []),
+      env: { PAID_ACTIONS_MAX_PER_DAY: "0.50" },
+      open: { settleWaitMs: 0, chain: lag },
+    });
     const before = await sandbox.usdc(sandbox.wallet.address);
-    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "future-late" }, intentKey: "future-blockhash-late" };
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "future-late" },
+      intentKey: "future-blockhash-late",
+    };
     expect(await outcome(f.pa.engine.pay(req))).toBeInstanceOf(PaidActionError);
     // The proxy settles the kept proof while it is valid; our RPC's history does not show it (yet).
-    const settled = await sandbox.call("POST", "/payments/confirm", { body: { quoteId: kept[0]!.quoteId, paymentProof: kept[0]!.proof }, headers: { "idempotency-key": "proxy-late" } });
+    const settled = await sandbox.call("POST", "/payments/confirm", {
+      body: { quoteId: kept[0]!.quoteId, paymentProof: kept[0]!.proof },
+      headers: { "idempotency-key": "proxy-late" },
+    });
     expect(settled.status).toBe(200);
     hidden.add(settled.body.transaction);
     sandbox.sb.ledger.rotateBlockhash();
@@ -230,10 +314,16 @@ describe("a service that chooses the blockhash our payment is signed with", () =
     expect(intent.attention).toContain(`landed in transaction ${settled.body.transaction}`);
     expect(intent.attention).toContain(`quote ${kept[0]!.quoteId}`);
     expect((await f.pa.engine.needsAttention()).map((v) => v.intentId)).toContain(intent.intentId);
-    expect((await f.pa.journal.payment(kept[0]!.quoteId))).toMatchObject({ fate: "landed", tx: settled.body.transaction, watch: false });
+    expect(await f.pa.journal.payment(kept[0]!.quoteId)).toMatchObject({
+      fate: "landed",
+      tx: settled.body.transaction,
+      watch: false,
+    });
     // It counts: 0.576 held, so the 0.50 daily cap refuses the next purchase.
     expect((await f.pa.engine.spending()).committedLast24h).toBe("0.576");
-    const next = await outcome(f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "after-late" } }));
+    const next = await outcome(
+      f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "after-late" } }),
+    );
     expect(next).toBeInstanceOf(PaidActionError);
     expect((next as PaidActionError).code).toBe("budget_exceeded");
     expect(await sandbox.usdc(sandbox.wallet.address)).toBe(before - 2n * PRICE);

@@ -11,9 +11,13 @@ import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const QUOTES = on("POST", "/v1/quotes");
 const PREPARE = on("POST", "/v1/payments/prepare");
-const PAID_EXECUTION = (r: Parameters<typeof QUOTES>[0]) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined;
+const PAID_EXECUTION = (r: Parameters<typeof QUOTES>[0]) =>
+  on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined;
 const accepts0 = (q: any) => q.paymentRequirement.accepts[0];
-const rewriteQuote = (f: (q: any) => void): ProxyRule => ({ match: QUOTES, action: { kind: "rewrite", transform: (q) => (f(q), q) } });
+const rewriteQuote = (f: (q: any) => void): ProxyRule => ({
+  match: QUOTES,
+  action: { kind: "rewrite", transform: (q) => (f(q), q) },
+});
 /** The quote endpoint answers 201 with whatever `write` sends (and ends, or not). */
 const rawQuote = (write: (res: import("node:http").ServerResponse) => void): ProxyRule[] => [
   {
@@ -27,7 +31,10 @@ const rawQuote = (write: (res: import("node:http").ServerResponse) => void): Pro
     },
   },
 ];
-const rewritePrepare = (f: (p: any) => void): ProxyRule => ({ match: PREPARE, action: { kind: "rewrite", transform: (p) => (f(p.paymentRequired.accepts[0]), p) } });
+const rewritePrepare = (f: (p: any) => void): ProxyRule => ({
+  match: PREPARE,
+  action: { kind: "rewrite", transform: (p) => (f(p.paymentRequired.accepts[0]), p) },
+});
 
 interface Case {
   name: string;
@@ -42,20 +49,85 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: "amount raised between quote and challenge", fresh: true, rules: () => [rewritePrepare((a) => (a.amount = "300000"))], codes: ["quote_drift"], message: /amount: expected 288000/ },
-  { name: "payee swapped in the challenge", fresh: true, rules: () => [rewritePrepare((a) => (a.payTo = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"))], codes: ["quote_drift"], message: /payTo/ },
-  { name: "mint swapped", rules: () => [rewriteQuote((q) => (accepts0(q).asset = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"))], codes: ["quote_drift"], message: /asset/ },
-  { name: "network swapped", rules: () => [rewriteQuote((q) => (accepts0(q).network = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"))], codes: ["quote_drift"], message: /scheme\/network/ },
-  { name: "scheme swapped", rules: () => [rewriteQuote((q) => (accepts0(q).scheme = "upto"))], codes: ["quote_drift"], message: /scheme\/network/ },
-  { name: "fee payer equal to our own wallet", rules: (t) => [rewriteQuote((q) => (accepts0(q).extra.feePayer = t.wallet.address))], codes: ["quote_drift"], message: /feePayer/ },
-  { name: "challenge without a fee payer", rules: () => [rewriteQuote((q) => delete accepts0(q).extra.feePayer)], codes: ["quote_drift"], message: /feePayer/ },
-  { name: "amount as a float", rules: () => [rewriteQuote((q) => (accepts0(q).amount = "288000.0"))], codes: ["quote_drift"], message: /amount/ },
-  { name: "amount in exponent form", rules: () => [rewriteQuote((q) => ((q.amount = "2.88e-1"), (accepts0(q).amount = "2.88e5")))], codes: ["quote_drift", "service_error"], message: /amount/ },
-  { name: "amount negative", rules: () => [rewriteQuote((q) => ((q.amount = "-0.288"), (accepts0(q).amount = "-288000")))], codes: ["quote_drift", "service_error"], message: /amount/ },
-  { name: "amount zero", rules: () => [rewriteQuote((q) => ((q.amount = "0"), (accepts0(q).amount = "0")))], codes: ["quote_drift"] },
-  { name: "amount beyond 2^64", rules: () => [rewriteQuote((q) => (accepts0(q).amount = "18446744073709551616"))], codes: ["quote_drift"], message: /amount/ },
+  {
+    name: "amount raised between quote and challenge",
+    fresh: true,
+    rules: () => [rewritePrepare((a) => (a.amount = "300000"))],
+    codes: ["quote_drift"],
+    message: /amount: expected 288000/,
+  },
+  {
+    name: "payee swapped in the challenge",
+    fresh: true,
+    rules: () => [rewritePrepare((a) => (a.payTo = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"))],
+    codes: ["quote_drift"],
+    message: /payTo/,
+  },
+  {
+    name: "mint swapped",
+    rules: () => [rewriteQuote((q) => (accepts0(q).asset = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"))],
+    codes: ["quote_drift"],
+    message: /asset/,
+  },
+  {
+    name: "network swapped",
+    rules: () => [rewriteQuote((q) => (accepts0(q).network = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"))],
+    codes: ["quote_drift"],
+    message: /scheme\/network/,
+  },
+  {
+    name: "scheme swapped",
+    rules: () => [rewriteQuote((q) => (accepts0(q).scheme = "upto"))],
+    codes: ["quote_drift"],
+    message: /scheme\/network/,
+  },
+  {
+    name: "fee payer equal to our own wallet",
+    rules: (t) => [rewriteQuote((q) => (accepts0(q).extra.feePayer = t.wallet.address))],
+    codes: ["quote_drift"],
+    message: /feePayer/,
+  },
+  {
+    name: "challenge without a fee payer",
+    rules: () => [rewriteQuote((q) => delete accepts0(q).extra.feePayer)],
+    codes: ["quote_drift"],
+    message: /feePayer/,
+  },
+  {
+    name: "amount as a float",
+    rules: () => [rewriteQuote((q) => (accepts0(q).amount = "288000.0"))],
+    codes: ["quote_drift"],
+    message: /amount/,
+  },
+  {
+    name: "amount in exponent form",
+    rules: () => [rewriteQuote((q) => ((q.amount = "2.88e-1"), (accepts0(q).amount = "2.88e5")))],
+    codes: ["quote_drift", "service_error"],
+    message: /amount/,
+  },
+  {
+    name: "amount negative",
+    rules: () => [rewriteQuote((q) => ((q.amount = "-0.288"), (accepts0(q).amount = "-288000")))],
+    codes: ["quote_drift", "service_error"],
+    message: /amount/,
+  },
+  {
+    name: "amount zero",
+    rules: () => [rewriteQuote((q) => ((q.amount = "0"), (accepts0(q).amount = "0")))],
+    codes: ["quote_drift"],
+  },
+  {
+    name: "amount beyond 2^64",
+    rules: () => [rewriteQuote((q) => (accepts0(q).amount = "18446744073709551616"))],
+    codes: ["quote_drift"],
+    message: /amount/,
+  },
   { name: "amount as a JSON number", rules: () => [rewriteQuote((q) => (q.amount = 0.288))], codes: ["service_error"] },
-  { name: "quote already expired", rules: () => [rewriteQuote((q) => (q.expiresAt = new Date(Date.now() - 60_000).toISOString()))], codes: ["quote_expired"] },
+  {
+    name: "quote already expired",
+    rules: () => [rewriteQuote((q) => (q.expiresAt = new Date(Date.now() - 60_000).toISOString()))],
+    codes: ["quote_expired"],
+  },
   {
     name: "quote expiring during the call",
     fresh: true,
@@ -65,7 +137,12 @@ const CASES: Case[] = [
     ],
     codes: ["quote_expired"],
   },
-  { name: "quote for another action", rules: () => [rewriteQuote((q) => (q.action = "domains.register"))], codes: ["quote_drift"], message: /domains\.register/ },
+  {
+    name: "quote for another action",
+    rules: () => [rewriteQuote((q) => (q.action = "domains.register"))],
+    codes: ["quote_drift"],
+    message: /domains\.register/,
+  },
   {
     name: "quote for another input (a real quote of the service, for a longer rental)",
     rules: (t) => [
@@ -75,7 +152,11 @@ const CASES: Case[] = [
           kind: "raw",
           handler: (_req, res) =>
             void t.quote("servers.provision", { ...SMALL_SERVER, durationHours: 25 }).then((q) => {
-              const body = JSON.stringify({ ...q, amount: "0.288", paymentRequirement: { ...q.paymentRequirement, accepts: [{ ...accepts0(q), amount: "288000" }] } });
+              const body = JSON.stringify({
+                ...q,
+                amount: "0.288",
+                paymentRequirement: { ...q.paymentRequirement, accepts: [{ ...accepts0(q), amount: "288000" }] },
+              });
               res.writeHead(201, { "content-type": "application/json" });
               res.end(body);
             }),
@@ -91,11 +172,25 @@ const CASES: Case[] = [
     codes: ["quote_drift"],
     message: /extra\.memo/,
   },
-  { name: "missing required fields (no quoteId)", rules: () => [rewriteQuote((q) => delete q.quoteId)], codes: ["service_error"], message: /quoteId/ },
-  { name: "a quote id with path characters", rules: () => [rewriteQuote((q) => (q.quoteId = "../../etc/passwd"))], codes: ["quote_drift"] },
+  {
+    name: "missing required fields (no quoteId)",
+    rules: () => [rewriteQuote((q) => delete q.quoteId)],
+    codes: ["service_error"],
+    message: /quoteId/,
+  },
+  {
+    name: "a quote id with path characters",
+    rules: () => [rewriteQuote((q) => (q.quoteId = "../../etc/passwd"))],
+    codes: ["quote_drift"],
+  },
   {
     name: "redirect to another host",
-    rules: () => [{ match: QUOTES, action: { kind: "status", status: 307, headers: { location: "http://attacker.invalid/v1/quotes" } } }],
+    rules: () => [
+      {
+        match: QUOTES,
+        action: { kind: "status", status: 307, headers: { location: "http://attacker.invalid/v1/quotes" } },
+      },
+    ],
     codes: ["service_error"],
     message: /redirect/,
   },
@@ -130,7 +225,9 @@ const CASES: Case[] = [
         action: {
           kind: "status",
           status: 402,
-          body: { error: { code: "payment_required", message: "pay again", paymentRequired: { x402Version: 2, accepts: [] } } },
+          body: {
+            error: { code: "payment_required", message: "pay again", paymentRequired: { x402Version: 2, accepts: [] } },
+          },
         },
       },
     ],
@@ -139,7 +236,9 @@ const CASES: Case[] = [
   {
     name: "an execution id with path characters",
     stage: "after-payment",
-    rules: () => [{ match: PAID_EXECUTION, action: { kind: "rewrite", transform: (e) => ((e.executionId = "../../v1/admin"), e) } }],
+    rules: () => [
+      { match: PAID_EXECUTION, action: { kind: "rewrite", transform: (e) => ((e.executionId = "../../v1/admin"), e) } },
+    ],
     codes: ["service_error"],
   },
 ];
@@ -199,7 +298,15 @@ describe("a lying service: every behaviour refused, nothing signed or overpaid",
     const f = await engineFixture({
       t,
       open: { now: () => clock },
-      rules: [{ match: on("GET", "/v1/executions/"), action: { kind: "rewrite", transform: (e) => ({ ...e, status: "failed", error: { code: "provider_failed", message: "gone" } }) } }],
+      rules: [
+        {
+          match: on("GET", "/v1/executions/"),
+          action: {
+            kind: "rewrite",
+            transform: (e) => ({ ...e, status: "failed", error: { code: "provider_failed", message: "gone" } }),
+          },
+        },
+      ],
     });
     try {
       const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });

@@ -25,13 +25,21 @@ function settleThen402(after?: () => void): ProxyRule {
       status: 402,
       transform: (body) => {
         after?.();
-        return { error: { code: "payment_invalid", message: "payment proof rejected by the facilitator: transaction_failed", reason: "transaction_failed", requestId: body?.requestId } };
+        return {
+          error: {
+            code: "payment_invalid",
+            message: "payment proof rejected by the facilitator: transaction_failed",
+            reason: "transaction_failed",
+            requestId: body?.requestId,
+          },
+        };
       },
     },
   };
 }
 
-const said = (r: PaidCall | PaidActionError) => JSON.stringify(r instanceof PaidActionError ? { ...r.toJSON(), message: r.message } : r);
+const said = (r: PaidCall | PaidActionError) =>
+  JSON.stringify(r instanceof PaidActionError ? { ...r.toJSON(), message: r.message } : r);
 
 describe("money truth: the chain decides, whatever the service says", () => {
   let t: TestSandbox;
@@ -51,11 +59,20 @@ describe("money truth: the chain decides, whatever the service says", () => {
     ["after the proof's blockhash has rotated", true],
   ] as const) {
     it(`settle-then-402 ${name}: one debit per intent across 3 retries, executed or attention, never "nothing was charged"`, async () => {
-      f = await engineFixture({ t, rules: [settleThen402(rotate ? () => t.sb.ledger.rotateBlockhash() : undefined)], open: { settleWaitMs: 0 } });
+      f = await engineFixture({
+        t,
+        rules: [settleThen402(rotate ? () => t.sb.ledger.rotateBlockhash() : undefined)],
+        open: { settleWaitMs: 0 },
+      });
       const before = await t.usdc(t.wallet.address);
-      const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: `lie-${rotate ? "rotated" : "now"}` }, intentKey: `settle-then-402-${rotate ? "rotated" : "now"}` };
+      const req = {
+        action: "servers.provision",
+        input: { ...SMALL_SERVER, image: `lie-${rotate ? "rotated" : "now"}` },
+        intentKey: `settle-then-402-${rotate ? "rotated" : "now"}`,
+      };
       const results = [];
-      for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req, { callId: `call_lie${i}${rotate ? "r" : "n"}` })));
+      for (let i = 0; i < 3; i++)
+        results.push(await outcome(f.pa.engine.pay(req, { callId: `call_lie${i}${rotate ? "r" : "n"}` })));
       expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
       for (const r of results) expect(said(r)).not.toMatch(/nothing was charged/i);
       const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
@@ -80,10 +97,20 @@ describe("money truth: the chain decides, whatever the service says", () => {
     f = await engineFixture({
       t,
       open: { settleWaitMs: 0 },
-      rules: [settleThen402(), { match: (r) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined, action: { kind: "status", status: 409, body: { error: { code: "quote_mismatch", message: "no" } } } }],
+      rules: [
+        settleThen402(),
+        {
+          match: (r) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined,
+          action: { kind: "status", status: 409, body: { error: { code: "quote_mismatch", message: "no" } } },
+        },
+      ],
     });
     const before = await t.usdc(t.wallet.address);
-    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "lie-both" }, intentKey: "settle-then-402-both" };
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "lie-both" },
+      intentKey: "settle-then-402-both",
+    };
     const results = [];
     for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req)));
     expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
@@ -103,12 +130,18 @@ describe("money truth: the chain decides, whatever the service says", () => {
       rules: [
         {
           match: CONFIRM,
-          action: { kind: "dynamic", choose: () => (rotated ? undefined : ((rotated = true), t.sb.ledger.rotateBlockhash(), undefined)) },
+          action: {
+            kind: "dynamic",
+            choose: () => (rotated ? undefined : ((rotated = true), t.sb.ledger.rotateBlockhash(), undefined)),
+          },
         },
       ],
     });
     const before = await t.usdc(t.wallet.address);
-    const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "never-landed" } });
+    const paid = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "never-landed" },
+    });
     expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
     const intent = (await f.pa.journal.intent(paid.intentId))!;
     expect(intent.attempt).toBe(1);
@@ -125,7 +158,10 @@ describe("money truth: the chain decides, whatever the service says", () => {
         await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
         const row = (await fx.pa.journal.intent(paid.intentId))!;
         if (row.nextPollAt === null) return row;
-        if (Date.now() > deadline) throw new Error(`the intent was still followed: ${JSON.stringify({ state: row.state, exec: row.execStatus, settlement: row.settlement, refund: row.refundState })}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `the intent was still followed: ${JSON.stringify({ state: row.state, exec: row.execStatus, settlement: row.settlement, refund: row.refundState })}`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     }
@@ -150,7 +186,12 @@ describe("money truth: the chain decides, whatever the service says", () => {
     it("a `refunded` status with no refund at all credits nothing and tells a human", async () => {
       f = await engineFixture({
         t,
-        rules: [{ match: GET_EXECUTION, action: { kind: "rewrite", transform: (e) => ({ ...e, status: "refunded", refund: undefined }) } }],
+        rules: [
+          {
+            match: GET_EXECUTION,
+            action: { kind: "rewrite", transform: (e) => ({ ...e, status: "refunded", refund: undefined }) },
+          },
+        ],
       });
       const before = await t.usdc(t.wallet.address);
       const row = await payAndFollow(f, "refund-none");
@@ -168,11 +209,20 @@ describe("money truth: the chain decides, whatever the service says", () => {
         rules: [
           {
             match: GET_EXECUTION,
-            action: { kind: "rewrite", transform: (e) => (tiny ? { ...e, status: "refunded", refund: { amount: "0.000001", currency: "USDC", transaction: tiny } } : e) },
+            action: {
+              kind: "rewrite",
+              transform: (e) =>
+                tiny
+                  ? { ...e, status: "refunded", refund: { amount: "0.000001", currency: "USDC", transaction: tiny } }
+                  : e,
+            },
           },
         ],
       });
-      const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "refund-tiny" } });
+      const paid = await f.pa.engine.pay({
+        action: "servers.provision",
+        input: { ...SMALL_SERVER, image: "refund-tiny" },
+      });
       const wire = await refundTransferWire(t.sb.ledger, t.sb.keys, t.sb.asset, t.wallet.address, 1n);
       const sent = t.sb.ledger.submit(wire);
       expect(sent.ok).toBe(true);
@@ -189,7 +239,16 @@ describe("money truth: the chain decides, whatever the service says", () => {
     it("an inflated refund claim credits only what landed (never more than was paid) and tells a human", async () => {
       f = await engineFixture({
         t,
-        rules: [failTheProvider, { match: GET_EXECUTION, action: { kind: "rewrite", transform: (e) => (e.refund ? { ...e, refund: { ...e.refund, amount: "1000.00" } } : e) } }],
+        rules: [
+          failTheProvider,
+          {
+            match: GET_EXECUTION,
+            action: {
+              kind: "rewrite",
+              transform: (e) => (e.refund ? { ...e, refund: { ...e.refund, amount: "1000.00" } } : e),
+            },
+          },
+        ],
       });
       const before = await t.usdc(t.wallet.address);
       const row = await payAndFollow(f, "refund-inflated");
@@ -206,7 +265,13 @@ describe("money truth: the chain decides, whatever the service says", () => {
         t,
         rules: [
           failTheProvider,
-          { match: GET_EXECUTION, action: { kind: "rewrite", transform: (e) => (e.refund && shared ? { ...e, refund: { ...e.refund, transaction: shared } } : e) } },
+          {
+            match: GET_EXECUTION,
+            action: {
+              kind: "rewrite",
+              transform: (e) => (e.refund && shared ? { ...e, refund: { ...e.refund, transaction: shared } } : e),
+            },
+          },
         ],
       });
       const first = await payAndFollow(f, "refund-shared-1");
@@ -236,7 +301,11 @@ describe("money truth: the chain decides, whatever the service says", () => {
     it("two concurrent calls with one intentKey in one process: one debit, both report the same execution", async () => {
       f = await engineFixture({ t, rules: [slowConfirm] });
       const before = await t.usdc(t.wallet.address);
-      const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "same-key-1p" }, intentKey: "same-key-one-process" };
+      const req = {
+        action: "servers.provision",
+        input: { ...SMALL_SERVER, image: "same-key-1p" },
+        intentKey: "same-key-one-process",
+      };
       const [a, b] = await Promise.all([outcome(f.pa.engine.pay(req)), outcome(f.pa.engine.pay(req))]);
       expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
       const paid = [a, b].filter((r): r is PaidCall => !(r instanceof PaidActionError));
@@ -251,7 +320,11 @@ describe("money truth: the chain decides, whatever the service says", () => {
     it("two processes on one journal calling with one intentKey at once: one debit, the same execution or busy", async () => {
       f = await engineFixture({ t, rules: [slowConfirm] });
       const before = await t.usdc(t.wallet.address);
-      const call = { action: "servers.provision", input: { ...SMALL_SERVER, image: "same-key-2p" }, intentKey: "same-key-two-processes" };
+      const call = {
+        action: "servers.provision",
+        input: { ...SMALL_SERVER, image: "same-key-2p" },
+        intentKey: "same-key-two-processes",
+      };
       const env = { ...f.env, CHILD_CALLS: JSON.stringify([call]) };
       const [a, b] = await Promise.all([runEngineChild(env), runEngineChild(env)]);
       expect(a.code, a.stderr).toBe(0);
@@ -268,10 +341,17 @@ describe("money truth: the chain decides, whatever the service says", () => {
   });
 
   it("a call cancelled while its quote is pending pays nothing, and the same key can buy later", async () => {
-    f = await engineFixture({ t, rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "delay", ms: 600 }, times: 1 }] });
+    f = await engineFixture({
+      t,
+      rules: [{ match: on("POST", "/v1/quotes"), action: { kind: "delay", ms: 600 }, times: 1 }],
+    });
     const before = await t.usdc(t.wallet.address);
     const ac = new AbortController();
-    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "cancelled" }, intentKey: "cancelled-while-quoting" };
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "cancelled" },
+      intentKey: "cancelled-while-quoting",
+    };
     const pending = outcome(f.pa.engine.pay(req, { signal: ac.signal }));
     setTimeout(() => ac.abort(), 150);
     const r = await pending;
@@ -292,9 +372,26 @@ describe("money truth: the chain decides, whatever the service says", () => {
   it("a retry of a call whose payment is still settling waits for the outcome (bounded), with progress", async () => {
     // The first call's confirm is answered only after the second call arrived: the service
     // says idempotency_in_progress to the retry until the first settles.
-    f = await engineFixture({ t, rules: [{ match: CONFIRM, action: { kind: "status", status: 409, body: { error: { code: "idempotency_in_progress", message: "still settling" } } }, times: 2 }], open: { settleWaitMs: 10_000, settleWaitStepMs: 100 } });
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: CONFIRM,
+          action: {
+            kind: "status",
+            status: 409,
+            body: { error: { code: "idempotency_in_progress", message: "still settling" } },
+          },
+          times: 2,
+        },
+      ],
+      open: { settleWaitMs: 10_000, settleWaitStepMs: 100 },
+    });
     const progress: string[] = [];
-    const paid = await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "settling" }, intentKey: "still-settling-1" }, { onProgress: (m) => progress.push(m) });
+    const paid = await f.pa.engine.pay(
+      { action: "servers.provision", input: { ...SMALL_SERVER, image: "settling" }, intentKey: "still-settling-1" },
+      { onProgress: (m) => progress.push(m) },
+    );
     expect(paid.status).toBe("pending");
     expect(progress.length).toBeGreaterThanOrEqual(1);
     expect(progress[0]).toMatch(/still settling/);
@@ -302,7 +399,11 @@ describe("money truth: the chain decides, whatever the service says", () => {
 
   it("the lower budget of a retry applies to an intent in progress", async () => {
     f = await engineFixture({ t, env: { PAID_ACTIONS_APPROVAL_ABOVE: "0.1" } });
-    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "lower-budget" }, intentKey: "lower-budget-retry" };
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "lower-budget" },
+      intentKey: "lower-budget-retry",
+    };
     const first = await outcome(f.pa.engine.pay(req));
     expect((first as PaidActionError).code).toBe("approval_required");
     const approvalId = (first as PaidActionError<"approval_required">).context.approvalId;

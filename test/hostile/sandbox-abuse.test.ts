@@ -41,7 +41,9 @@ function rawSocket(port: number, maxMs = 20_000) {
   let resolveResponse!: (r: RawResponse) => void;
   const response = new Promise<RawResponse>((r) => (resolveResponse = r));
   const closed = new Promise<{ atMs: number; error?: string }>((resolve) => {
-    socket.on("error", (e) => resolve({ atMs: Date.now() - started, error: (e as NodeJS.ErrnoException).code ?? e.message }));
+    socket.on("error", (e) =>
+      resolve({ atMs: Date.now() - started, error: (e as NodeJS.ErrnoException).code ?? e.message }),
+    );
     socket.on("close", () => resolve({ atMs: Date.now() - started }));
   });
   const tryParse = () => {
@@ -56,7 +58,12 @@ function rawSocket(port: number, maxMs = 20_000) {
     }
     const length = Number(headers["content-length"] ?? "0");
     if (data.length < end + 4 + length) return;
-    resolveResponse({ status, headers, body: data.subarray(end + 4, end + 4 + length).toString("utf8"), atMs: (firstByteAt ?? Date.now()) - started });
+    resolveResponse({
+      status,
+      headers,
+      body: data.subarray(end + 4, end + 4 + length).toString("utf8"),
+      atMs: (firstByteAt ?? Date.now()) - started,
+    });
   };
   socket.on("data", (chunk: Buffer) => {
     firstByteAt ??= Date.now();
@@ -82,24 +89,36 @@ function rawSocket(port: number, maxMs = 20_000) {
 }
 
 function head(method: string, path: string, headers: Record<string, string>): string {
-  return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+  return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("")}\r\n`;
 }
 
 /** A well-behaved client measuring how long each answer takes while others abuse the service. */
-async function bystander(t: TestSandbox, key: string, until: () => boolean, opts: { everyMs?: number; max?: number } = {}) {
+async function bystander(
+  t: TestSandbox,
+  key: string,
+  until: () => boolean,
+  opts: { everyMs?: number; max?: number } = {},
+) {
   const call = apiClient(t.sb.baseUrl, key);
   const results: { status: number; ms: number; text: string }[] = [];
   for (let i = 0; i < (opts.max ?? 200) && !until(); i++) {
     const started = Date.now();
     // Alternate a read and a state-changing request (a quote: body parsing, SQLite writes).
-    const res: ApiResponse = i % 2 === 0 ? await call("GET", "/actions") : await call("POST", "/quotes", { body: QUOTE_BODY });
+    const res: ApiResponse =
+      i % 2 === 0 ? await call("GET", "/actions") : await call("POST", "/quotes", { body: QUOTE_BODY });
     results.push({ status: res.status, ms: Date.now() - started, text: res.text.slice(0, 300) });
     await sleep(opts.everyMs ?? 50);
   }
   return results;
 }
 
-function expectServedPromptly(results: { status: number; ms: number; text: string }[], minCount: number, maxMs: number): void {
+function expectServedPromptly(
+  results: { status: number; ms: number; text: string }[],
+  minCount: number,
+  maxMs: number,
+): void {
   expect(results.length).toBeGreaterThanOrEqual(minCount);
   for (const r of results) {
     expect([200, 201], r.text).toContain(r.status);
@@ -135,7 +154,13 @@ describe("sandbox abuse: oversized bodies get 413", () => {
     for (const declared of [MAX_BODY_BYTES + 1, 10 * 1024 * 1024, 2 ** 40]) {
       const s = raw(t.sb.port);
       await s.connected;
-      s.write(head("POST", "/v1/quotes", { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "content-length": String(declared) }));
+      s.write(
+        head("POST", "/v1/quotes", {
+          authorization: `Bearer ${t.sb.apiKey}`,
+          "content-type": "application/json",
+          "content-length": String(declared),
+        }),
+      );
       s.write('{"action":"servers.provision",'); // and then nothing more
       const res = await s.response;
       expect(res.status, s.received()).toBe(413);
@@ -145,7 +170,10 @@ describe("sandbox abuse: oversized bodies get 413", () => {
       s.destroy();
     }
     // The same over fetch, with the whole oversized body sent.
-    const big = await t.call("POST", "/quotes", { rawBody: JSON.stringify({ ...QUOTE_BODY, padding: "x".repeat(2 * 1024 * 1024) }), headers: { "content-type": "application/json" } });
+    const big = await t.call("POST", "/quotes", {
+      rawBody: JSON.stringify({ ...QUOTE_BODY, padding: "x".repeat(2 * 1024 * 1024) }),
+      headers: { "content-type": "application/json" },
+    });
     expect(big.status, big.text).toBe(413);
     expect(big.body.error.code).toBe("payload_too_large");
     expect((await t.call("POST", "/quotes", { body: QUOTE_BODY })).status).toBe(201);
@@ -156,7 +184,13 @@ describe("sandbox abuse: oversized bodies get 413", () => {
     for (const path of ["/v1/quotes", "/solana"]) {
       const s = raw(t.sb.port);
       await s.connected;
-      s.write(head("POST", path, { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "transfer-encoding": "chunked" }));
+      s.write(
+        head("POST", path, {
+          authorization: `Bearer ${t.sb.apiKey}`,
+          "content-type": "application/json",
+          "transfer-encoding": "chunked",
+        }),
+      );
       const chunk = `"${"x".repeat(8 * 1024)}",`;
       let sent = 0;
       let answered: RawResponse | undefined;
@@ -171,7 +205,8 @@ describe("sandbox abuse: oversized bodies get 413", () => {
       const res = await Promise.race([s.response, sleep(5_000).then(() => undefined)]);
       expect(res, `no answer after ${sent} bytes: ${s.received().slice(0, 300)}`).toBeDefined();
       expect(res!.status).toBe(413);
-      if (path === "/solana") expect(JSON.parse(res!.body).error).toMatchObject({ code: -32700, message: "Request too large" });
+      if (path === "/solana")
+        expect(JSON.parse(res!.body).error).toMatchObject({ code: -32700, message: "Request too large" });
       else expect(JSON.parse(res!.body).error).toMatchObject({ code: "payload_too_large", limit: MAX_BODY_BYTES });
       expect(sent).toBeGreaterThan(MAX_BODY_BYTES);
       expect(sent, "the server read far past the limit before answering").toBeLessThan(1024 * 1024);
@@ -225,7 +260,13 @@ describe("sandbox abuse: slow clients are cut off by a timeout", () => {
     const s = raw(t.sb.port, 30_000);
     await s.connected;
     const body = JSON.stringify(QUOTE_BODY); // ~130 bytes: two minutes at a byte a second
-    s.write(head("POST", "/v1/quotes", { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }));
+    s.write(
+      head("POST", "/v1/quotes", {
+        authorization: `Bearer ${t.sb.apiKey}`,
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(body)),
+      }),
+    );
     let i = 0;
     const trickle = setInterval(() => {
       if (i < body.length) s.write(body[i++]!);
@@ -259,7 +300,11 @@ describe("sandbox abuse: slow clients are cut off by a timeout", () => {
           n % 2 === 0
             ? // Slowloris: headers that never end.
               `POST /v1/quotes HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.sb.apiKey}\r\nX-Slow: ${"z".repeat(200)}`
-            : head("POST", "/v1/quotes", { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", "content-length": "200" }) + "x".repeat(200);
+            : head("POST", "/v1/quotes", {
+                authorization: `Bearer ${t.sb.apiKey}`,
+                "content-type": "application/json",
+                "content-length": "200",
+              }) + "x".repeat(200);
         let i = n % 2 === 0 ? 20 : text.length - 200;
         s.write(text.slice(0, i));
         const timer = setInterval(() => {
@@ -271,7 +316,10 @@ describe("sandbox abuse: slow clients are cut off by a timeout", () => {
     );
     let allCut = false;
     const closedAll = Promise.all(slow.map((s) => s.closed)).then((c) => ((allCut = true), c));
-    const others = await bystander(t, t.sb.apiKey, () => allCut || Date.now() - started > 10_000, { everyMs: 100, max: 150 });
+    const others = await bystander(t, t.sb.apiKey, () => allCut || Date.now() - started > 10_000, {
+      everyMs: 100,
+      max: 150,
+    });
     const closed = await closedAll;
     for (const c of closed) expect(c.atMs).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
     for (const s of slow) expect(s.received()).toMatch(/^(HTTP\/1\.1 408 |$)/);
@@ -304,16 +352,27 @@ describe("sandbox abuse: deeply nested JSON is a 400, never a 500", () => {
       }
     }
     // Nesting up to the limit is read (and judged by the schema as usual); brackets inside strings do not count.
-    const shallow = await t.call("POST", "/quotes", { rawBody: inInput(MAX_JSON_DEPTH - 3), headers: { "content-type": "application/json", "idempotency-key": "deep-ok" } });
+    const shallow = await t.call("POST", "/quotes", {
+      rawBody: inInput(MAX_JSON_DEPTH - 3),
+      headers: { "content-type": "application/json", "idempotency-key": "deep-ok" },
+    });
     expect(shallow.status).toBe(400);
     expect(shallow.body.error.message).not.toMatch(/deeper than/);
-    const strings = await t.call("POST", "/quotes", { body: { ...QUOTE_BODY, input: { ...SERVER_INPUT, image: "[".repeat(1000) } } });
+    const strings = await t.call("POST", "/quotes", {
+      body: { ...QUOTE_BODY, input: { ...SERVER_INPUT, image: "[".repeat(1000) } },
+    });
     expect(strings.body.error?.message ?? "").not.toMatch(/deeper than/);
     // The Solana endpoint refuses it as a parse error.
-    const rpc = await fetch(t.sb.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: nested(10_000) });
+    const rpc = await fetch(t.sb.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: nested(10_000),
+    });
     expect(((await rpc.json()) as { error: { code: number } }).error.code).toBe(-32700);
     // And the service goes on serving.
-    expect((await t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": "after-deep" } })).status).toBe(201);
+    expect(
+      (await t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": "after-deep" } })).status,
+    ).toBe(201);
   });
 });
 
@@ -328,7 +387,11 @@ describe("sandbox abuse: floods get 429 without starving anyone else", () => {
     let flooding = true;
     const started = Date.now();
     // 500 requests: five waves of 100 at once, 400 ms apart.
-    const requests = Array.from({ length: 500 }, (_, i): FloodRequest => (i % 4 === 3 ? { method: "POST", path: "/quotes", key: KEY_A, body: QUOTE_BODY } : { method: "GET", path: "/actions", key: KEY_A }));
+    const requests = Array.from({ length: 500 }, (_, i): FloodRequest =>
+      i % 4 === 3
+        ? { method: "POST", path: "/quotes", key: KEY_A, body: QUOTE_BODY }
+        : { method: "GET", path: "/actions", key: KEY_A },
+    );
     const flood = floodFromChild(t.sb.baseUrl, requests, 100, 400).then((r) => ((flooding = false), r));
     // The bystander stays inside its own limit (10/s) at one request every 150 ms.
     const others = bystander(t, KEY_B, () => !flooding, { everyMs: 150, max: 60 });
@@ -337,7 +400,15 @@ describe("sandbox abuse: floods get 429 without starving anyone else", () => {
 
     const ok = results.filter((r) => r.status === 200 || r.status === 201);
     const limited = results.filter((r) => r.status === 429);
-    expect(ok.length + limited.length, JSON.stringify(results.filter((r) => ![200, 201, 429].includes(r.status)).map((r) => r.text).slice(0, 3))).toBe(500);
+    expect(
+      ok.length + limited.length,
+      JSON.stringify(
+        results
+          .filter((r) => ![200, 201, 429].includes(r.status))
+          .map((r) => r.text)
+          .slice(0, 3),
+      ),
+    ).toBe(500);
     // Served: the burst and what the bucket refilled while the flood lasted, no more.
     expect(ok.length).toBeGreaterThanOrEqual(RATE.burst);
     expect(ok.length).toBeLessThanOrEqual(RATE.burst + Math.ceil(RATE.perSecond * elapsedS) + 1);
@@ -363,7 +434,9 @@ describe("sandbox abuse: floods get 429 without starving anyone else", () => {
     let flooding = true;
     const started = Date.now();
     const requests = Array.from({ length: 500 }, (_, i): FloodRequest =>
-      i % 2 === 0 ? { method: "GET", path: "/actions", key: null } : { method: "POST", path: "/quotes", key: `guess-${String(i).padStart(10, "0")}`, body: QUOTE_BODY },
+      i % 2 === 0
+        ? { method: "GET", path: "/actions", key: null }
+        : { method: "POST", path: "/quotes", key: `guess-${String(i).padStart(10, "0")}`, body: QUOTE_BODY },
     );
     const flood = floodFromChild(t.sb.baseUrl, requests, 100, 400).then((r) => ((flooding = false), r));
     const a = bystander(t, KEY_A, () => !flooding, { everyMs: 150, max: 60 });

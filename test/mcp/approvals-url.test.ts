@@ -30,7 +30,9 @@ const approvalIdOf = (page: LoginPageForm) => page.next.split("/").pop()!;
 
 /** The files under `dir` whose bytes contain `secret`. */
 function filesHolding(dir: string, secret: string): string[] {
-  return (readdirSync(dir, { recursive: true }) as string[]).map((f) => join(dir, f)).filter((f) => statSync(f).isFile() && readFileSync(f).includes(secret));
+  return (readdirSync(dir, { recursive: true }) as string[])
+    .map((f) => join(dir, f))
+    .filter((f) => statSync(f).isFile() && readFileSync(f).includes(secret));
 }
 
 async function statusOf(env: Record<string, string>, approvalId: string) {
@@ -112,7 +114,12 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     const h = host("accept", async (url) => void (await (await loginAsPerson(url)).decline(approvalIdOf(h.pages[0]!))));
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
     const before = await balance();
-    const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-declined-${era}` }, 30_000);
+    const refused = await callTool(
+      s.client,
+      "servers_provision",
+      { ...SMALL_SERVER, image: `url-declined-${era}` },
+      30_000,
+    );
     await h.settled();
     expect(sc(refused).error.code).toBe("approval_declined");
     expect(await balance()).toBe(before);
@@ -124,7 +131,10 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     const h = host("decline");
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
     const before = await balance();
-    const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-host-declined-${era}` });
+    const refused = await callTool(s.client, "servers_provision", {
+      ...SMALL_SERVER,
+      image: `url-host-declined-${era}`,
+    });
     expect(sc(refused).error.code).toBe("approval_declined");
     expect(await balance()).toBe(before);
     expect(await statusOf(env, approvalIdOf(h.pages[0]!))).toBe("declined");

@@ -6,7 +6,20 @@
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runInPty } from "../commands/pty.js";
-import { call, cleanupAll, ensureBuilt, runCli, sc, serverEnv, serviceGet, SMALL_SERVER, SMALL_SERVER_PRICE, startServer, text, usdc } from "../helpers/mcp.js";
+import {
+  call,
+  cleanupAll,
+  ensureBuilt,
+  runCli,
+  sc,
+  serverEnv,
+  serviceGet,
+  SMALL_SERVER,
+  SMALL_SERVER_PRICE,
+  startServer,
+  text,
+  usdc,
+} from "../helpers/mcp.js";
 
 /** Approval above 0.1 USDC: the 0.288 USDC server needs one. */
 const LIMITS = { PAID_ACTIONS_APPROVAL_ABOVE: "0.1", PAID_ACTIONS_MAX_PER_CALL: "5", PAID_ACTIONS_MAX_PER_DAY: "25" };
@@ -80,7 +93,11 @@ describe("mcp e2e: approval by elicitation", () => {
 
   it("a call below the threshold pays without asking", async () => {
     const asked: ElicitRequest[] = [];
-    const s = await startServer({ delayMs: 500, env: { ...LIMITS, PAID_ACTIONS_APPROVAL_ABOVE: "1" }, elicit: (r) => (asked.push(r), { action: "decline" }) });
+    const s = await startServer({
+      delayMs: 500,
+      env: { ...LIMITS, PAID_ACTIONS_APPROVAL_ABOVE: "1" },
+      elicit: (r) => (asked.push(r), { action: "decline" }),
+    });
     const result = await call(s.client, "servers_provision", { ...SMALL_SERVER });
     expect(result.isError ?? false, text(result)).toBe(false);
     expect(asked).toHaveLength(0);

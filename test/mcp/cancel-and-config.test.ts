@@ -8,7 +8,17 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import { serviceEnv } from "../helpers/engine.js";
-import { call, cleanupAll, ensureBuilt, freshHome, runCli, sc, serverEnv, SMALL_SERVER, startServer } from "../helpers/mcp.js";
+import {
+  call,
+  cleanupAll,
+  ensureBuilt,
+  freshHome,
+  runCli,
+  sc,
+  serverEnv,
+  SMALL_SERVER,
+  startServer,
+} from "../helpers/mcp.js";
 import { on, startProxy, type Proxy } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
@@ -28,7 +38,11 @@ describe("mcp e2e: cancellation", () => {
   });
 
   it("notifications/cancelled while the quote is pending: nothing is reserved, signed or paid; the same key buys later", async () => {
-    proxy.rules.splice(0, proxy.rules.length, { match: on("POST", "/v1/quotes"), action: { kind: "delay", ms: 1_000 }, times: 1 });
+    proxy.rules.splice(0, proxy.rules.length, {
+      match: on("POST", "/v1/quotes"),
+      action: { kind: "delay", ms: 1_000 },
+      times: 1,
+    });
     const home = freshHome();
     const s = await startServer({ home, env: serviceEnv(t, home, `${proxy.url}/v1`) });
     // As a host does: list the tools first. The server has started and knows its catalog, so the
@@ -38,7 +52,10 @@ describe("mcp e2e: cancellation", () => {
     const before = await t.usdc(t.wallet.address);
     const args = { ...SMALL_SERVER, image: "mcp-cancelled", intentKey: "mcp-cancelled-0001" };
     const ac = new AbortController();
-    const pending = s.client.callTool({ name: "servers_provision", arguments: args }, undefined, { signal: ac.signal, timeout: 20_000 });
+    const pending = s.client.callTool({ name: "servers_provision", arguments: args }, undefined, {
+      signal: ac.signal,
+      timeout: 20_000,
+    });
     setTimeout(() => ac.abort("the host gave up"), 300);
     await expect(pending).rejects.toThrow();
     await new Promise((r) => setTimeout(r, 1_500)); // the delayed quote reaches the server meanwhile
@@ -78,6 +95,8 @@ describe("mcp e2e: a per-action limit that names no action", () => {
     await s.close();
     const doctor = await runCli(["doctor"], serverEnv(home, { PAID_ACTIONS_CONFIG: config }), 60_000);
     expect(doctor.code, doctor.stderr).toBe(1);
-    expect(doctor.stdout).toMatch(/\[FAIL\] config: .*limits\.perAction\.server\.provision: .*did you mean servers\.provision/);
+    expect(doctor.stdout).toMatch(
+      /\[FAIL\] config: .*limits\.perAction\.server\.provision: .*did you mean servers\.provision/,
+    );
   });
 });

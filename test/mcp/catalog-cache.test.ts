@@ -7,7 +7,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { engineFixture, type EngineFixture } from "../helpers/engine.js";
 import { startInProcess } from "../helpers/inproc.js";
 
-const DOWN = { match: () => true, action: { kind: "status" as const, status: 503, body: { error: { code: "unavailable", message: "down" } } } };
+const DOWN = {
+  match: () => true,
+  action: { kind: "status" as const, status: 503, body: { error: { code: "unavailable", message: "down" } } },
+};
 
 async function listTools(env: Record<string, string>, era: "legacy" | "modern" = "legacy") {
   const s = await startInProcess({ env, era });
@@ -46,7 +49,11 @@ describe("the catalog survives a service that is briefly away", () => {
     const env = f.env as Record<string, string>;
     await listTools(env);
     // The service now takes 3 s to list its actions.
-    f.proxy.rules.push({ match: (r) => r.method === "GET" && r.path === "/v1/actions", action: { kind: "delay", ms: 3_000 }, times: 1 });
+    f.proxy.rules.push({
+      match: (r) => r.method === "GET" && r.path === "/v1/actions",
+      action: { kind: "delay", ms: 3_000 },
+      times: 1,
+    });
     const s = await startInProcess({ env, era: "legacy" });
     try {
       const started = performance.now();

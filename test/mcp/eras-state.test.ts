@@ -21,7 +21,10 @@ const balance = () => suite.sandbox().usdc(suite.sandbox().wallet.address);
 
 /** The first round of a paid call that needs approval, handed back by the client (manual mode). */
 async function firstRound(client: Client, args: Record<string, unknown>) {
-  const r = (await client.callTool({ name: "servers_provision", arguments: args }, { allowInputRequired: true, timeout: 20_000 })) as Record<string, any>;
+  const r = (await client.callTool(
+    { name: "servers_provision", arguments: args },
+    { allowInputRequired: true, timeout: 20_000 },
+  )) as Record<string, any>;
   expect(r.resultType).toBe("input_required");
   expect(Object.keys(r.inputRequests ?? {})).toEqual(["approval"]);
   expect(typeof r.requestState).toBe("string");
@@ -30,12 +33,23 @@ async function firstRound(client: Client, args: Record<string, unknown>) {
 
 /** The retried call, carrying the answers and the state as the client echoes them. */
 function retry(client: Client, args: Record<string, unknown>, requestState: string, inputResponses: unknown = ACCEPT) {
-  return client.request({ method: "tools/call", params: { name: "servers_provision", arguments: args, inputResponses, requestState } as never }, { timeout: 20_000 });
+  return client.request(
+    {
+      method: "tools/call",
+      params: { name: "servers_provision", arguments: args, inputResponses, requestState } as never,
+    },
+    { timeout: 20_000 },
+  );
 }
 
 describe("modern era: the approval state the client carries", () => {
   it("a tampered state is refused before anything runs; the honest one pays once; a replay pays nothing", async () => {
-    const s = await start({ env: env({ PAID_ACTIONS_APPROVAL_ABOVE: "0.1" }), era: "modern", elicit: () => ({ action: "accept", content: { approve: true } }), manualInput: true });
+    const s = await start({
+      env: env({ PAID_ACTIONS_APPROVAL_ABOVE: "0.1" }),
+      era: "modern",
+      elicit: () => ({ action: "accept", content: { approve: true } }),
+      manualInput: true,
+    });
     const before = await balance();
     const args = { ...SMALL_SERVER, image: "sealed" };
     const { requestState, inputRequests } = await firstRound(s.client, args);
@@ -61,12 +75,22 @@ describe("modern era: the approval state the client carries", () => {
 
   it("a state sealed before a restart is accepted by the next server on the same home (the key lives there)", async () => {
     const e = env({ PAID_ACTIONS_APPROVAL_ABOVE: "0.1" });
-    const first = await start({ env: e, era: "modern", elicit: () => ({ action: "accept", content: { approve: true } }), manualInput: true });
+    const first = await start({
+      env: e,
+      era: "modern",
+      elicit: () => ({ action: "accept", content: { approve: true } }),
+      manualInput: true,
+    });
     const args = { ...SMALL_SERVER, image: "restart" };
     const { requestState } = await firstRound(first.client, args);
     await first.close();
     const before = await balance();
-    const second = await start({ env: e, era: "modern", elicit: () => ({ action: "accept", content: { approve: true } }), manualInput: true });
+    const second = await start({
+      env: e,
+      era: "modern",
+      elicit: () => ({ action: "accept", content: { approve: true } }),
+      manualInput: true,
+    });
     const paid = (await retry(second.client, args, requestState)) as Record<string, any>;
     expect(paid.isError).toBeFalsy();
     expect(await balance()).toBe(before - PRICE);

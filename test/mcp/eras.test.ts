@@ -29,10 +29,20 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     const again = (await s.client.listTools()).tools;
     expect(again.map((x) => x.name)).toEqual(first.map((x) => x.name));
     const names = first.map((x) => x.name);
-    const paid = first.filter((x) => x.annotations?.readOnlyHint === false && x.annotations?.idempotentHint === false).map((x) => x.name);
+    const paid = first
+      .filter((x) => x.annotations?.readOnlyHint === false && x.annotations?.idempotentHint === false)
+      .map((x) => x.name);
     expect(paid).toEqual([...paid].sort());
     expect(names.slice(0, paid.length)).toEqual(paid);
-    expect(names).toEqual(expect.arrayContaining(["servers_provision", "agent_services_purchase", "quote_action", "wait_for_execution", "search_agent_services"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "servers_provision",
+        "agent_services_purchase",
+        "quote_action",
+        "wait_for_execution",
+        "search_agent_services",
+      ]),
+    );
     const provision = first.find((x) => x.name === "servers_provision")!;
     expect(provision.title).toBe("Provision a server (paid)");
     expect(first.find((x) => x.name === "agent_services_purchase")!.description).toContain("search_agent_services");
@@ -47,7 +57,10 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     expect(paid.isError).toBeFalsy();
     expect(sc(paid).executionId).toMatch(/^exe_/);
     expect(await balance()).toBe(before - PRICE);
-    const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, budget: { amount: "0.1", currency: "USDC" } });
+    const refused = await callTool(s.client, "servers_provision", {
+      ...SMALL_SERVER,
+      budget: { amount: "0.1", currency: "USDC" },
+    });
     expect(refused.isError).toBe(true);
     expect(sc(refused).error.code).toBe("budget_exceeded");
     expect(await balance()).toBe(before - PRICE);
@@ -57,7 +70,11 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     const asked: ElicitRequest[] = [];
     let approve = false;
     const e = env(NEEDS_APPROVAL);
-    const s = await start({ env: e, era, elicit: (request) => (asked.push(request), { action: "accept", content: { approve } }) });
+    const s = await start({
+      env: e,
+      era,
+      elicit: (request) => (asked.push(request), { action: "accept", content: { approve } }),
+    });
     const before = await balance();
     const declined = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: "declined" });
     expect(sc(declined).error.code).toBe("approval_declined");

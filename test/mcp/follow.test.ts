@@ -3,9 +3,23 @@
  * resources and templates lists, wait_for_execution with progress notifications; and no
  * task support advertised (long purchases are followed by their execution id instead).
  */
-import { CallToolResultSchema, ResourceUpdatedNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  ResourceUpdatedNotificationSchema,
+  type Progress,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { call, cleanupAll, ensureBuilt, readJson, sc, SMALL_SERVER, startServer, text, withTimeout } from "../helpers/mcp.js";
+import {
+  call,
+  cleanupAll,
+  ensureBuilt,
+  readJson,
+  sc,
+  SMALL_SERVER,
+  startServer,
+  text,
+  withTimeout,
+} from "../helpers/mcp.js";
 
 beforeAll(() => ensureBuilt(), 90_000);
 afterEach(() => cleanupAll());

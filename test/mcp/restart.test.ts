@@ -40,7 +40,13 @@ describe("mcp e2e: restart", () => {
     const filtered = sc(await call(second.client, "list_executions", { action: "servers.provision", limit: 1 }));
     expect(filtered.items).toHaveLength(1);
     expect(filtered.nextCursor).toBeTruthy();
-    const page2 = sc(await call(second.client, "list_executions", { action: "servers.provision", limit: 1, cursor: filtered.nextCursor }));
+    const page2 = sc(
+      await call(second.client, "list_executions", {
+        action: "servers.provision",
+        limit: 1,
+        cursor: filtered.nextCursor,
+      }),
+    );
     expect(page2.items.map((i: any) => i.executionId)).toEqual([a.executionId]);
 
     // The limits still count what the first process paid.
@@ -48,7 +54,12 @@ describe("mcp e2e: restart", () => {
     expect(usdc(spending.spentTotal)).toBeCloseTo(0.288 + 0.576, 6);
 
     // And the earlier executions can still be followed to their end.
-    const done = await call(second.client, "wait_for_execution", { executionId: a.executionId, timeoutSeconds: 20 }, 30_000);
+    const done = await call(
+      second.client,
+      "wait_for_execution",
+      { executionId: a.executionId, timeoutSeconds: 20 },
+      30_000,
+    );
     expect(done.isError ?? false, text(done)).toBe(false);
     expect(sc(done).status).toBe("completed");
     const { resources } = await second.client.listResources();

@@ -14,7 +14,11 @@ import { cleanupAll, CLI_PATH, ensureBuilt, freshHome, PROJECT_ROOT, serverEnv }
 beforeAll(() => ensureBuilt(), 90_000);
 afterEach(() => cleanupAll());
 
-const MODERN_META = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" } };
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+};
 
 interface Raw {
   child: ChildProcessWithoutNullStreams;
@@ -60,7 +64,10 @@ function spawnRaw(home: string): Raw {
       new Promise((resolve, reject) => {
         const done = () => resolve(responses.get(id)!);
         if (responses.has(id)) return done();
-        const timer = setTimeout(() => reject(new Error(`no response to ${id} in ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no response to ${id} in ${timeoutMs} ms; stderr: ${stderr}`)),
+          timeoutMs,
+        );
         waiters.set(id, () => {
           clearTimeout(timer);
           done();
@@ -82,7 +89,11 @@ async function closeRaw(raw: Raw): Promise<number | null> {
   }
 }
 
-const INITIALIZE = { id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+const INITIALIZE = {
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
 
 describe("start-up", () => {
   it("a probe (server/discover, then closed) is answered, and starts no sandbox and resumes nothing", async () => {
@@ -117,7 +128,9 @@ describe("start-up", () => {
     second.send({ method: "notifications/initialized" });
     second.send({ id: 2, method: "tools/list" });
     const cached = await second.response(2);
-    expect(cached.message.result.tools.map((t: { name: string }) => t.name)).toEqual(listed.message.result.tools.map((t: { name: string }) => t.name));
+    expect(cached.message.result.tools.map((t: { name: string }) => t.name)).toEqual(
+      listed.message.result.tools.map((t: { name: string }) => t.name),
+    );
     await expect.poll(() => second.logged("started;"), { timeout: 20_000 }).toBeDefined();
     expect(cached.ms).toBeLessThan(second.logged("started;")!);
     expect(await closeRaw(second)).toBe(0);
@@ -126,7 +139,9 @@ describe("start-up", () => {
     const modern = spawnRaw(home);
     modern.send({ id: 7, method: "tools/list", params: { _meta: MODERN_META } });
     const modernList = await modern.response(7);
-    expect(modernList.message.result.tools.map((t: { name: string }) => t.name)).toEqual(listed.message.result.tools.map((t: { name: string }) => t.name));
+    expect(modernList.message.result.tools.map((t: { name: string }) => t.name)).toEqual(
+      listed.message.result.tools.map((t: { name: string }) => t.name),
+    );
     expect(modernList.message.result.ttlMs).toBeGreaterThan(0);
     expect(modernList.message.result.cacheScope).toBe("private");
     expect(await closeRaw(modern)).toBe(0);

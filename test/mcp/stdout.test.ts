@@ -5,7 +5,16 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CLI_PATH, cleanupAll, ensureBuilt, freshHome, PROJECT_ROOT, serverEnv, SMALL_SERVER, withTimeout } from "../helpers/mcp.js";
+import {
+  CLI_PATH,
+  cleanupAll,
+  ensureBuilt,
+  freshHome,
+  PROJECT_ROOT,
+  serverEnv,
+  SMALL_SERVER,
+  withTimeout,
+} from "../helpers/mcp.js";
 
 beforeAll(() => ensureBuilt(), 90_000);
 
@@ -48,9 +57,12 @@ describe("mcp e2e: stdout is JSON-RPC only", () => {
     });
     proc.stderr.setEncoding("utf8");
     proc.stderr.on("data", (chunk: string) => (stderr += chunk));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      proc.once("exit", (code, signal) => resolve({ code, signal })),
+    );
 
-    const send = (message: unknown) => proc.stdin.write(`${typeof message === "string" ? message : JSON.stringify(message)}\n`);
+    const send = (message: unknown) =>
+      proc.stdin.write(`${typeof message === "string" ? message : JSON.stringify(message)}\n`);
     const response = (id: number, timeoutMs = 20_000) =>
       withTimeout(
         new Promise<any>((resolve) => {
@@ -69,7 +81,11 @@ describe("mcp e2e: stdout is JSON-RPC only", () => {
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw-jsonrpc-test", version: "1.0.0" } },
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "raw-jsonrpc-test", version: "1.0.0" },
+      },
     });
     const init = await response(1);
     expect(init.result.serverInfo.name).toBe("paid-actions-mcp");
@@ -79,7 +95,12 @@ describe("mcp e2e: stdout is JSON-RPC only", () => {
     const list = await response(2);
     expect(list.result.tools.map((t: any) => t.name)).toContain("servers_provision");
 
-    send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "servers_provision", arguments: { ...SMALL_SERVER } } });
+    send({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "servers_provision", arguments: { ...SMALL_SERVER } },
+    });
     const paid = await response(3);
     expect(paid.result.isError ?? false).toBe(false);
     const uri = paid.result.structuredContent.resourceUri as string;
@@ -93,7 +114,10 @@ describe("mcp e2e: stdout is JSON-RPC only", () => {
     expect((await response(8)).result).toEqual({});
     await withTimeout(
       new Promise<void>((resolve) => {
-        const check = () => (messages.some((m) => m?.method === "notifications/resources/updated" && m.params?.uri === uri) ? resolve() : waiters.push(check));
+        const check = () =>
+          messages.some((m) => m?.method === "notifications/resources/updated" && m.params?.uri === uri)
+            ? resolve()
+            : waiters.push(check);
         check();
       }),
       20_000,
@@ -117,7 +141,13 @@ describe("mcp e2e: stdout is JSON-RPC only", () => {
     proc.stdin.end();
     const exit = await withTimeout(exited, 10_000, "the server to exit after stdin closed");
     expect(exit.code).toBe(0);
-    await withTimeout(new Promise<void>((resolve) => (proc.stdout.readableEnded ? resolve() : proc.stdout.once("end", () => resolve()))), 5_000, "stdout to end");
+    await withTimeout(
+      new Promise<void>((resolve) =>
+        proc.stdout.readableEnded ? resolve() : proc.stdout.once("end", () => resolve()),
+      ),
+      5_000,
+      "stdout to end",
+    );
 
     // Every line on stdout is a JSON-RPC 2.0 message.
     expect(stdout.endsWith("\n")).toBe(true);

@@ -3,10 +3,37 @@
  * over-budget refusal and bad input.
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { call, cleanupAll, COMPANY, ensureBuilt, sc, serviceGet, SMALL_SERVER, SMALL_SERVER_PRICE, startServer, text, usdc } from "../helpers/mcp.js";
+import {
+  call,
+  cleanupAll,
+  COMPANY,
+  ensureBuilt,
+  sc,
+  serviceGet,
+  SMALL_SERVER,
+  SMALL_SERVER_PRICE,
+  startServer,
+  text,
+  usdc,
+} from "../helpers/mcp.js";
 
-const PAID_TOOLS = ["servers_provision", "servers_renew", "companies_create", "domains_register", "storage_purchase", "agent_services_purchase"];
-const MIRROR_TOOLS = ["quote_action", "get_execution", "list_executions", "wait_for_execution", "get_spending", "search_agent_services", "get_company"];
+const PAID_TOOLS = [
+  "servers_provision",
+  "servers_renew",
+  "companies_create",
+  "domains_register",
+  "storage_purchase",
+  "agent_services_purchase",
+];
+const MIRROR_TOOLS = [
+  "quote_action",
+  "get_execution",
+  "list_executions",
+  "wait_for_execution",
+  "get_spending",
+  "search_agent_services",
+  "get_company",
+];
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
 beforeAll(() => ensureBuilt(), 90_000);
@@ -31,7 +58,12 @@ describe("mcp e2e: tools", () => {
       const tool = tools.find((t) => t.name === name)!;
       expect(tool, name).toBeDefined();
       expect(tool.title, name).toBeTruthy();
-      expect(tool.annotations, name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }); // two identical calls without an intentKey are two purchases
+      expect(tool.annotations, name).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      }); // two identical calls without an intentKey are two purchases
       expect(tool.annotations?.title, name).toBeTruthy();
       expect(tool.execution, name).toBeUndefined(); // no task support advertised (the v2 SDK has none)
       expect(tool.description, name).toMatch(/sandbox/i);
@@ -39,12 +71,20 @@ describe("mcp e2e: tools", () => {
 
       // Input schema: exactly the service's, plus three optional extras.
       const detail = await serviceGet(s.home, `/actions/${encodeURIComponent(action.name)}`);
-      const { $schema: _ignored, properties: serviceProps = {}, ...serviceRest } = detail.inputSchema as Record<string, any>;
+      const {
+        $schema: _ignored,
+        properties: serviceProps = {},
+        ...serviceRest
+      } = detail.inputSchema as Record<string, any>;
       const { properties: toolProps = {}, ...toolRest } = tool.inputSchema as Record<string, any>;
       expect(toolRest, name).toEqual(serviceRest);
-      for (const [prop, schema] of Object.entries(serviceProps)) expect(toolProps[prop], `${name}.${prop}`).toEqual(schema);
-      expect(Object.keys(toolProps).sort(), name).toEqual([...Object.keys(serviceProps), "budget", "intentKey", "approvalId"].sort());
-      for (const extra of ["budget", "intentKey", "approvalId"]) expect(toolRest.required ?? [], name).not.toContain(extra);
+      for (const [prop, schema] of Object.entries(serviceProps))
+        expect(toolProps[prop], `${name}.${prop}`).toEqual(schema);
+      expect(Object.keys(toolProps).sort(), name).toEqual(
+        [...Object.keys(serviceProps), "budget", "intentKey", "approvalId"].sort(),
+      );
+      for (const extra of ["budget", "intentKey", "approvalId"])
+        expect(toolRest.required ?? [], name).not.toContain(extra);
       expect(toolProps.budget).toMatchObject({ type: "object", required: ["amount", "currency"] });
       expect(toolProps.budget.properties.amount.type).toBe("string");
       expect(toolProps.budget.properties.currency.const).toBe("USDC");
@@ -92,7 +132,16 @@ describe("mcp e2e: tools", () => {
 
     // The same facts as text, for hosts that show the model only text.
     const t = text(result);
-    for (const fact of [r.executionId, r.status, r.action, r.quote.quoteId, SMALL_SERVER_PRICE, "USDC", r.payment.transaction, r.resourceUri]) {
+    for (const fact of [
+      r.executionId,
+      r.status,
+      r.action,
+      r.quote.quoteId,
+      SMALL_SERVER_PRICE,
+      "USDC",
+      r.payment.transaction,
+      r.resourceUri,
+    ]) {
       expect(t).toContain(fact);
     }
     expect(t).toMatch(/sandbox/i);

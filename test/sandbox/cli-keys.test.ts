@@ -43,14 +43,19 @@ describe("sandbox API keys from a file and the environment, through the built CL
       }
       // Each key is its own tenant.
       const quote = await apiClient(sb.info.baseUrl, FILE_KEY_1)("POST", "/quotes", {
-        body: { action: "servers.provision", input: { region: "eu-west-1", plan: "small", durationHours: 1 }, budget: { amount: "5", currency: "USDC" } },
+        body: {
+          action: "servers.provision",
+          input: { region: "eu-west-1", plan: "small", durationHours: 1 },
+          budget: { amount: "5", currency: "USDC" },
+        },
       });
       expect(quote.status, quote.text).toBe(201);
       expect((await apiClient(sb.info.baseUrl, ENV_KEY_1)("GET", `/quotes/${quote.body.quoteId}`)).status).toBe(404);
       expect((await apiClient(sb.info.baseUrl, "not-a-key")("GET", "/actions")).status).toBe(401);
       expect((await apiClient(sb.info.baseUrl, "sk_unknown_000000000000")("GET", "/actions")).status).toBe(401);
       expect(sb.info.apiKey).toBe(FLAG_KEY);
-      for (const key of [FILE_KEY_1, FILE_KEY_2, ENV_KEY_1, ENV_KEY_2, FLAG_KEY]) expect(sb.stderr()).not.toContain(key);
+      for (const key of [FILE_KEY_1, FILE_KEY_2, ENV_KEY_1, ENV_KEY_2, FLAG_KEY])
+        expect(sb.stderr()).not.toContain(key);
       expect(sb.stderr()).toContain("(+4 more)");
     } finally {
       expect(await sb.stop("SIGTERM")).toEqual({ code: 0, signal: null });
@@ -82,9 +87,15 @@ describe("sandbox API keys from a file and the environment, through the built CL
 
   it("--allow-private-webhooks lets a loopback receiver register; without it, 400", async () => {
     for (const allow of [true, false]) {
-      const sb = await startCliSandbox(join(dir, `home-wh-${allow}`), ["--api-key", FLAG_KEY, ...(allow ? ["--allow-private-webhooks"] : [])]);
+      const sb = await startCliSandbox(join(dir, `home-wh-${allow}`), [
+        "--api-key",
+        FLAG_KEY,
+        ...(allow ? ["--allow-private-webhooks"] : []),
+      ]);
       try {
-        const res = await apiClient(sb.info.baseUrl, FLAG_KEY)("POST", "/webhooks", { body: { url: "http://127.0.0.1:9/hook", events: ["execution.updated"] } });
+        const res = await apiClient(sb.info.baseUrl, FLAG_KEY)("POST", "/webhooks", {
+          body: { url: "http://127.0.0.1:9/hook", events: ["execution.updated"] },
+        });
         expect(res.status, res.text).toBe(allow ? 201 : 400);
         if (!allow) expect(res.body.error.message).toContain("loopback");
       } finally {
@@ -106,13 +117,17 @@ describe("collectApiKeys", () => {
 
   it("combines the sources in order, without duplicates", () => {
     const path = file("a.txt", `${FILE_KEY_1}\r\n#c\n${FLAG_KEY}\n`);
-    expect(collectApiKeys({ apiKeys: [FLAG_KEY], apiKeyFiles: [path], envApiKeys: `${ENV_KEY_1},${FILE_KEY_1}` })).toEqual([FLAG_KEY, FILE_KEY_1, ENV_KEY_1]);
+    expect(
+      collectApiKeys({ apiKeys: [FLAG_KEY], apiKeyFiles: [path], envApiKeys: `${ENV_KEY_1},${FILE_KEY_1}` }),
+    ).toEqual([FLAG_KEY, FILE_KEY_1, ENV_KEY_1]);
     expect(collectApiKeys({})).toEqual([]);
   });
 
   it("refuses a missing file, an empty one, a bad line (by number, not by content) and a bad env key", () => {
     expect(() => collectApiKeys({ apiKeyFiles: [join(dir, "missing.txt")] })).toThrow(/does not exist/);
-    expect(() => collectApiKeys({ apiKeyFiles: [file("empty.txt", "# only comments\n\n")] })).toThrow(/holds no API key/);
+    expect(() => collectApiKeys({ apiKeyFiles: [file("empty.txt", "# only comments\n\n")] })).toThrow(
+      /holds no API key/,
+    );
     const bad = () => collectApiKeys({ apiKeyFiles: [file("bad.txt", `${FILE_KEY_1}\nshort\n`)] });
     expect(bad).toThrow(/line 2/);
     expect(bad).not.toThrow(/short/);

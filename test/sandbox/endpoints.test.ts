@@ -51,7 +51,12 @@ describe("the v1 endpoints", () => {
   }
 
   /** Quote, sign, POST to a dedicated endpoint; checks the charge is exactly the quote. */
-  async function buyVia(path: string, action: string, quoteInput: Record<string, unknown>, body: Record<string, unknown> = quoteInput) {
+  async function buyVia(
+    path: string,
+    action: string,
+    quoteInput: Record<string, unknown>,
+    body: Record<string, unknown> = quoteInput,
+  ) {
     const paid = await quoteAndSign(t, action, quoteInput);
     const before = await t.usdc(t.wallet.address);
     const res = await t.call("POST", path, { body, headers: payHeaders(paid) });
@@ -97,14 +102,20 @@ describe("the v1 endpoints", () => {
     it("the published schemas name the documented input fields", async () => {
       const props = async (name: string) => (await t.call("GET", `/actions/${name}`)).body.inputSchema;
       const servers = await props("servers.provision");
-      expect(Object.keys(servers.properties)).toEqual(expect.arrayContaining(["region", "plan", "image", "durationHours", "sshKeys"]));
+      expect(Object.keys(servers.properties)).toEqual(
+        expect.arrayContaining(["region", "plan", "image", "durationHours", "sshKeys"]),
+      );
       expect(servers.required).toEqual(expect.arrayContaining(["region", "plan", "durationHours"]));
       expect(servers.properties.durationHours).toMatchObject({ type: "integer", minimum: 1, maximum: 8760 });
       const companies = await props("companies.create");
-      expect(Object.keys(companies.properties)).toEqual(expect.arrayContaining(["jurisdiction", "companyType", "name", "owners", "registeredAgent"]));
+      expect(Object.keys(companies.properties)).toEqual(
+        expect.arrayContaining(["jurisdiction", "companyType", "name", "owners", "registeredAgent"]),
+      );
       expect(Object.keys(companies.properties.owners.items.properties).sort()).toEqual(["country", "fullName", "type"]);
       const agents = await props("agent-services.purchase");
-      expect(Object.keys(agents.properties)).toEqual(expect.arrayContaining(["serviceId", "task", "deliveryMode", "maxPrice"]));
+      expect(Object.keys(agents.properties)).toEqual(
+        expect.arrayContaining(["serviceId", "task", "deliveryMode", "maxPrice"]),
+      );
     });
   });
 
@@ -117,13 +128,24 @@ describe("the v1 endpoints", () => {
       });
       expect(res.status, res.text).toBe(201);
       const q = res.body;
-      expect(q).toMatchObject({ quoteId: expect.stringMatching(/^qt_[A-Za-z0-9]+$/), action: "servers.provision", amount: "0.288", currency: "USDC", withinBudget: true });
+      expect(q).toMatchObject({
+        quoteId: expect.stringMatching(/^qt_[A-Za-z0-9]+$/),
+        action: "servers.provision",
+        amount: "0.288",
+        currency: "USDC",
+        withinBudget: true,
+      });
       expect(q.expiresAt).toMatch(ISO_UTC);
       // Five minutes by default.
       const lifetime = Date.parse(q.expiresAt) - before;
       expect(lifetime).toBeGreaterThan(299_000);
       expect(lifetime).toBeLessThanOrEqual(301_000);
-      expect(q.paymentRequirement).toMatchObject({ scheme: "x402", resource: "/executions", network: "solana", x402Version: 2 });
+      expect(q.paymentRequirement).toMatchObject({
+        scheme: "x402",
+        resource: "/executions",
+        network: "solana",
+        x402Version: 2,
+      });
       expect(q.paymentRequirement.accepts).toHaveLength(1);
       expect(q.paymentRequirement.accepts[0]).toEqual({
         scheme: "exact",
@@ -132,7 +154,12 @@ describe("the v1 endpoints", () => {
         asset: t.sb.asset,
         payTo: t.sb.keys.treasury.address,
         maxTimeoutSeconds: expect.any(Number),
-        extra: expect.objectContaining({ feePayer: t.sb.keys.feePayer.address, memo: q.quoteId, decimals: 6, recentBlockhash: expect.stringMatching(BASE58) }),
+        extra: expect.objectContaining({
+          feePayer: t.sb.keys.feePayer.address,
+          memo: q.quoteId,
+          decimals: 6,
+          recentBlockhash: expect.stringMatching(BASE58),
+        }),
       });
       expect(t.sb.network).toMatch(/^solana:[1-9A-HJ-NP-Za-km-z]+$/);
 
@@ -142,8 +169,14 @@ describe("the v1 endpoints", () => {
     });
 
     it("POST /quotes returns the quote even above the budget, with withinBudget false", async () => {
-      for (const [budget, within] of [["0.287999", false], ["0.288", true], ["0.01", false]] as const) {
-        const res = await t.call("POST", "/quotes", { body: { action: "servers.provision", input: SERVER_INPUT, budget: { amount: budget, currency: "USDC" } } });
+      for (const [budget, within] of [
+        ["0.287999", false],
+        ["0.288", true],
+        ["0.01", false],
+      ] as const) {
+        const res = await t.call("POST", "/quotes", {
+          body: { action: "servers.provision", input: SERVER_INPUT, budget: { amount: budget, currency: "USDC" } },
+        });
         expect(res.status, res.text).toBe(201);
         expect(res.body).toMatchObject({ amount: "0.288", withinBudget: within });
         expect(res.body.paymentRequirement.accepts[0].amount).toBe("288000");
@@ -169,7 +202,10 @@ describe("the v1 endpoints", () => {
 
     it("POST /payments/prepare: {quoteId, paymentRequired} as x402 v2, bound to the quote", async () => {
       const quote = await t.quote("servers.provision", SERVER_INPUT);
-      const res = await t.call("POST", "/payments/prepare", { body: { quoteId: quote.quoteId }, headers: { "idempotency-key": freshKey("prep") } });
+      const res = await t.call("POST", "/payments/prepare", {
+        body: { quoteId: quote.quoteId },
+        headers: { "idempotency-key": freshKey("prep") },
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.body.quoteId).toBe(quote.quoteId);
       const pr = res.body.paymentRequired;
@@ -178,14 +214,20 @@ describe("the v1 endpoints", () => {
       const { extra, ...binding } = pr.accepts[0];
       const { extra: quotedExtra, ...quoted } = quote.paymentRequirement.accepts[0];
       expect(binding).toEqual(quoted);
-      expect(extra).toMatchObject({ feePayer: quotedExtra.feePayer, memo: quote.quoteId, recentBlockhash: expect.stringMatching(BASE58) });
+      expect(extra).toMatchObject({
+        feePayer: quotedExtra.feePayer,
+        memo: quote.quoteId,
+        recentBlockhash: expect.stringMatching(BASE58),
+      });
     });
 
     it("a proof built from the prepared challenge (a fresher hint) pays the quote", async () => {
       const quote = await t.quote("storage.purchase", STORAGE_INPUT);
       const prepared = await t.call("POST", "/payments/prepare", { body: { quoteId: quote.quoteId } });
       const proof = await t.proof(prepared.body.paymentRequired.accepts[0]);
-      const confirm = await t.call("POST", "/payments/confirm", { body: { quoteId: quote.quoteId, paymentProof: proof } });
+      const confirm = await t.call("POST", "/payments/confirm", {
+        body: { quoteId: quote.quoteId, paymentProof: proof },
+      });
       expect(confirm.status, confirm.text).toBe(200);
       expect(confirm.body.status).toBe("settled");
     });
@@ -213,7 +255,9 @@ describe("the v1 endpoints", () => {
       expect(await t.usdc(t.sb.keys.treasury.address)).toBe(treasury + 288_000n);
 
       // The same proof again (new key): the same payment, nothing settled twice.
-      const again = await t.call("POST", "/payments/confirm", { body: { quoteId: paid.quote.quoteId, paymentProof: paid.proof } });
+      const again = await t.call("POST", "/payments/confirm", {
+        body: { quoteId: paid.quote.quoteId, paymentProof: paid.proof },
+      });
       expect(again.status).toBe(200);
       expect(again.body).toEqual(res.body);
       expect(await t.usdc(t.wallet.address)).toBe(payer - 288_000n);
@@ -255,7 +299,12 @@ describe("the v1 endpoints", () => {
       expect(processing.status).toBe("processing");
       const done = await waitForExecution(t.call, res.body.executionId, (e) => e.status === "completed");
       expect(done.providerMeta).toMatchObject({ provider: "sandbox-cloud", region: "eu-west-1" });
-      expect(done.output).toMatchObject({ serverId: res.body.serverId, status: "running", region: "eu-west-1", plan: "small" });
+      expect(done.output).toMatchObject({
+        serverId: res.body.serverId,
+        status: "running",
+        region: "eu-west-1",
+        plan: "small",
+      });
       expect(Date.parse(done.updatedAt)).toBeGreaterThanOrEqual(Date.parse(done.createdAt) + 1000);
       expect(done.error).toBeUndefined();
 
@@ -278,7 +327,10 @@ describe("the v1 endpoints", () => {
   describe("paid dedicated endpoints: the execution record plus the resource id, run to completed", () => {
     it("POST /companies, then GET /companies/{companyId} moves to formed with documents", async () => {
       const paid = await quoteAndSign(t, "companies.create", COMPANY_INPUT);
-      const res = await t.call("POST", "/companies", { body: COMPANY_INPUT, headers: { ...payHeaders(paid), "x-sandbox-delay-ms": "800" } });
+      const res = await t.call("POST", "/companies", {
+        body: COMPANY_INPUT,
+        headers: { ...payHeaders(paid), "x-sandbox-delay-ms": "800" },
+      });
       expectCreated(res, "companies.create", paid.quote.quoteId, "companyId", "co");
       const companyId = res.body.companyId;
 
@@ -305,7 +357,11 @@ describe("the v1 endpoints", () => {
       expect(formed.body.formationStatus).toBe("formed");
       expect(formed.body.documents.length).toBeGreaterThan(0);
       for (const d of formed.body.documents) {
-        expect(d).toEqual({ kind: expect.any(String), name: expect.any(String), url: expect.stringMatching(/^https:\/\//) });
+        expect(d).toEqual({
+          kind: expect.any(String),
+          name: expect.any(String),
+          url: expect.stringMatching(/^https:\/\//),
+        });
       }
       expect(formed.body.documents.map((d: any) => d.kind)).toContain("certificate_of_formation");
       expect(Date.parse(formed.body.updatedAt)).toBeGreaterThan(Date.parse(early.body.updatedAt));
@@ -316,7 +372,13 @@ describe("the v1 endpoints", () => {
       expectCreated(res, "servers.provision", quote.quoteId, "serverId", "svr");
       const serverId = res.body.serverId;
       const provisioned = await completed(res.body.executionId);
-      expect(provisioned.output).toMatchObject({ serverId, status: "running", region: "eu-west-1", plan: "small", image: "ubuntu-24.04" });
+      expect(provisioned.output).toMatchObject({
+        serverId,
+        status: "running",
+        region: "eu-west-1",
+        plan: "small",
+        image: "ubuntu-24.04",
+      });
       expect(provisioned.output.ipv4).toMatch(/^203\.0\.113\.\d+$/);
       const firstExpiry = Date.parse(provisioned.output.expiresAt);
       expect(Math.abs(firstExpiry - Date.parse(provisioned.updatedAt) - 24 * 3_600_000)).toBeLessThan(1000);
@@ -343,7 +405,9 @@ describe("the v1 endpoints", () => {
       expect(done.output).toMatchObject({ domainId: res.body.domainId, domain, status: "active", privacy: true });
       expect(done.output.nameservers.length).toBeGreaterThan(0);
       // The name is now taken.
-      const again = await t.call("POST", "/quotes", { body: { action: "domains.register", input, budget: { amount: "100", currency: "USDC" } } });
+      const again = await t.call("POST", "/quotes", {
+        body: { action: "domains.register", input, budget: { amount: "100", currency: "USDC" } },
+      });
       expectError(again, 400, "invalid_request");
     });
 
@@ -351,7 +415,12 @@ describe("the v1 endpoints", () => {
       const { res, quote } = await buyVia("/storage/purchase", "storage.purchase", STORAGE_INPUT);
       expectCreated(res, "storage.purchase", quote.quoteId, "bucketId", "bkt");
       const done = await completed(res.body.executionId);
-      expect(done.output).toMatchObject({ bucketId: res.body.bucketId, tier: "archive", sizeGb: 10, region: "eu-west-1" });
+      expect(done.output).toMatchObject({
+        bucketId: res.body.bucketId,
+        tier: "archive",
+        sizeGb: 10,
+        region: "eu-west-1",
+      });
       expect(done.output.endpoint).toMatch(/^https:\/\/eu-west-1\./);
       expect(done.providerMeta).toMatchObject({ provider: expect.any(String), region: "eu-west-1" });
     });
@@ -360,8 +429,15 @@ describe("the v1 endpoints", () => {
       const { res, quote } = await buyVia("/agent-services/purchase", "agent-services.purchase", AGENT_PURCHASE_INPUT);
       expectCreated(res, "agent-services.purchase", quote.quoteId, "purchaseId", "pur");
       const done = await completed(res.body.executionId);
-      expect(done.output).toMatchObject({ purchaseId: res.body.purchaseId, serviceId: "svc_summarize01", deliveryMode: "json" });
-      expect(done.output.deliverable).toMatchObject({ format: "json", result: { summary: expect.stringContaining("Summarize the v1 spec") } });
+      expect(done.output).toMatchObject({
+        purchaseId: res.body.purchaseId,
+        serviceId: "svc_summarize01",
+        deliveryMode: "json",
+      });
+      expect(done.output.deliverable).toMatchObject({
+        format: "json",
+        result: { summary: expect.stringContaining("Summarize the v1 spec") },
+      });
     });
   });
 
@@ -416,7 +492,11 @@ describe("the v1 endpoints", () => {
       expect(ids).not.toContain("svc_summarize01"); // no refund on failure
       expect(ids).not.toContain("svc_research01"); // 1800 s
 
-      const combined = await search({ taskType: "translation", priceBand: { max: "1" }, guarantees: { refundOnFailure: true } });
+      const combined = await search({
+        taskType: "translation",
+        priceBand: { max: "1" },
+        guarantees: { refundOnFailure: true },
+      });
       expect(combined.body.items.map((s: any) => s.serviceId)).toEqual(["svc_translate01"]);
     });
 
@@ -455,8 +535,16 @@ describe("the v1 endpoints", () => {
     });
 
     it("an invalid registration is 400 invalid_request", async () => {
-      expectError(await t.call("POST", "/webhooks", { body: { url: "not a url", events: ["execution.updated"] } }), 400, "invalid_request");
-      expectError(await t.call("POST", "/webhooks", { body: { url: "http://127.0.0.1:9/x", events: ["quote.created"] } }), 400, "invalid_request");
+      expectError(
+        await t.call("POST", "/webhooks", { body: { url: "not a url", events: ["execution.updated"] } }),
+        400,
+        "invalid_request",
+      );
+      expectError(
+        await t.call("POST", "/webhooks", { body: { url: "http://127.0.0.1:9/x", events: ["quote.created"] } }),
+        400,
+        "invalid_request",
+      );
     });
   });
 });

@@ -66,25 +66,43 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
 
     it("input that does not match the action's schema, with the failing paths", async () => {
       const res = await t.call("POST", "/quotes", {
-        body: { action: "servers.provision", input: { region: "mars-1", plan: "small", durationHours: 24 }, budget: { amount: "5", currency: "USDC" } },
+        body: {
+          action: "servers.provision",
+          input: { region: "mars-1", plan: "small", durationHours: 24 },
+          budget: { amount: "5", currency: "USDC" },
+        },
       });
       const error = expectError(res, 400, "invalid_request");
       expect(error.issues).toEqual([{ path: "input.region", message: expect.any(String) }]);
 
       const extra = await t.call("POST", "/quotes", {
-        body: { action: "servers.provision", input: { ...SERVER_INPUT, color: "red" }, budget: { amount: "5", currency: "USDC" } },
+        body: {
+          action: "servers.provision",
+          input: { ...SERVER_INPUT, color: "red" },
+          budget: { amount: "5", currency: "USDC" },
+        },
       });
       expect(expectError(extra, 400, "invalid_request").issues.length).toBeGreaterThan(0);
 
       const company = await t.call("POST", "/quotes", {
-        body: { action: "companies.create", input: { ...COMPANY_INPUT, owners: [{ type: "individual", fullName: "X", country: "gb" }] }, budget: { amount: "500", currency: "USDC" } },
+        body: {
+          action: "companies.create",
+          input: { ...COMPANY_INPUT, owners: [{ type: "individual", fullName: "X", country: "gb" }] },
+          budget: { amount: "500", currency: "USDC" },
+        },
       });
-      expect(expectError(company, 400, "invalid_request").issues).toEqual([{ path: "input.owners.0.country", message: expect.any(String) }]);
+      expect(expectError(company, 400, "invalid_request").issues).toEqual([
+        { path: "input.owners.0.country", message: expect.any(String) },
+      ]);
     });
 
     it.each([0, 8761, 1.5, -1])("durationHours %s is rejected", async (durationHours) => {
       const res = await t.call("POST", "/quotes", {
-        body: { action: "servers.provision", input: { ...SERVER_INPUT, durationHours }, budget: { amount: "5000", currency: "USDC" } },
+        body: {
+          action: "servers.provision",
+          input: { ...SERVER_INPUT, durationHours },
+          budget: { amount: "5000", currency: "USDC" },
+        },
       });
       const error = expectError(res, 400, "invalid_request");
       expect(error.issues).toEqual([{ path: "input.durationHours", message: expect.any(String) }]);
@@ -92,7 +110,11 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
 
     it.each([1, 8760])("durationHours %s, the bounds, is accepted", async (durationHours) => {
       const res = await t.call("POST", "/quotes", {
-        body: { action: "servers.provision", input: { ...SERVER_INPUT, durationHours }, budget: { amount: "5000", currency: "USDC" } },
+        body: {
+          action: "servers.provision",
+          input: { ...SERVER_INPUT, durationHours },
+          budget: { amount: "5000", currency: "USDC" },
+        },
       });
       expect(res.status, res.text).toBe(201);
     });
@@ -102,7 +124,9 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
         body: { ...SERVER, budget: { amount: "5", currency: "USDC" } },
         headers: { "idempotency-key": "k".repeat(256) },
       });
-      expect(expectError(res, 400, "invalid_request").issues).toEqual([{ path: "header.Idempotency-Key", message: expect.any(String) }]);
+      expect(expectError(res, 400, "invalid_request").issues).toEqual([
+        { path: "header.Idempotency-Key", message: expect.any(String) },
+      ]);
     });
   });
 
@@ -118,9 +142,21 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
       expectError(await t.call("GET", "/actions", { noAuth: true }), 401, "unauthorized");
       const stranger = apiClient(t.sb.baseUrl, "sk_not_a_key_of_this_sandbox");
       expectError(await stranger("GET", "/actions"), 401, "unauthorized");
-      expectError(await stranger("POST", "/quotes", { body: { ...SERVER, budget: { amount: "5", currency: "USDC" } } }), 401, "unauthorized");
-      expectError(await t.call("GET", "/actions", { noAuth: true, headers: { authorization: `Basic ${t.sb.apiKey}` } }), 401, "unauthorized");
-      expectError(await t.call("GET", "/actions", { noAuth: true, headers: { authorization: `Bearer ${t.sb.apiKey}x` } }), 401, "unauthorized");
+      expectError(
+        await stranger("POST", "/quotes", { body: { ...SERVER, budget: { amount: "5", currency: "USDC" } } }),
+        401,
+        "unauthorized",
+      );
+      expectError(
+        await t.call("GET", "/actions", { noAuth: true, headers: { authorization: `Basic ${t.sb.apiKey}` } }),
+        401,
+        "unauthorized",
+      );
+      expectError(
+        await t.call("GET", "/actions", { noAuth: true, headers: { authorization: `Bearer ${t.sb.apiKey}x` } }),
+        401,
+        "unauthorized",
+      );
       // The right key is served.
       expect((await t.call("GET", "/actions")).status).toBe(200);
     });
@@ -155,7 +191,10 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
       const { extra: hintExtra, ...binding } = challenge.accepts[0];
       const { extra: quotedExtra, ...quoted } = quote.paymentRequirement.accepts[0];
       expect(binding).toEqual(quoted);
-      expect({ feePayer: hintExtra.feePayer, memo: hintExtra.memo }).toEqual({ feePayer: quotedExtra.feePayer, memo: quotedExtra.memo });
+      expect({ feePayer: hintExtra.feePayer, memo: hintExtra.memo }).toEqual({
+        feePayer: quotedExtra.feePayer,
+        memo: quotedExtra.memo,
+      });
     });
 
     it("a paid dedicated endpoint without payment", async () => {
@@ -170,14 +209,19 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
     it("a garbage proof on /payments/confirm and on POST /executions, with reason and nothing charged", async () => {
       const before = await t.usdc(t.wallet.address);
       const quote = await t.quote("servers.provision", SERVER_INPUT);
-      const confirm = await t.call("POST", "/payments/confirm", { body: { quoteId: quote.quoteId, paymentProof: "this-is-not-a-proof" } });
+      const confirm = await t.call("POST", "/payments/confirm", {
+        body: { quoteId: quote.quoteId, paymentProof: "this-is-not-a-proof" },
+      });
       const e1 = expectError(confirm, 402, "payment_invalid");
       expect(e1.reason).toBe("invalid_payload");
       expect(e1.quoteId).toBe(quote.quoteId);
 
       const exec = await t.call("POST", "/executions", {
         body: SERVER,
-        headers: { "x-quote-id": quote.quoteId, "x-payment-proof": Buffer.from('{"x402Version":2}').toString("base64") },
+        headers: {
+          "x-quote-id": quote.quoteId,
+          "x-payment-proof": Buffer.from('{"x402Version":2}').toString("base64"),
+        },
       });
       const e2 = expectError(exec, 402, "payment_invalid");
       expect(e2.reason).toBe("invalid_payload");
@@ -187,7 +231,10 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
     });
 
     it("a garbage proof on POST /executions without X-Quote-Id: payment_invalid, still with a challenge to pay", async () => {
-      const res = await t.call("POST", "/executions", { body: SERVER, headers: { "payment-signature": "garbage-garbage" } });
+      const res = await t.call("POST", "/executions", {
+        body: SERVER,
+        headers: { "payment-signature": "garbage-garbage" },
+      });
       const error = expectError(res, 402, "payment_invalid");
       expect(error.reason).toBe("invalid_payload");
       const challenge = decodeBase64Json(res.headers["payment-required"]);
@@ -206,23 +253,54 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
   describe("404 not_found", () => {
     it("unknown action", async () => {
       expectError(await t.call("GET", "/actions/servers.teleport"), 404, "not_found");
-      expectError(await t.call("POST", "/quotes", { body: { action: "servers.teleport", input: {}, budget: { amount: "1", currency: "USDC" } } }), 404, "not_found");
+      expectError(
+        await t.call("POST", "/quotes", {
+          body: { action: "servers.teleport", input: {}, budget: { amount: "1", currency: "USDC" } },
+        }),
+        404,
+        "not_found",
+      );
     });
 
     it("unknown quote, on read, prepare, confirm and execution", async () => {
       expectError(await t.call("GET", "/quotes/qt_doesnotexist"), 404, "not_found");
-      expectError(await t.call("POST", "/payments/prepare", { body: { quoteId: "qt_doesnotexist" } }), 404, "not_found");
-      expectError(await t.call("POST", "/payments/confirm", { body: { quoteId: "qt_doesnotexist", paymentProof: "abc" } }), 404, "not_found");
-      expectError(await t.call("POST", "/executions", { body: SERVER, headers: { "x-quote-id": "qt_doesnotexist", "x-payment-proof": "abc" } }), 404, "not_found");
+      expectError(
+        await t.call("POST", "/payments/prepare", { body: { quoteId: "qt_doesnotexist" } }),
+        404,
+        "not_found",
+      );
+      expectError(
+        await t.call("POST", "/payments/confirm", { body: { quoteId: "qt_doesnotexist", paymentProof: "abc" } }),
+        404,
+        "not_found",
+      );
+      expectError(
+        await t.call("POST", "/executions", {
+          body: SERVER,
+          headers: { "x-quote-id": "qt_doesnotexist", "x-payment-proof": "abc" },
+        }),
+        404,
+        "not_found",
+      );
     });
 
     it("unknown execution, company, server, webhook", async () => {
       expectError(await t.call("GET", "/executions/exe_doesnotexist"), 404, "not_found");
       expectError(await t.call("GET", "/companies/co_doesnotexist"), 404, "not_found");
       expectError(await t.call("GET", "/servers/svr_doesnotexist"), 404, "not_found");
-      expectError(await t.call("POST", "/servers/svr_doesnotexist/renew", { body: { durationHours: 2 } }), 404, "not_found");
       expectError(
-        await t.call("POST", "/quotes", { body: { action: "servers.renew", input: { serverId: "svr_doesnotexist", durationHours: 2 }, budget: { amount: "1", currency: "USDC" } } }),
+        await t.call("POST", "/servers/svr_doesnotexist/renew", { body: { durationHours: 2 } }),
+        404,
+        "not_found",
+      );
+      expectError(
+        await t.call("POST", "/quotes", {
+          body: {
+            action: "servers.renew",
+            input: { serverId: "svr_doesnotexist", durationHours: 2 },
+            budget: { amount: "1", currency: "USDC" },
+          },
+        }),
         404,
         "not_found",
       );
@@ -232,9 +310,15 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
     it("unknown route, inside and outside /v1, and an unknown method", async () => {
       expectError(await t.call("GET", "/nothing-here"), 404, "not_found");
       expectError(await t.call("DELETE", "/actions"), 404, "not_found");
-      const outside = await fetch(`${t.sb.baseUrl.replace(/\/v1$/, "")}/v2/actions`, { headers: { authorization: `Bearer ${t.sb.apiKey}` } });
+      const outside = await fetch(`${t.sb.baseUrl.replace(/\/v1$/, "")}/v2/actions`, {
+        headers: { authorization: `Bearer ${t.sb.apiKey}` },
+      });
       const text = await outside.text();
-      expectError({ status: outside.status, headers: Object.fromEntries(outside.headers), body: JSON.parse(text), text }, 404, "not_found");
+      expectError(
+        { status: outside.status, headers: Object.fromEntries(outside.headers), body: JSON.parse(text), text },
+        404,
+        "not_found",
+      );
     });
   });
 
@@ -281,7 +365,10 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
     expect(error.quoteId).toBe(first.quote.quoteId);
     // Even with a freshly signed proof for the same quote: still consumed, nothing charged.
     const fresh = await t.proof(first.quote.paymentRequirement.accepts[0]);
-    const third = await t.call("POST", "/executions", { body: SERVER, headers: { "x-quote-id": first.quote.quoteId, "x-payment-proof": fresh } });
+    const third = await t.call("POST", "/executions", {
+      body: SERVER,
+      headers: { "x-quote-id": first.quote.quoteId, "x-payment-proof": fresh },
+    });
     expect(expectError(third, 409, "quote_consumed").executionId).toBe(first.res.body.executionId);
     expect(await t.usdc(t.wallet.address)).toBe(before);
   });
@@ -307,18 +394,29 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
 
   it("409 payment_already_used: a settled proof presented for another quote", async () => {
     const a = await quoteAndSign(t, "servers.provision", SERVER_INPUT);
-    const confirmed = await t.call("POST", "/payments/confirm", { body: { quoteId: a.quote.quoteId, paymentProof: a.proof } });
+    const confirmed = await t.call("POST", "/payments/confirm", {
+      body: { quoteId: a.quote.quoteId, paymentProof: a.proof },
+    });
     expect(confirmed.status).toBe(200);
     const before = await t.usdc(t.wallet.address);
 
     const b = await t.quote("servers.provision", SERVER_INPUT);
-    const viaConfirm = await t.call("POST", "/payments/confirm", { body: { quoteId: b.quoteId, paymentProof: a.proof } });
+    const viaConfirm = await t.call("POST", "/payments/confirm", {
+      body: { quoteId: b.quoteId, paymentProof: a.proof },
+    });
     expect(expectError(viaConfirm, 409, "payment_already_used").quoteId).toBe(b.quoteId);
-    const viaExecution = await t.call("POST", "/executions", { body: SERVER, headers: { "x-quote-id": b.quoteId, "x-payment-proof": a.proof } });
+    const viaExecution = await t.call("POST", "/executions", {
+      body: SERVER,
+      headers: { "x-quote-id": b.quoteId, "x-payment-proof": a.proof },
+    });
     expectError(viaExecution, 409, "payment_already_used");
     expect(await t.usdc(t.wallet.address)).toBe(before);
     // Quote b is still unpaid.
-    expectError(await t.call("POST", "/executions", { body: SERVER, headers: { "x-quote-id": b.quoteId } }), 402, "payment_required");
+    expectError(
+      await t.call("POST", "/executions", { body: SERVER, headers: { "x-quote-id": b.quoteId } }),
+      402,
+      "payment_required",
+    );
   });
 
   describe("413 payload_too_large", () => {
@@ -348,7 +446,11 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
         duplex: "half",
       } as RequestInit);
       const text = await res.text();
-      expectError({ status: res.status, headers: Object.fromEntries(res.headers), body: JSON.parse(text), text }, 413, "payload_too_large");
+      expectError(
+        { status: res.status, headers: Object.fromEntries(res.headers), body: JSON.parse(text), text },
+        413,
+        "payload_too_large",
+      );
     });
 
     it("64 KiB exactly is still read (and judged on its content)", async () => {
@@ -363,15 +465,36 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
 
   it("415 unsupported_media_type: a body sent as text/plain or without a content type", async () => {
     const raw = JSON.stringify({ ...SERVER, budget: { amount: "5", currency: "USDC" } });
-    expectError(await t.call("POST", "/quotes", { rawBody: raw, headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
-    expectError(await t.call("POST", "/quotes", { rawBody: raw, headers: { "content-type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type");
+    expectError(
+      await t.call("POST", "/quotes", { rawBody: raw, headers: { "content-type": "text/plain" } }),
+      415,
+      "unsupported_media_type",
+    );
+    expectError(
+      await t.call("POST", "/quotes", {
+        rawBody: raw,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      }),
+      415,
+      "unsupported_media_type",
+    );
     // The same body as JSON is accepted.
-    expect((await t.call("POST", "/quotes", { rawBody: raw, headers: { "content-type": "application/json; charset=utf-8" } })).status).toBe(201);
+    expect(
+      (
+        await t.call("POST", "/quotes", {
+          rawBody: raw,
+          headers: { "content-type": "application/json; charset=utf-8" },
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it("422 idempotency_key_reused: the same key with a different body, or another X-Quote-Id", async () => {
     const key = freshKey("reuse");
-    const first = await t.call("POST", "/quotes", { body: { ...SERVER, budget: { amount: "5", currency: "USDC" } }, headers: { "idempotency-key": key } });
+    const first = await t.call("POST", "/quotes", {
+      body: { ...SERVER, budget: { amount: "5", currency: "USDC" } },
+      headers: { "idempotency-key": key },
+    });
     expect(first.status).toBe(201);
     const other = await t.call("POST", "/quotes", {
       body: { ...SERVER, budget: { amount: "6", currency: "USDC" } },
@@ -429,12 +552,20 @@ describe("410 quote_expired, on a sandbox with a movable clock", () => {
 
     const before = await t.usdc(t.wallet.address);
     const prepare = await t.call("POST", "/payments/prepare", { body: { quoteId: paid.quote.quoteId } });
-    expect(expectError(prepare, 410, "quote_expired")).toMatchObject({ quoteId: paid.quote.quoteId, expiresAt: paid.quote.expiresAt });
-    const confirm = await t.call("POST", "/payments/confirm", { body: { quoteId: paid.quote.quoteId, paymentProof: paid.proof } });
+    expect(expectError(prepare, 410, "quote_expired")).toMatchObject({
+      quoteId: paid.quote.quoteId,
+      expiresAt: paid.quote.expiresAt,
+    });
+    const confirm = await t.call("POST", "/payments/confirm", {
+      body: { quoteId: paid.quote.quoteId, paymentProof: paid.proof },
+    });
     expect(expectError(confirm, 410, "quote_expired").quoteId).toBe(paid.quote.quoteId);
     const withProof = await t.call("POST", "/executions", { body: SERVER, headers: payHeaders(paid) });
     expectError(withProof, 410, "quote_expired");
-    const withoutProof = await t.call("POST", "/executions", { body: SERVER, headers: { "x-quote-id": paid.quote.quoteId } });
+    const withoutProof = await t.call("POST", "/executions", {
+      body: SERVER,
+      headers: { "x-quote-id": paid.quote.quoteId },
+    });
     expectError(withoutProof, 410, "quote_expired");
     const dedicated = await t.call("POST", "/servers/provision", { body: SERVER_INPUT, headers: payHeaders(paid) });
     expectError(dedicated, 410, "quote_expired");
@@ -445,7 +576,10 @@ describe("410 quote_expired, on a sandbox with a movable clock", () => {
 describe("429 rate_limited", () => {
   let t: TestSandbox;
   beforeAll(async () => {
-    t = await startTestSandbox({ apiKeys: ["key-limited-0001", "key-other-00002"], rateLimit: { perSecond: 2, burst: 3 } });
+    t = await startTestSandbox({
+      apiKeys: ["key-limited-0001", "key-other-00002"],
+      rateLimit: { perSecond: 2, burst: 3 },
+    });
   });
   afterAll(() => t.close());
 
@@ -462,7 +596,11 @@ describe("429 rate_limited", () => {
     const other = apiClient(t.sb.baseUrl, "key-other-00002");
     expect((await other("GET", "/actions")).status).toBe(200);
     // A 429 answers POSTs as well, before anything is done.
-    expectError(await t.call("POST", "/quotes", { body: { ...SERVER, budget: { amount: "1", currency: "USDC" } } }), 429, "rate_limited");
+    expectError(
+      await t.call("POST", "/quotes", { body: { ...SERVER, budget: { amount: "1", currency: "USDC" } } }),
+      429,
+      "rate_limited",
+    );
 
     await new Promise((r) => setTimeout(r, Number(limited[0]!.headers["retry-after"]) * 1000));
     expect((await t.call("GET", "/actions")).status).toBe(200);
@@ -523,7 +661,8 @@ describe("503 unavailable, storage locked by another process", () => {
       let released: Promise<void> | undefined;
       const poll = setInterval(() => {
         if (released) return;
-        const row = locker.prepare(`SELECT state FROM idempotency WHERE key = ?`).get(key) as { state: string } | undefined;
+        const row = locker.prepare(`SELECT state FROM idempotency WHERE key = ?`).get(key) as
+          { state: string } | undefined;
         if (row?.state !== "running") return;
         locker.exec("BEGIN IMMEDIATE");
         released = new Promise((ok) =>

@@ -59,7 +59,10 @@ describe("the sandbox's home lock", () => {
       writeFileSync(join(home, "sandbox.pid"), String(dead));
       const startAt = Date.now() + 700;
       const outcomes = await Promise.all(Array.from({ length: 6 }, () => contender(home, startAt)));
-      expect(outcomes.filter((o) => o === "locked"), `round ${round}: ${outcomes.join(", ")}`).toHaveLength(1);
+      expect(
+        outcomes.filter((o) => o === "locked"),
+        `round ${round}: ${outcomes.join(", ")}`,
+      ).toHaveLength(1);
       expect(outcomes.filter((o) => o === "busy")).toHaveLength(5);
       // The winner's pid is in the lock, and nothing was left beside it.
       expect(Number(readFileSync(join(home, "sandbox.pid"), "utf8"))).not.toBe(dead);

@@ -7,7 +7,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, startTestSandbox, waitForExecution, type TestSandbox } from "../helpers/sandbox.js";
-import { SERVER_INPUT, decodeBase64Json, expectError, freshKey, paidExecution, payHeaders, quoteAndSign } from "../helpers/api.js";
+import {
+  SERVER_INPUT,
+  decodeBase64Json,
+  expectError,
+  freshKey,
+  paidExecution,
+  payHeaders,
+  quoteAndSign,
+} from "../helpers/api.js";
 
 const SERVER = { action: "servers.provision", input: SERVER_INPUT };
 const QUOTE_BODY = { ...SERVER, budget: { amount: "5", currency: "USDC" } };
@@ -43,7 +51,9 @@ describe("idempotency", () => {
       expect(await t.usdc(t.wallet.address)).toBe(balance);
       expect(count("executions")).toBe(executions);
       expect(count("payments")).toBe(payments);
-      const mine = (await t.call("GET", "/executions?limit=100")).body.items.filter((e: any) => e.quoteId === first.quote.quoteId);
+      const mine = (await t.call("GET", "/executions?limit=100")).body.items.filter(
+        (e: any) => e.quoteId === first.quote.quoteId,
+      );
       expect(mine).toHaveLength(1);
     });
 
@@ -66,7 +76,11 @@ describe("idempotency", () => {
       const first = await t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key } });
       expect(first.status).toBe(201);
       const quotes = count("quotes");
-      const reordered = { budget: { currency: "USDC", amount: "5" }, input: { durationHours: 24, plan: "small", region: "eu-west-1" }, action: "servers.provision" };
+      const reordered = {
+        budget: { currency: "USDC", amount: "5" },
+        input: { durationHours: 24, plan: "small", region: "eu-west-1" },
+        action: "servers.provision",
+      };
       const replay = await t.call("POST", "/quotes", { body: reordered, headers: { "idempotency-key": key } });
       expect(replay.status).toBe(201);
       expect(replay.headers["idempotent-replayed"]).toBe("true");
@@ -84,9 +98,17 @@ describe("idempotency", () => {
       for (const body of [
         { ...QUOTE_BODY, budget: { amount: "6", currency: "USDC" } },
         { ...QUOTE_BODY, input: { ...SERVER_INPUT, plan: "nano" } },
-        { action: "storage.purchase", input: { tier: "object", sizeGb: 1, durationMonths: 1, region: "eu-west-1" }, budget: { amount: "5", currency: "USDC" } },
+        {
+          action: "storage.purchase",
+          input: { tier: "object", sizeGb: 1, durationMonths: 1, region: "eu-west-1" },
+          budget: { amount: "5", currency: "USDC" },
+        },
       ]) {
-        expectError(await t.call("POST", "/quotes", { body, headers: { "idempotency-key": key } }), 422, "idempotency_key_reused");
+        expectError(
+          await t.call("POST", "/quotes", { body, headers: { "idempotency-key": key } }),
+          422,
+          "idempotency_key_reused",
+        );
       }
       expect(count("quotes")).toBe(quotes);
       const replay = await t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key } });
@@ -98,7 +120,10 @@ describe("idempotency", () => {
       const key = freshKey("path");
       const quote = await t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key } });
       expect(quote.status).toBe(201);
-      const prepare = await t.call("POST", "/payments/prepare", { body: { quoteId: quote.body.quoteId }, headers: { "idempotency-key": key } });
+      const prepare = await t.call("POST", "/payments/prepare", {
+        body: { quoteId: quote.body.quoteId },
+        headers: { "idempotency-key": key },
+      });
       expect(prepare.status).toBe(200);
       expect(prepare.headers["idempotent-replayed"]).toBeUndefined();
     });
@@ -108,7 +133,11 @@ describe("idempotency", () => {
     it("POST /quotes x6 at once: one quote; the others replay it or are told it is in progress", async () => {
       const key = freshKey("cq");
       const quotes = count("quotes");
-      const results = await Promise.all(Array.from({ length: 6 }, () => t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key } })));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          t.call("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key } }),
+        ),
+      );
       const fresh = results.filter((r) => r.status === 201 && r.headers["idempotent-replayed"] !== "true");
       expect(fresh).toHaveLength(1);
       for (const r of results) {
@@ -127,7 +156,9 @@ describe("idempotency", () => {
       const paid = await quoteAndSign(t, "servers.provision", SERVER_INPUT);
       const headers = payHeaders(paid);
       const balance = await t.usdc(t.wallet.address);
-      const results = await Promise.all(Array.from({ length: 4 }, () => t.call("POST", "/executions", { body: SERVER, headers })));
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () => t.call("POST", "/executions", { body: SERVER, headers })),
+      );
       const fresh = results.filter((r) => r.status === 201 && r.headers["idempotent-replayed"] !== "true");
       expect(fresh, results.map((r) => r.text).join("\n")).toHaveLength(1);
       // Whether the others meet the first one running (409) or finished (replay) is timing;
@@ -171,7 +202,9 @@ describe("idempotency", () => {
       const key = freshKey("wh-limit");
       const body = { url: "http://127.0.0.1:9/over-the-limit", events: ["execution.updated"] };
       for (let i = 0; i < 25 && !limited; i++) {
-        const res = await t.call("POST", "/webhooks", { body: { url: `http://127.0.0.1:9/hook-${i}`, events: ["execution.updated"] } });
+        const res = await t.call("POST", "/webhooks", {
+          body: { url: `http://127.0.0.1:9/hook-${i}`, events: ["execution.updated"] },
+        });
         if (res.status === 201) {
           created.push(res.body.webhookId);
           continue;
@@ -194,13 +227,22 @@ describe("idempotency", () => {
     it("the 402 payment branch is not stored: pay, retry with the same key, 201", async () => {
       const quote = await t.quote("servers.provision", SERVER_INPUT);
       const key = freshKey("pay-later");
-      const unpaid = await t.call("POST", "/executions", { body: SERVER, headers: { "idempotency-key": key, "x-quote-id": quote.quoteId } });
+      const unpaid = await t.call("POST", "/executions", {
+        body: SERVER,
+        headers: { "idempotency-key": key, "x-quote-id": quote.quoteId },
+      });
       expectError(unpaid, 402, "payment_required");
       const proof = await t.proof(decodeBase64Json(unpaid.headers["payment-required"]).accepts[0]);
-      const paid = await t.call("POST", "/executions", { body: SERVER, headers: { "idempotency-key": key, "x-quote-id": quote.quoteId, "x-payment-proof": proof } });
+      const paid = await t.call("POST", "/executions", {
+        body: SERVER,
+        headers: { "idempotency-key": key, "x-quote-id": quote.quoteId, "x-payment-proof": proof },
+      });
       expect(paid.status, paid.text).toBe(201);
       expect(paid.headers["idempotent-replayed"]).toBeUndefined();
-      const replay = await t.call("POST", "/executions", { body: SERVER, headers: { "idempotency-key": key, "x-quote-id": quote.quoteId, "x-payment-proof": proof } });
+      const replay = await t.call("POST", "/executions", {
+        body: SERVER,
+        headers: { "idempotency-key": key, "x-quote-id": quote.quoteId, "x-payment-proof": proof },
+      });
       expect(replay.headers["idempotent-replayed"]).toBe("true");
       expect(replay.body.executionId).toBe(paid.body.executionId);
     });
@@ -211,7 +253,10 @@ describe("idempotency", () => {
       const error = expectError(unpaid, 402, "payment_required");
       const balance = await t.usdc(t.wallet.address);
       const proof = await t.proof(decodeBase64Json(unpaid.headers["payment-required"]).accepts[0]);
-      const paid = await t.call("POST", "/executions", { body: SERVER, headers: { "idempotency-key": key, "payment-signature": proof } });
+      const paid = await t.call("POST", "/executions", {
+        body: SERVER,
+        headers: { "idempotency-key": key, "payment-signature": proof },
+      });
       expect(paid.status, paid.text).toBe(201);
       expect(paid.body.quoteId).toBe(error.quoteId);
       expect(await t.usdc(t.wallet.address)).toBe(balance - 288_000n);
@@ -220,7 +265,10 @@ describe("idempotency", () => {
     it("a rejected proof (402 payment_invalid) is not stored: a good proof with the same key goes through", async () => {
       const paid = await quoteAndSign(t, "servers.provision", SERVER_INPUT);
       const key = freshKey("bad-proof");
-      const bad = await t.call("POST", "/executions", { body: SERVER, headers: { ...payHeaders(paid, key), "x-payment-proof": "bm90IGEgcHJvb2Y=" } });
+      const bad = await t.call("POST", "/executions", {
+        body: SERVER,
+        headers: { ...payHeaders(paid, key), "x-payment-proof": "bm90IGEgcHJvb2Y=" },
+      });
       expectError(bad, 402, "payment_invalid");
       const good = await t.call("POST", "/executions", { body: SERVER, headers: payHeaders(paid, key) });
       expect(good.status, good.text).toBe(201);
@@ -234,7 +282,9 @@ describe("idempotency", () => {
       for (let round = 0; round < 5 && !seen; round++) {
         const paid = await quoteAndSign(t, "servers.provision", SERVER_INPUT);
         const keys = [freshKey("one"), freshKey("two")];
-        const results = await Promise.all(keys.map((k) => t.call("POST", "/executions", { body: SERVER, headers: payHeaders(paid, k) })));
+        const results = await Promise.all(
+          keys.map((k) => t.call("POST", "/executions", { body: SERVER, headers: payHeaders(paid, k) })),
+        );
         const winner = results.findIndex((r) => r.status === 201);
         expect(winner, results.map((r) => r.text).join("\n")).toBeGreaterThanOrEqual(0);
         const loser = 1 - winner;
@@ -249,13 +299,23 @@ describe("idempotency", () => {
 
     it("a 5xx is not stored: once the fault is gone, the same key runs again", async () => {
       const quote = await t.quote("servers.provision", SERVER_INPUT);
-      const stored = (t.sb.db.prepare(`SELECT requirements FROM quotes WHERE quote_id = ?`).get(quote.quoteId) as { requirements: string }).requirements;
+      const stored = (
+        t.sb.db.prepare(`SELECT requirements FROM quotes WHERE quote_id = ?`).get(quote.quoteId) as {
+          requirements: string;
+        }
+      ).requirements;
       t.sb.db.prepare(`UPDATE quotes SET requirements = '{broken' WHERE quote_id = ?`).run(quote.quoteId);
       const key = freshKey("5xx");
-      const failed = await t.call("POST", "/payments/prepare", { body: { quoteId: quote.quoteId }, headers: { "idempotency-key": key } });
+      const failed = await t.call("POST", "/payments/prepare", {
+        body: { quoteId: quote.quoteId },
+        headers: { "idempotency-key": key },
+      });
       expectError(failed, 500, "internal_error");
       t.sb.db.prepare(`UPDATE quotes SET requirements = ? WHERE quote_id = ?`).run(stored, quote.quoteId);
-      const retry = await t.call("POST", "/payments/prepare", { body: { quoteId: quote.quoteId }, headers: { "idempotency-key": key } });
+      const retry = await t.call("POST", "/payments/prepare", {
+        body: { quoteId: quote.quoteId },
+        headers: { "idempotency-key": key },
+      });
       expect(retry.status, retry.text).toBe(200);
       expect(retry.headers["idempotent-replayed"]).toBeUndefined();
       expect(retry.body.quoteId).toBe(quote.quoteId);
@@ -281,8 +341,13 @@ describe("idempotency keys are scoped per API key", () => {
     expect(b.body.quoteId).not.toBe(a.body.quoteId);
     // Another body under the same key is no reuse for the other API key either.
     const key2 = freshKey("shared2");
-    expect((await alpha("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key2 } })).status).toBe(201);
-    const other = await beta("POST", "/quotes", { body: { ...QUOTE_BODY, budget: { amount: "9", currency: "USDC" } }, headers: { "idempotency-key": key2 } });
+    expect((await alpha("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key2 } })).status).toBe(
+      201,
+    );
+    const other = await beta("POST", "/quotes", {
+      body: { ...QUOTE_BODY, budget: { amount: "9", currency: "USDC" } },
+      headers: { "idempotency-key": key2 },
+    });
     expect(other.status).toBe(201);
     // Each replays its own.
     const replayA = await alpha("POST", "/quotes", { body: QUOTE_BODY, headers: { "idempotency-key": key } });

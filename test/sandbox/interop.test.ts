@@ -94,14 +94,22 @@ describe("a stock x402 client (@x402/fetch) pays POST /executions", () => {
     const treasuryBefore = await t.usdc(treasury);
 
     const idem = "stock-client-with-quote";
-    const res = await post({ "idempotency-key": idem, "x-quote-id": quote.quoteId }, { action: "servers.provision", input: SERVER_INPUT });
+    const res = await post(
+      { "idempotency-key": idem, "x-quote-id": quote.quoteId },
+      { action: "servers.provision", input: SERVER_INPUT },
+    );
     const body = (await res.json()) as any;
     expect(res.status, JSON.stringify(body)).toBe(201);
     expect(body).toMatchObject({ status: "pending", action: "servers.provision", quoteId: quote.quoteId });
     expect(body.executionId).toMatch(/^exe_/);
 
     const { challenge, proof } = expectPayAndRetry(idem);
-    expect(challenge.accepts[0]).toMatchObject({ amount: "288000", asset: t.sb.asset, payTo: treasury, extra: { memo: quote.quoteId } });
+    expect(challenge.accepts[0]).toMatchObject({
+      amount: "288000",
+      asset: t.sb.asset,
+      payTo: treasury,
+      extra: { memo: quote.quoteId },
+    });
     const payload = decodeProof(proof);
     expect(payload.x402Version).toBe(2);
     expect(payload.accepted.extra.memo).toBe(quote.quoteId);
@@ -112,7 +120,10 @@ describe("a stock x402 client (@x402/fetch) pays POST /executions", () => {
     const settle = decodePaymentResponseHeader(header!);
     expect(settle).toMatchObject({ success: true, network: t.sb.network, payer: t.wallet.address });
     expect(typeof settle.transaction).toBe("string");
-    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
+    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
+      settle.transaction,
+      { encoding: "base64", maxSupportedTransactionVersion: 0 },
+    ]);
     expect(tx).not.toBeNull();
 
     expect(await t.usdc(t.wallet.address)).toBe(payerBefore - amount);
@@ -124,7 +135,10 @@ describe("a stock x402 client (@x402/fetch) pays POST /executions", () => {
 
     // The stock client retrying with the same key is a replay: no new 402, no second payment.
     exchanges = [];
-    const again = await post({ "idempotency-key": idem, "x-quote-id": quote.quoteId }, { action: "servers.provision", input: SERVER_INPUT });
+    const again = await post(
+      { "idempotency-key": idem, "x-quote-id": quote.quoteId },
+      { action: "servers.provision", input: SERVER_INPUT },
+    );
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(((await again.json()) as any).executionId).toBe(body.executionId);
@@ -161,7 +175,12 @@ describe("a stock x402 client (@x402/fetch) pays POST /executions", () => {
 
     const settle = decodePaymentResponseHeader(res.headers.get("PAYMENT-RESPONSE")!);
     expect(settle).toMatchObject({ success: true, network: t.sb.network, payer: t.wallet.address });
-    expect(await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }])).not.toBeNull();
+    expect(
+      await rpcCall(t.sb.rpcUrl, "getTransaction", [
+        settle.transaction,
+        { encoding: "base64", maxSupportedTransactionVersion: 0 },
+      ]),
+    ).not.toBeNull();
 
     expect(await t.usdc(t.wallet.address)).toBe(payerBefore - amount);
     expect(await t.usdc(treasury)).toBe(treasuryBefore + amount);

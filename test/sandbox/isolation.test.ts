@@ -37,9 +37,17 @@ describe("isolation between API keys", () => {
 
     expectError(await beta("GET", `/quotes/${quoteId}`), 404, "not_found");
     expectError(await beta("POST", "/payments/prepare", { body: { quoteId } }), 404, "not_found");
-    expectError(await beta("POST", "/payments/confirm", { body: { quoteId, paymentProof: paid.proof } }), 404, "not_found");
+    expectError(
+      await beta("POST", "/payments/confirm", { body: { quoteId, paymentProof: paid.proof } }),
+      404,
+      "not_found",
+    );
     expectError(await beta("POST", "/executions", { body: SERVER, headers: payHeaders(paid) }), 404, "not_found");
-    expectError(await beta("POST", "/servers/provision", { body: SERVER_INPUT, headers: payHeaders(paid) }), 404, "not_found");
+    expectError(
+      await beta("POST", "/servers/provision", { body: SERVER_INPUT, headers: payHeaders(paid) }),
+      404,
+      "not_found",
+    );
     expect(await t.usdc(t.wallet.address)).toBe(balance);
 
     // The owner still can.
@@ -65,13 +73,17 @@ describe("isolation between API keys", () => {
     expect(alphaIds).not.toContain(bId);
     expect(betaIds).toEqual([bId]);
     for (const status of ["pending", "processing", "completed"]) {
-      const filtered = (await beta("GET", `/executions?status=${status}&limit=100`)).body.items.map((e: any) => e.executionId);
+      const filtered = (await beta("GET", `/executions?status=${status}&limit=100`)).body.items.map(
+        (e: any) => e.executionId,
+      );
       for (const id of filtered) expect(id).toBe(bId);
     }
 
     // A proof settled for alpha's quote cannot pay a quote of beta's.
     const betaQuote = await beta("POST", "/quotes", { body: { ...SERVER, budget: { amount: "5", currency: "USDC" } } });
-    const reuse = await beta("POST", "/payments/confirm", { body: { quoteId: betaQuote.body.quoteId, paymentProof: a.proof } });
+    const reuse = await beta("POST", "/payments/confirm", {
+      body: { quoteId: betaQuote.body.quoteId, paymentProof: a.proof },
+    });
     expectError(reuse, 409, "payment_already_used");
   });
 
@@ -94,7 +106,9 @@ describe("isolation between API keys", () => {
     expectError(await beta("GET", `/servers/${serverId}`), 404, "not_found");
     const renewInput = { serverId, durationHours: 5 };
     expectError(
-      await beta("POST", "/quotes", { body: { action: "servers.renew", input: renewInput, budget: { amount: "5", currency: "USDC" } } }),
+      await beta("POST", "/quotes", {
+        body: { action: "servers.renew", input: renewInput, budget: { amount: "5", currency: "USDC" } },
+      }),
       404,
       "not_found",
     );
@@ -103,10 +117,17 @@ describe("isolation between API keys", () => {
     // With alpha's own renewal quote and proof: still 404 for beta, and nothing charged.
     const renewal = await quoteAndSign(t, "servers.renew", renewInput);
     const balance = await t.usdc(t.wallet.address);
-    expectError(await beta("POST", `/servers/${serverId}/renew`, { body: { durationHours: 5 }, headers: payHeaders(renewal) }), 404, "not_found");
+    expectError(
+      await beta("POST", `/servers/${serverId}/renew`, { body: { durationHours: 5 }, headers: payHeaders(renewal) }),
+      404,
+      "not_found",
+    );
     expect(await t.usdc(t.wallet.address)).toBe(balance);
     // Alpha renews it.
-    const own = await alpha("POST", `/servers/${serverId}/renew`, { body: { durationHours: 5 }, headers: payHeaders(renewal) });
+    const own = await alpha("POST", `/servers/${serverId}/renew`, {
+      body: { durationHours: 5 },
+      headers: payHeaders(renewal),
+    });
     expect(own.status, own.text).toBe(201);
     expect(own.body.serverId).toBe(serverId);
   });
@@ -115,7 +136,9 @@ describe("isolation between API keys", () => {
     const alphaReceiver = await startReceiver();
     const betaReceiver = await startReceiver();
     try {
-      const aHook = await alpha("POST", "/webhooks", { body: { url: alphaReceiver.url, events: ["execution.updated"] } });
+      const aHook = await alpha("POST", "/webhooks", {
+        body: { url: alphaReceiver.url, events: ["execution.updated"] },
+      });
       const bHook = await beta("POST", "/webhooks", { body: { url: betaReceiver.url, events: ["execution.updated"] } });
       expect([aHook.status, bHook.status]).toEqual([201, 201]);
 
@@ -127,7 +150,11 @@ describe("isolation between API keys", () => {
 
       const run = await paidExecution(t, "servers.provision", SERVER_INPUT, { call: alpha, key: freshKey("wh-run") });
       const executionId = run.res.body.executionId;
-      await alphaReceiver.waitFor((ds) => ds.some((d) => d.body?.data?.execution?.executionId === executionId && d.body.data.execution.status === "completed"));
+      await alphaReceiver.waitFor((ds) =>
+        ds.some(
+          (d) => d.body?.data?.execution?.executionId === executionId && d.body.data.execution.status === "completed",
+        ),
+      );
       // Deliveries for both hooks are queued together; alpha's completed one has arrived.
       await new Promise((r) => setTimeout(r, 200));
       expect(betaReceiver.deliveries).toEqual([]);

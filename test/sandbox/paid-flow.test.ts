@@ -26,7 +26,12 @@ describe("a paid execution, end to end over HTTP", () => {
       headers: { "idempotency-key": "confirm-1" },
     });
     expect(confirm.status).toBe(200);
-    expect(confirm.body).toMatchObject({ quoteId: quote.quoteId, status: "settled", amount: "0.288", payer: t.wallet.address });
+    expect(confirm.body).toMatchObject({
+      quoteId: quote.quoteId,
+      status: "settled",
+      amount: "0.288",
+      payer: t.wallet.address,
+    });
 
     expect(await t.usdc(t.wallet.address)).toBe(payerBefore - 288_000n);
     expect(await t.usdc(treasury)).toBe(treasuryBefore + 288_000n);

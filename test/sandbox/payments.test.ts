@@ -20,7 +20,14 @@ import {
   withAccepted,
   withTransaction,
 } from "../helpers/proofs.js";
-import { rpcCall, SERVER_INPUT, startTestSandbox, waitForExecution, type ApiResponse, type TestSandbox } from "../helpers/sandbox.js";
+import {
+  rpcCall,
+  SERVER_INPUT,
+  startTestSandbox,
+  waitForExecution,
+  type ApiResponse,
+  type TestSandbox,
+} from "../helpers/sandbox.js";
 
 const ACTION = "servers.provision";
 const AMOUNT = 288_000n; // 0.288 USDC for SERVER_INPUT
@@ -51,11 +58,17 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
   const execute = (quoteId: string, proof?: string, extra: Record<string, string> = {}, idem = key("exec")) =>
     t.call("POST", "/executions", {
       body: { action: ACTION, input: SERVER_INPUT },
-      headers: { "idempotency-key": idem, "x-quote-id": quoteId, ...(proof ? { "x-payment-proof": proof } : {}), ...extra },
+      headers: {
+        "idempotency-key": idem,
+        "x-quote-id": quoteId,
+        ...(proof ? { "x-payment-proof": proof } : {}),
+        ...extra,
+      },
     });
 
   type Via = "confirm" | "execute";
-  const present = (via: Via, quoteId: string, proof: string) => (via === "confirm" ? confirm(quoteId, proof) : execute(quoteId, proof));
+  const present = (via: Via, quoteId: string, proof: string) =>
+    via === "confirm" ? confirm(quoteId, proof) : execute(quoteId, proof);
 
   /** USDC balances of the payer, the treasury and any other owners. */
   async function balances(...others: string[]): Promise<Record<string, bigint>> {
@@ -122,8 +135,14 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     });
     expect(res.body.paymentId).toMatch(/^pay_/);
 
-    await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
-    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [res.body.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
+    await expectBalances({
+      [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+      [treasury]: before[treasury]! + AMOUNT,
+    });
+    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
+      res.body.transaction,
+      { encoding: "base64", maxSupportedTransactionVersion: 0 },
+    ]);
     expect(tx).not.toBeNull();
     expect(usdcDelta(tx, t.wallet.address)).toBe(-AMOUNT);
     expect(usdcDelta(tx, treasury)).toBe(AMOUNT);
@@ -173,7 +192,9 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
         const res = await present(via, quoteId, proof);
         expectInvalid(res, "invalid_exact_svm_payload_mint_mismatch", quoteId);
         await expectBalances(before);
-        expect([await tokenBalance(t, t.wallet.address, mint2), await tokenBalance(t, treasury, mint2)]).toEqual(before2);
+        expect([await tokenBalance(t, t.wallet.address, mint2), await tokenBalance(t, treasury, mint2)]).toEqual(
+          before2,
+        );
         await expectStillUnpaid(quoteId);
         expect(await executionsOf(quoteId)).toEqual([]);
       }
@@ -206,8 +227,16 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
       const before = await balances(feePayer);
       expect(before[feePayer]).toBe(5_000_000n);
 
-      expectInvalid(await confirm(quoteId, proof), "invalid_exact_svm_payload_transaction_fee_payer_transferring_funds", quoteId);
-      expectInvalid(await execute(quoteId, proof), "invalid_exact_svm_payload_transaction_fee_payer_transferring_funds", quoteId);
+      expectInvalid(
+        await confirm(quoteId, proof),
+        "invalid_exact_svm_payload_transaction_fee_payer_transferring_funds",
+        quoteId,
+      );
+      expectInvalid(
+        await execute(quoteId, proof),
+        "invalid_exact_svm_payload_transaction_fee_payer_transferring_funds",
+        quoteId,
+      );
       await expectBalances(before);
       await expectStillUnpaid(quoteId);
     });
@@ -231,7 +260,10 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
       const paid = await confirm(a.quoteId, proofA);
       expect(paid.status, paid.text).toBe(200);
       expect(paid.body.quoteId).toBe(a.quoteId);
-      await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
+      await expectBalances({
+        [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+        [treasury]: before[treasury]! + AMOUNT,
+      });
     });
 
     it("f. replay of a settled proof: refused for another quote, the same payment for its own", async () => {
@@ -241,13 +273,20 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
       const start = await balances();
       const first = await confirm(a.quoteId, proof);
       expect(first.status, first.text).toBe(200);
-      const afterFirst = { [t.wallet.address]: start[t.wallet.address]! - AMOUNT, [treasury]: start[treasury]! + AMOUNT };
+      const afterFirst = {
+        [t.wallet.address]: start[t.wallet.address]! - AMOUNT,
+        [treasury]: start[treasury]! + AMOUNT,
+      };
       await expectBalances(afterFirst);
 
       // Same transaction bytes, rebound to B.
       const replay = withAccepted(proof, b.reqs);
       expect(decodeProof(replay).payload.transaction).toBe(decodeProof(proof).payload.transaction);
-      for (const res of [await confirm(b.quoteId, replay), await execute(b.quoteId, replay), await confirm(b.quoteId, proof)]) {
+      for (const res of [
+        await confirm(b.quoteId, replay),
+        await execute(b.quoteId, replay),
+        await confirm(b.quoteId, proof),
+      ]) {
         expect(res.status, res.text).toBe(409);
         expect(res.body.error.code).toBe("payment_already_used");
       }
@@ -275,15 +314,25 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
       const before = await balances();
 
       const responses = await Promise.all(
-        [0, 1, 2, 3, 4, 5].map((i) => (i % 2 === 0 ? confirm(quoteId, proof, `race-c-${i}-${quoteId}`) : execute(quoteId, proof, {}, `race-e-${i}-${quoteId}`))),
+        [0, 1, 2, 3, 4, 5].map((i) =>
+          i % 2 === 0
+            ? confirm(quoteId, proof, `race-c-${i}-${quoteId}`)
+            : execute(quoteId, proof, {}, `race-e-${i}-${quoteId}`),
+        ),
       );
       const settled = responses.filter((r) => r.status === 200);
       const created = responses.filter((r) => r.status === 201);
-      expect(settled.length + created.length, responses.map((r) => `${r.status} ${r.text}`).join("\n")).toBeGreaterThanOrEqual(1);
+      expect(
+        settled.length + created.length,
+        responses.map((r) => `${r.status} ${r.text}`).join("\n"),
+      ).toBeGreaterThanOrEqual(1);
       expect(created.length).toBeLessThanOrEqual(1);
 
       // Exactly one settlement on the ledger.
-      await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
+      await expectBalances({
+        [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+        [treasury]: before[treasury]! + AMOUNT,
+      });
       const payment = await confirm(quoteId, proof);
       expect(payment.status, payment.text).toBe(200);
       const signature = payment.body.transaction as string;
@@ -306,7 +355,10 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
       const executions = await executionsOf(quoteId);
       expect(executions.length).toBe(created.length);
       if (created.length === 1) expect(executions[0].executionId).toBe(created[0]!.body.executionId);
-      await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
+      await expectBalances({
+        [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+        [treasury]: before[treasury]! + AMOUNT,
+      });
     });
 
     it("h. a proof signed against an expired blockhash is refused; a fresh one pays", async () => {
@@ -319,13 +371,19 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
       await expectBalances(before);
       await expectStillUnpaid(quoteId);
 
-      const prepared = await t.call("POST", "/payments/prepare", { body: { quoteId }, headers: { "idempotency-key": key("prep") } });
+      const prepared = await t.call("POST", "/payments/prepare", {
+        body: { quoteId },
+        headers: { "idempotency-key": key("prep") },
+      });
       expect(prepared.status, prepared.text).toBe(200);
       const fresh = prepared.body.paymentRequired.accepts[0] as PaymentRequirements;
       expect(fresh.extra.recentBlockhash).not.toBe(reqs.extra.recentBlockhash);
       const paid = await confirm(quoteId, await t.proof(fresh));
       expect(paid.status, paid.text).toBe(200);
-      await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
+      await expectBalances({
+        [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+        [treasury]: before[treasury]! + AMOUNT,
+      });
     });
 
     it("i. a tampered payer signature is refused; the untampered proof still pays", async () => {
@@ -337,7 +395,9 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
       expect(signatureSlotBytes(wire, 0).every((b) => b === 0)).toBe(true);
       expect(signatureSlotBytes(wire, 1).some((b) => b !== 0)).toBe(true);
       const tampered = withTransaction(proof, flipSignatureBit(wire, 1));
-      expect(signatureSlotBytes(decodeProof(tampered).payload.transaction, 1).equals(signatureSlotBytes(wire, 1))).toBe(false);
+      expect(signatureSlotBytes(decodeProof(tampered).payload.transaction, 1).equals(signatureSlotBytes(wire, 1))).toBe(
+        false,
+      );
 
       const before = await balances();
       expectInvalid(await confirm(quoteId, tampered), "invalid_exact_svm_payload_signature_invalid", quoteId);
@@ -347,7 +407,10 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
 
       const paid = await confirm(quoteId, proof);
       expect(paid.status, paid.text).toBe(200);
-      await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
+      await expectBalances({
+        [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+        [treasury]: before[treasury]! + AMOUNT,
+      });
     });
 
     it("j. a proof that is not base64 JSON or not an x402 v2 payload is refused as invalid_payload", async () => {
@@ -399,10 +462,16 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     expect(done.refund).toMatchObject({ amount: "0.288", currency: "USDC", transaction: expect.any(String) });
     expect(done.refund.transaction).not.toBe(settle.transaction);
 
-    const paymentTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [settle.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
+    const paymentTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
+      settle.transaction,
+      { encoding: "base64", maxSupportedTransactionVersion: 0 },
+    ]);
     expect(paymentTx).not.toBeNull();
     expect(usdcDelta(paymentTx, t.wallet.address)).toBe(-AMOUNT);
-    const refundTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [done.refund.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
+    const refundTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
+      done.refund.transaction,
+      { encoding: "base64", maxSupportedTransactionVersion: 0 },
+    ]);
     expect(refundTx).not.toBeNull();
     expect(usdcDelta(refundTx, t.wallet.address)).toBe(AMOUNT);
     expect(usdcDelta(refundTx, treasury)).toBe(-AMOUNT);
@@ -433,7 +502,8 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     expect(challenge.resource.url).toBe(`${t.sb.baseUrl}/executions`);
     expect(challenge.accepts).toHaveLength(1);
     const offered = challenge.accepts[0] as PaymentRequirements;
-    for (const f of ["scheme", "network", "amount", "asset", "payTo", "maxTimeoutSeconds"] as const) expect(offered[f]).toEqual(reqs[f]);
+    for (const f of ["scheme", "network", "amount", "asset", "payTo", "maxTimeoutSeconds"] as const)
+      expect(offered[f]).toEqual(reqs[f]);
     expect(offered.extra.feePayer).toBe(reqs.extra.feePayer);
     expect(offered.extra.memo).toBe(quoteId);
     await expectBalances(before);
@@ -442,7 +512,10 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     const paid = await execute(quoteId, proof, {}, idem);
     expect(paid.status, paid.text).toBe(201);
     expect(paid.body).toMatchObject({ quoteId, status: "pending", action: ACTION });
-    await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
+    await expectBalances({
+      [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+      [treasury]: before[treasury]! + AMOUNT,
+    });
 
     // The same key again is a replay of the 201: same execution, nothing charged.
     const replayed = await execute(quoteId, proof, {}, idem);
@@ -450,6 +523,9 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     expect(replayed.headers["idempotent-replayed"]).toBe("true");
     expect(replayed.body.executionId).toBe(paid.body.executionId);
     expect(await executionsOf(quoteId)).toHaveLength(1);
-    await expectBalances({ [t.wallet.address]: before[t.wallet.address]! - AMOUNT, [treasury]: before[treasury]! + AMOUNT });
+    await expectBalances({
+      [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
+      [treasury]: before[treasury]! + AMOUNT,
+    });
   });
 });

@@ -179,7 +179,9 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
     expect(BigInt(treasuryPost!.uiTokenAmount.amount) - BigInt(treasuryPre!.uiTokenAmount.amount)).toBe(amount);
     expect(BigInt(payerPost!.uiTokenAmount.amount)).toBe(1000n * USDC - amount);
 
-    expect(await rpc.getTransaction(unknown, { encoding: "base64", maxSupportedTransactionVersion: 0 }).send()).toBeNull();
+    expect(
+      await rpc.getTransaction(unknown, { encoding: "base64", maxSupportedTransactionVersion: 0 }).send(),
+    ).toBeNull();
 
     // "json" (a Solana node's default encoding) gives the transaction as an object, not
     // the wire bytes; the same without any encoding.
@@ -237,7 +239,9 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
     expect(sent).toBe(signature);
 
     expect((await rpc.getTokenAccountBalance(recipientAta).send()).value.amount).toBe(usdcAmount.toString());
-    expect((await rpc.getTokenAccountBalance(walletAta).send()).value.amount).toBe((walletBefore - usdcAmount).toString());
+    expect((await rpc.getTokenAccountBalance(walletAta).send()).value.amount).toBe(
+      (walletBefore - usdcAmount).toString(),
+    );
     expect((await rpc.getBalance(recipient.address).send()).value).toBe(solAmount);
     const payerAfter = (await rpc.getBalance(payer.address).send()).value;
     // payer paid the SOL, the rent of the new token account and the fee
@@ -305,7 +309,10 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
   });
 
   it("an unknown method is JSON-RPC error -32601, with the request id echoed", async () => {
-    const { status, json } = await rawRpc(t.sb.rpcUrl, JSON.stringify({ jsonrpc: "2.0", id: 42, method: "getNoSuchThing", params: [] }));
+    const { status, json } = await rawRpc(
+      t.sb.rpcUrl,
+      JSON.stringify({ jsonrpc: "2.0", id: 42, method: "getNoSuchThing", params: [] }),
+    );
     expect(status).toBe(200);
     expect(json).toMatchObject({ jsonrpc: "2.0", id: 42, error: { code: -32601 } });
     expect(json.result).toBeUndefined();
@@ -314,12 +321,23 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
   });
 
   it("only the endpoint's own methods are dispatched: Object.prototype's names are -32601 and reveal nothing", async () => {
-    for (const method of ["constructor", "toString", "__proto__", "hasOwnProperty", "valueOf", "isPrototypeOf", "__defineGetter__"]) {
+    for (const method of [
+      "constructor",
+      "toString",
+      "__proto__",
+      "hasOwnProperty",
+      "valueOf",
+      "isPrototypeOf",
+      "__defineGetter__",
+    ]) {
       const { status, json } = await rawRpc(t.sb.rpcUrl, JSON.stringify({ jsonrpc: "2.0", id: 7, method, params: [] }));
       expect(status).toBe(200);
       expect(json, method).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32601, message: "Method not found" } });
     }
-    const batch = await rawRpc(t.sb.rpcUrl, JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "constructor", params: [] }]));
+    const batch = await rawRpc(
+      t.sb.rpcUrl,
+      JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "constructor", params: [] }]),
+    );
     expect(JSON.stringify(batch.json)).not.toContain(t.sb.home);
     expect(batch.json[0].error.code).toBe(-32601);
   });
@@ -368,14 +386,20 @@ describe("the Solana JSON-RPC endpoint is rate-limited per client address", () =
     expect(res.status).toBe(429);
     const wait = Number(res.headers.get("retry-after"));
     expect(wait).toBeGreaterThanOrEqual(1);
-    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32005, data: { retryAfter: wait } } });
+    expect(await res.json()).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32005, data: { retryAfter: wait } },
+    });
     // A standard client sees the 429 as an error.
     await expect(createSolanaRpc(t.sb.rpcUrl).getSlot().send()).rejects.toThrow();
     // The API key's budget on /v1 is separate.
     expect((await t.call("GET", "/actions")).status).toBe(200);
 
     await new Promise((r) => setTimeout(r, (RATE.burst / RATE.perSecond) * 1000 + 100));
-    const batch = JSON.stringify(Array.from({ length: RATE.burst }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "getSlot", params: [] })));
+    const batch = JSON.stringify(
+      Array.from({ length: RATE.burst }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "getSlot", params: [] })),
+    );
     const full = await rawRpc(t.sb.rpcUrl, batch);
     expect(full.status).toBe(200);
     expect(full.json).toHaveLength(RATE.burst);

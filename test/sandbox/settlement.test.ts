@@ -46,8 +46,13 @@ const execute = (t: TestSandbox, quoteId: string, proof?: string, key = freshKey
     headers: { "idempotency-key": key, "x-quote-id": quoteId, ...(proof ? { "x-payment-proof": proof } : {}) },
   });
 
-function paymentRows(t: TestSandbox, quoteId: string): Array<{ status: string; transaction_sig: string | null; payer: string | null }> {
-  return t.sb.db.prepare(`SELECT status, transaction_sig, payer FROM payments WHERE quote_id = ?`).all(quoteId) as Array<{
+function paymentRows(
+  t: TestSandbox,
+  quoteId: string,
+): Array<{ status: string; transaction_sig: string | null; payer: string | null }> {
+  return t.sb.db
+    .prepare(`SELECT status, transaction_sig, payer FROM payments WHERE quote_id = ?`)
+    .all(quoteId) as Array<{
     status: string;
     transaction_sig: string | null;
     payer: string | null;
@@ -59,7 +64,11 @@ async function balances(h: Harness): Promise<{ payer: bigint; treasury: bigint }
 }
 
 /** The ledger moved exactly `amount` once from the payer to the treasury since `before`. */
-async function expectMovedOnce(h: Harness, before: { payer: bigint; treasury: bigint }, amount = AMOUNT): Promise<void> {
+async function expectMovedOnce(
+  h: Harness,
+  before: { payer: bigint; treasury: bigint },
+  amount = AMOUNT,
+): Promise<void> {
   expect(await balances(h)).toEqual({ payer: before.payer - amount, treasury: before.treasury + amount });
 }
 
@@ -94,8 +103,13 @@ describe("a settlement the facilitator reports pending after sending", () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ quoteId, status: "settled", amount: "0.288", payer: t.wallet.address });
     await expectMovedOnce(h, before);
-    expect(paymentRows(t, quoteId)).toEqual([{ status: "settled", transaction_sig: res.body.transaction, payer: t.wallet.address }]);
-    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [res.body.transaction, { encoding: "base64", maxSupportedTransactionVersion: 0 }]);
+    expect(paymentRows(t, quoteId)).toEqual([
+      { status: "settled", transaction_sig: res.body.transaction, payer: t.wallet.address },
+    ]);
+    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
+      res.body.transaction,
+      { encoding: "base64", maxSupportedTransactionVersion: 0 },
+    ]);
     expect(tx.meta.err).toBeNull();
 
     // The paid quote funds its execution without a second charge.
@@ -142,7 +156,17 @@ describe("a settlement the facilitator reports pending after sending", () => {
     // flight), not the quote without a proof, not a second proof.
     expectError(await confirm(t, quoteId, proof, key), 503, "unavailable");
     expectError(await execute(t, quoteId), 503, "unavailable");
-    expectError(await confirm(t, quoteId, await t.proof((await t.call("POST", "/payments/prepare", { body: { quoteId } })).body.paymentRequired.accepts[0])), 503, "unavailable");
+    expectError(
+      await confirm(
+        t,
+        quoteId,
+        await t.proof(
+          (await t.call("POST", "/payments/prepare", { body: { quoteId } })).body.paymentRequired.accepts[0],
+        ),
+      ),
+      503,
+      "unavailable",
+    );
     expect(await balances(h)).toEqual(before);
 
     // The network lands it, late.

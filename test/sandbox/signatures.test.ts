@@ -42,7 +42,8 @@ const memoIx = (text: string) => ({ programAddress: MEMO_PROGRAM, accounts: [], 
 
 /** Token balance change of `owner`'s USDC in a landed transaction, per getTransaction meta. */
 function usdcDelta(tx: any, owner: string, mint: string): bigint {
-  const pick = (list: any[]) => BigInt(list.find((b) => b.owner === owner && b.mint === mint)?.uiTokenAmount.amount ?? "0");
+  const pick = (list: any[]) =>
+    BigInt(list.find((b) => b.owner === owner && b.mint === mint)?.uiTokenAmount.amount ?? "0");
   return pick(tx.meta.postTokenBalances) - pick(tx.meta.preTokenBalances);
 }
 
@@ -54,15 +55,24 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
   /** Every transaction that touched payerAta, oldest first, with what we expect of it. */
   const history: Array<{ signature: string; memo: string | null; delta: bigint; names: "ata" | "both" }> = [];
 
-  async function pay(outcome: "succeed" | "fail"): Promise<{ quoteId: string; signature: string; executionId: string }> {
+  async function pay(
+    outcome: "succeed" | "fail",
+  ): Promise<{ quoteId: string; signature: string; executionId: string }> {
     const quote = await t.quote("servers.provision", SERVER_INPUT);
     const proof = await t.proof(quote.paymentRequirement.accepts[0], { signer: payer });
     const res = await t.call("POST", "/executions", {
       body: { action: "servers.provision", input: SERVER_INPUT },
-      headers: { "idempotency-key": freshKey("pay"), "x-quote-id": quote.quoteId, "x-payment-proof": proof, "x-sandbox-outcome": outcome },
+      headers: {
+        "idempotency-key": freshKey("pay"),
+        "x-quote-id": quote.quoteId,
+        "x-payment-proof": proof,
+        "x-sandbox-outcome": outcome,
+      },
     });
     expect(res.status, res.text).toBe(201);
-    const settle = JSON.parse(Buffer.from(res.headers["payment-response"]!, "base64").toString("utf8")) as { transaction: string };
+    const settle = JSON.parse(Buffer.from(res.headers["payment-response"]!, "base64").toString("utf8")) as {
+      transaction: string;
+    };
     return { quoteId: quote.quoteId, signature: settle.transaction, executionId: res.body.executionId };
   }
 
@@ -75,7 +85,11 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
     // Funding: creating the token account, then minting 10 USDC into it.
     const before = t.sb.ledger.slot();
     await fundWallet(t.sb.ledger, t.sb.keys, t.sb.asset, payer.address, 10n * USDC);
-    const funding = (t.sb.db.prepare(`SELECT signature FROM ledger_log WHERE kind = 'tx' AND slot >= ? ORDER BY seq`).all(Number(before)) as Array<{ signature: string }>)
+    const funding = (
+      t.sb.db
+        .prepare(`SELECT signature FROM ledger_log WHERE kind = 'tx' AND slot >= ? ORDER BY seq`)
+        .all(Number(before)) as Array<{ signature: string }>
+    )
       .map((r) => r.signature)
       .slice(-2);
     history.push({ signature: funding[0]!, memo: null, delta: 0n, names: "both" });
@@ -84,11 +98,21 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
     // Three payments (memo = quote id), the last one failing and so refunded.
     for (const outcome of ["succeed", "succeed", "fail"] as const) {
       const p = await pay(outcome);
-      history.push({ signature: p.signature, memo: `[${p.quoteId.length}] ${p.quoteId}`, delta: -288_000n, names: "both" });
+      history.push({
+        signature: p.signature,
+        memo: `[${p.quoteId.length}] ${p.quoteId}`,
+        delta: -288_000n,
+        names: "both",
+      });
       if (outcome === "fail") {
         const done = await waitForExecution(t.call, p.executionId, (e) => e.status === "refunded");
         const refundMemo = `refund ${p.executionId}`; // names what it refunds
-        history.push({ signature: done.refund.transaction, memo: `[${refundMemo.length}] ${refundMemo}`, delta: 288_000n, names: "ata" });
+        history.push({
+          signature: done.refund.transaction,
+          memo: `[${refundMemo.length}] ${refundMemo}`,
+          delta: 288_000n,
+          names: "ata",
+        });
       }
     }
 
@@ -106,11 +130,20 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
     const sent = await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send();
     expect(sent).toBe(getSignatureFromTransaction(signed));
     // It names the owner only, not the token account.
-    history.push({ signature: sent, memo: `[5] first; [${new TextEncoder().encode("séc; ✓").length}] séc; ✓`, delta: 0n, names: "both" });
+    history.push({
+      signature: sent,
+      memo: `[5] first; [${new TextEncoder().encode("séc; ✓").length}] séc; ✓`,
+      delta: 0n,
+      names: "both",
+    });
   });
   afterAll(() => t?.close());
 
-  const onAta = () => history.filter((h) => h.memo === null || h.delta !== 0n).map((h) => h.signature).reverse();
+  const onAta = () =>
+    history
+      .filter((h) => h.memo === null || h.delta !== 0n)
+      .map((h) => h.signature)
+      .reverse();
 
   it("lists every landed transaction naming the token account, newest first, shaped as a node's", async () => {
     const items = await rpc.getSignaturesForAddress(payerAta).send();
@@ -132,7 +165,9 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
 
   it("getTransaction (base64, maxSupportedTransactionVersion 0) of each: meta.err null, token balances with owner, mint and amount", async () => {
     for (const entry of history.filter((h) => h.delta !== 0n)) {
-      const tx = await rpc.getTransaction(toSignature(entry.signature), { encoding: "base64", maxSupportedTransactionVersion: 0 }).send();
+      const tx = await rpc
+        .getTransaction(toSignature(entry.signature), { encoding: "base64", maxSupportedTransactionVersion: 0 })
+        .send();
       expect(tx, entry.signature).not.toBeNull();
       expect(tx!.meta!.err).toBeNull();
       const [wire, encoding] = tx!.transaction;
@@ -147,14 +182,17 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
       expect(usdcDelta(tx, payer.address, t.sb.asset)).toBe(entry.delta);
     }
     // Without maxSupportedTransactionVersion, a v0 transaction is refused, as a node refuses it.
-    await expect(rpcCall(t.sb.rpcUrl, "getTransaction", [history[2]!.signature, { encoding: "base64" }])).rejects.toThrow(
-      /maxSupportedTransactionVersion/,
-    );
+    await expect(
+      rpcCall(t.sb.rpcUrl, "getTransaction", [history[2]!.signature, { encoding: "base64" }]),
+    ).rejects.toThrow(/maxSupportedTransactionVersion/);
   });
 
   it("the owner's own address lists what names it, but not a refund into its token account", async () => {
     const items = await rpc.getSignaturesForAddress(payer.address).send();
-    const expected = history.filter((h) => h.names === "both").map((h) => h.signature).reverse();
+    const expected = history
+      .filter((h) => h.names === "both")
+      .map((h) => h.signature)
+      .reverse();
     expect(items.map((i) => i.signature)).toEqual(expected);
     const refund = history.find((h) => h.memo?.includes("refund exe_"))!;
     expect(items.map((i) => i.signature)).not.toContain(refund.signature);
@@ -172,27 +210,41 @@ describe("getSignaturesForAddress, getTransaction and isBlockhashValid for a buy
     // until: stop before reaching it (exclusive); with before, the window between.
     const newer = await rpc.getSignaturesForAddress(payerAta, { until: toSignature(all[3]!) }).send();
     expect(newer.map((i) => i.signature)).toEqual(all.slice(0, 3));
-    const between = await rpc.getSignaturesForAddress(payerAta, { before: toSignature(all[0]!), until: toSignature(all[3]!) }).send();
+    const between = await rpc
+      .getSignaturesForAddress(payerAta, { before: toSignature(all[0]!), until: toSignature(all[3]!) })
+      .send();
     expect(between.map((i) => i.signature)).toEqual(all.slice(1, 3));
     // An unknown `before` finds nothing; an unknown `until` bounds nothing.
     const unknown = toSignature("1".repeat(64));
     expect(await rpc.getSignaturesForAddress(payerAta, { before: unknown }).send()).toEqual([]);
-    expect((await rpc.getSignaturesForAddress(payerAta, { until: unknown }).send()).map((i) => i.signature)).toEqual(all);
+    expect((await rpc.getSignaturesForAddress(payerAta, { until: unknown }).send()).map((i) => i.signature)).toEqual(
+      all,
+    );
     // A signature that does not name the address still marks a position.
     const ownerOnly = history[history.length - 1]!.signature;
-    expect((await rpc.getSignaturesForAddress(payerAta, { before: toSignature(ownerOnly) }).send()).map((i) => i.signature)).toEqual(all);
+    expect(
+      (await rpc.getSignaturesForAddress(payerAta, { before: toSignature(ownerOnly) }).send()).map((i) => i.signature),
+    ).toEqual(all);
     // An address with no history.
     expect(await rpc.getSignaturesForAddress((await generateKeyPairSigner()).address).send()).toEqual([]);
   });
 
   it("refuses what a node refuses: limit outside 1-1000, processed commitment, a malformed address or signature", async () => {
     for (const config of [{ limit: 0 }, { limit: 1001 }, { limit: 1.5 }]) {
-      await expect(rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, config])).rejects.toThrow(/Invalid limit; max 1000/);
+      await expect(rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, config])).rejects.toThrow(
+        /Invalid limit; max 1000/,
+      );
     }
-    await expect(rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, { commitment: "processed" }])).rejects.toThrow(/commitment/);
+    await expect(
+      rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, { commitment: "processed" }]),
+    ).rejects.toThrow(/commitment/);
     await expect(rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", ["not-an-address"])).rejects.toThrow(/Invalid/);
-    await expect(rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, { before: "xyz" }])).rejects.toThrow(/signature/);
-    expect(await rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, { limit: 1000, commitment: "confirmed" }])).toHaveLength(onAta().length);
+    await expect(rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, { before: "xyz" }])).rejects.toThrow(
+      /signature/,
+    );
+    expect(
+      await rpcCall(t.sb.rpcUrl, "getSignaturesForAddress", [payerAta, { limit: 1000, commitment: "confirmed" }]),
+    ).toHaveLength(onAta().length);
   });
 
   it("isBlockhashValid: a proof's blockhash is valid until the ledger moves on, then never again", async () => {
@@ -233,7 +285,11 @@ describe("the address index of an older sandbox is built from its ledger log", (
       body: { quoteId: quote.quoteId, paymentProof: await t.proof(quote.paymentRequirement.accepts[0]) },
     });
     expect(confirm.status, confirm.text).toBe(200);
-    const before = await rpcCall<Array<{ signature: string; memo: string | null }>>(t.sb.rpcUrl, "getSignaturesForAddress", [walletAta]);
+    const before = await rpcCall<Array<{ signature: string; memo: string | null }>>(
+      t.sb.rpcUrl,
+      "getSignaturesForAddress",
+      [walletAta],
+    );
     expect(before.map((i) => i.signature)).toContain(confirm.body.transaction);
     await t.close();
 
@@ -245,9 +301,16 @@ describe("the address index of an older sandbox is built from its ledger log", (
     t = await startTestSandbox({ home });
     try {
       expect(t.sb.db.pragma("user_version", { simple: true })).toBe(3);
-      const after = await rpcCall<Array<{ signature: string; memo: string | null }>>(t.sb.rpcUrl, "getSignaturesForAddress", [walletAta]);
+      const after = await rpcCall<Array<{ signature: string; memo: string | null }>>(
+        t.sb.rpcUrl,
+        "getSignaturesForAddress",
+        [walletAta],
+      );
       expect(after).toEqual(before);
-      expect(after[0]).toMatchObject({ signature: confirm.body.transaction, memo: `[${quote.quoteId.length}] ${quote.quoteId}` });
+      expect(after[0]).toMatchObject({
+        signature: confirm.body.transaction,
+        memo: `[${quote.quoteId.length}] ${quote.quoteId}`,
+      });
       // The lookup walks the (address, seq) key, never the whole log.
       const plan = t.sb.db
         .prepare(
@@ -255,7 +318,9 @@ describe("the address index of an older sandbox is built from its ledger log", (
            WHERE a.address = 'x' AND a.seq < 10 AND a.seq > 0 ORDER BY a.seq DESC LIMIT 5`,
         )
         .all() as Array<{ detail: string }>;
-      expect(plan.map((p) => p.detail).join("\n")).toMatch(/SEARCH a USING PRIMARY KEY \(address=\? AND seq>\? AND seq<\?\)/);
+      expect(plan.map((p) => p.detail).join("\n")).toMatch(
+        /SEARCH a USING PRIMARY KEY \(address=\? AND seq>\? AND seq<\?\)/,
+      );
       expect(plan.map((p) => p.detail).join("\n")).not.toMatch(/TEMP B-TREE/);
     } finally {
       await t.close();

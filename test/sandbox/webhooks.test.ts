@@ -50,7 +50,11 @@ describe("webhooks", () => {
       const record = await waitForExecution(t.call, executionId, (e) => e.status === "completed");
 
       const deliveries = receiver.deliveries.filter(mine);
-      expect(deliveries.map((d) => d.body.data.execution.status).sort()).toEqual(["completed", "pending", "processing"]);
+      expect(deliveries.map((d) => d.body.data.execution.status).sort()).toEqual([
+        "completed",
+        "pending",
+        "processing",
+      ]);
       const ids = new Set<string>();
       for (const d of deliveries) {
         expect(d.method).toBe("POST");
@@ -59,7 +63,13 @@ describe("webhooks", () => {
           id: expect.stringMatching(/^evt_[A-Za-z0-9]+$/),
           type: "execution.updated",
           createdAt: expect.stringMatching(ISO_UTC),
-          data: { execution: expect.objectContaining({ executionId, action: "servers.provision", quoteId: run.quote.quoteId }) },
+          data: {
+            execution: expect.objectContaining({
+              executionId,
+              action: "servers.provision",
+              quoteId: run.quote.quoteId,
+            }),
+          },
         });
         expect(d.headers["webhook-id"]).toBe(d.body.id);
         ids.add(d.body.id);
@@ -78,7 +88,10 @@ describe("webhooks", () => {
       // The completed event carries the execution as GET /executions/{id} shows it.
       const completed = deliveries.find((d) => d.body.data.execution.status === "completed")!;
       expect(completed.body.data.execution).toEqual(record);
-      expect(completed.body.data.execution.output).toMatchObject({ serverId: run.res.body.serverId, status: "running" });
+      expect(completed.body.data.execution.output).toMatchObject({
+        serverId: run.res.body.serverId,
+        status: "running",
+      });
 
       expect((await t.call("DELETE", `/webhooks/${hook.webhookId}`)).status).toBe(200);
     } finally {
@@ -116,7 +129,10 @@ describe("webhooks", () => {
     try {
       const hook = await register(receiver);
       const run = await paidExecution(t, "servers.provision", SERVER_INPUT);
-      const ds = await receiver.waitFor((all) => all.length > 1 && all.slice(1).some((d) => d.body?.id === all[0]!.body?.id), 10_000);
+      const ds = await receiver.waitFor(
+        (all) => all.length > 1 && all.slice(1).some((d) => d.body?.id === all[0]!.body?.id),
+        10_000,
+      );
       const failed = ds[0]!;
       expect(failed.answered).toBe(500);
       expect(failed.body.data.execution.executionId).toBe(run.res.body.executionId);
@@ -125,7 +141,9 @@ describe("webhooks", () => {
       // The same event, byte for byte, signed again.
       expect(retry.rawBody).toBe(failed.rawBody);
       expect(retry.headers["webhook-id"]).toBe(failed.headers["webhook-id"]);
-      expect(verifyWebhookSignature(hook.secret, retry.headers["webhook-signature"] as string, retry.rawBody)).toBe(true);
+      expect(verifyWebhookSignature(hook.secret, retry.headers["webhook-signature"] as string, retry.rawBody)).toBe(
+        true,
+      );
       // Backoff starts at 1 s.
       const gap = retry.at - failed.at;
       expect(gap).toBeGreaterThanOrEqual(900);
@@ -133,7 +151,9 @@ describe("webhooks", () => {
       // Delivered once it succeeded: no third attempt.
       await new Promise((r) => setTimeout(r, 300));
       expect(receiver.deliveries.filter((d) => d.body.id === failed.body.id)).toHaveLength(2);
-      const row = t.sb.db.prepare(`SELECT status, attempts FROM webhook_deliveries WHERE event_id = ?`).get(failed.body.id);
+      const row = t.sb.db
+        .prepare(`SELECT status, attempts FROM webhook_deliveries WHERE event_id = ?`)
+        .get(failed.body.id);
       expect(row).toEqual({ status: "delivered", attempts: 2 });
 
       expect((await t.call("DELETE", `/webhooks/${hook.webhookId}`)).status).toBe(200);
@@ -175,7 +195,10 @@ describe("the webhook URL guard: receivers must be public addresses", () => {
   afterAll(() => t.close());
 
   const register = (url: string) =>
-    t.call("POST", "/webhooks", { body: { url, events: ["execution.updated"] }, headers: { "idempotency-key": freshKey("wh") } });
+    t.call("POST", "/webhooks", {
+      body: { url, events: ["execution.updated"] },
+      headers: { "idempotency-key": freshKey("wh") },
+    });
 
   it.each([
     ["8.8.8.8", undefined],
@@ -226,15 +249,27 @@ describe("the webhook URL guard: receivers must be public addresses", () => {
   });
 
   it("a name is refused if any address it resolves to is not public, or if it does not resolve", async () => {
-    dns.set("mixed.test", [{ address: PUBLIC_V4, family: 4 }, { address: "10.9.8.7", family: 4 }]);
+    dns.set("mixed.test", [
+      { address: PUBLIC_V4, family: 4 },
+      { address: "10.9.8.7", family: 4 },
+    ]);
     dns.set("metadata.test", [{ address: "169.254.169.254", family: 4 }]);
-    expect(expectError(await register("http://mixed.test/hook"), 400, "invalid_request").message).toMatch(/10\.9\.8\.7, a private address/);
-    expect(expectError(await register("http://metadata.test/hook"), 400, "invalid_request").message).toContain("link-local");
-    expect(expectError(await register("http://nowhere.test/hook"), 400, "invalid_request").message).toMatch(/does not resolve/);
+    expect(expectError(await register("http://mixed.test/hook"), 400, "invalid_request").message).toMatch(
+      /10\.9\.8\.7, a private address/,
+    );
+    expect(expectError(await register("http://metadata.test/hook"), 400, "invalid_request").message).toContain(
+      "link-local",
+    );
+    expect(expectError(await register("http://nowhere.test/hook"), 400, "invalid_request").message).toMatch(
+      /does not resolve/,
+    );
   });
 
   it("a public name is accepted; a public IP literal too", async () => {
-    dns.set("hooks.test", [{ address: PUBLIC_V4, family: 4 }, { address: "2606:2800:220:1:248:1893:25c8:1946", family: 6 }]);
+    dns.set("hooks.test", [
+      { address: PUBLIC_V4, family: 4 },
+      { address: "2606:2800:220:1:248:1893:25c8:1946", family: 6 },
+    ]);
     for (const url of ["https://hooks.test/ingest", `http://${PUBLIC_V4}:8080/x`, "http://[2606:4700::1111]/"]) {
       const res = await register(url);
       expect(res.status, res.text).toBe(201);
@@ -256,7 +291,9 @@ describe("the webhook URL guard: receivers must be public addresses", () => {
       const deadline = Date.now() + 5_000;
       let rows: Array<{ attempts: number; last_error: string | null }> = [];
       while (Date.now() < deadline) {
-        rows = t.sb.db.prepare(`SELECT attempts, last_error FROM webhook_deliveries WHERE webhook_id = ?`).all(created.body.webhookId) as typeof rows;
+        rows = t.sb.db
+          .prepare(`SELECT attempts, last_error FROM webhook_deliveries WHERE webhook_id = ?`)
+          .all(created.body.webhookId) as typeof rows;
         if (rows.length >= 3 && rows.every((r) => r.attempts >= 1)) break;
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -285,25 +322,35 @@ describe("--allow-private-webhooks (allowPrivateWebhooks) lifts the guard", () =
   });
   afterAll(() => t.close());
 
-  it.each(["http://127.0.0.1/", "http://169.254.169.254/", "http://[::1]/", "http://10.0.0.1/", "http://[::ffff:127.0.0.1]/", "http://localhost/"])(
-    "%s is accepted",
-    async (url) => {
-      const res = await t.call("POST", "/webhooks", { body: { url, events: ["execution.updated"] } });
-      expect(res.status, res.text).toBe(201);
-      expect((await t.call("DELETE", `/webhooks/${res.body.webhookId}`)).status).toBe(200);
-    },
-  );
+  it.each([
+    "http://127.0.0.1/",
+    "http://169.254.169.254/",
+    "http://[::1]/",
+    "http://10.0.0.1/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://localhost/",
+  ])("%s is accepted", async (url) => {
+    const res = await t.call("POST", "/webhooks", { body: { url, events: ["execution.updated"] } });
+    expect(res.status, res.text).toBe(201);
+    expect((await t.call("DELETE", `/webhooks/${res.body.webhookId}`)).status).toBe(200);
+  });
 
   it("delivers to the address the resolver gave, with the URL's own Host header", async () => {
     const receiver = await startReceiver();
     try {
       const port = new URL(receiver.url).port;
-      const created = await t.call("POST", "/webhooks", { body: { url: `http://receiver.test:${port}/hook`, events: ["execution.updated"] } });
+      const created = await t.call("POST", "/webhooks", {
+        body: { url: `http://receiver.test:${port}/hook`, events: ["execution.updated"] },
+      });
       expect(created.status, created.text).toBe(201);
       const run = await paidExecution(t, "servers.provision", SERVER_INPUT);
-      const [d] = await receiver.waitFor((ds) => ds.some((x) => x.body?.data?.execution?.executionId === run.res.body.executionId));
+      const [d] = await receiver.waitFor((ds) =>
+        ds.some((x) => x.body?.data?.execution?.executionId === run.res.body.executionId),
+      );
       expect(d!.headers.host).toBe(`receiver.test:${port}`);
-      expect(verifyWebhookSignature(created.body.secret, d!.headers["webhook-signature"] as string, d!.rawBody)).toBe(true);
+      expect(verifyWebhookSignature(created.body.secret, d!.headers["webhook-signature"] as string, d!.rawBody)).toBe(
+        true,
+      );
       expect((await t.call("DELETE", `/webhooks/${created.body.webhookId}`)).status).toBe(200);
     } finally {
       await receiver.close();

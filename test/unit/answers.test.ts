@@ -18,7 +18,10 @@ const QUOTE: Quote = {
 
 describe("checkQuote", () => {
   it("accepts a positive USDC price for the action asked, with its price in atomic units and its expiry", () => {
-    expect(checkQuote(QUOTE, "servers.provision")).toEqual({ amount: 288_000n, expiresAt: Date.parse("2030-01-01T00:05:00Z") });
+    expect(checkQuote(QUOTE, "servers.provision")).toEqual({
+      amount: 288_000n,
+      expiresAt: Date.parse("2030-01-01T00:05:00Z"),
+    });
   });
 
   it.each<[string, Partial<Quote>, string, RegExp]>([
@@ -26,7 +29,12 @@ describe("checkQuote", () => {
     ["a price in exponent form", { amount: "1e3" }, "servers.provision", /is not a positive USDC decimal/],
     ["more decimals than USDC has", { amount: "0.0000001" }, "servers.provision", /is not a positive USDC decimal/],
     ["another currency", { currency: "USDT" }, "servers.provision", /is not a positive USDC decimal/],
-    ["another action", { action: "companies.create" }, "servers.provision", /quoted companies\.create for a request to servers\.provision/],
+    [
+      "another action",
+      { action: "companies.create" },
+      "servers.provision",
+      /quoted companies\.create for a request to servers\.provision/,
+    ],
     ["an expiry that is no timestamp", { expiresAt: "soon" }, "servers.provision", /expiresAt is not a timestamp/],
     ["a quote id with a slash", { quoteId: "qt_../x" }, "servers.provision", /characters a quote id cannot have/],
     ["an empty quote id", { quoteId: "" }, "servers.provision", /characters a quote id cannot have/],
@@ -56,7 +64,10 @@ describe("quoteRefusal", () => {
 
   it("keeps at most 20 of the service's input issues", () => {
     const issues = Array.from({ length: 30 }, (_, i) => ({ path: `input.f${i}`, message: "bad" }));
-    expect((quoteRefusal(400, { code: "invalid_request", message: "m", issues }) as PaidActionError<"invalid_input">).context.issues).toHaveLength(20);
+    expect(
+      (quoteRefusal(400, { code: "invalid_request", message: "m", issues }) as PaidActionError<"invalid_input">).context
+        .issues,
+    ).toHaveLength(20);
   });
 });
 
@@ -66,7 +77,11 @@ describe("settledTransaction", () => {
   it.each<[string, string | undefined, string | undefined]>([
     ["a successful settlement", header({ success: true, transaction: SIG, network: "solana:x" }), SIG],
     ["a failed settlement", header({ success: false, transaction: SIG, network: "solana:x" }), undefined],
-    ["a transaction that is no signature", header({ success: true, transaction: "not-a-signature", network: "solana:x" }), undefined],
+    [
+      "a transaction that is no signature",
+      header({ success: true, transaction: "not-a-signature", network: "solana:x" }),
+      undefined,
+    ],
     ["no network", header({ success: true, transaction: SIG }), undefined],
     ["not base64 JSON", "%%%", undefined],
     ["an oversized header", "A".repeat(8193), undefined],

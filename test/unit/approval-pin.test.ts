@@ -2,7 +2,15 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "../../src/engine/approvals/pin.js";
+import {
+  clearPin,
+  pinFileProblem,
+  pinIsSet,
+  pinPath,
+  pinProblem,
+  setPin,
+  verifyPin,
+} from "../../src/engine/approvals/pin.js";
 
 const dirs: string[] = [];
 const home = () => {

@@ -20,7 +20,13 @@ const usdc = (n: number) => BigInt(Math.round(n * 1_000_000));
 let slot = 100n;
 
 /** A payment transfer from the wallet to `to`, carrying `memo`, at `at` (ms). */
-function payTx(sig: string, memo: string | null, amount: bigint, at = T0 + MIN, o: { to?: string; toOwner?: string; noBalances?: boolean; failed?: boolean } = {}): ChainTx {
+function payTx(
+  sig: string,
+  memo: string | null,
+  amount: bigint,
+  at = T0 + MIN,
+  o: { to?: string; toOwner?: string; noBalances?: boolean; failed?: boolean } = {},
+): ChainTx {
   const to = o.to ?? PAYEE_ATA;
   return {
     signature: sig,
@@ -57,18 +63,81 @@ function inTx(sig: string, amount: bigint, at = T0 + 2 * MIN, fromOwner = PAYEE)
   };
 }
 
-function payment(quoteId: string, intentId: string, amount: bigint, fate: PaymentRecord["fate"], o: Partial<PaymentRecord> = {}): PaymentRecord {
-  return { quoteId, intentId, attempt: 1, amount, payee: PAYEE, payer: WALLET, mint: MINT, source: ATA, blockhash: "bh", lastValidHeight: 1_150n, signedAt: T0, sentAt: T0, fate, tx: null, claimedTx: null, checkedAt: null, watch: false, ...o };
+function payment(
+  quoteId: string,
+  intentId: string,
+  amount: bigint,
+  fate: PaymentRecord["fate"],
+  o: Partial<PaymentRecord> = {},
+): PaymentRecord {
+  return {
+    quoteId,
+    intentId,
+    attempt: 1,
+    amount,
+    payee: PAYEE,
+    payer: WALLET,
+    mint: MINT,
+    source: ATA,
+    blockhash: "bh",
+    lastValidHeight: 1_150n,
+    signedAt: T0,
+    sentAt: T0,
+    fate,
+    tx: null,
+    claimedTx: null,
+    checkedAt: null,
+    watch: false,
+    ...o,
+  };
 }
 
 function intent(intentId: string, o: Partial<Intent> = {}): Intent {
   return {
-    intentId, intentKey: `k-${intentId}`, attempt: 1, idemKey: `k-${intentId}`, service: "svc", action: "servers.provision", input: {}, fingerprint: "f",
-    agentBudget: null, state: "executed", quoteId: null, quote: null, amount: null, payee: PAYEE, quoteExpiresAt: null, quotedAt: null, requirements: null,
-    proof: null, payment: null, paymentTx: null, settlement: "verified", executionId: null, execution: null, execStatus: "completed", output: null,
-    refund: null, refundState: "none", refundCredit: 0n, refundTx: null, refundSeenAt: null, budgetState: "spent", budgetAmount: null, budgetAt: null,
-    approvalId: null, error: null, attention: null, callId: null, leaseOwner: null, leaseUntil: null, nextPollAt: null, pollIntervalMs: null,
-    createdAt: T0 - 1000, updatedAt: T0, ...o,
+    intentId,
+    intentKey: `k-${intentId}`,
+    attempt: 1,
+    idemKey: `k-${intentId}`,
+    service: "svc",
+    action: "servers.provision",
+    input: {},
+    fingerprint: "f",
+    agentBudget: null,
+    state: "executed",
+    quoteId: null,
+    quote: null,
+    amount: null,
+    payee: PAYEE,
+    quoteExpiresAt: null,
+    quotedAt: null,
+    requirements: null,
+    proof: null,
+    payment: null,
+    paymentTx: null,
+    settlement: "verified",
+    executionId: null,
+    execution: null,
+    execStatus: "completed",
+    output: null,
+    refund: null,
+    refundState: "none",
+    refundCredit: 0n,
+    refundTx: null,
+    refundSeenAt: null,
+    budgetState: "spent",
+    budgetAmount: null,
+    budgetAt: null,
+    approvalId: null,
+    error: null,
+    attention: null,
+    callId: null,
+    leaseOwner: null,
+    leaseUntil: null,
+    nextPollAt: null,
+    pollIntervalMs: null,
+    createdAt: T0 - 1000,
+    updatedAt: T0,
+    ...o,
   };
 }
 
@@ -98,7 +167,16 @@ const rows: Row[] = [
     intents: [paid("i1", "q1", A)],
     kinds: [],
     check: (r) => {
-      expect(r.outflows).toEqual([{ transaction: "s1", at: new Date(sec(T0 + MIN) * 1000).toISOString(), amount: "0.288", quoteId: "q1", intentId: "i1", matched: true }]);
+      expect(r.outflows).toEqual([
+        {
+          transaction: "s1",
+          at: new Date(sec(T0 + MIN) * 1000).toISOString(),
+          amount: "0.288",
+          quoteId: "q1",
+          intentId: "i1",
+          matched: true,
+        },
+      ]);
       expect(r.payments.map((p) => [p.quoteId, p.status, p.chainTransaction])).toEqual([["q1", "on_chain", "s1"]]);
       expect(r.ok).toBe(true);
     },
@@ -125,7 +203,13 @@ const rows: Row[] = [
     payments: [payment("q1", "i1", A, "landed")],
     intents: [paid("i1", "q1", A)],
     kinds: ["amount_mismatch"],
-    check: (r) => expect(r.discrepancies[0]).toMatchObject({ quoteId: "q1", intentId: "i1", journalAmount: "0.288", chainAmount: "1.50" }),
+    check: (r) =>
+      expect(r.discrepancies[0]).toMatchObject({
+        quoteId: "q1",
+        intentId: "i1",
+        journalAmount: "0.288",
+        chainAmount: "1.50",
+      }),
   },
   {
     name: "a matched payment that paid someone other than the journal's payee",
@@ -170,7 +254,12 @@ const rows: Row[] = [
     intents: [paid("i1", "q1", A)],
     kinds: ["claimed_but_absent"],
     check: (r) => {
-      expect(r.discrepancies[0]).toMatchObject({ quoteId: "q1", intentId: "i1", transaction: "s_ghost", journalAmount: "0.288" });
+      expect(r.discrepancies[0]).toMatchObject({
+        quoteId: "q1",
+        intentId: "i1",
+        transaction: "s_ghost",
+        journalAmount: "0.288",
+      });
       expect(r.payments[0]!.status).toBe("absent");
     },
   },
@@ -222,10 +311,20 @@ const rows: Row[] = [
     name: "a refund credited and on chain from the payee",
     txs: [payTx("s1", "q1", A), inTx("r1", A)],
     payments: [payment("q1", "i1", A, "landed")],
-    intents: [paid("i1", "q1", A, { execStatus: "refunded", refund: { amount: "0.288", currency: "USDC", transaction: "r1" }, refundState: "verified", refundCredit: A, refundTx: "r1" })],
+    intents: [
+      paid("i1", "q1", A, {
+        execStatus: "refunded",
+        refund: { amount: "0.288", currency: "USDC", transaction: "r1" },
+        refundState: "verified",
+        refundCredit: A,
+        refundTx: "r1",
+      }),
+    ],
     kinds: [],
     check: (r) => {
-      expect(r.refunds).toMatchObject([{ intentId: "i1", status: "verified", credited: "0.288", chainAmount: "0.288" }]);
+      expect(r.refunds).toMatchObject([
+        { intentId: "i1", status: "verified", credited: "0.288", chainAmount: "0.288" },
+      ]);
       expect(r.deposits).toEqual([]);
     },
   },
@@ -233,15 +332,20 @@ const rows: Row[] = [
     name: "a refund credited whose transaction is not in the history",
     txs: [payTx("s1", "q1", A)],
     payments: [payment("q1", "i1", A, "landed")],
-    intents: [paid("i1", "q1", A, { execStatus: "refunded", refundState: "verified", refundCredit: A, refundTx: "r_ghost" })],
+    intents: [
+      paid("i1", "q1", A, { execStatus: "refunded", refundState: "verified", refundCredit: A, refundTx: "r_ghost" }),
+    ],
     kinds: ["unverified_refund"],
-    check: (r) => expect(r.discrepancies[0]).toMatchObject({ intentId: "i1", transaction: "r_ghost", journalAmount: "0.288" }),
+    check: (r) =>
+      expect(r.discrepancies[0]).toMatchObject({ intentId: "i1", transaction: "r_ghost", journalAmount: "0.288" }),
   },
   {
     name: "a refund credited in full that brought back less",
     txs: [payTx("s1", "q1", A), inTx("r1", usdc(0.1))],
     payments: [payment("q1", "i1", A, "landed")],
-    intents: [paid("i1", "q1", A, { execStatus: "refunded", refundState: "verified", refundCredit: A, refundTx: "r1" })],
+    intents: [
+      paid("i1", "q1", A, { execStatus: "refunded", refundState: "verified", refundCredit: A, refundTx: "r1" }),
+    ],
     kinds: ["unverified_refund"],
     check: (r) => expect(r.discrepancies[0]).toMatchObject({ chainAmount: "0.10", journalAmount: "0.288" }),
   },
@@ -249,7 +353,9 @@ const rows: Row[] = [
     name: "a refund credited from a transaction that came from someone other than the payee",
     txs: [payTx("s1", "q1", A), inTx("r1", A, T0 + 2 * MIN, STRANGER)],
     payments: [payment("q1", "i1", A, "landed")],
-    intents: [paid("i1", "q1", A, { execStatus: "refunded", refundState: "verified", refundCredit: A, refundTx: "r1" })],
+    intents: [
+      paid("i1", "q1", A, { execStatus: "refunded", refundState: "verified", refundCredit: A, refundTx: "r1" }),
+    ],
     kinds: ["unverified_refund"],
   },
   {
@@ -266,7 +372,13 @@ const rows: Row[] = [
     name: "a refund the service reports but nothing credited yet: information only",
     txs: [payTx("s1", "q1", A), inTx("r1", A)],
     payments: [payment("q1", "i1", A, "landed")],
-    intents: [paid("i1", "q1", A, { execStatus: "refunded", refund: { amount: "0.288", currency: "USDC", transaction: "r1" }, refundState: "pending" })],
+    intents: [
+      paid("i1", "q1", A, {
+        execStatus: "refunded",
+        refund: { amount: "0.288", currency: "USDC", transaction: "r1" },
+        refundState: "pending",
+      }),
+    ],
     kinds: [],
     check: (r) => {
       expect(r.refunds).toMatchObject([{ status: "not_credited", chainAmount: "0.288", refundState: "pending" }]);
@@ -277,7 +389,10 @@ const rows: Row[] = [
     name: "a human topping up the wallet is a deposit",
     txs: [inTx("d1", usdc(100), T0 + MIN, STRANGER)],
     kinds: [],
-    check: (r) => expect(r.deposits).toEqual([{ transaction: "d1", at: new Date(sec(T0 + MIN) * 1000).toISOString(), amount: "100.00" }]),
+    check: (r) =>
+      expect(r.deposits).toEqual([
+        { transaction: "d1", at: new Date(sec(T0 + MIN) * 1000).toISOString(), amount: "100.00" },
+      ]),
   },
   {
     name: "an outflow before the window is not reported; a payment signed just before it still matches",
@@ -367,7 +482,10 @@ function history(n: number, newest: number, failedEvery = 0): SignatureEntry[] {
 }
 
 /** A scripted chain port: pages `entries` as a node would; records each call; throws on what it was not told to expect. */
-function scripted(entries: SignatureEntry[], o: { failSignatures?: number; nullTimes?: number; repeatPage?: boolean } = {}) {
+function scripted(
+  entries: SignatureEntry[],
+  o: { failSignatures?: number; nullTimes?: number; repeatPage?: boolean } = {},
+) {
   const calls: string[] = [];
   let failures = o.failSignatures ?? 0;
   const nulls = new Map<string, number>();
@@ -462,12 +580,21 @@ describe("scanWalletHistory: the token account's history back to a time", () => 
     const lagging = scripted(history(3, T0), { nullTimes: 1 });
     expect((await scanWalletHistory(lagging.port, ATA, 0, { sleep: noSleep })).txs).toHaveLength(3);
     const pruned = scripted(history(3, T0), { nullTimes: 99 });
-    await expect(scanWalletHistory(pruned.port, ATA, 0, { attempts: 2, sleep: noSleep })).rejects.toMatchObject({ reason: "transaction_missing" });
+    await expect(scanWalletHistory(pruned.port, ATA, 0, { attempts: 2, sleep: noSleep })).rejects.toMatchObject({
+      reason: "transaction_missing",
+    });
   });
 
   it("refuses a history longer than its bound, and a node that repeats a page", async () => {
-    await expect(scanWalletHistory(scripted(history(500, T0)).port, ATA, 0, { pageSize: 100, maxSignatures: 250, sleep: noSleep })).rejects.toMatchObject({ reason: "history_too_long" });
-    await expect(scanWalletHistory(scripted(history(500, T0), { repeatPage: true }).port, ATA, 0, { pageSize: 100, sleep: noSleep })).rejects.toMatchObject({ reason: "rpc_unavailable" });
+    await expect(
+      scanWalletHistory(scripted(history(500, T0)).port, ATA, 0, { pageSize: 100, maxSignatures: 250, sleep: noSleep }),
+    ).rejects.toMatchObject({ reason: "history_too_long" });
+    await expect(
+      scanWalletHistory(scripted(history(500, T0), { repeatPage: true }).port, ATA, 0, {
+        pageSize: 100,
+        sleep: noSleep,
+      }),
+    ).rejects.toMatchObject({ reason: "rpc_unavailable" });
   });
 });
 
@@ -487,7 +614,9 @@ describe("audit command helpers", () => {
   });
 
   it("an RPC URL is shown by its origin only (an API key may be in its path or query)", () => {
-    expect(urlOrigin("https://user:pw@rpc.example.com:8443/v2/SECRETKEY?api-key=SECRET")).toBe("https://rpc.example.com:8443");
+    expect(urlOrigin("https://user:pw@rpc.example.com:8443/v2/SECRETKEY?api-key=SECRET")).toBe(
+      "https://rpc.example.com:8443",
+    );
     expect(urlOrigin("not a url")).toBe("(an invalid URL)");
   });
 });

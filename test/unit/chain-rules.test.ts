@@ -19,7 +19,12 @@ const LAST_VALID = 1_000n;
 
 /** Our RPC's finalized height relative to the recorded last valid height. */
 type Height = "below" | "at" | "past" | "unknown";
-const HEIGHTS: Record<Height, bigint | undefined> = { below: LAST_VALID - 1n, at: LAST_VALID, past: LAST_VALID + 1n, unknown: undefined };
+const HEIGHTS: Record<Height, bigint | undefined> = {
+  below: LAST_VALID - 1n,
+  at: LAST_VALID,
+  past: LAST_VALID + 1n,
+  unknown: undefined,
+};
 const MEMOS: MemoSeen[] = ["found", "absent", "unknown"];
 
 /**
@@ -72,10 +77,22 @@ describe("the fate rule: landed, never, or unknown", () => {
   });
 
   it("says why it cannot tell, in words a person can act on", () => {
-    expect(fateRuling(facts(false, "past", "absent"))).toEqual({ kind: "unknown", why: expect.stringContaining("never vouched for the blockhash") });
-    expect(fateRuling(facts(true, "unknown", "absent"))).toEqual({ kind: "unknown", why: expect.stringContaining("did not say its finalized block height") });
-    expect(fateRuling(facts(true, "at", "absent"))).toEqual({ kind: "unknown", why: expect.stringContaining("valid up to block height 1000 and our Solana RPC is at 1000") });
-    expect(fateRuling({ ...facts(true, "past", "unknown"), memoWhy: "the Solana RPC did not answer (boom)" })).toEqual({ kind: "unknown", why: "the Solana RPC did not answer (boom)" });
+    expect(fateRuling(facts(false, "past", "absent"))).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("never vouched for the blockhash"),
+    });
+    expect(fateRuling(facts(true, "unknown", "absent"))).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("did not say its finalized block height"),
+    });
+    expect(fateRuling(facts(true, "at", "absent"))).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("valid up to block height 1000 and our Solana RPC is at 1000"),
+    });
+    expect(fateRuling({ ...facts(true, "past", "unknown"), memoWhy: "the Solana RPC did not answer (boom)" })).toEqual({
+      kind: "unknown",
+      why: "the Solana RPC did not answer (boom)",
+    });
   });
 });
 
@@ -96,10 +113,21 @@ describe("the watch on a payment found unable to land", () => {
   const SIGNED = 1_000_000;
   const DONE_AT = LAST_VALID + WATCH_MARGIN_BLOCKS;
   /** Finalized heights around the end of the watch. */
-  const WATCH_HEIGHTS = { "within the margin": DONE_AT, "past the margin": DONE_AT + 1n, unknown: undefined } as Record<string, bigint | undefined>;
+  const WATCH_HEIGHTS = { "within the margin": DONE_AT, "past the margin": DONE_AT + 1n, unknown: undefined } as Record<
+    string,
+    bigint | undefined
+  >;
 
   type Age = "fresh" | "a day old";
-  const TABLE: Array<[vouched: boolean, height: keyof typeof WATCH_HEIGHTS, memo: MemoSeen, age: Age, ruling: "landed" | "watch" | "done"]> = [
+  const TABLE: Array<
+    [
+      vouched: boolean,
+      height: keyof typeof WATCH_HEIGHTS,
+      memo: MemoSeen,
+      age: Age,
+      ruling: "landed" | "watch" | "done",
+    ]
+  > = [
     [true, "within the margin", "found", "fresh", "landed"],
     [true, "within the margin", "found", "a day old", "landed"],
     [true, "within the margin", "absent", "fresh", "watch"],
@@ -146,6 +174,14 @@ describe("the watch on a payment found unable to land", () => {
 
   it.each(TABLE)("vouched %s, height %s, memo %s, signed %s ago: %s", (vouched, height, memo, age, ruling) => {
     const now = SIGNED + (age === "fresh" ? 60_000 : UNVOUCHED_WATCH_MS + 1);
-    expect(watchRuling({ lastValidHeight: vouched ? LAST_VALID : null, finalizedHeight: WATCH_HEIGHTS[height], memo, signedAt: SIGNED, now })).toBe(ruling);
+    expect(
+      watchRuling({
+        lastValidHeight: vouched ? LAST_VALID : null,
+        finalizedHeight: WATCH_HEIGHTS[height],
+        memo,
+        signedAt: SIGNED,
+        now,
+      }),
+    ).toBe(ruling);
   });
 });

@@ -37,7 +37,8 @@ import { decodeRpcTransaction, type RpcTransaction } from "../../src/engine/chai
 
 // ---- A scripted chain -----------------------------------------------------------------
 
-type Method = "latestBlockhash" | "finalizedHeight" | "tokenAccount" | "blockhashValid" | "signaturesFor" | "transaction";
+type Method =
+  "latestBlockhash" | "finalizedHeight" | "tokenAccount" | "blockhashValid" | "signaturesFor" | "transaction";
 
 /** One entry of the scripted history; `tx` absent = fetching it is not expected. */
 interface Scripted {
@@ -101,7 +102,10 @@ class ScriptedChain implements ChainPort {
     return this.blockhashes[blockhash];
   }
 
-  async signaturesFor(addr: string, opts: { before?: string; until?: string; limit: number }): Promise<SignatureEntry[]> {
+  async signaturesFor(
+    addr: string,
+    opts: { before?: string; until?: string; limit: number },
+  ): Promise<SignatureEntry[]> {
     const text = `signaturesFor ${addr} before=${opts.before ?? "-"} limit=${opts.limit}`;
     this.enter("signaturesFor", text);
     if (addr !== this.address || opts.until !== undefined || !(opts.limit > 0)) this.surprise(text);
@@ -145,7 +149,14 @@ const PAYEE_ATA = "PayeeAta";
 const MINT = "Mint";
 const MEMO = "q_target";
 const AMOUNT = 250_000n;
-const EXPECTED: ExpectedPayment = { wallet: WALLET, walletAta: WALLET_ATA, payeeAta: PAYEE_ATA, mint: MINT, amount: AMOUNT, memo: MEMO };
+const EXPECTED: ExpectedPayment = {
+  wallet: WALLET,
+  walletAta: WALLET_ATA,
+  payeeAta: PAYEE_ATA,
+  mint: MINT,
+  amount: AMOUNT,
+  memo: MEMO,
+};
 
 /** The priced payment, exactly; `over` changes it. */
 function payment(over: Partial<ChainTx> = {}, signature = "PaySig"): ChainTx {
@@ -166,7 +177,14 @@ function payment(over: Partial<ChainTx> = {}, signature = "PaySig"): ChainTx {
 }
 
 /** A transfer of the priced payment with fields changed. */
-const transfer = (over: Partial<ChainTx["transfers"][number]> = {}) => ({ source: WALLET_ATA, destination: PAYEE_ATA, authority: WALLET, mint: MINT as string | null, amount: AMOUNT, ...over });
+const transfer = (over: Partial<ChainTx["transfers"][number]> = {}) => ({
+  source: WALLET_ATA,
+  destination: PAYEE_ATA,
+  authority: WALLET,
+  mint: MINT as string | null,
+  amount: AMOUNT,
+  ...over,
+});
 const walletDelta = (delta: bigint, mint = MINT) => [
   { account: WALLET_ATA, owner: WALLET, mint, delta },
   { account: PAYEE_ATA, owner: PAYEE, mint: MINT, delta: -delta },
@@ -180,35 +198,102 @@ describe("verifyPayment", () => {
   });
 
   it.each<[string, Partial<ChainTx>]>([
-    ["a plain Transfer (no mint named): the wallet's account fixes the mint", { transfers: [transfer({ mint: null })] }],
-    ["two transfers that add up to the price", { transfers: [transfer({ amount: 100_000n }), transfer({ amount: 150_000n })] }],
+    [
+      "a plain Transfer (no mint named): the wallet's account fixes the mint",
+      { transfers: [transfer({ mint: null })] },
+    ],
+    [
+      "two transfers that add up to the price",
+      { transfers: [transfer({ amount: 100_000n }), transfer({ amount: 150_000n })] },
+    ],
     ["other memos beside the quote's", { memos: ["hello", MEMO] }],
     ["no balance entry for the wallet's account (the node did not report it)", { balanceChanges: [] }],
-    ["other accounts' transfers beside ours", { transfers: [transfer(), { source: "Elsewhere", destination: "Other", authority: "Someone", mint: MINT, amount: 9n }] }],
+    [
+      "other accounts' transfers beside ours",
+      {
+        transfers: [
+          transfer(),
+          { source: "Elsewhere", destination: "Other", authority: "Someone", mint: MINT, amount: 9n },
+        ],
+      },
+    ],
   ])("passes %s", (_name, over) => {
     expect(verifyPayment(payment(over), EXPECTED)).toEqual([]);
   });
 
   it.each<[string, Partial<ChainTx>, RegExp[]]>([
-    ["a failed transaction", { failed: true, balanceChanges: walletDelta(0n) }, [/^transaction PaySig failed on chain$/]],
+    [
+      "a failed transaction",
+      { failed: true, balanceChanges: walletDelta(0n) },
+      [/^transaction PaySig failed on chain$/],
+    ],
     ["no memo", { memos: [] }, [/^it carries no memo q_target$/]],
     ["another memo", { memos: ["q_other"] }, [/^it carries no memo q_target$/]],
     ["a memo that only contains the quote id", { memos: ["q_target2"] }, [/^it carries no memo q_target$/]],
-    ["a wrong destination", { transfers: [transfer({ destination: "OtherAta" })] }, [/^it pays OtherAta, not the payee's token account PayeeAta$/]],
-    ["an authority that is not our wallet", { transfers: [transfer({ authority: "Delegate" })] }, [/^its transfer is authorised by Delegate, not our wallet$/]],
+    [
+      "a wrong destination",
+      { transfers: [transfer({ destination: "OtherAta" })] },
+      [/^it pays OtherAta, not the payee's token account PayeeAta$/],
+    ],
+    [
+      "an authority that is not our wallet",
+      { transfers: [transfer({ authority: "Delegate" })] },
+      [/^its transfer is authorised by Delegate, not our wallet$/],
+    ],
     ["another mint", { transfers: [transfer({ mint: "OtherMint" })] }, [/^it moves mint OtherMint, not Mint$/]],
-    ["amount + 1 (the balance agrees)", { transfers: [transfer({ amount: AMOUNT + 1n })], balanceChanges: walletDelta(-AMOUNT - 1n) }, [/^it moves 250001 atomic units, not the 250000 priced$/, /^the wallet's balance changed by -250001, not by -250000$/]],
-    ["amount - 1 (the balance agrees)", { transfers: [transfer({ amount: AMOUNT - 1n })], balanceChanges: walletDelta(-AMOUNT + 1n) }, [/^it moves 249999 atomic units, not the 250000 priced$/, /^the wallet's balance changed by -249999, not by -250000$/]],
-    ["amount + 1 in the instruction only", { transfers: [transfer({ amount: AMOUNT + 1n })] }, [/^it moves 250001 atomic units, not the 250000 priced$/]],
-    ["a balance change beyond the transfer (an inner instruction moved more)", { balanceChanges: walletDelta(-AMOUNT - 5n) }, [/^the wallet's balance changed by -250005, not by -250000$/]],
-    ["a balance that went up", { balanceChanges: walletDelta(AMOUNT) }, [/^the wallet's balance changed by 250000, not by -250000$/]],
-    ["the wallet's account holding another mint", { balanceChanges: walletDelta(-AMOUNT, "OtherMint") }, [/^the wallet's token account holds mint OtherMint, not Mint$/]],
-    ["nothing moved out of the wallet's account", { transfers: [transfer({ source: "SomeoneElsesAta" })] }, [/^it moves nothing out of the wallet's token account WalletAta$/]],
+    [
+      "amount + 1 (the balance agrees)",
+      { transfers: [transfer({ amount: AMOUNT + 1n })], balanceChanges: walletDelta(-AMOUNT - 1n) },
+      [
+        /^it moves 250001 atomic units, not the 250000 priced$/,
+        /^the wallet's balance changed by -250001, not by -250000$/,
+      ],
+    ],
+    [
+      "amount - 1 (the balance agrees)",
+      { transfers: [transfer({ amount: AMOUNT - 1n })], balanceChanges: walletDelta(-AMOUNT + 1n) },
+      [
+        /^it moves 249999 atomic units, not the 250000 priced$/,
+        /^the wallet's balance changed by -249999, not by -250000$/,
+      ],
+    ],
+    [
+      "amount + 1 in the instruction only",
+      { transfers: [transfer({ amount: AMOUNT + 1n })] },
+      [/^it moves 250001 atomic units, not the 250000 priced$/],
+    ],
+    [
+      "a balance change beyond the transfer (an inner instruction moved more)",
+      { balanceChanges: walletDelta(-AMOUNT - 5n) },
+      [/^the wallet's balance changed by -250005, not by -250000$/],
+    ],
+    [
+      "a balance that went up",
+      { balanceChanges: walletDelta(AMOUNT) },
+      [/^the wallet's balance changed by 250000, not by -250000$/],
+    ],
+    [
+      "the wallet's account holding another mint",
+      { balanceChanges: walletDelta(-AMOUNT, "OtherMint") },
+      [/^the wallet's token account holds mint OtherMint, not Mint$/],
+    ],
+    [
+      "nothing moved out of the wallet's account",
+      { transfers: [transfer({ source: "SomeoneElsesAta" })] },
+      [/^it moves nothing out of the wallet's token account WalletAta$/],
+    ],
     ["no transfer at all", { transfers: [] }, [/^it moves nothing out of the wallet's token account WalletAta$/]],
     [
       "an extra transfer out of our account to someone else",
-      { transfers: [transfer(), transfer({ destination: "Thief", amount: 1n })], balanceChanges: walletDelta(-AMOUNT - 1n) },
-      [/^it pays Thief, not the payee's token account PayeeAta$/, /^it moves 250001 atomic units/, /^the wallet's balance changed by -250001/],
+      {
+        transfers: [transfer(), transfer({ destination: "Thief", amount: 1n })],
+        balanceChanges: walletDelta(-AMOUNT - 1n),
+      },
+      [
+        /^it pays Thief, not the payee's token account PayeeAta$/,
+        /^it moves 250001 atomic units/,
+        /^the wallet's balance changed by -250001/,
+      ],
     ],
   ])("reports %s", (_name, over, problems) => {
     const got = verifyPayment(payment(over), EXPECTED);
@@ -247,13 +332,37 @@ describe("refundInflow", () => {
 
   it.each<[string, ChainTx["balanceChanges"], bigint | "not_from_payee"]>([
     ["the payee's account loses what the wallet gains", [payeeAcct(-AMOUNT), wallet(AMOUNT)], AMOUNT],
-    ["the wallet gains less than the payee lost: the wallet's gain", [payeeAcct(-AMOUNT), wallet(AMOUNT - 10n), { account: "Fee", owner: "Other", mint: MINT, delta: 10n }], AMOUNT - 10n],
-    ["the payee lost less than the wallet gained: the payee's loss", [payeeAcct(-100n), wallet(AMOUNT), { account: "OtherAta", owner: "Other", mint: MINT, delta: -(AMOUNT - 100n) }], 100n],
-    ["the payee's loss spread over two of its accounts", [payeeAcct(-100n), payeeAcct(-150n, "PayeeAta2"), wallet(250n)], 250n],
-    ["inflow from someone other than the payee", [{ account: "OtherAta", owner: "Other", mint: MINT, delta: -AMOUNT }, wallet(AMOUNT)], "not_from_payee"],
-    ["a payee account whose owner the node did not report", [{ account: PAYEE_ATA, owner: null, mint: MINT, delta: -AMOUNT }, wallet(AMOUNT)], "not_from_payee"],
+    [
+      "the wallet gains less than the payee lost: the wallet's gain",
+      [payeeAcct(-AMOUNT), wallet(AMOUNT - 10n), { account: "Fee", owner: "Other", mint: MINT, delta: 10n }],
+      AMOUNT - 10n,
+    ],
+    [
+      "the payee lost less than the wallet gained: the payee's loss",
+      [payeeAcct(-100n), wallet(AMOUNT), { account: "OtherAta", owner: "Other", mint: MINT, delta: -(AMOUNT - 100n) }],
+      100n,
+    ],
+    [
+      "the payee's loss spread over two of its accounts",
+      [payeeAcct(-100n), payeeAcct(-150n, "PayeeAta2"), wallet(250n)],
+      250n,
+    ],
+    [
+      "inflow from someone other than the payee",
+      [{ account: "OtherAta", owner: "Other", mint: MINT, delta: -AMOUNT }, wallet(AMOUNT)],
+      "not_from_payee",
+    ],
+    [
+      "a payee account whose owner the node did not report",
+      [{ account: PAYEE_ATA, owner: null, mint: MINT, delta: -AMOUNT }, wallet(AMOUNT)],
+      "not_from_payee",
+    ],
     ["no inflow: the wallet's balance unchanged", [payeeAcct(0n), wallet(0n)], "not_from_payee"],
-    ["no inflow: the wallet paid (our own payment, not a refund)", [wallet(-AMOUNT), payeeAcct(AMOUNT)], "not_from_payee"],
+    [
+      "no inflow: the wallet paid (our own payment, not a refund)",
+      [wallet(-AMOUNT), payeeAcct(AMOUNT)],
+      "not_from_payee",
+    ],
     ["no balance entries at all", [], "not_from_payee"],
     ["another mint", [payeeAcct(-AMOUNT, PAYEE_ATA, "OtherMint"), wallet(AMOUNT, "OtherMint")], "not_from_payee"],
   ])("%s", (_name, balanceChanges, expected) => {
@@ -272,13 +381,31 @@ const SIGNED_S = SIGNED_AT / 1000;
 const LIMITS: ScanLimits = { pageSize: 3, maxPages: 4, skewMs: 60_000 };
 
 /** A history entry; the node's memo summary is "[len] text" per memo, joined with "; ". */
-function entry(signature: string, o: { secondsAfterSigning?: number; memos?: string[] | null; undefinedMemo?: boolean; failed?: boolean; tx?: ChainTx | null; blockTime?: number | null } = {}): Scripted {
-  const memo = o.undefinedMemo ? undefined : o.memos ? o.memos.map((m) => `[${Buffer.byteLength(m)}] ${m}`).join("; ") : null;
+function entry(
+  signature: string,
+  o: {
+    secondsAfterSigning?: number;
+    memos?: string[] | null;
+    undefinedMemo?: boolean;
+    failed?: boolean;
+    tx?: ChainTx | null;
+    blockTime?: number | null;
+  } = {},
+): Scripted {
+  const memo = o.undefinedMemo
+    ? undefined
+    : o.memos
+      ? o.memos.map((m) => `[${Buffer.byteLength(m)}] ${m}`).join("; ")
+      : null;
   const blockTime = o.blockTime !== undefined ? o.blockTime : SIGNED_S + (o.secondsAfterSigning ?? 10);
-  return { entry: { signature, slot: 1n, blockTime, failed: o.failed ?? false, memo }, ...("tx" in o ? { tx: o.tx } : {}) };
+  return {
+    entry: { signature, slot: 1n, blockTime, failed: o.failed ?? false, memo },
+    ...("tx" in o ? { tx: o.tx } : {}),
+  };
 }
 /** `n` unrelated entries (memo null: never fetched). */
-const filler = (prefix: string, n: number, secondsAfterSigning = 30): Scripted[] => Array.from({ length: n }, (_, i) => entry(`${prefix}${i}`, { secondsAfterSigning }));
+const filler = (prefix: string, n: number, secondsAfterSigning = 30): Scripted[] =>
+  Array.from({ length: n }, (_, i) => entry(`${prefix}${i}`, { secondsAfterSigning }));
 const first = (before = "-") => `signaturesFor ${WALLET_ATA} before=${before} limit=${LIMITS.pageSize}`;
 
 describe("findByMemo", () => {
@@ -291,14 +418,22 @@ describe("findByMemo", () => {
 
   it("pages back with `before` = the last signature of the previous page", async () => {
     const tx = payment({}, "Target");
-    const chain = scripted([...filler("a", 3), ...filler("b", 3), entry("Target", { memos: [MEMO], tx }), ...filler("c", 3)]);
+    const chain = scripted([
+      ...filler("a", 3),
+      ...filler("b", 3),
+      entry("Target", { memos: [MEMO], tx }),
+      ...filler("c", 3),
+    ]);
     expect(await findByMemo(chain, WALLET_ATA, MEMO, SIGNED_AT, LIMITS)).toEqual({ kind: "found", tx });
     expect(chain.calls).toEqual([first(), first("a2"), first("b2"), "transaction Target"]);
   });
 
   it("skips a failed entry carrying the memo without fetching it", async () => {
     const tx = payment({}, "Target");
-    const chain = scripted([entry("FailedTry", { memos: [MEMO], failed: true }), entry("Target", { memos: [MEMO], tx })]);
+    const chain = scripted([
+      entry("FailedTry", { memos: [MEMO], failed: true }),
+      entry("Target", { memos: [MEMO], tx }),
+    ]);
     expect(await findByMemo(chain, WALLET_ATA, MEMO, SIGNED_AT, LIMITS)).toEqual({ kind: "found", tx });
     expect(chain.calls).toEqual([first(), "transaction Target"]);
   });
@@ -338,7 +473,10 @@ describe("findByMemo", () => {
     // null (a lagging node behind a load balancer, a pruned ledger): it may be our payment, so
     // the search cannot end "absent" (which proofFate would turn into "never").
     const chain = scripted([entry("Unreadable", { memos: [MEMO], tx: null })]);
-    expect(await findByMemo(chain, WALLET_ATA, MEMO, SIGNED_AT, LIMITS)).toMatchObject({ kind: "unknown", why: expect.stringContaining("Unreadable") });
+    expect(await findByMemo(chain, WALLET_ATA, MEMO, SIGNED_AT, LIMITS)).toMatchObject({
+      kind: "unknown",
+      why: expect.stringContaining("Unreadable"),
+    });
   });
 
   it("is absent when the history ends (a short page)", async () => {
@@ -388,7 +526,10 @@ describe("findByMemo", () => {
   it("is unknown when the RPC does not answer the history", async () => {
     const chain = scripted([entry("Target", { memos: [MEMO], tx: payment({}, "Target") })]);
     chain.down.add("signaturesFor");
-    expect(await findByMemo(chain, WALLET_ATA, MEMO, SIGNED_AT, LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("did not answer (fetch failed") });
+    expect(await findByMemo(chain, WALLET_ATA, MEMO, SIGNED_AT, LIMITS)).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("did not answer (fetch failed"),
+    });
   });
 
   it("is unknown when the RPC does not answer a transaction", async () => {
@@ -467,48 +608,71 @@ describe("proofFate", () => {
 
   it("unknown while the height has not passed the last valid one (at it, the transfer can still land)", async () => {
     const chain = at(scripted(absentHistory()), LAST_VALID);
-    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("may still land") });
+    expect(await proofFate(chain, proof(), LIMITS)).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("may still land"),
+    });
   });
 
   it("unknown, not never, when the height cannot be read", async () => {
     const chain = at(scripted(absentHistory()), PAST);
     chain.down.add("finalizedHeight");
-    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("did not say its finalized block height") });
+    expect(await proofFate(chain, proof(), LIMITS)).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("did not say its finalized block height"),
+    });
     expect(chain.calls).toEqual(["finalizedHeight", first()]);
   });
 
   it("unknown when the history cannot be read, even past the last valid height", async () => {
     const chain = at(scripted(absentHistory()), PAST);
     chain.down.add("signaturesFor");
-    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("did not answer") });
+    expect(await proofFate(chain, proof(), LIMITS)).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("did not answer"),
+    });
   });
 
   it("unknown when the history is too long to read back to the signing, even past the last valid height", async () => {
     const chain = at(scripted(filler("a", 3 * LIMITS.maxPages + 1)), PAST);
-    expect(await proofFate(chain, proof(), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("longer than") });
+    expect(await proofFate(chain, proof(), LIMITS)).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("longer than"),
+    });
   });
 
   it("a blockhash our RPC never vouched for is unknown, never never, even when the RPC calls it invalid (it may not be valid yet)", async () => {
     const chain = at(scripted(absentHistory(), { [BH]: false }), PAST * 100n);
-    expect(await proofFate(chain, proof({ lastValidHeight: null }), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("never vouched") });
+    expect(await proofFate(chain, proof({ lastValidHeight: null }), LIMITS)).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("never vouched"),
+    });
     expect(chain.calls).toEqual([`blockhashValid ${BH}`, "finalizedHeight", first()]);
   });
 
   it("a blockhash our RPC calls valid now is vouched for: at most a lifetime past the height read after it", async () => {
     const chain = at(scripted(absentHistory(), { [BH]: true }), 500n);
-    expect(await proofFate(chain, proof({ lastValidHeight: null }), LIMITS)).toEqual({ kind: "unknown", why: expect.stringContaining("valid up to block height 650"), vouched: 650n });
+    expect(await proofFate(chain, proof({ lastValidHeight: null }), LIMITS)).toEqual({
+      kind: "unknown",
+      why: expect.stringContaining("valid up to block height 650"),
+      vouched: 650n,
+    });
     expect(chain.calls).toEqual([`blockhashValid ${BH}`, "finalizedHeight", first()]);
   });
 
   it("without a blockhash or a last valid height nothing is asked about it, and an empty history is unknown", async () => {
     const chain = at(scripted([]), PAST);
-    expect(await proofFate(chain, proof({ blockhash: null, lastValidHeight: null }), LIMITS)).toMatchObject({ kind: "unknown" });
+    expect(await proofFate(chain, proof({ blockhash: null, lastValidHeight: null }), LIMITS)).toMatchObject({
+      kind: "unknown",
+    });
     expect(chain.calls).toEqual(["finalizedHeight", first()]);
   });
 
   it("without a blockhash, a transfer in the history still counts as landed", async () => {
     const chain = at(scripted(landedHistory()), PAST);
-    expect(await proofFate(chain, proof({ blockhash: null, lastValidHeight: null }), LIMITS)).toMatchObject({ kind: "landed" });
+    expect(await proofFate(chain, proof({ blockhash: null, lastValidHeight: null }), LIMITS)).toMatchObject({
+      kind: "landed",
+    });
   });
 });
 
@@ -531,23 +695,45 @@ describe("decodeRpcTransaction", () => {
   beforeAll(async () => {
     const keys = await Promise.all(Array.from({ length: 8 }, () => generateKeyPairSigner()));
     [feePayer, owner] = [keys[0]!, keys[1]!];
-    [mint, source, destination, payee, lookupTable] = keys.slice(2, 7).map((k) => k.address) as [Address, Address, Address, Address, Address];
+    [mint, source, destination, payee, lookupTable] = keys.slice(2, 7).map((k) => k.address) as [
+      Address,
+      Address,
+      Address,
+      Address,
+      Address,
+    ];
     recentBlockhash = keys[7]!.address;
   });
 
-  const memoIx = (text: string, program = MEMO_V2): Instruction => ({ programAddress: address(program), accounts: [], data: new TextEncoder().encode(text) });
+  const memoIx = (text: string, program = MEMO_V2): Instruction => ({
+    programAddress: address(program),
+    accounts: [],
+    data: new TextEncoder().encode(text),
+  });
   const transferChecked = (amount: bigint, program: string = TOKEN_PROGRAM_ADDRESS) =>
-    getTransferCheckedInstruction({ source, mint, destination, authority: owner, amount, decimals: 6 }, { programAddress: address(program) });
+    getTransferCheckedInstruction(
+      { source, mint, destination, authority: owner, amount, decimals: 6 },
+      { programAddress: address(program) },
+    );
 
   /** Signs a v0 transaction; returns its base64 wire form and its static account keys. */
   async function signed(instructions: Instruction[], lookup?: Record<string, Address[]>) {
     const base = pipe(
       createTransactionMessage({ version: 0 }),
       (m) => setTransactionMessageFeePayerSigner(feePayer, m),
-      (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: toBlockhash(recentBlockhash), lastValidBlockHeight: 1_000n }, m),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash(
+          { blockhash: toBlockhash(recentBlockhash), lastValidBlockHeight: 1_000n },
+          m,
+        ),
       (m) => appendTransactionMessageInstructions(instructions, m),
     );
-    const message = lookup ? compressTransactionMessageUsingAddressLookupTables(base, lookup as Parameters<typeof compressTransactionMessageUsingAddressLookupTables>[1]) : base;
+    const message = lookup
+      ? compressTransactionMessageUsingAddressLookupTables(
+          base,
+          lookup as Parameters<typeof compressTransactionMessageUsingAddressLookupTables>[1],
+        )
+      : base;
     const tx = await signTransactionMessageWithSigners(message);
     const compiled = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
     return { wire: getBase64EncodedWireTransaction(tx), keys: compiled.staticAccounts.map(String) };
@@ -564,7 +750,16 @@ describe("decodeRpcTransaction", () => {
     return {
       slot: 4242n,
       blockTime: 1_767_268_800n,
-      meta: meta === null ? null : { err: null, preTokenBalances: [], postTokenBalances: [], loadedAddresses: { writable: [], readonly: [] }, ...meta },
+      meta:
+        meta === null
+          ? null
+          : {
+              err: null,
+              preTokenBalances: [],
+              postTokenBalances: [],
+              loadedAddresses: { writable: [], readonly: [] },
+              ...meta,
+            },
       transaction: [wire, "base64"],
     };
   }
@@ -573,8 +768,14 @@ describe("decodeRpcTransaction", () => {
     const { wire, keys } = await signed([transferChecked(250_000n), memoIx("q_abc")]);
     const at = (a: string) => keys.indexOf(a);
     const raw = rpcAnswer(wire, {
-      preTokenBalances: [balance(at(source), mint, owner.address, 1_000_000n), balance(at(destination), mint, payee, 0n)],
-      postTokenBalances: [balance(at(source), mint, owner.address, 750_000n), balance(at(destination), mint, payee, 250_000n)],
+      preTokenBalances: [
+        balance(at(source), mint, owner.address, 1_000_000n),
+        balance(at(destination), mint, payee, 0n),
+      ],
+      postTokenBalances: [
+        balance(at(source), mint, owner.address, 750_000n),
+        balance(at(destination), mint, payee, 250_000n),
+      ],
     });
     const tx = await decodeRpcTransaction("Sig1", raw);
     expect(tx).toEqual({
@@ -591,12 +792,24 @@ describe("decodeRpcTransaction", () => {
       ],
     } satisfies ChainTx);
     // What the engine then checks passes on it.
-    expect(verifyPayment(tx, { wallet: owner.address, walletAta: source, payeeAta: destination, mint, amount: 250_000n, memo: "q_abc" })).toEqual([]);
+    expect(
+      verifyPayment(tx, {
+        wallet: owner.address,
+        walletAta: source,
+        payeeAta: destination,
+        mint,
+        amount: 250_000n,
+        memo: "q_abc",
+      }),
+    ).toEqual([]);
   });
 
   it("reads a failed transaction as failed (meta.err non-null), and one without meta as failed", async () => {
     const { wire } = await signed([transferChecked(1n), memoIx("q_abc")]);
-    const failed = await decodeRpcTransaction("Sig2", rpcAnswer(wire, { err: { InstructionError: [0, { Custom: 1 }] } }));
+    const failed = await decodeRpcTransaction(
+      "Sig2",
+      rpcAnswer(wire, { err: { InstructionError: [0, { Custom: 1 }] } }),
+    );
     expect(failed.failed).toBe(true);
     expect(failed.transfers).toHaveLength(1); // still decoded: the rules ignore a failed one
     expect((await decodeRpcTransaction("Sig3", rpcAnswer(wire, null))).failed).toBe(true);
@@ -612,15 +825,27 @@ describe("decodeRpcTransaction", () => {
   });
 
   it("reads Token-2022 transfers and both memo programs, memos as UTF-8", async () => {
-    const { wire } = await signed([transferChecked(2n ** 64n - 1n, TOKEN_2022), memoIx("q_é✓"), memoIx("second", MEMO_V1)]);
+    const { wire } = await signed([
+      transferChecked(2n ** 64n - 1n, TOKEN_2022),
+      memoIx("q_é✓"),
+      memoIx("second", MEMO_V1),
+    ]);
     const tx = await decodeRpcTransaction("Sig6", rpcAnswer(wire));
     expect(tx.transfers).toEqual([{ source, mint, destination, authority: owner.address, amount: 2n ** 64n - 1n }]);
     expect(tx.memos).toEqual(["q_é✓", "second"]);
   });
 
   it("ignores token instructions that are not transfers or are too short", async () => {
-    const truncated: Instruction = { programAddress: TOKEN_PROGRAM_ADDRESS, accounts: [], data: new Uint8Array([12, 1, 2]) };
-    const other: Instruction = { programAddress: TOKEN_PROGRAM_ADDRESS, accounts: [], data: new Uint8Array([9, 0, 0, 0, 0, 0, 0, 0, 0]) };
+    const truncated: Instruction = {
+      programAddress: TOKEN_PROGRAM_ADDRESS,
+      accounts: [],
+      data: new Uint8Array([12, 1, 2]),
+    };
+    const other: Instruction = {
+      programAddress: TOKEN_PROGRAM_ADDRESS,
+      accounts: [],
+      data: new Uint8Array([9, 0, 0, 0, 0, 0, 0, 0, 0]),
+    };
     const { wire } = await signed([truncated, other]);
     expect((await decodeRpcTransaction("Sig7", rpcAnswer(wire))).transfers).toEqual([]);
   });
@@ -644,7 +869,13 @@ describe("decodeRpcTransaction", () => {
 
   it("reads an account closed by the transaction (only a pre balance) as losing all of it; an unreported owner as null", async () => {
     const { wire, keys } = await signed([transferChecked(1n)]);
-    const tx = await decodeRpcTransaction("Sig9", rpcAnswer(wire, { preTokenBalances: [balance(keys.indexOf(source), mint, undefined, 5n)], postTokenBalances: null }));
+    const tx = await decodeRpcTransaction(
+      "Sig9",
+      rpcAnswer(wire, {
+        preTokenBalances: [balance(keys.indexOf(source), mint, undefined, 5n)],
+        postTokenBalances: null,
+      }),
+    );
     expect(tx.balanceChanges).toEqual([{ account: source, owner: null, mint, delta: -5n }]);
   });
 

@@ -227,7 +227,12 @@ const padded = fc
 /** A decimal with something the engine refuses around or inside it. */
 const EDITS = [" ", "\t", "\n", "\u00a0", "-", "+", "0", ".", "e3", "E-2", ",", "_"];
 const edited = fc
-  .tuple(fc.oneof(canonical, decimalLike), fc.constantFrom(...EDITS), fc.nat(), fc.constantFrom("before", "after", "inside"))
+  .tuple(
+    fc.oneof(canonical, decimalLike),
+    fc.constantFrom(...EDITS),
+    fc.nat(),
+    fc.constantFrom("before", "after", "inside"),
+  )
   .map(([text, edit, at, where]) => {
     if (where === "before") return edit + text;
     if (where === "after") return text + edit;

@@ -4,7 +4,16 @@
  * code has its hint for the agent (src/mcp/hints.ts).
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { byCode, ERROR_CODES, isCode, PaidActionError, toStored, type ErrorCode, type ErrorContexts, type PerCode } from "../../src/engine/errors.js";
+import {
+  byCode,
+  ERROR_CODES,
+  isCode,
+  PaidActionError,
+  toStored,
+  type ErrorCode,
+  type ErrorContexts,
+  type PerCode,
+} from "../../src/engine/errors.js";
 import { hintFor } from "../../src/mcp/hints.js";
 
 describe("error codes and their contexts", () => {
@@ -20,14 +29,25 @@ describe("error codes and their contexts", () => {
     void new PaidActionError("approval_required", "m", {});
     // @ts-expect-error budget_exceeded has no approvalId
     void new PaidActionError("budget_exceeded", "m", { approvalId: "apr_1" });
-    const e = new PaidActionError("allowance_exhausted", "m", { owner: "o", delegate: "d", allowance: "0.00", amount: "0.288" });
+    const e = new PaidActionError("allowance_exhausted", "m", {
+      owner: "o",
+      delegate: "d",
+      allowance: "0.00",
+      amount: "0.288",
+    });
     expect(e.context.allowance).toBe("0.00");
     expect(new PaidActionError("busy", "m").context).toEqual({});
     expect(new PaidActionError("busy", "m", {}, true).retryable).toBe(true);
   });
 
   it("narrows by code, and reads the context typed", () => {
-    const e: unknown = new PaidActionError("approval_required", "m", { approvalId: "apr_1", action: "a.b", amount: "2.00", currency: "USDC", expiresAt: "2030-01-01T00:00:00.000Z" });
+    const e: unknown = new PaidActionError("approval_required", "m", {
+      approvalId: "apr_1",
+      action: "a.b",
+      amount: "2.00",
+      currency: "USDC",
+      expiresAt: "2030-01-01T00:00:00.000Z",
+    });
     expect(isCode(e, "budget_exceeded")).toBe(false);
     if (!isCode(e, "approval_required")) throw new Error("expected approval_required");
     expectTypeOf(e.context.approvalId).toEqualTypeOf<string>();
@@ -36,16 +56,24 @@ describe("error codes and their contexts", () => {
   });
 
   it("dispatches on the code through a table with one entry per code", () => {
-    const table: PerCode<string> = Object.fromEntries(ERROR_CODES.map((c) => [c, () => c])) as unknown as PerCode<string>;
+    const table: PerCode<string> = Object.fromEntries(
+      ERROR_CODES.map((c) => [c, () => c]),
+    ) as unknown as PerCode<string>;
     for (const code of ERROR_CODES) expect(byCode(table, new PaidActionError(code, "m", {} as never))).toBe(code);
   });
 
   it("every code has a hint for the agent", () => {
-    for (const code of ERROR_CODES) expect(hintFor(new PaidActionError(code, "m", {} as never)).length, code).toBeGreaterThan(20);
+    for (const code of ERROR_CODES)
+      expect(hintFor(new PaidActionError(code, "m", {} as never)).length, code).toBeGreaterThan(20);
   });
 
   it("keeps code, message, context and whether to retry when stored", () => {
     const e = new PaidActionError("quote_rejected", "no", { serviceCode: "x", status: 409 }, true);
-    expect(toStored(e)).toEqual({ code: "quote_rejected", message: "no", context: { serviceCode: "x", status: 409 }, retryable: true });
+    expect(toStored(e)).toEqual({
+      code: "quote_rejected",
+      message: "no",
+      context: { serviceCode: "x", status: 409 },
+      retryable: true,
+    });
   });
 });

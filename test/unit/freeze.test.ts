@@ -30,7 +30,11 @@ describe("the refusal while frozen", () => {
   });
 
   it.each([
-    ["with a reason", WITH_REASON, `payments are frozen by a person (reason: "card stolen", since 2026-11-26T10:00:00.000Z)`],
+    [
+      "with a reason",
+      WITH_REASON,
+      `payments are frozen by a person (reason: "card stolen", since 2026-11-26T10:00:00.000Z)`,
+    ],
     ["without one", WITHOUT, "payments are frozen by a person (since 2026-11-26T10:00:00.000Z)"],
   ] as const)("addresses the person, %s, and carries when and who", (_what, f, opening) => {
     const e = frozenError(f);
@@ -62,13 +66,20 @@ describe("a freeze as people read it", () => {
     [WITH_REASON, `since 2026-11-26T10:00:00.000Z, by terminal, reason: "card stolen"`],
     [WITHOUT, "since 2026-11-26T10:00:00.000Z, by build-7/4242, no reason given"],
     // A reason anyone could have written (an agent may freeze too) cannot redraw a terminal.
-    [{ ...WITH_REASON, reason: "stop\u001b[2Jnow" }, `since 2026-11-26T10:00:00.000Z, by terminal, reason: "stop\\u001b[2Jnow"`],
+    [
+      { ...WITH_REASON, reason: "stop\u001b[2Jnow" },
+      `since 2026-11-26T10:00:00.000Z, by terminal, reason: "stop\\u001b[2Jnow"`,
+    ],
   ] as const)("%o reads %s", (f, text) => {
     expect(describeFreeze(f)).toBe(text);
   });
 
   it("the console's view: ISO time, or null when not frozen", () => {
-    expect(freezeView(WITH_REASON)).toEqual({ reason: "card stolen", since: "2026-11-26T10:00:00.000Z", by: "terminal" });
+    expect(freezeView(WITH_REASON)).toEqual({
+      reason: "card stolen",
+      since: "2026-11-26T10:00:00.000Z",
+      by: "terminal",
+    });
     expect(freezeView(undefined)).toBeNull();
   });
 });

@@ -16,12 +16,22 @@ describe("the __proto__ keys the SDK's parsing would hide from a tool", () => {
   });
 
   it("marks a tools/call that carries one, keeping its _meta; leaves every other message as it is", () => {
-    const call = { jsonrpc: "2.0" as const, id: 1, method: "tools/call", params: { name: "servers_provision", arguments: parsed(`{"__proto__":{}}`), _meta: { progressToken: 7 } } };
+    const call = {
+      jsonrpc: "2.0" as const,
+      id: 1,
+      method: "tools/call",
+      params: { name: "servers_provision", arguments: parsed(`{"__proto__":{}}`), _meta: { progressToken: 7 } },
+    };
     const marked = markDroppedKeys(call) as { params: { _meta: Record<string, unknown> } };
     expect(marked.params._meta).toEqual({ progressToken: 7, [DROPPED_KEYS_META]: ["arguments.__proto__"] });
     const clean = { jsonrpc: "2.0" as const, id: 2, method: "tools/call", params: { name: "x", arguments: { a: 1 } } };
     expect(markDroppedKeys(clean)).toBe(clean);
-    const list = { jsonrpc: "2.0" as const, id: 3, method: "tools/list", params: parsed(`{"__proto__":{}}`) as Record<string, unknown> };
+    const list = {
+      jsonrpc: "2.0" as const,
+      id: 3,
+      method: "tools/list",
+      params: parsed(`{"__proto__":{}}`) as Record<string, unknown>,
+    };
     expect(markDroppedKeys(list)).toBe(list);
   });
 });

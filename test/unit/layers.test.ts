@@ -58,7 +58,12 @@ function edges(): Edge[] {
     const abs = join(SRC, f);
     for (const { specifier, line } of specifiers(readFileSync(abs, "utf8"))) {
       if (!specifier.startsWith(".")) continue; // packages and node: builtins
-      out.push({ file: `src/${f.split(sep).join("/")}:${line}`, from: layerOf(abs), to: layerOf(resolve(dirname(abs), specifier)), specifier });
+      out.push({
+        file: `src/${f.split(sep).join("/")}:${line}`,
+        from: layerOf(abs),
+        to: layerOf(resolve(dirname(abs), specifier)),
+        specifier,
+      });
     }
   }
   return out;
@@ -69,7 +74,9 @@ function violation(e: Edge): string | undefined {
   if (!(e.from in ALLOWED)) return `${e.file}: the folder ${e.from}/ is not placed in the layer table`;
   if (e.from === e.to) return undefined;
   if (!(e.to in ALLOWED)) return `${e.file} imports ${e.specifier}: ${e.to} is not placed in the layer table`;
-  return ALLOWED[e.from]!.includes(e.to) ? undefined : `${e.file} imports ${e.specifier}: ${e.from} -> ${e.to} is not allowed`;
+  return ALLOWED[e.from]!.includes(e.to)
+    ? undefined
+    : `${e.file} imports ${e.specifier}: ${e.from} -> ${e.to} is not allowed`;
 }
 
 /** The specifiers a file imports values from (type-only imports and re-exports left out). */
@@ -79,13 +86,23 @@ function valueSpecifiers(text: string): string[] {
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause;
-      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-      const typeOnly = clause !== undefined && (clause.isTypeOnly || (!clause.name && named !== undefined && named.length > 0 && named.every((e) => e.isTypeOnly)));
+      const named =
+        clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (!clause.name && named !== undefined && named.length > 0 && named.every((e) => e.isTypeOnly)));
       if (!typeOnly) out.push(node.moduleSpecifier.text);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
-      if (!(node.isTypeOnly || (named !== undefined && named.length > 0 && named.every((e) => e.isTypeOnly)))) out.push(node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      if (!(node.isTypeOnly || (named !== undefined && named.length > 0 && named.every((e) => e.isTypeOnly))))
+        out.push(node.moduleSpecifier.text);
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       out.push(node.arguments[0].text);
     }
     ts.forEachChild(node, visit);
@@ -98,46 +115,86 @@ function valueSpecifiers(text: string): string[] {
 function targets(file: string, kind: "all" | "values"): string[] {
   const text = readFileSync(join(SRC, file), "utf8");
   const specs = kind === "all" ? specifiers(text).map((s) => s.specifier) : valueSpecifiers(text);
-  return specs.filter((s) => s.startsWith(".")).map((s) => relative(SRC, resolve(dirname(join(SRC, file)), s)).split(sep).join("/").replace(/\.js$/, ".ts"));
+  return specs
+    .filter((s) => s.startsWith("."))
+    .map((s) =>
+      relative(SRC, resolve(dirname(join(SRC, file)), s))
+        .split(sep)
+        .join("/")
+        .replace(/\.js$/, ".ts"),
+    );
 }
 
 const sourcesUnder = (dir: string) =>
-  (readdirSync(join(SRC, dir), { recursive: true }) as string[]).filter((f) => f.endsWith(".ts")).map((f) => `${dir}/${f.split(sep).join("/")}`);
+  (readdirSync(join(SRC, dir), { recursive: true }) as string[])
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => `${dir}/${f.split(sep).join("/")}`);
 
 /**
  * The engine's pure rules: table-tested without I/O, so they may use only types, domain/,
  * the engine's ground (model/, errors.ts) and each other.
  */
-const RULE_MODULES = ["engine/model/transitions.ts", "engine/budget/policy.ts", "engine/chain/rules.ts", "engine/intent/answers.ts", "engine/config/action-names.ts"];
+const RULE_MODULES = [
+  "engine/model/transitions.ts",
+  "engine/budget/policy.ts",
+  "engine/chain/rules.ts",
+  "engine/intent/answers.ts",
+  "engine/config/action-names.ts",
+];
 const GROUND = (t: string) => t.startsWith("domain/") || t.startsWith("engine/model/") || t === "engine/errors.ts";
 
 describe("the engine's inner layers", () => {
   it("nothing outside the engine reaches past its front door (engine/index.ts)", () => {
     const outside = ["cli.ts", ...["app", "mcp", "console", "commands"].flatMap(sourcesUnder)];
-    const wrong = outside.flatMap((f) => targets(f, "all").filter((t) => t.startsWith("engine/") && t !== "engine/index.ts").map((t) => `src/${f} imports src/${t}`));
+    const wrong = outside.flatMap((f) =>
+      targets(f, "all")
+        .filter((t) => t.startsWith("engine/") && t !== "engine/index.ts")
+        .map((t) => `src/${f} imports src/${t}`),
+    );
     expect(wrong, `past the engine's front door:\n  ${wrong.join("\n  ")}\n`).toEqual([]);
   });
 
   it("the rule modules import values only from domain/, the engine's ground and each other", () => {
     for (const m of RULE_MODULES) expect(existsSync(join(SRC, m)), m).toBe(true);
-    const wrong = RULE_MODULES.flatMap((f) => targets(f, "values").filter((t) => !GROUND(t) && !RULE_MODULES.includes(t)).map((t) => `src/${f} imports src/${t}`));
+    const wrong = RULE_MODULES.flatMap((f) =>
+      targets(f, "values")
+        .filter((t) => !GROUND(t) && !RULE_MODULES.includes(t))
+        .map((t) => `src/${f} imports src/${t}`),
+    );
     expect(wrong, `rule modules with I/O reaching imports:\n  ${wrong.join("\n  ")}\n`).toEqual([]);
   });
 
   it("model/ is the ground: it imports nothing from above it, not even types", () => {
-    const wrong = sourcesUnder("engine/model").flatMap((f) => targets(f, "all").filter((t) => !GROUND(t)).map((t) => `src/${f} imports src/${t}`));
+    const wrong = sourcesUnder("engine/model").flatMap((f) =>
+      targets(f, "all")
+        .filter((t) => !GROUND(t))
+        .map((t) => `src/${f} imports src/${t}`),
+    );
     expect(wrong).toEqual([]);
   });
 
   it("journal/ holds no budget logic: it takes the budget decision as a function", () => {
     const files = sourcesUnder("engine/journal");
-    const wrong = files.flatMap((f) => targets(f, "values").filter((t) => t.startsWith("engine/budget/")).map((t) => `src/${f} imports src/${t}`));
+    const wrong = files.flatMap((f) =>
+      targets(f, "values")
+        .filter((t) => t.startsWith("engine/budget/"))
+        .map((t) => `src/${f} imports src/${t}`),
+    );
     expect(wrong).toEqual([]);
-    for (const f of files) expect(readFileSync(join(SRC, f), "utf8"), f).not.toMatch(/\b(evaluateBudget|callCeiling)\b/);
+    for (const f of files)
+      expect(readFileSync(join(SRC, f), "utf8"), f).not.toMatch(/\b(evaluateBudget|callCeiling)\b/);
   });
 
   it("tells a value import from a type-only one", () => {
-    const text = ['import { a } from "./a.js";', 'import type { B } from "./b.js";', 'import { type C, type D } from "./c.js";', 'import { type E, f } from "./e.js";', 'export type { G } from "./g.js";', 'export { h } from "./h.js";', 'await import("./i.js");'].join("\n");
+    const text = [
+      'import { a } from "./a.js";',
+      'import type { B } from "./b.js";',
+      'import { type C, type D } from "./c.js";',
+      'import { type E, f } from "./e.js";',
+      'export type { G } from "./g.js";',
+      'export { h } from "./h.js";',
+      'await import("./i.js");',
+    ].join("\n");
     expect(valueSpecifiers(text)).toEqual(["./a.js", "./e.js", "./h.js", "./i.js"]);
   });
 });

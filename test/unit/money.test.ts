@@ -14,19 +14,33 @@ describe("parseDecimal", () => {
     expect(parseDecimal(text)).toBe(atomic);
   });
 
-  it.each(["", "-1", "+1", "1e3", "1.", ".5", "01", "1.0000001", "NaN", "Infinity", " 1", "1 ", "0x10", "18446744073709.551616", "1".repeat(41)])(
-    "refuses %j",
-    (text) => {
-      expect(parseDecimal(text)).toBeUndefined();
-    },
-  );
+  it.each([
+    "",
+    "-1",
+    "+1",
+    "1e3",
+    "1.",
+    ".5",
+    "01",
+    "1.0000001",
+    "NaN",
+    "Infinity",
+    " 1",
+    "1 ",
+    "0x10",
+    "18446744073709.551616",
+    "1".repeat(41),
+  ])("refuses %j", (text) => {
+    expect(parseDecimal(text)).toBeUndefined();
+  });
 });
 
 describe("parseAtomic", () => {
   it("accepts plain u64 integers only", () => {
     expect(parseAtomic("288000")).toBe(288_000n);
     expect(parseAtomic(U64_MAX.toString())).toBe(U64_MAX);
-    for (const bad of ["", "-5", "1.5", "1e6", "18446744073709551616", "00", 5, null, undefined]) expect(parseAtomic(bad)).toBeUndefined();
+    for (const bad of ["", "-5", "1.5", "1e6", "18446744073709551616", "00", 5, null, undefined])
+      expect(parseAtomic(bad)).toBeUndefined();
   });
 });
 
@@ -43,13 +57,16 @@ describe("formatDecimal", () => {
   });
 
   it("round-trips through parseDecimal", () => {
-    for (const v of [0n, 1n, 10n, 999_999n, 1_000_001n, 123_456_789n, U64_MAX]) expect(parseDecimal(formatDecimal(v))).toBe(v);
+    for (const v of [0n, 1n, 10n, 999_999n, 1_000_001n, 123_456_789n, U64_MAX])
+      expect(parseDecimal(formatDecimal(v))).toBe(v);
   });
 });
 
 describe("canonicalJson", () => {
   it("sorts keys at every depth and drops undefined", () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: undefined } })).toBe('{"a":{"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: undefined } })).toBe(
+      '{"a":{"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
     expect(canonicalJson({ x: 1, y: 2 })).toBe(canonicalJson({ y: 2, x: 1 }));
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Limits } from "../../src/engine/config/config.js";
-import { callCeiling, checkChallenge, describeDrifts, evaluateBudget, quoteAmount, type PricedIntent, type Usage } from "../../src/engine/budget/policy.js";
+import {
+  callCeiling,
+  checkChallenge,
+  describeDrifts,
+  evaluateBudget,
+  quoteAmount,
+  type PricedIntent,
+  type Usage,
+} from "../../src/engine/budget/policy.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 
 const usdc = (n: number) => BigInt(Math.round(n * 1_000_000));
@@ -36,54 +44,211 @@ interface Row {
 const rows: Row[] = [
   // allowActions
   { name: "any action under *", charge: {}, expect: "ok" },
-  { name: "an action not listed", limits: { allowActions: ["domains.register"] }, charge: { action: "servers.provision" }, expect: { code: "action_not_allowed" } },
-  { name: "an exact listed action", limits: { allowActions: ["domains.register", "servers.provision"] }, charge: {}, expect: "ok" },
+  {
+    name: "an action not listed",
+    limits: { allowActions: ["domains.register"] },
+    charge: { action: "servers.provision" },
+    expect: { code: "action_not_allowed" },
+  },
+  {
+    name: "an exact listed action",
+    limits: { allowActions: ["domains.register", "servers.provision"] },
+    charge: {},
+    expect: "ok",
+  },
   { name: "a category wildcard", limits: { allowActions: ["servers.*"] }, charge: {}, expect: "ok" },
-  { name: "a wildcard of another category", limits: { allowActions: ["domains.*"] }, charge: {}, expect: { code: "action_not_allowed" } },
+  {
+    name: "a wildcard of another category",
+    limits: { allowActions: ["domains.*"] },
+    charge: {},
+    expect: { code: "action_not_allowed" },
+  },
   { name: "a verb wildcard", limits: { allowActions: ["*.provision"] }, charge: {}, expect: "ok" },
   { name: "a prefix wildcard", limits: { allowActions: ["servers.prov*"] }, charge: {}, expect: "ok" },
-  { name: "a wildcard is not a regex (. is literal)", limits: { allowActions: ["servers.provisio."] }, charge: {}, expect: { code: "action_not_allowed" } },
-  { name: "a pattern must match the whole name", limits: { allowActions: ["servers"] }, charge: {}, expect: { code: "action_not_allowed" } },
-  { name: "an empty allow list allows nothing", limits: { allowActions: [] }, charge: {}, expect: { code: "action_not_allowed" } },
+  {
+    name: "a wildcard is not a regex (. is literal)",
+    limits: { allowActions: ["servers.provisio."] },
+    charge: {},
+    expect: { code: "action_not_allowed" },
+  },
+  {
+    name: "a pattern must match the whole name",
+    limits: { allowActions: ["servers"] },
+    charge: {},
+    expect: { code: "action_not_allowed" },
+  },
+  {
+    name: "an empty allow list allows nothing",
+    limits: { allowActions: [] },
+    charge: {},
+    expect: { code: "action_not_allowed" },
+  },
   // allowedPayees
   { name: "a listed payee", limits: { allowedPayees: [PAYEE] }, charge: { payee: PAYEE }, expect: "ok" },
-  { name: "a payee not listed", limits: { allowedPayees: [PAYEE] }, charge: { payee: OTHER_PAYEE }, expect: { code: "payee_not_allowed" } },
+  {
+    name: "a payee not listed",
+    limits: { allowedPayees: [PAYEE] },
+    charge: { payee: OTHER_PAYEE },
+    expect: { code: "payee_not_allowed" },
+  },
   { name: "any payee when none are configured", charge: { payee: OTHER_PAYEE }, expect: "ok" },
-  { name: "a charge naming no payee yet (checked again on the challenge)", limits: { allowedPayees: [PAYEE] }, charge: {}, expect: "ok" },
+  {
+    name: "a charge naming no payee yet (checked again on the challenge)",
+    limits: { allowedPayees: [PAYEE] },
+    charge: {},
+    expect: "ok",
+  },
   // maxPerCall
   { name: "amount == maxPerCall passes", charge: { amount: usdc(5) }, expect: "ok+approval", ceiling: usdc(5) },
-  { name: "maxPerCall + 1 atomic unit fails", charge: { amount: usdc(5) + 1n }, expect: { code: "budget_exceeded", limit: "maxPerCall" } },
+  {
+    name: "maxPerCall + 1 atomic unit fails",
+    charge: { amount: usdc(5) + 1n },
+    expect: { code: "budget_exceeded", limit: "maxPerCall" },
+  },
   // perAction
-  { name: "perAction exact caps its action", limits: { perAction: { "servers.provision": usdc(2) } }, charge: { amount: usdc(2) + 1n }, expect: { code: "budget_exceeded", limit: "perAction[servers.provision]" } },
-  { name: "perAction exact: amount == cap passes", limits: { perAction: { "servers.provision": usdc(2) } }, charge: { amount: usdc(2) }, expect: "ok+approval", ceiling: usdc(2) },
-  { name: "perAction exact leaves other actions alone", limits: { perAction: { "servers.provision": usdc(2) } }, charge: { action: "domains.register", amount: usdc(4) }, expect: "ok+approval", ceiling: usdc(5) },
-  { name: "perAction pattern caps a matching action", limits: { perAction: { "servers.*": usdc(3) } }, charge: { amount: usdc(3) + 1n }, expect: { code: "budget_exceeded", limit: "perAction[servers.*]" } },
-  { name: "perAction pattern leaves other actions alone", limits: { perAction: { "servers.*": usdc(3) } }, charge: { action: "domains.register", amount: usdc(4) }, expect: "ok+approval" },
-  { name: "perAction above maxPerCall does not raise it", limits: { perAction: { "servers.provision": usdc(50) } }, charge: { amount: usdc(6) }, expect: { code: "budget_exceeded", limit: "maxPerCall" } },
+  {
+    name: "perAction exact caps its action",
+    limits: { perAction: { "servers.provision": usdc(2) } },
+    charge: { amount: usdc(2) + 1n },
+    expect: { code: "budget_exceeded", limit: "perAction[servers.provision]" },
+  },
+  {
+    name: "perAction exact: amount == cap passes",
+    limits: { perAction: { "servers.provision": usdc(2) } },
+    charge: { amount: usdc(2) },
+    expect: "ok+approval",
+    ceiling: usdc(2),
+  },
+  {
+    name: "perAction exact leaves other actions alone",
+    limits: { perAction: { "servers.provision": usdc(2) } },
+    charge: { action: "domains.register", amount: usdc(4) },
+    expect: "ok+approval",
+    ceiling: usdc(5),
+  },
+  {
+    name: "perAction pattern caps a matching action",
+    limits: { perAction: { "servers.*": usdc(3) } },
+    charge: { amount: usdc(3) + 1n },
+    expect: { code: "budget_exceeded", limit: "perAction[servers.*]" },
+  },
+  {
+    name: "perAction pattern leaves other actions alone",
+    limits: { perAction: { "servers.*": usdc(3) } },
+    charge: { action: "domains.register", amount: usdc(4) },
+    expect: "ok+approval",
+  },
+  {
+    name: "perAction above maxPerCall does not raise it",
+    limits: { perAction: { "servers.provision": usdc(50) } },
+    charge: { amount: usdc(6) },
+    expect: { code: "budget_exceeded", limit: "maxPerCall" },
+  },
   // agent budget
-  { name: "an agent budget lower than the limits lowers the ceiling", charge: { amount: usdc(2), agentBudget: usdc(1.5) }, expect: { code: "budget_exceeded", limit: "budget" } },
-  { name: "amount == agent budget passes", charge: { amount: usdc(1.5), agentBudget: usdc(1.5) }, expect: "ok+approval", ceiling: usdc(1.5) },
-  { name: "an agent budget higher than maxPerCall never raises it", charge: { amount: usdc(6), agentBudget: usdc(100) }, expect: { code: "budget_exceeded", limit: "maxPerCall" } },
-  { name: "an agent budget higher than perAction never raises it", limits: { perAction: { "servers.*": usdc(2) } }, charge: { amount: usdc(3), agentBudget: usdc(4) }, expect: { code: "budget_exceeded", limit: "perAction[servers.*]" } },
-  { name: "an agent budget never raises the daily limit", usage: { day: usdc(24), total: 0n }, charge: { amount: usdc(2), agentBudget: usdc(100) }, expect: { code: "budget_exceeded", limit: "maxPerDay" } },
+  {
+    name: "an agent budget lower than the limits lowers the ceiling",
+    charge: { amount: usdc(2), agentBudget: usdc(1.5) },
+    expect: { code: "budget_exceeded", limit: "budget" },
+  },
+  {
+    name: "amount == agent budget passes",
+    charge: { amount: usdc(1.5), agentBudget: usdc(1.5) },
+    expect: "ok+approval",
+    ceiling: usdc(1.5),
+  },
+  {
+    name: "an agent budget higher than maxPerCall never raises it",
+    charge: { amount: usdc(6), agentBudget: usdc(100) },
+    expect: { code: "budget_exceeded", limit: "maxPerCall" },
+  },
+  {
+    name: "an agent budget higher than perAction never raises it",
+    limits: { perAction: { "servers.*": usdc(2) } },
+    charge: { amount: usdc(3), agentBudget: usdc(4) },
+    expect: { code: "budget_exceeded", limit: "perAction[servers.*]" },
+  },
+  {
+    name: "an agent budget never raises the daily limit",
+    usage: { day: usdc(24), total: 0n },
+    charge: { amount: usdc(2), agentBudget: usdc(100) },
+    expect: { code: "budget_exceeded", limit: "maxPerDay" },
+  },
   // maxPerDay
-  { name: "daily: usage + amount == maxPerDay passes", usage: { day: usdc(20), total: usdc(20) }, charge: { amount: usdc(5) }, expect: "ok+approval" },
-  { name: "daily: usage + amount == maxPerDay + 1 fails", usage: { day: usdc(20) + 1n, total: 0n }, charge: { amount: usdc(5) }, expect: { code: "budget_exceeded", limit: "maxPerDay" } },
-  { name: "daily: usage already above the limit refuses even 1 unit", usage: { day: usdc(30), total: 0n }, charge: { amount: 1n }, expect: { code: "budget_exceeded", limit: "maxPerDay" } },
+  {
+    name: "daily: usage + amount == maxPerDay passes",
+    usage: { day: usdc(20), total: usdc(20) },
+    charge: { amount: usdc(5) },
+    expect: "ok+approval",
+  },
+  {
+    name: "daily: usage + amount == maxPerDay + 1 fails",
+    usage: { day: usdc(20) + 1n, total: 0n },
+    charge: { amount: usdc(5) },
+    expect: { code: "budget_exceeded", limit: "maxPerDay" },
+  },
+  {
+    name: "daily: usage already above the limit refuses even 1 unit",
+    usage: { day: usdc(30), total: 0n },
+    charge: { amount: 1n },
+    expect: { code: "budget_exceeded", limit: "maxPerDay" },
+  },
   // maxTotal
-  { name: "total: usage + amount == maxTotal passes", limits: { maxTotal: usdc(100) }, usage: { day: 0n, total: usdc(99) }, charge: { amount: usdc(1) }, expect: "ok" },
-  { name: "total: usage + amount == maxTotal + 1 fails", limits: { maxTotal: usdc(100) }, usage: { day: 0n, total: usdc(99) + 1n }, charge: { amount: usdc(1) }, expect: { code: "budget_exceeded", limit: "maxTotal" } },
-  { name: "total: no maxTotal, no total limit", usage: { day: 0n, total: usdc(1_000_000) }, charge: { amount: usdc(1) }, expect: "ok" },
+  {
+    name: "total: usage + amount == maxTotal passes",
+    limits: { maxTotal: usdc(100) },
+    usage: { day: 0n, total: usdc(99) },
+    charge: { amount: usdc(1) },
+    expect: "ok",
+  },
+  {
+    name: "total: usage + amount == maxTotal + 1 fails",
+    limits: { maxTotal: usdc(100) },
+    usage: { day: 0n, total: usdc(99) + 1n },
+    charge: { amount: usdc(1) },
+    expect: { code: "budget_exceeded", limit: "maxTotal" },
+  },
+  {
+    name: "total: no maxTotal, no total limit",
+    usage: { day: 0n, total: usdc(1_000_000) },
+    charge: { amount: usdc(1) },
+    expect: "ok",
+  },
   // order: the first refusal wins
-  { name: "action refusal comes before the payee", limits: { allowActions: ["domains.*"], allowedPayees: [PAYEE] }, charge: { payee: OTHER_PAYEE }, expect: { code: "action_not_allowed" } },
-  { name: "payee refusal comes before the amount", limits: { allowedPayees: [PAYEE] }, charge: { payee: OTHER_PAYEE, amount: usdc(100) }, expect: { code: "payee_not_allowed" } },
-  { name: "per-call refusal comes before the daily one", usage: { day: usdc(25), total: 0n }, charge: { amount: usdc(6) }, expect: { code: "budget_exceeded", limit: "maxPerCall" } },
-  { name: "daily refusal comes before the total one", limits: { maxTotal: usdc(1) }, usage: { day: usdc(25), total: usdc(1) }, charge: { amount: usdc(1) }, expect: { code: "budget_exceeded", limit: "maxPerDay" } },
+  {
+    name: "action refusal comes before the payee",
+    limits: { allowActions: ["domains.*"], allowedPayees: [PAYEE] },
+    charge: { payee: OTHER_PAYEE },
+    expect: { code: "action_not_allowed" },
+  },
+  {
+    name: "payee refusal comes before the amount",
+    limits: { allowedPayees: [PAYEE] },
+    charge: { payee: OTHER_PAYEE, amount: usdc(100) },
+    expect: { code: "payee_not_allowed" },
+  },
+  {
+    name: "per-call refusal comes before the daily one",
+    usage: { day: usdc(25), total: 0n },
+    charge: { amount: usdc(6) },
+    expect: { code: "budget_exceeded", limit: "maxPerCall" },
+  },
+  {
+    name: "daily refusal comes before the total one",
+    limits: { maxTotal: usdc(1) },
+    usage: { day: usdc(25), total: usdc(1) },
+    charge: { amount: usdc(1) },
+    expect: { code: "budget_exceeded", limit: "maxPerDay" },
+  },
   // needsApproval
   { name: "amount == approvalAbove needs no approval", charge: { amount: usdc(1) }, expect: "ok" },
   { name: "approvalAbove + 1 atomic unit needs approval", charge: { amount: usdc(1) + 1n }, expect: "ok+approval" },
   { name: "zero needs no approval", charge: { amount: 0n }, expect: "ok" },
-  { name: "approvalAbove 0: any paid amount needs approval", limits: { approvalAbove: 0n }, charge: { amount: 1n }, expect: "ok+approval" },
+  {
+    name: "approvalAbove 0: any paid amount needs approval",
+    limits: { approvalAbove: 0n },
+    charge: { amount: 1n },
+    expect: "ok+approval",
+  },
 ];
 
 describe("evaluateBudget", () => {
@@ -103,7 +268,11 @@ describe("evaluateBudget", () => {
   });
 
   it("says how much of the day is left", () => {
-    const d = evaluateBudget(limits(), { day: usdc(22.5), total: 0n }, { action: "servers.provision", amount: usdc(3) });
+    const d = evaluateBudget(
+      limits(),
+      { day: usdc(22.5), total: 0n },
+      { action: "servers.provision", amount: usdc(3) },
+    );
     expect(d).toMatchObject({ ok: false, context: { limit: "maxPerDay", remaining: "2.50", spentLast24h: "22.50" } });
     const over = evaluateBudget(limits(), { day: usdc(30), total: 0n }, { action: "servers.provision", amount: 1n });
     expect(over).toMatchObject({ ok: false, context: { remaining: "0.00" } });
@@ -113,18 +282,102 @@ describe("evaluateBudget", () => {
 describe("callCeiling", () => {
   it.each<[string, Partial<Limits>, string, bigint | undefined, bigint, string]>([
     ["maxPerCall alone", {}, "servers.provision", undefined, usdc(5), "maxPerCall"],
-    ["an exact perAction below it", { perAction: { "servers.provision": usdc(2) } }, "servers.provision", undefined, usdc(2), "perAction[servers.provision]"],
-    ["an exact perAction equal to it does not take over", { perAction: { "servers.provision": usdc(5) } }, "servers.provision", undefined, usdc(5), "maxPerCall"],
-    ["an exact perAction above it", { perAction: { "servers.provision": usdc(9) } }, "servers.provision", undefined, usdc(5), "maxPerCall"],
-    ["a pattern perAction", { perAction: { "servers.*": usdc(3) } }, "servers.provision", undefined, usdc(3), "perAction[servers.*]"],
-    ["a verb pattern", { perAction: { "*.provision": usdc(3) } }, "servers.provision", undefined, usdc(3), "perAction[*.provision]"],
-    ["a pattern of another category", { perAction: { "domains.*": usdc(1) } }, "servers.provision", undefined, usdc(5), "maxPerCall"],
-    ["the lowest of pattern and exact: pattern", { perAction: { "servers.provision": usdc(4), "servers.*": usdc(2) } }, "servers.provision", undefined, usdc(2), "perAction[servers.*]"],
-    ["the lowest of pattern and exact: exact", { perAction: { "servers.*": usdc(4), "servers.provision": usdc(2) } }, "servers.provision", undefined, usdc(2), "perAction[servers.provision]"],
-    ["exact wins a tie", { perAction: { "servers.*": usdc(2), "servers.provision": usdc(2) } }, "servers.provision", undefined, usdc(2), "perAction[servers.provision]"],
-    ["the lowest of several patterns", { perAction: { "*": usdc(4), "servers.*": usdc(3), "*.provision": usdc(1) } }, "servers.provision", undefined, usdc(1), "perAction[*.provision]"],
-    ["the agent budget below all", { perAction: { "servers.*": usdc(3) } }, "servers.provision", usdc(1), usdc(1), "budget"],
-    ["the agent budget above perAction", { perAction: { "servers.*": usdc(3) } }, "servers.provision", usdc(4), usdc(3), "perAction[servers.*]"],
+    [
+      "an exact perAction below it",
+      { perAction: { "servers.provision": usdc(2) } },
+      "servers.provision",
+      undefined,
+      usdc(2),
+      "perAction[servers.provision]",
+    ],
+    [
+      "an exact perAction equal to it does not take over",
+      { perAction: { "servers.provision": usdc(5) } },
+      "servers.provision",
+      undefined,
+      usdc(5),
+      "maxPerCall",
+    ],
+    [
+      "an exact perAction above it",
+      { perAction: { "servers.provision": usdc(9) } },
+      "servers.provision",
+      undefined,
+      usdc(5),
+      "maxPerCall",
+    ],
+    [
+      "a pattern perAction",
+      { perAction: { "servers.*": usdc(3) } },
+      "servers.provision",
+      undefined,
+      usdc(3),
+      "perAction[servers.*]",
+    ],
+    [
+      "a verb pattern",
+      { perAction: { "*.provision": usdc(3) } },
+      "servers.provision",
+      undefined,
+      usdc(3),
+      "perAction[*.provision]",
+    ],
+    [
+      "a pattern of another category",
+      { perAction: { "domains.*": usdc(1) } },
+      "servers.provision",
+      undefined,
+      usdc(5),
+      "maxPerCall",
+    ],
+    [
+      "the lowest of pattern and exact: pattern",
+      { perAction: { "servers.provision": usdc(4), "servers.*": usdc(2) } },
+      "servers.provision",
+      undefined,
+      usdc(2),
+      "perAction[servers.*]",
+    ],
+    [
+      "the lowest of pattern and exact: exact",
+      { perAction: { "servers.*": usdc(4), "servers.provision": usdc(2) } },
+      "servers.provision",
+      undefined,
+      usdc(2),
+      "perAction[servers.provision]",
+    ],
+    [
+      "exact wins a tie",
+      { perAction: { "servers.*": usdc(2), "servers.provision": usdc(2) } },
+      "servers.provision",
+      undefined,
+      usdc(2),
+      "perAction[servers.provision]",
+    ],
+    [
+      "the lowest of several patterns",
+      { perAction: { "*": usdc(4), "servers.*": usdc(3), "*.provision": usdc(1) } },
+      "servers.provision",
+      undefined,
+      usdc(1),
+      "perAction[*.provision]",
+    ],
+    [
+      "the agent budget below all",
+      { perAction: { "servers.*": usdc(3) } },
+      "servers.provision",
+      usdc(1),
+      usdc(1),
+      "budget",
+    ],
+    [
+      "the agent budget above perAction",
+      { perAction: { "servers.*": usdc(3) } },
+      "servers.provision",
+      usdc(4),
+      usdc(3),
+      "perAction[servers.*]",
+    ],
     ["the agent budget above maxPerCall", {}, "servers.provision", usdc(40), usdc(5), "maxPerCall"],
     ["a zero agent budget", {}, "servers.provision", 0n, 0n, "budget"],
   ])("%s", (_name, over, action, budget, ceiling, by) => {
@@ -154,7 +407,8 @@ describe("checkChallenge", () => {
     const r: Record<string, unknown> = { ...good(), ...patch };
     if (extraPatch) r.extra = { ...(r.extra as object), ...extraPatch };
     for (const [k, v] of Object.entries(r)) if (v === undefined) delete r[k];
-    for (const [k, v] of Object.entries(r.extra as Record<string, unknown>)) if (v === undefined) delete (r.extra as Record<string, unknown>)[k];
+    for (const [k, v] of Object.entries(r.extra as Record<string, unknown>))
+      if (v === undefined) delete (r.extra as Record<string, unknown>)[k];
     return r as PaymentRequirements;
   };
 
@@ -168,7 +422,9 @@ describe("checkChallenge", () => {
   });
 
   it("passes a challenge without a priced payee (the first challenge fixes it)", () => {
-    expect(checkChallenge({ ...priced, payee: undefined }, [withField({ payTo: OTHER_PAYEE })], expected, NOW).ok).toBe(true);
+    expect(checkChallenge({ ...priced, payee: undefined }, [withField({ payTo: OTHER_PAYEE })], expected, NOW).ok).toBe(
+      true,
+    );
   });
 
   it.each<[string, Record<string, unknown>, Record<string, unknown> | undefined, string]>([
@@ -202,7 +458,10 @@ describe("checkChallenge", () => {
 
   it("reports no payment option at all", () => {
     const check = checkChallenge(priced, [], expected, NOW);
-    expect(check).toEqual({ ok: false, drifts: [{ field: "scheme/network", expected: `exact on ${NETWORK}`, actual: "no payment option" }] });
+    expect(check).toEqual({
+      ok: false,
+      drifts: [{ field: "scheme/network", expected: `exact on ${NETWORK}`, actual: "no payment option" }],
+    });
   });
 
   it.each([
@@ -218,11 +477,22 @@ describe("checkChallenge", () => {
   });
 
   it("reports every drift together", () => {
-    const bad = withField({ amount: "1e6", asset: "Mint", payTo: OTHER_PAYEE, maxTimeoutSeconds: 0 }, { memo: 7, feePayer: WALLET });
+    const bad = withField(
+      { amount: "1e6", asset: "Mint", payTo: OTHER_PAYEE, maxTimeoutSeconds: 0 },
+      { memo: 7, feePayer: WALLET },
+    );
     const check = checkChallenge(priced, [bad], expected, priced.expiresAt);
     expect(check.ok).toBe(false);
     if (check.ok) return;
-    expect(check.drifts.map((d) => d.field).sort()).toEqual(["amount", "asset", "expiresAt", "extra.feePayer", "extra.memo", "maxTimeoutSeconds", "payTo"]);
+    expect(check.drifts.map((d) => d.field).sort()).toEqual([
+      "amount",
+      "asset",
+      "expiresAt",
+      "extra.feePayer",
+      "extra.memo",
+      "maxTimeoutSeconds",
+      "payTo",
+    ]);
     const text = describeDrifts(check.drifts);
     expect(text).toContain('amount: expected 288000 (0.288 USDC), got "1e6"');
     expect(text).toContain("extra.memo: expected q_abc, got 7");
@@ -234,7 +504,12 @@ describe("checkChallenge", () => {
   });
 
   it("bounds what it echoes of a hostile value", () => {
-    const check = checkChallenge(priced, [withField({ amount: "9".repeat(10_000), payTo: "x".repeat(10_000) })], expected, NOW);
+    const check = checkChallenge(
+      priced,
+      [withField({ amount: "9".repeat(10_000), payTo: "x".repeat(10_000) })],
+      expected,
+      NOW,
+    );
     expect(check.ok).toBe(false);
     if (check.ok) return;
     for (const d of check.drifts) expect(d.actual.length).toBeLessThanOrEqual(80);

@@ -17,16 +17,23 @@ function prose(markdown: string): string {
 
 /** The targets of `[text](target)` and `![alt](target)` links, titles dropped. */
 function linkTargets(markdown: string): string[] {
-  return [...prose(markdown).matchAll(/!?\[(?:[^\]\n]|\][^(\n])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!);
+  return [...prose(markdown).matchAll(/!?\[(?:[^\]\n]|\][^(\n])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map(
+    (m) => m[1]!,
+  );
 }
 
 /** GitHub's id for each heading: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
 function headingIds(markdown: string): Set<string> {
   const ids = new Set<string>();
   const seen = new Map<string, number>();
-  for (const m of markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "").matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+  for (const m of markdown
+    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "")
+    .matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
     const text = m[1]!.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
-    const base = text.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/ /g, "-");
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .replace(/ /g, "-");
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     ids.add(n === 0 ? base : `${base}-${n}`);
@@ -35,7 +42,12 @@ function headingIds(markdown: string): Set<string> {
 }
 
 /** What is wrong with each relative link of the Markdown file `file` (repository-relative). */
-function brokenLinks(file: string, markdown: string, exists: (path: string) => boolean, read: (path: string) => string): string[] {
+function brokenLinks(
+  file: string,
+  markdown: string,
+  exists: (path: string) => boolean,
+  read: (path: string) => string,
+): string[] {
   const problems: string[] = [];
   for (const target of linkTargets(markdown)) {
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto: …
@@ -69,7 +81,9 @@ describe("links in README.md", () => {
   });
 
   it("the interface documents are linked from the README and live in the repository, their own links resolving too", () => {
-    const docs = linkTargets(readme).map((t) => t.split("#")[0]!).filter((p) => p.endsWith(".md") && !/^[a-z]+:/i.test(p));
+    const docs = linkTargets(readme)
+      .map((t) => t.split("#")[0]!)
+      .filter((p) => p.endsWith(".md") && !/^[a-z]+:/i.test(p));
     expect(docs).toEqual(expect.arrayContaining(["src/sandbox/spec/service-v1.md", "src/sandbox/spec/decisions.md"]));
     for (const doc of new Set(docs)) {
       expect(statSync(join(ROOT, doc)).isFile()).toBe(true);
@@ -98,7 +112,11 @@ describe("links in README.md", () => {
   });
 
   it("heading ids follow GitHub's rules", () => {
-    expect([...headingIds("## A fleet on one budget: the journal on PostgreSQL\n### `paid-actions-mcp` / `paid-actions-mcp serve`\n## Notes\n## Notes")]).toEqual([
+    expect([
+      ...headingIds(
+        "## A fleet on one budget: the journal on PostgreSQL\n### `paid-actions-mcp` / `paid-actions-mcp serve`\n## Notes\n## Notes",
+      ),
+    ]).toEqual([
       "a-fleet-on-one-budget-the-journal-on-postgresql",
       "paid-actions-mcp--paid-actions-mcp-serve",
       "notes",

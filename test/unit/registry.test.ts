@@ -19,11 +19,14 @@ const pkg = readJson("package.json");
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 
 // ajv-formats is CommonJS: its default export arrives as the module object under NodeNext.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats(ajv);
 const validate = ajv.compile(schema);
-const problems = (doc: unknown) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`));
+const problems = (doc: unknown) =>
+  validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`);
 
 /** The variables of the README's Configuration table, except the sandbox-only knob. */
 function documentedVariables(): string[] {
@@ -40,9 +43,15 @@ describe("server.json (the MCP Registry entry)", () => {
 
   it("the validator is live: it refuses what the registry refuses", () => {
     expect(problems({ ...server, name: "paid-actions-mcp" }).join()).toMatch(/name must match pattern/);
-    expect(problems({ ...server, description: "x".repeat(101) }).join()).toMatch(/description must NOT have more than 100 characters/);
-    expect(problems({ ...server, packages: [{ ...server.packages[0], version: "latest" }] }).join()).toMatch(/version must NOT be valid/);
-    expect(problems({ ...server, packages: [{ ...server.packages[0], transport: { type: "pigeon" } }] })).not.toEqual([]);
+    expect(problems({ ...server, description: "x".repeat(101) }).join()).toMatch(
+      /description must NOT have more than 100 characters/,
+    );
+    expect(problems({ ...server, packages: [{ ...server.packages[0], version: "latest" }] }).join()).toMatch(
+      /version must NOT be valid/,
+    );
+    expect(problems({ ...server, packages: [{ ...server.packages[0], transport: { type: "pigeon" } }] })).not.toEqual(
+      [],
+    );
   });
 
   it("names the npm package at package.json's version, over stdio, under the name package.json's mcpName gives", () => {
@@ -50,17 +59,31 @@ describe("server.json (the MCP Registry entry)", () => {
     expect(pkg.mcpName).toBe(server.name);
     expect(server.version).toBe(pkg.version);
     expect(server.packages).toHaveLength(1);
-    expect(server.packages[0]).toMatchObject({ registryType: "npm", identifier: pkg.name, version: pkg.version, runtimeHint: "npx", transport: { type: "stdio" } });
+    expect(server.packages[0]).toMatchObject({
+      registryType: "npm",
+      identifier: pkg.name,
+      version: pkg.version,
+      runtimeHint: "npx",
+      transport: { type: "stdio" },
+    });
   });
 
   it("lists every configuration variable the README documents, the secrets marked secret", () => {
-    const vars = server.packages[0].environmentVariables as Array<{ name: string; isSecret?: boolean; isRequired?: boolean; format?: string }>;
+    const vars = server.packages[0].environmentVariables as Array<{
+      name: string;
+      isSecret?: boolean;
+      isRequired?: boolean;
+      format?: string;
+    }>;
     const names = vars.map((v) => v.name);
     expect(new Set(names).size).toBe(names.length);
     expect(documentedVariables().length).toBeGreaterThanOrEqual(10);
     for (const n of documentedVariables()) expect(names, n).toContain(n);
     for (const n of names) expect(readme, n).toContain(`\`${n}\``);
-    const secret = vars.filter((v) => v.isSecret === true).map((v) => v.name).sort();
+    const secret = vars
+      .filter((v) => v.isSecret === true)
+      .map((v) => v.name)
+      .sort();
     // The API key; the RPC URL and the journal URL may carry a provider's key or a password.
     expect(secret).toEqual(["PAID_ACTIONS_API_KEY", "PAID_ACTIONS_JOURNAL_URL", "SOLANA_RPC_URL"]);
     expect(vars.find((v) => v.name === "PAID_ACTIONS_WALLET")).toMatchObject({ isSecret: false, format: "filepath" });

@@ -8,7 +8,11 @@ import { backoff, classify, MAX_RETRY_AFTER_MS, retryAfterMs, type Answer } from
 
 const NOW = Date.parse("2030-01-01T00:00:00Z");
 const schema = z.looseObject({ quoteId: z.string() });
-const response = (status: number, parsed: unknown, o: { headers?: Record<string, string>; text?: string; parseFailed?: boolean } = {}): Answer => ({
+const response = (
+  status: number,
+  parsed: unknown,
+  o: { headers?: Record<string, string>; text?: string; parseFailed?: boolean } = {},
+): Answer => ({
   status,
   headers: o.headers ?? {},
   text: o.text ?? (parsed === undefined ? "" : JSON.stringify(parsed)),
@@ -20,13 +24,33 @@ const errorBody = (code: string) => ({ error: { code, message: `m ${code}`, requ
 
 describe("classify", () => {
   it.each<[string, Answer, string, string?]>([
-    ["a connection refused", { transport: { kind: "connection", message: "connection failed (ECONNREFUSED)" } }, "retry", "connection failed (ECONNREFUSED)"],
-    ["a timeout", { transport: { kind: "timeout", message: "no answer within 10000 ms" } }, "retry", "no answer within 10000 ms"],
-    ["a body cut short", { transport: { kind: "body", message: "response body larger than 1048576 bytes" } }, "retry", "response body larger than 1048576 bytes"],
+    [
+      "a connection refused",
+      { transport: { kind: "connection", message: "connection failed (ECONNREFUSED)" } },
+      "retry",
+      "connection failed (ECONNREFUSED)",
+    ],
+    [
+      "a timeout",
+      { transport: { kind: "timeout", message: "no answer within 10000 ms" } },
+      "retry",
+      "no answer within 10000 ms",
+    ],
+    [
+      "a body cut short",
+      { transport: { kind: "body", message: "response body larger than 1048576 bytes" } },
+      "retry",
+      "response body larger than 1048576 bytes",
+    ],
     ["429", response(429, errorBody("rate_limited")), "retry", "HTTP 429 rate_limited"],
-    ["503 without a v1 body", response(503, undefined, { text: "down" , parseFailed: true }), "retry", "HTTP 503"],
+    ["503 without a v1 body", response(503, undefined, { text: "down", parseFailed: true }), "retry", "HTTP 503"],
     ["500", response(500, errorBody("internal_error")), "retry", "HTTP 500 internal_error"],
-    ["a 2xx that is not JSON", response(201, undefined, { text: "<html>", parseFailed: true }), "retry", "HTTP 201 with a body that is not JSON"],
+    [
+      "a 2xx that is not JSON",
+      response(201, undefined, { text: "<html>", parseFailed: true }),
+      "retry",
+      "HTTP 201 with a body that is not JSON",
+    ],
     ["an empty 2xx", response(201, undefined), "retry", "HTTP 201 with an empty body"],
     ["an empty 4xx", response(404, undefined), "retry", "HTTP 404 with an empty body"],
   ])("%s: %s", (_name, answer, kind, problem) => {
@@ -36,12 +60,22 @@ describe("classify", () => {
   });
 
   it("waits what the service asks (Retry-After in seconds or as a date)", () => {
-    expect(verdict(response(429, errorBody("rate_limited"), { headers: { "retry-after": "3" } }))).toMatchObject({ kind: "retry", retryAfterMs: 3_000 });
-    expect(verdict(response(503, errorBody("unavailable"), { headers: { "retry-after": new Date(NOW + 7_000).toUTCString() } }))).toMatchObject({ kind: "retry", retryAfterMs: 7_000 });
+    expect(verdict(response(429, errorBody("rate_limited"), { headers: { "retry-after": "3" } }))).toMatchObject({
+      kind: "retry",
+      retryAfterMs: 3_000,
+    });
+    expect(
+      verdict(
+        response(503, errorBody("unavailable"), { headers: { "retry-after": new Date(NOW + 7_000).toUTCString() } }),
+      ),
+    ).toMatchObject({ kind: "retry", retryAfterMs: 7_000 });
   });
 
   it("a valid 2xx is the answer; one that does not validate is a service_error", () => {
-    expect(verdict(response(201, { quoteId: "qt_1", extra: true }))).toEqual({ kind: "done", response: { ok: true, status: 201, body: { quoteId: "qt_1", extra: true }, headers: {} } });
+    expect(verdict(response(201, { quoteId: "qt_1", extra: true }))).toEqual({
+      kind: "done",
+      response: { ok: true, status: 201, body: { quoteId: "qt_1", extra: true }, headers: {} },
+    });
     const bad = verdict(response(201, { quote: 1 }));
     expect(bad.kind).toBe("fail");
     if (bad.kind === "fail") expect(bad.error).toMatchObject({ code: "service_error", context: { status: 201 } });
@@ -50,17 +84,30 @@ describe("classify", () => {
   });
 
   it("a redirect is never followed", () => {
-    const v = verdict(response(302, undefined, { headers: { location: "https://elsewhere.example/v1" }, text: " " , parseFailed: true }));
+    const v = verdict(
+      response(302, undefined, { headers: { location: "https://elsewhere.example/v1" }, text: " ", parseFailed: true }),
+    );
     expect(v.kind).toBe("fail");
-    if (v.kind === "fail") expect(v.error.message).toMatch(/with a redirect \(HTTP 302 to https:\/\/elsewhere\.example\/v1\)/);
+    if (v.kind === "fail")
+      expect(v.error.message).toMatch(/with a redirect \(HTTP 302 to https:\/\/elsewhere\.example\/v1\)/);
   });
 
   it("any other status is the service's answer, its error body kept (message bounded)", () => {
-    expect(verdict(response(409, { error: { code: "quote_consumed", message: "x".repeat(600), executionId: "exe_1" } }))).toEqual({
+    expect(
+      verdict(response(409, { error: { code: "quote_consumed", message: "x".repeat(600), executionId: "exe_1" } })),
+    ).toEqual({
       kind: "done",
-      response: { ok: false, status: 409, error: { code: "quote_consumed", message: "x".repeat(500), executionId: "exe_1" }, headers: {} },
+      response: {
+        ok: false,
+        status: 409,
+        error: { code: "quote_consumed", message: "x".repeat(500), executionId: "exe_1" },
+        headers: {},
+      },
     });
-    expect(verdict(response(418, { teapot: true }))).toMatchObject({ kind: "done", response: { ok: false, error: { code: "http_418", message: "HTTP 418 without a v1 error body" } } });
+    expect(verdict(response(418, { teapot: true }))).toMatchObject({
+      kind: "done",
+      response: { ok: false, error: { code: "http_418", message: "HTTP 418 without a v1 error body" } },
+    });
   });
 });
 

@@ -22,7 +22,8 @@ function pathLiterals(text: string, fileName = "x.ts"): Array<{ text: string; li
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const out: Array<{ text: string; line: number }> = [];
   const check = (node: ts.Node, literal: string) => {
-    if (V1_PATH.test(literal)) out.push({ text: literal, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1 });
+    if (V1_PATH.test(literal))
+      out.push({ text: literal, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1 });
   };
   const visit = (node: ts.Node): void => {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) check(node, node.text);
@@ -50,10 +51,10 @@ describe("v1 paths live in service/api.ts only", () => {
     ["call('POST', '/payments/prepare', opts)", "/payments/prepare"],
     ['call("POST", "/payments/confirm", opts)', "/payments/confirm"],
     ['call("POST", "/executions", opts)', "/executions"],
-    ["call(\"GET\", `/executions/${encodeURIComponent(id)}`, opts)", "/executions/"],
+    ['call("GET", `/executions/${encodeURIComponent(id)}`, opts)', "/executions/"],
     ['call("GET", "/actions", opts)', "/actions"],
     ['call("GET", "/actions/" + name, opts)', "/actions/"],
-    ["call(\"GET\", `/companies/${id}`, opts)", "/companies/"],
+    ['call("GET", `/companies/${id}`, opts)', "/companies/"],
     ['call("POST", "/agent-services/search", opts)', "/agent-services/search"],
     ["fetch(`${base}/executions/${id}`)", "/executions/"],
     ['fetch(base + "/v1/agent-services/search")', "/v1/agent-services/search"],
@@ -65,8 +66,8 @@ describe("v1 paths live in service/api.ts only", () => {
   it.each([
     "// POST /quotes, then POST /payments/confirm",
     "/** GET /executions/{id} */ const x = 1;",
-    'throw new Error(`/payments/prepare answered for quote ${q}, not ${p}`);',
-    'throw new Error(`GET /actions answered HTTP ${status}`);',
+    "throw new Error(`/payments/prepare answered for quote ${q}, not ${p}`);",
+    "throw new Error(`GET /actions answered HTTP ${status}`);",
     'const uri = "paid-actions://executions";',
     'import { a } from "./actions.js";',
     'const s = "/quotesx";',
@@ -77,13 +78,27 @@ describe("v1 paths live in service/api.ts only", () => {
 
   it("sees the paths service/api.ts holds (the scan works on real sources)", () => {
     const found = pathLiterals(readFileSync(join(SRC, API), "utf8"), API).map((p) => p.text);
-    expect(new Set(found)).toEqual(new Set(["/quotes", "/payments/prepare", "/payments/confirm", "/executions", "/executions/", "/actions", "/actions/", "/companies/", "/agent-services/search"]));
+    expect(new Set(found)).toEqual(
+      new Set([
+        "/quotes",
+        "/payments/prepare",
+        "/payments/confirm",
+        "/executions",
+        "/executions/",
+        "/actions",
+        "/actions/",
+        "/companies/",
+        "/agent-services/search",
+      ]),
+    );
   });
 
   it("finds no v1 path in any other source outside the sandbox", () => {
     const files = sources().filter((f) => !f.startsWith("sandbox/") && f !== API);
     expect(files.length).toBeGreaterThan(10);
-    const found = files.flatMap((f) => pathLiterals(readFileSync(join(SRC, f), "utf8"), f).map((p) => `src/${f}:${p.line}: "${p.text}"`));
+    const found = files.flatMap((f) =>
+      pathLiterals(readFileSync(join(SRC, f), "utf8"), f).map((p) => `src/${f}:${p.line}: "${p.text}"`),
+    );
     expect(found, `v1 paths outside src/${API} (call its functions instead):\n  ${found.join("\n  ")}\n`).toEqual([]);
   });
 });

@@ -4,7 +4,15 @@
  * with the transitions table.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { INTENT_STATES, resting, STATES, UNFINISHED_STATES, type DriveStep, type IntentState, type StateRow } from "../../src/engine/model/states.js";
+import {
+  INTENT_STATES,
+  resting,
+  STATES,
+  UNFINISHED_STATES,
+  type DriveStep,
+  type IntentState,
+  type StateRow,
+} from "../../src/engine/model/states.js";
 import { transition } from "../../src/engine/model/transitions.js";
 
 describe("the per-state table", () => {
@@ -47,7 +55,8 @@ describe("the per-state table", () => {
         expect(row.onFailure, state).toBeNull();
         continue;
       }
-      for (const outcome of [row.onFailure!, "transient", "cancelled"] as const) expect(() => transition(state, outcome), `${state} x ${outcome}`).not.toThrow();
+      for (const outcome of [row.onFailure!, "transient", "cancelled"] as const)
+        expect(() => transition(state, outcome), `${state} x ${outcome}`).not.toThrow();
     }
   });
 

@@ -13,7 +13,8 @@ const PROOF = "eyJ4NDAyVmVyc2lvbiI6MiwicGF5bG9hZCI6eyJ0cmFuc2FjdGlvbiI6IkFRQUJBZ
 /** Every 8-char window of the secret that appears in the text: none may. */
 function leakedPieces(text: string, secret: string): string[] {
   const pieces: string[] = [];
-  for (let i = 0; i + 8 <= secret.length; i++) if (text.includes(secret.slice(i, i + 8))) pieces.push(secret.slice(i, i + 8));
+  for (let i = 0; i + 8 <= secret.length; i++)
+    if (text.includes(secret.slice(i, i + 8))) pieces.push(secret.slice(i, i + 8));
   return pieces;
 }
 
@@ -36,7 +37,10 @@ describe("Transcripts: a secret straddling the 4000-char cut", () => {
   it("never leaks from a written transcript line either", () => {
     const t = transcripts();
     t.addSecret(PROOF, { ephemeral: true });
-    t.append("call_straddle", "response", { body: `${" ".repeat(3990)}${PROOF}`, note: `${"-".repeat(3980)}${API_KEY}` });
+    t.append("call_straddle", "response", {
+      body: `${" ".repeat(3990)}${PROOF}`,
+      note: `${"-".repeat(3980)}${API_KEY}`,
+    });
     const text = readFileSync(t.pathOf("call_straddle"), "utf8");
     expect(leakedPieces(text, API_KEY)).toEqual([]);
     expect(leakedPieces(text, PROOF)).toEqual([]);
@@ -64,18 +68,47 @@ describe("Transcripts.redact", () => {
   it("masks secret headers (any case) and secret fields whatever their value", () => {
     const t = new Transcripts(home);
     const out = t.redact({
-      headers: { Authorization: "Bearer abc", "X-PAYMENT": "p", "payment-signature": "s", Cookie: "c", "content-type": "application/json" },
-      body: { paymentProof: { nested: true }, apiKey: 12345, privateKey: [1, 2, 3], proof: "x", secret: "y", paymentSignature: "z" },
+      headers: {
+        Authorization: "Bearer abc",
+        "X-PAYMENT": "p",
+        "payment-signature": "s",
+        Cookie: "c",
+        "content-type": "application/json",
+      },
+      body: {
+        paymentProof: { nested: true },
+        apiKey: 12345,
+        privateKey: [1, 2, 3],
+        proof: "x",
+        secret: "y",
+        paymentSignature: "z",
+      },
     });
     expect(out).toEqual({
-      headers: { Authorization: "[redacted]", "X-PAYMENT": "[redacted]", "payment-signature": "[redacted]", Cookie: "[redacted]", "content-type": "application/json" },
-      body: { paymentProof: "[redacted]", apiKey: "[redacted]", privateKey: "[redacted]", proof: "[redacted]", secret: "[redacted]", paymentSignature: "[redacted]" },
+      headers: {
+        Authorization: "[redacted]",
+        "X-PAYMENT": "[redacted]",
+        "payment-signature": "[redacted]",
+        Cookie: "[redacted]",
+        "content-type": "application/json",
+      },
+      body: {
+        paymentProof: "[redacted]",
+        apiKey: "[redacted]",
+        privateKey: "[redacted]",
+        proof: "[redacted]",
+        secret: "[redacted]",
+        paymentSignature: "[redacted]",
+      },
     });
   });
 
   it("writes bigints as decimal strings, at any depth", () => {
     const t = new Transcripts(home);
-    expect(t.redact({ amount: 18446744073709551615n, list: [1n, { x: -5n }] })).toEqual({ amount: "18446744073709551615", list: ["1", { x: "-5" }] });
+    expect(t.redact({ amount: 18446744073709551615n, list: [1n, { x: -5n }] })).toEqual({
+      amount: "18446744073709551615",
+      list: ["1", { x: "-5" }],
+    });
   });
 
   it("truncates long strings after scrubbing, saying how much was cut", () => {
@@ -127,21 +160,32 @@ describe("Transcripts.scrub and addSecret", () => {
     const t = new Transcripts(home);
     t.addSecret(["secret-one-1", undefined, "secret-two-2"]);
     t.addSecret(new Set(["proof-aaaaaaaa", "proof-bbbbbbbb"]), { ephemeral: true });
-    expect(t.scrub("secret-one-1 secret-two-2 proof-aaaaaaaa proof-bbbbbbbb")).toBe("[redacted] [redacted] [redacted] [redacted]");
+    expect(t.scrub("secret-one-1 secret-two-2 proof-aaaaaaaa proof-bbbbbbbb")).toBe(
+      "[redacted] [redacted] [redacted] [redacted]",
+    );
   });
 
   it("keeps the 256 most recently registered proofs; registering one again refreshes it", () => {
     const t = transcripts();
     const proof = (i: number) => `proof-${String(i).padStart(6, "0")}`;
-    t.addSecret(Array.from({ length: 256 }, (_, i) => proof(i)), { ephemeral: true });
+    t.addSecret(
+      Array.from({ length: 256 }, (_, i) => proof(i)),
+      { ephemeral: true },
+    );
     t.addSecret(proof(0), { ephemeral: true }); // used again: now the newest
-    t.addSecret(Array.from({ length: 10 }, (_, i) => proof(1000 + i)), { ephemeral: true });
+    t.addSecret(
+      Array.from({ length: 10 }, (_, i) => proof(1000 + i)),
+      { ephemeral: true },
+    );
     expect(t.scrub(proof(0))).toBe("[redacted]");
     for (let i = 1; i <= 10; i++) expect(t.scrub(proof(i))).toBe(proof(i)); // evicted, oldest first
     expect(t.scrub(proof(11))).toBe("[redacted]");
     expect(t.scrub(proof(1009))).toBe("[redacted]");
     // Long-lived secrets are never evicted.
-    t.addSecret(Array.from({ length: 1000 }, (_, i) => proof(5000 + i)), { ephemeral: true });
+    t.addSecret(
+      Array.from({ length: 1000 }, (_, i) => proof(5000 + i)),
+      { ephemeral: true },
+    );
     expect(t.scrub(API_KEY)).toBe("[redacted]");
   });
 

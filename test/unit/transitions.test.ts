@@ -21,7 +21,19 @@ import {
 } from "../../src/engine/model/transitions.js";
 import type { BudgetState, IntentState, PaymentFate } from "../../src/engine/model/types.js";
 
-const STATES = ["new", "quoted", "awaiting_approval", "reserved", "signed", "unsettled", "paid", "executed", "refused", "failed", "attention"] as const;
+const STATES = [
+  "new",
+  "quoted",
+  "awaiting_approval",
+  "reserved",
+  "signed",
+  "unsettled",
+  "paid",
+  "executed",
+  "refused",
+  "failed",
+  "attention",
+] as const;
 const OUTCOMES = [
   "quote_recorded",
   "approval_pending",
@@ -52,7 +64,14 @@ const CAN_SIGN_AGAIN: readonly IntentState[] = ["new", "quoted", "awaiting_appro
 const PROOF_OUT: readonly IntentState[] = ["signed", "unsettled"];
 const BEFORE_RESERVATION: readonly IntentState[] = ["new", "quoted", "awaiting_approval"];
 
-type Row = [from: IntentState, outcome: Outcome, to: IntentState, reservation: ReservationEffect, follow: boolean, human: boolean];
+type Row = [
+  from: IntentState,
+  outcome: Outcome,
+  to: IntentState,
+  reservation: ReservationEffect,
+  follow: boolean,
+  human: boolean,
+];
 
 /** Every defined transition, written out (not derived from the implementation's table). */
 const ROWS: Row[] = [
@@ -145,21 +164,32 @@ describe("the test's own vocabulary", () => {
 });
 
 describe("transition: the table", () => {
-  it.each(ROWS)("%s x %s -> %s, reservation %s, follow %s, human %s", (from, outcome, state, reservation, follow, human) => {
-    expect(transition(from, outcome)).toEqual({ state, reservation, follow, human });
-  });
+  it.each(ROWS)(
+    "%s x %s -> %s, reservation %s, follow %s, human %s",
+    (from, outcome, state, reservation, follow, human) => {
+      expect(transition(from, outcome)).toEqual({ state, reservation, follow, human });
+    },
+  );
 
   it.each(UNDEFINED_PAIRS)("%s x %s is impossible: throws", (from, outcome) => {
     expect(() => transition(from, outcome)).toThrow(`no transition from ${from} on ${outcome}`);
   });
 
-  it.each(["refused", "failed", "executed", "attention"] as const)("the resting state %s accepts only a late landing, and a stop with nothing spent a fresh attempt", (from) => {
-    const accepted = from === "refused" || from === "failed" ? ["restart", "landed_late"] : ["landed_late"];
-    for (const outcome of OUTCOMES) if (!accepted.includes(outcome)) expect(() => transition(from, outcome)).toThrow();
-  });
+  it.each(["refused", "failed", "executed", "attention"] as const)(
+    "the resting state %s accepts only a late landing, and a stop with nothing spent a fresh attempt",
+    (from) => {
+      const accepted = from === "refused" || from === "failed" ? ["restart", "landed_late"] : ["landed_late"];
+      for (const outcome of OUTCOMES)
+        if (!accepted.includes(outcome)) expect(() => transition(from, outcome)).toThrow();
+    },
+  );
 
   it("accepts exactly the rows written here", () => {
-    expect(actualRows().map((r) => key(r.from, r.outcome)).sort()).toEqual([...DEFINED.keys()].sort());
+    expect(
+      actualRows()
+        .map((r) => key(r.from, r.outcome))
+        .sort(),
+    ).toEqual([...DEFINED.keys()].sort());
   });
 });
 
@@ -176,7 +206,7 @@ describe("transition: invariants over every row", () => {
     // Every state reachable from signed/unsettled without the chain saying never_landed.
     const reached = new Set<IntentState>(PROOF_OUT);
     const path = new Map<IntentState, string>(PROOF_OUT.map((s) => [s, s]));
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const { from, outcome, t } of actualRows()) {
         if (!reached.has(from) || outcome === "never_landed" || reached.has(t.state)) continue;
@@ -188,7 +218,8 @@ describe("transition: invariants over every row", () => {
     for (const s of reached) expect(CAN_SIGN_AGAIN.includes(s), path.get(s)).toBe(false);
     // ...and nothing reached that way ever releases the reservation either.
     for (const { from, outcome, t } of actualRows()) {
-      if (reached.has(from) && outcome !== "never_landed") expect(t.reservation, key(from, outcome)).not.toBe("release");
+      if (reached.has(from) && outcome !== "never_landed")
+        expect(t.reservation, key(from, outcome)).not.toBe("release");
     }
   });
 
@@ -199,22 +230,34 @@ describe("transition: invariants over every row", () => {
   });
 
   it("fate_unknown and transient after signing always hold and follow", () => {
-    const after = actualRows().filter((r) => ["signed", "unsettled", "paid"].includes(r.from) && (r.outcome === "fate_unknown" || r.outcome === "transient"));
+    const after = actualRows().filter(
+      (r) =>
+        ["signed", "unsettled", "paid"].includes(r.from) && (r.outcome === "fate_unknown" || r.outcome === "transient"),
+    );
     expect(after.length).toBeGreaterThanOrEqual(4);
-    for (const { from, outcome, t } of after) expect({ reservation: t.reservation, follow: t.follow }, key(from, outcome)).toEqual({ reservation: "hold", follow: true });
+    for (const { from, outcome, t } of after)
+      expect({ reservation: t.reservation, follow: t.follow }, key(from, outcome)).toEqual({
+        reservation: "hold",
+        follow: true,
+      });
   });
 
   it("a cancel after signing cannot stop a proof that left: it holds and follows", () => {
     for (const { from, outcome, t } of actualRows()) {
       if (outcome === "cancelled" && ["signed", "unsettled", "paid"].includes(from)) {
-        expect({ state: t.state, reservation: t.reservation, follow: t.follow }, from).toEqual({ state: from, reservation: "hold", follow: true });
+        expect({ state: t.state, reservation: t.reservation, follow: t.follow }, from).toEqual({
+          state: from,
+          reservation: "hold",
+          follow: true,
+        });
       }
     }
   });
 
   it("before anything is reserved, no outcome spends or holds a reservation; only `reserve` takes one", () => {
     for (const { from, outcome, t } of actualRows()) {
-      if (BEFORE_RESERVATION.includes(from)) expect(t.reservation, key(from, outcome)).toBe(outcome === "reserve" ? "reserve" : "none");
+      if (BEFORE_RESERVATION.includes(from))
+        expect(t.reservation, key(from, outcome)).toBe(outcome === "reserve" ? "reserve" : "none");
     }
   });
 
@@ -226,15 +269,18 @@ describe("transition: invariants over every row", () => {
   });
 
   it("only `reserve` takes a reservation", () => {
-    for (const { from, outcome, t } of actualRows()) expect(t.reservation === "reserve", key(from, outcome)).toBe(outcome === "reserve");
+    for (const { from, outcome, t } of actualRows())
+      expect(t.reservation === "reserve", key(from, outcome)).toBe(outcome === "reserve");
   });
 
   it("a followed row never lands in a resting state; a resting state is never followed", () => {
-    for (const { from, outcome, t } of actualRows()) expect(t.follow && resting(t.state), key(from, outcome)).toBe(false);
+    for (const { from, outcome, t } of actualRows())
+      expect(t.follow && resting(t.state), key(from, outcome)).toBe(false);
   });
 
   it("every row into attention asks for a human", () => {
-    for (const { from, outcome, t } of actualRows()) if (t.state === "attention") expect(t.human, key(from, outcome)).toBe(true);
+    for (const { from, outcome, t } of actualRows())
+      if (t.state === "attention") expect(t.human, key(from, outcome)).toBe(true);
   });
 });
 
@@ -328,7 +374,12 @@ describe("proofAtRisk", () => {
 describe("refundVerdict", () => {
   const PAID = 1_000_000n; // 1.00 USDC
   const TX = "RefundTx1111";
-  const base = (over: Partial<RefundEvidence>): RefundEvidence => ({ paid: PAID, credited: 0n, status: "refunded", ...over });
+  const base = (over: Partial<RefundEvidence>): RefundEvidence => ({
+    paid: PAID,
+    credited: 0n,
+    status: "refunded",
+    ...over,
+  });
   const verdict = (over: Partial<RefundEvidence>) => refundVerdict(base(over), formatDecimal);
 
   it("no claim, status refunded: nothing credited, settled, a human told there is no transaction", () => {
@@ -348,7 +399,10 @@ describe("refundVerdict", () => {
   });
 
   it("a claimed transaction not on chain (yet), or not looked at: nothing credited, look again later", () => {
-    expect(verdict({ claim: { amount: PAID, transaction: TX }, landed: "missing", credited: 7n })).toEqual({ credit: 7n, settled: false });
+    expect(verdict({ claim: { amount: PAID, transaction: TX }, landed: "missing", credited: 7n })).toEqual({
+      credit: 7n,
+      settled: false,
+    });
     expect(verdict({ claim: { amount: PAID, transaction: TX } })).toEqual({ credit: 0n, settled: false });
   });
 
@@ -367,7 +421,10 @@ describe("refundVerdict", () => {
   });
 
   it("landed == paid and the claim matches: the whole amount credited, no human", () => {
-    expect(verdict({ claim: { amount: PAID, transaction: TX }, landed: PAID })).toEqual({ credit: PAID, settled: true });
+    expect(verdict({ claim: { amount: PAID, transaction: TX }, landed: PAID })).toEqual({
+      credit: PAID,
+      settled: true,
+    });
   });
 
   it("landed == paid with no claimed amount: credited, no human", () => {
@@ -375,7 +432,10 @@ describe("refundVerdict", () => {
   });
 
   it("a refund on chain counts whatever the execution status says", () => {
-    expect(verdict({ status: "failed", claim: { amount: PAID, transaction: TX }, landed: PAID })).toEqual({ credit: PAID, settled: true });
+    expect(verdict({ status: "failed", claim: { amount: PAID, transaction: TX }, landed: PAID })).toEqual({
+      credit: PAID,
+      settled: true,
+    });
   });
 
   it("1 atomic unit back on a 'refunded' status: credits 1, a human hears it was partial", () => {
@@ -385,7 +445,10 @@ describe("refundVerdict", () => {
   });
 
   it("a partial refund on a status other than 'refunded' is credited without a partial note", () => {
-    expect(verdict({ status: "failed", claim: { transaction: TX }, landed: 1n })).toEqual({ credit: 1n, settled: true });
+    expect(verdict({ status: "failed", claim: { transaction: TX }, landed: 1n })).toEqual({
+      credit: 1n,
+      settled: true,
+    });
   });
 
   it("more back than was paid (inflated): credits only what was paid, a human looks", () => {

@@ -56,7 +56,11 @@ async function parse(res) {
   }
   if (!res.ok) {
     const e = body && body.error;
-    throw new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? `The console answered ${res.status} ${res.statusText}.`);
+    throw new ApiError(
+      res.status,
+      e?.code ?? `http_${res.status}`,
+      e?.message ?? `The console answered ${res.status} ${res.statusText}.`,
+    );
   }
   return body;
 }

@@ -59,7 +59,11 @@ function match(path) {
 
 /** @param {HTMLElement} m */
 function notFound(m) {
-  fill(m, pageHead("Not found", "The console has no page at this address."), h("p", {}, h("a", { href: "/approvals" }, "Go to the approvals")));
+  fill(
+    m,
+    pageHead("Not found", "The console has no page at this address."),
+    h("p", {}, h("a", { href: "/approvals" }, "Go to the approvals")),
+  );
 }
 
 async function route() {
@@ -80,7 +84,10 @@ async function route() {
   if (!hit) return notFound(view);
   const { m, mount } = hit;
   try {
-    const done = await mount(view, m.slice(1).map((p) => decodeURIComponent(p)));
+    const done = await mount(
+      view,
+      m.slice(1).map((p) => decodeURIComponent(p)),
+    );
     if (turn === routed) cleanup = done;
     else if (typeof done === "function") done();
   } catch (e) {
@@ -94,7 +101,16 @@ async function route() {
  */
 function showError(e, where = main) {
   if (e instanceof ApiError && e.status === 401) {
-    fill(where, pageHead("Signed out"), notice("error", "This browser has no console session. Open the console with ", h("code", {}, "paid-actions-mcp console"), ": it opens a fresh, one-time sign-in link."));
+    fill(
+      where,
+      pageHead("Signed out"),
+      notice(
+        "error",
+        "This browser has no console session. Open the console with ",
+        h("code", {}, "paid-actions-mcp console"),
+        ": it opens a fresh, one-time sign-in link.",
+      ),
+    );
     return;
   }
   fill(where, notice("error", e instanceof Error ? e.message : String(e)));
@@ -114,7 +130,9 @@ export function navigate(href) {
 document.addEventListener("click", (ev) => {
   if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
   // The console's links are HTML ones (its SVG has none).
-  const a = /** @type {HTMLAnchorElement | null} */ (ev.target instanceof Element ? ev.target.closest("a[href]") : null);
+  const a = /** @type {HTMLAnchorElement | null} */ (
+    ev.target instanceof Element ? ev.target.closest("a[href]") : null
+  );
   if (!a || a.target || a.hasAttribute("download")) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || url.pathname.startsWith("/api/") || url.pathname.startsWith("/assets/")) return;
@@ -179,7 +197,8 @@ onState((state) => {
 
 // "3 min ago" stays true while a page stays open.
 setInterval(() => {
-  for (const t of document.querySelectorAll("time.rel[datetime]")) t.textContent = ago(t.getAttribute("datetime") ?? "");
+  for (const t of document.querySelectorAll("time.rel[datetime]"))
+    t.textContent = ago(t.getAttribute("datetime") ?? "");
 }, 10_000);
 
 async function footer() {
@@ -188,7 +207,9 @@ async function footer() {
     fill(
       part("footer"),
       h("span", {}, "Journal ", mono(s.journal)),
-      s.service ? h("span", {}, "Service ", mono(typeof s.service === "string" ? s.service : JSON.stringify(s.service))) : null,
+      s.service
+        ? h("span", {}, "Service ", mono(typeof s.service === "string" ? s.service : JSON.stringify(s.service)))
+        : null,
       s.version ? h("span", {}, `paid-actions-mcp ${s.version}`) : null,
     );
     return true;
@@ -200,7 +221,10 @@ async function footer() {
 
 if (await footer()) {
   // Before the event stream says it (and should the stream not come up at all).
-  getFreeze().then((d) => freezeLive || showFreeze(d.freeze), () => undefined);
+  getFreeze().then(
+    (d) => freezeLive || showFreeze(d.freeze),
+    () => undefined,
+  );
   connectEvents();
   route();
 }

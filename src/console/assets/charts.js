@@ -51,7 +51,8 @@ export function capBar({ label, spent, reserved = "0", cap, width = 640, small =
   const top = small ? 0 : 26;
   const total = small ? H : top + H + 22;
   const scale = hasCap ? maxUnits(cap, committed) : maxUnits(committed);
-  const x = (/** @type {DecimalText} */ v) => (scale === 0n ? 0 : Math.min(width, width * ratio(atomic(v) ?? 0n, scale)));
+  const x = (/** @type {DecimalText} */ v) =>
+    scale === 0n ? 0 : Math.min(width, width * ratio(atomic(v) ?? 0n, scale));
   const spentW = x(spent);
   const reservedW = Math.max(0, x(committed) - spentW);
   const svg = s("svg", {
@@ -68,15 +69,34 @@ export function capBar({ label, spent, reserved = "0", cap, width = 640, small =
   if (!small) {
     svg.append(
       s("text", { x: 0, y: 16, class: "cb-label" }, label),
-      s("text", { x: width, y: 16, class: "cb-value", "text-anchor": "end" }, hasCap ? `${committed} of ${cap} USDC · ${percent(committed, cap)}` : `${committed} USDC · no cap set`),
+      s(
+        "text",
+        { x: width, y: 16, class: "cb-value", "text-anchor": "end" },
+        hasCap ? `${committed} of ${cap} USDC · ${percent(committed, cap)}` : `${committed} USDC · no cap set`,
+      ),
     );
   }
-  svg.append(s("rect", { class: ["cb-track", hasCap ? null : "cb-track-nocap"], x: 0.5, y: top + 0.5, width: width - 1, height: H - 1, rx: small ? 3 : 4 }));
-  if (hasCap) svg.append(s("rect", { class: "cb-spent", x: 0, y: top, width: spentW.toFixed(2), height: H, rx: small ? 3 : 4 }));
-  if (hasCap && reservedW > 0.5) svg.append(s("rect", { class: "cb-reserved", x: spentW.toFixed(2), y: top, width: reservedW.toFixed(2), height: H }));
+  svg.append(
+    s("rect", {
+      class: ["cb-track", hasCap ? null : "cb-track-nocap"],
+      x: 0.5,
+      y: top + 0.5,
+      width: width - 1,
+      height: H - 1,
+      rx: small ? 3 : 4,
+    }),
+  );
+  if (hasCap)
+    svg.append(s("rect", { class: "cb-spent", x: 0, y: top, width: spentW.toFixed(2), height: H, rx: small ? 3 : 4 }));
+  if (hasCap && reservedW > 0.5)
+    svg.append(
+      s("rect", { class: "cb-reserved", x: spentW.toFixed(2), y: top, width: reservedW.toFixed(2), height: H }),
+    );
   if (hasCap) {
     const cx = Math.max(1, x(cap) - 1);
-    svg.append(s("line", { class: "cb-cap", x1: cx, x2: cx, y1: top - (small ? 0 : 4), y2: top + H + (small ? 0 : 4) }));
+    svg.append(
+      s("line", { class: "cb-cap", x1: cx, x2: cx, y1: top - (small ? 0 : 4), y2: top + H + (small ? 0 : 4) }),
+    );
     if (!small) {
       const left = remaining(cap, committed);
       svg.append(
@@ -85,7 +105,13 @@ export function capBar({ label, spent, reserved = "0", cap, width = 640, small =
       );
     }
   } else if (!small) {
-    svg.append(s("text", { x: 0, y: top + H + 17, class: "cb-note" }, "No cap is set here: only the per-call and 24 h limits bound the spend."));
+    svg.append(
+      s(
+        "text",
+        { x: 0, y: top + H + 17, class: "cb-note" },
+        "No cap is set here: only the per-call and 24 h limits bound the spend.",
+      ),
+    );
   }
   return svg;
 }
@@ -101,14 +127,24 @@ export function actionBars(rows, width = 760) {
   width = labelW + barW + 140;
   const rowH = 46;
   const scale = maxUnits(...rows.flatMap((r) => [r.spentTotal, r.perCallCap]));
-  const x = (/** @type {DecimalText} */ v) => (scale === 0n ? 0 : barW * Math.min(1, ratio(atomic(v ?? "0") ?? 0n, scale)));
-  const svg = s("svg", { class: "actionbars", viewBox: `0 0 ${width} ${Math.max(1, rows.length) * rowH + 8}`, role: "img", "aria-label": "Spend per action" });
+  const x = (/** @type {DecimalText} */ v) =>
+    scale === 0n ? 0 : barW * Math.min(1, ratio(atomic(v ?? "0") ?? 0n, scale));
+  const svg = s("svg", {
+    class: "actionbars",
+    viewBox: `0 0 ${width} ${Math.max(1, rows.length) * rowH + 8}`,
+    role: "img",
+    "aria-label": "Spend per action",
+  });
   rows.forEach((r, i) => {
     const y = i * rowH + 6;
     const g = s("g", { class: "ab-row", "data-action": r.action });
     g.append(
       s("text", { x: 0, y: y + 15, class: "ab-label" }, r.action),
-      s("text", { x: 0, y: y + 32, class: "ab-sub" }, `${r.count} call${r.count === 1 ? "" : "s"}${atomic(r.refunded ?? "0") ? ` · ${r.refunded} refunded` : ""}`),
+      s(
+        "text",
+        { x: 0, y: y + 32, class: "ab-sub" },
+        `${r.count} call${r.count === 1 ? "" : "s"}${atomic(r.refunded ?? "0") ? ` · ${r.refunded} refunded` : ""}`,
+      ),
       s("rect", { x: labelW, y: y + 4, width: barW, height: 24, class: "ab-track", rx: 3 }),
       s("rect", { x: labelW, y: y + 4, width: x(r.spentTotal).toFixed(2), height: 24, class: "ab-total", rx: 3 }),
       s("rect", { x: labelW, y: y + 4, width: x(r.spentLast24h).toFixed(2), height: 24, class: "ab-day", rx: 3 }),
@@ -119,7 +155,11 @@ export function actionBars(rows, width = 760) {
       const cx = labelW + x(r.perCallCap);
       g.append(
         s("line", { x1: cx, x2: cx, y1: y, y2: y + 32, class: "ab-cap" }),
-        s("text", { x: Math.min(cx, labelW + barW) - 4, y: y + 41, class: "ab-cap-label", "text-anchor": "end" }, `per call ≤ ${r.perCallCap}`),
+        s(
+          "text",
+          { x: Math.min(cx, labelW + barW) - 4, y: y + 41, class: "ab-cap-label", "text-anchor": "end" },
+          `per call ≤ ${r.perCallCap}`,
+        ),
       );
     }
     svg.append(g);
@@ -156,7 +196,12 @@ export function dayColumns(days, dailyCap, width = 760) {
   const showCap = capUnits !== null && capUnits <= top * 2n;
   const scale = showCap && capUnits > top ? capUnits : top;
   const y = (/** @type {bigint} */ units) => 10 + (H - bottom - 10) * (1 - ratio(units, scale));
-  const svg = s("svg", { class: "days", viewBox: `0 0 ${width} ${H}`, role: "img", "aria-label": "Spend per day, last 14 days" });
+  const svg = s("svg", {
+    class: "days",
+    viewBox: `0 0 ${width} ${H}`,
+    role: "img",
+    "aria-label": "Spend per day, last 14 days",
+  });
   for (let i = 0; i <= 5; i++) {
     const v = (scale * BigInt(i)) / 5n;
     svg.append(

@@ -108,7 +108,14 @@ export function fill(el, ...children) {
 
 // ---- Times -------------------------------------------------------------------------------
 
-const dateTime = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+});
 const timeOnly = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
 
 /**
@@ -234,7 +241,11 @@ const TONES = {
  */
 export function statusBadge(status) {
   const tone = TONES[status] ?? "info";
-  return h("span", { class: ["pill", `pill-${tone}`], "data-status": status }, String(status ?? "—").replace(/_/g, " "));
+  return h(
+    "span",
+    { class: ["pill", `pill-${tone}`], "data-status": status },
+    String(status ?? "—").replace(/_/g, " "),
+  );
 }
 
 /**
@@ -244,7 +255,12 @@ export function statusBadge(status) {
  * @param {...Child} extra
  */
 export function pageHead(title, sub, ...extra) {
-  return h("div", { class: "page-head" }, h("div", {}, h("h1", {}, title), sub ? h("p", { class: "sub" }, sub) : null), ...extra);
+  return h(
+    "div",
+    { class: "page-head" },
+    h("div", {}, h("h1", {}, title), sub ? h("p", { class: "sub" }, sub) : null),
+    ...extra,
+  );
 }
 
 /**

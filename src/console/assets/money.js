@@ -106,8 +106,8 @@ export function remaining(cap, spent) {
  * @returns {number}
  */
 export function ratio(part, whole) {
-  const p = typeof part === "bigint" ? part : atomic(part) ?? 0n;
-  const w = typeof whole === "bigint" ? whole : atomic(whole) ?? 0n;
+  const p = typeof part === "bigint" ? part : (atomic(part) ?? 0n);
+  const w = typeof whole === "bigint" ? whole : (atomic(whole) ?? 0n);
   if (w === 0n) return p === 0n ? 0 : Infinity;
   // Four decimal places of precision is far finer than a pixel.
   return Number((p * 10000n) / w) / 10000;

@@ -75,7 +75,9 @@ export function arrowsOf(e) {
     case "intent":
       return [{ from: AGENT, to: MCP, label: `tools/call ${e.action ?? ""}`, note: "intent recorded" }];
     case "http": {
-      const res = /** @type {Record<string, unknown> | null} */ (e.response && typeof e.response === "object" ? e.response : null);
+      const res = /** @type {Record<string, unknown> | null} */ (
+        e.response && typeof e.response === "object" ? e.response : null
+      );
       const code = res?.status;
       const req = e.request ?? {};
       return [
@@ -91,7 +93,15 @@ export function arrowsOf(e) {
       ];
     }
     case "challenge":
-      return [{ from: MCP, to: MCP, label: "check the payment challenge", note: e.decision ?? "", tone: e.decision === "drift" ? "bad" : "good" }];
+      return [
+        {
+          from: MCP,
+          to: MCP,
+          label: "check the payment challenge",
+          note: e.decision ?? "",
+          tone: e.decision === "drift" ? "bad" : "good",
+        },
+      ];
     case "reserved":
       if (e.from !== undefined && e.outcome !== undefined) break;
       return [{ from: MCP, to: MCP, label: `reserve ${e.amount ?? ""} USDC`, note: e.decision ?? "budget held" }];
@@ -100,18 +110,53 @@ export function arrowsOf(e) {
     case "approval": {
       const d = String(e.decision ?? "");
       if (/waiting/.test(d)) return [{ from: MCP, to: AGENT, label: "approval required", note: d, tone: "warn" }];
-      if (/accepted by the human|not accepted/.test(d)) return [{ from: AGENT, to: MCP, label: "the person answers (host prompt)", note: d, tone: /not accepted/.test(d) ? "bad" : "good" }];
+      if (/accepted by the human|not accepted/.test(d))
+        return [
+          {
+            from: AGENT,
+            to: MCP,
+            label: "the person answers (host prompt)",
+            note: d,
+            tone: /not accepted/.test(d) ? "bad" : "good",
+          },
+        ];
       return [{ from: MCP, to: MCP, label: "approval", note: d, tone: "good" }];
     }
     case "fate":
-      return [{ from: CHAIN, to: MCP, label: `payment on chain: ${e.fate ?? "?"}`, note: e.transaction ? `tx ${short(e.transaction)}` : e.why ?? "", tone: e.fate === "landed" ? "good" : "warn" }];
+      return [
+        {
+          from: CHAIN,
+          to: MCP,
+          label: `payment on chain: ${e.fate ?? "?"}`,
+          note: e.transaction ? `tx ${short(e.transaction)}` : (e.why ?? ""),
+          tone: e.fate === "landed" ? "good" : "warn",
+        },
+      ];
     case "status":
-      return [{ from: SERVICE, to: MCP, label: `execution ${e.to ?? "?"}`, note: `was ${e.from ?? "?"} · ${short(e.executionId)}`, tone: e.to === "completed" ? "good" : e.to === "failed" ? "bad" : undefined }];
+      return [
+        {
+          from: SERVICE,
+          to: MCP,
+          label: `execution ${e.to ?? "?"}`,
+          note: `was ${e.from ?? "?"} · ${short(e.executionId)}`,
+          tone: e.to === "completed" ? "good" : e.to === "failed" ? "bad" : undefined,
+        },
+      ];
     case "unsettled":
-      return [{ from: SERVICE, to: MCP, label: "not settled", note: `${e.serviceCode ?? ""} ${e.message ?? ""}`.trim(), tone: "bad" }];
+      return [
+        {
+          from: SERVICE,
+          to: MCP,
+          label: "not settled",
+          note: `${e.serviceCode ?? ""} ${e.message ?? ""}`.trim(),
+          tone: "bad",
+        },
+      ];
     case "tool_error": {
       const err = /** @type {Record<string, unknown>} */ (e.error && typeof e.error === "object" ? e.error : {});
-      return [{ from: MCP, to: AGENT, label: `tool error: ${err.code ?? "error"}`, note: err.message ?? "", tone: "bad" }];
+      return [
+        { from: MCP, to: AGENT, label: `tool error: ${err.code ?? "error"}`, note: err.message ?? "", tone: "bad" },
+      ];
     }
     case "resume":
       // A call that lands on a purchase already recorded: the agent called again.
@@ -125,7 +170,13 @@ export function arrowsOf(e) {
     /** @type {Arrow[]} */
     const arrows = [];
     if (e.step === "confirm" && typeof b.transaction === "string") {
-      arrows.push({ from: SERVICE, to: CHAIN, label: "settles the payment", note: `tx ${short(b.transaction)}`, tone: "good" });
+      arrows.push({
+        from: SERVICE,
+        to: CHAIN,
+        label: "settles the payment",
+        note: `tx ${short(b.transaction)}`,
+        tone: "good",
+      });
     }
     const label =
       e.step === "quote" && b.quoteId
@@ -138,12 +189,27 @@ export function arrowsOf(e) {
               ? "402: payment required"
               : `${e.step}: ${b.code ?? "answer"}`;
     const id = b.executionId ?? b.quoteId ?? b.paymentId;
-    arrows.push({ from: SERVICE, to: MCP, label, note: [status, id ? short(id) : null].filter((x) => x !== undefined && x !== null).join(" · "), status, tone: tone(status) });
+    arrows.push({
+      from: SERVICE,
+      to: MCP,
+      label,
+      note: [status, id ? short(id) : null].filter((x) => x !== undefined && x !== null).join(" · "),
+      status,
+      tone: tone(status),
+    });
     return arrows;
   }
   // A state change of the intent (pay-flow): the server's own step.
   if (e.from !== undefined && e.outcome !== undefined) {
-    return [{ from: MCP, to: MCP, label: `state ${e.from} → ${e.step}`, note: e.code ? `${e.code}: ${e.message ?? ""}` : e.outcome, tone: BAD_STATES.has(e.step) ? "bad" : undefined }];
+    return [
+      {
+        from: MCP,
+        to: MCP,
+        label: `state ${e.from} → ${e.step}`,
+        note: e.code ? `${e.code}: ${e.message ?? ""}` : e.outcome,
+        tone: BAD_STATES.has(e.step) ? "bad" : undefined,
+      },
+    ];
   }
   return [{ from: MCP, to: MCP, label: e.step, note: "" }];
 }
@@ -182,11 +248,29 @@ export function sequenceDiagram(entries, onSelect, width = 980) {
   const rows = entries.flatMap((e, i) => arrowsOf(e).map((a) => ({ ...a, index: i, entry: e })));
   const H = headH + rows.length * rowH + 24;
   const t0 = Date.parse(entries[0]?.t ?? "");
-  const svg = s("svg", { class: "sequence", viewBox: `0 0 ${W} ${H}`, role: "group", "aria-label": `Sequence of ${entries.length} transcript entries` });
+  const svg = s("svg", {
+    class: "sequence",
+    viewBox: `0 0 ${W} ${H}`,
+    role: "group",
+    "aria-label": `Sequence of ${entries.length} transcript entries`,
+  });
   const defs = s("defs", {});
   for (const t of ["plain", "good", "bad", "warn", "info"]) {
     defs.append(
-      s("marker", { id: `arrow-${t}`, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse", class: `mk mk-${t}` }, s("path", { d: "M0,0 L10,5 L0,10 z" })),
+      s(
+        "marker",
+        {
+          id: `arrow-${t}`,
+          viewBox: "0 0 10 10",
+          refX: 9,
+          refY: 5,
+          markerWidth: 7,
+          markerHeight: 7,
+          orient: "auto-start-reverse",
+          class: `mk mk-${t}`,
+        },
+        s("path", { d: "M0,0 L10,5 L0,10 z" }),
+      ),
     );
   }
   svg.append(defs);
@@ -202,10 +286,23 @@ export function sequenceDiagram(entries, onSelect, width = 980) {
   rows.forEach((r, k) => {
     const y = headH + k * rowH + 30;
     const t = r.tone ?? "plain";
-    const g = s("g", { class: ["arrow", `tone-${t}`], "data-entry": r.index, "data-step": r.entry.step, tabindex: 0, role: "button", "aria-label": `${r.entry.step}: ${r.label}` });
+    const g = s("g", {
+      class: ["arrow", `tone-${t}`],
+      "data-entry": r.index,
+      "data-step": r.entry.step,
+      tabindex: 0,
+      role: "button",
+      "aria-label": `${r.entry.step}: ${r.label}`,
+    });
     g.append(s("rect", { class: "row-hit", x: 0, y: y - 30, width: W, height: rowH }));
     const at = Date.parse(r.entry.t);
-    g.append(s("text", { class: "seq-time", x: 6, y: y - 8 }, Number.isFinite(at) && Number.isFinite(t0) ? fmtMs(at - t0) : ""));
+    g.append(
+      s(
+        "text",
+        { class: "seq-time", x: 6, y: y - 8 },
+        Number.isFinite(at) && Number.isFinite(t0) ? fmtMs(at - t0) : "",
+      ),
+    );
     if (Number.isFinite(r.durationMs)) g.append(s("text", { class: "seq-dur", x: 6, y: y + 8 }, `${r.durationMs} ms`));
     if (r.from === r.to) {
       const x = X(r.from);
@@ -219,9 +316,19 @@ export function sequenceDiagram(entries, onSelect, width = 980) {
       const span = Math.abs(x2 - x1);
       // A label may run a little past its two lifelines.
       const chars = Math.max(18, Math.floor((span + 40) / 7.4));
-      g.append(s("line", { class: "seq-line", x1, x2: x2 + (x2 > x1 ? -2 : 2), y1: y, y2: y, "marker-end": `url(#arrow-${t})` }));
+      g.append(
+        s("line", {
+          class: "seq-line",
+          x1,
+          x2: x2 + (x2 > x1 ? -2 : 2),
+          y1: y,
+          y2: y,
+          "marker-end": `url(#arrow-${t})`,
+        }),
+      );
       g.append(s("text", { class: "seq-label", x: mid, y: y - 8, "text-anchor": "middle" }, clip(r.label, chars)));
-      if (r.note) g.append(s("text", { class: "seq-note", x: mid, y: y + 15, "text-anchor": "middle" }, clip(r.note, chars)));
+      if (r.note)
+        g.append(s("text", { class: "seq-note", x: mid, y: y + 15, "text-anchor": "middle" }, clip(r.note, chars)));
     }
     g.append(s("title", {}, `${r.entry.step} · ${r.label}${r.note ? ` · ${r.note}` : ""}`));
     const pick = () => onSelect?.(r.index);

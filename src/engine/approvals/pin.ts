@@ -6,7 +6,17 @@
  * parameters are real ones (OWASP's scrypt guidance), not test-sized.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 
 /** OWASP's equivalent of N=2^17, r=8, p=1 at a quarter of the memory: N=2^15, r=8, p=3. */
@@ -45,7 +55,9 @@ export function pinProblem(pin: string): string | undefined {
 function derive(pin: string, salt: Buffer, o: { N: number; r: number; p: number }): Promise<Buffer> {
   // Node's default maxmem (32 MiB) is exactly 128·N·r at N=2^15, r=8: leave room.
   const options: ScryptOptions = { N: o.N, r: o.r, p: o.p, maxmem: 256 * o.N * o.r + 1024 * 1024 };
-  return new Promise((resolve, reject) => scrypt(pin.normalize("NFC"), salt, KEY_BYTES, options, (e, key) => (e ? reject(e) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(pin.normalize("NFC"), salt, KEY_BYTES, options, (e, key) => (e ? reject(e) : resolve(key))),
+  );
 }
 
 /** Reads the stored hash; undefined when no PIN is set; throws when the file is damaged. */
@@ -58,9 +70,18 @@ function readPinFile(home: string): PinFile | undefined {
     throw e;
   }
   const f = JSON.parse(text) as Partial<PinFile>;
-  const sane = (n: unknown, lo: number, hi: number) => typeof n === "number" && Number.isInteger(n) && n >= lo && n <= hi;
+  const sane = (n: unknown, lo: number, hi: number) =>
+    typeof n === "number" && Number.isInteger(n) && n >= lo && n <= hi;
   // Bounds keep a tampered file from asking for gigabytes of memory.
-  if (f.v !== 1 || typeof f.salt !== "string" || typeof f.hash !== "string" || !sane(f.N, 2 ** 10, 2 ** 20) || (f.N! & (f.N! - 1)) !== 0 || !sane(f.r, 1, 32) || !sane(f.p, 1, 16)) {
+  if (
+    f.v !== 1 ||
+    typeof f.salt !== "string" ||
+    typeof f.hash !== "string" ||
+    !sane(f.N, 2 ** 10, 2 ** 20) ||
+    (f.N! & (f.N! - 1)) !== 0 ||
+    !sane(f.r, 1, 32) ||
+    !sane(f.p, 1, 16)
+  ) {
     throw new Error(`the approval PIN file ${pinPath(home)} is damaged`);
   }
   return f as PinFile;

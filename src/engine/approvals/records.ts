@@ -29,7 +29,16 @@ export function approvalRequired(intent: Intent, approvalId: string): PaidAction
   return new PaidActionError(
     "approval_required",
     `a person must approve this payment in the paid-actions console or terminal: ${amount} USDC for ${intent.action}${payee ? ` to ${payee}` : ""}, above the approval threshold (approval ${approvalId}; it expires with the quote at ${expires}). Once the person has approved it, call again with the same input and approvalId "${approvalId}". Nothing was paid.`,
-    { approvalId, intentId: intent.intentId, action: intent.action, amount, currency: "USDC", payee, quoteId: intent.quoteId, expiresAt: expires },
+    {
+      approvalId,
+      intentId: intent.intentId,
+      action: intent.action,
+      amount,
+      currency: "USDC",
+      payee,
+      quoteId: intent.quoteId,
+      expiresAt: expires,
+    },
   );
 }
 
@@ -64,22 +73,35 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
     if (approval?.status === "used" && approval.amount >= amount && approval.quoteId === intent.quoteId) return;
     if (approval?.status === "approved") {
       if (approval.quoteId !== intent.quoteId || approval.amount < amount) {
-        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was for another quote or a lower amount`, { approvalId: approval.approvalId });
+        throw new PaidActionError(
+          "approval_invalid",
+          `approval ${approval.approvalId} was for another quote or a lower amount`,
+          { approvalId: approval.approvalId },
+        );
       }
       if (approval.expiresAt <= now) {
-        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} expired with its quote; call again without approvalId for a new quote`, { approvalId: approval.approvalId });
+        throw new PaidActionError(
+          "approval_invalid",
+          `approval ${approval.approvalId} expired with its quote; call again without approvalId for a new quote`,
+          { approvalId: approval.approvalId },
+        );
       }
       if (!(await c.journal.decideApproval(approval.approvalId, "approved", "used", now))) {
-        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was already used`, { approvalId: approval.approvalId });
+        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was already used`, {
+          approvalId: approval.approvalId,
+        });
       }
       c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human" });
       await drive.advance("approval_used");
       return;
     }
     if (approval?.status === "declined") {
-      throw new PaidActionError("approval_declined", `approval ${approval.approvalId} was declined; nothing was paid`, { approvalId: approval.approvalId });
+      throw new PaidActionError("approval_declined", `approval ${approval.approvalId} was declined; nothing was paid`, {
+        approvalId: approval.approvalId,
+      });
     }
-    if (approval?.status === "pending" && approval.expiresAt > now && !opts.approve) throw approvalRequired(intent, approval.approvalId);
+    if (approval?.status === "pending" && approval.expiresAt > now && !opts.approve)
+      throw approvalRequired(intent, approval.approvalId);
   }
   if (opts.approve) {
     const ask: ApprovalAsk = {
@@ -93,9 +115,16 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
     };
     const answer = await opts.approve(ask).catch(() => "cancel" as const);
     const approvalId = await record(c, intent, answer === "accept" ? "used" : "declined");
-    c.transcript(intent, "approval", { approvalId, decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})` });
+    c.transcript(intent, "approval", {
+      approvalId,
+      decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})`,
+    });
     if (answer !== "accept") {
-      throw new PaidActionError("approval_declined", `the human did not approve paying ${ask.amount} USDC for ${intent.action} (${answer}); nothing was paid`, { answer });
+      throw new PaidActionError(
+        "approval_declined",
+        `the human did not approve paying ${ask.amount} USDC for ${intent.action} (${answer}); nothing was paid`,
+        { answer },
+      );
     }
     await drive.commit({ approvalId });
     return;
@@ -110,25 +139,61 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
 export type DecidedIn = "terminal" | "console" | "host";
 type DeskCtx = Pick<Ctx, "journal" | "now"> & { transcript?: Ctx["transcript"] };
 
-async function noteDecision(c: DeskCtx, approval: Approval, decision: "approved" | "declined", via: DecidedIn | undefined): Promise<void> {
+async function noteDecision(
+  c: DeskCtx,
+  approval: Approval,
+  decision: "approved" | "declined",
+  via: DecidedIn | undefined,
+): Promise<void> {
   if (!via || !c.transcript) return;
   const intent = await c.journal.intent(approval.intentId);
-  if (intent) c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: `${decision} by a person in the ${via}` });
+  if (intent)
+    c.transcript(intent, "approval", {
+      approvalId: approval.approvalId,
+      decision: `${decision} by a person in the ${via}`,
+    });
 }
 
 /** A person approves a pending approval (the terminal's `approve`, the console, the host's prompt). */
-export async function approve(c: DeskCtx, approvalId: string, via?: DecidedIn): Promise<{ approvalId: string; intentId: string; action: string; amount: string; expiresAt: string; payee: string | null }> {
+export async function approve(
+  c: DeskCtx,
+  approvalId: string,
+  via?: DecidedIn,
+): Promise<{
+  approvalId: string;
+  intentId: string;
+  action: string;
+  amount: string;
+  expiresAt: string;
+  payee: string | null;
+}> {
   const approval = await c.journal.approval(approvalId);
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
-  if (approval.status !== "pending") throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${approval.status}`, { approvalId });
+  if (approval.status !== "pending")
+    throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${approval.status}`, {
+      approvalId,
+    });
   if (approval.expiresAt <= c.now()) {
-    throw new PaidActionError("approval_invalid", `approval ${approvalId} expired with its quote at ${new Date(approval.expiresAt).toISOString()}; the agent must ask again`, { approvalId });
+    throw new PaidActionError(
+      "approval_invalid",
+      `approval ${approvalId} expired with its quote at ${new Date(approval.expiresAt).toISOString()}; the agent must ask again`,
+      { approvalId },
+    );
   }
   if (!(await c.journal.decideApproval(approvalId, "pending", "approved", c.now()))) {
-    throw new PaidActionError("approval_invalid", `approval ${approvalId} changed while approving; check it again`, { approvalId });
+    throw new PaidActionError("approval_invalid", `approval ${approvalId} changed while approving; check it again`, {
+      approvalId,
+    });
   }
   await noteDecision(c, approval, "approved", via);
-  return { approvalId, intentId: approval.intentId, action: approval.action, amount: formatDecimal(approval.amount), expiresAt: new Date(approval.expiresAt).toISOString(), payee: approval.payee };
+  return {
+    approvalId,
+    intentId: approval.intentId,
+    action: approval.action,
+    amount: formatDecimal(approval.amount),
+    expiresAt: new Date(approval.expiresAt).toISOString(),
+    payee: approval.payee,
+  };
 }
 
 /** A person declines a pending approval: recorded, and nothing is paid for it. */
@@ -137,7 +202,11 @@ export async function decline(c: DeskCtx, approvalId: string, via?: DecidedIn): 
   if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
   if (approval.status === "declined") return;
   if (approval.status !== "pending" || !(await c.journal.decideApproval(approvalId, "pending", "declined", c.now()))) {
-    throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${(await c.journal.approval(approvalId))?.status ?? approval.status}`, { approvalId });
+    throw new PaidActionError(
+      "approval_invalid",
+      `approval ${approvalId} is already ${(await c.journal.approval(approvalId))?.status ?? approval.status}`,
+      { approvalId },
+    );
   }
   await noteDecision(c, approval, "declined", via);
 }

@@ -41,7 +41,10 @@ export function intentPayee(intent: Pick<Intent, "payee" | "quote"> | undefined)
 }
 
 /** Who is paid: the approval's payee, else the purchase's (intentPayee). */
-export function payeeOf(approval: Pick<Approval, "payee">, intent: Pick<Intent, "payee" | "quote"> | undefined): string | null {
+export function payeeOf(
+  approval: Pick<Approval, "payee">,
+  intent: Pick<Intent, "payee" | "quote"> | undefined,
+): string | null {
   return approval.payee ?? intentPayee(intent);
 }
 
@@ -50,7 +53,13 @@ export function payeeOf(approval: Pick<Approval, "payee">, intent: Pick<Intent, 
  * amount is added to the spend unless the intent already holds it (a used approval whose
  * intent reserved or spent the money is counted once).
  */
-export function reviewOf(approval: Approval, intent: Intent | undefined, usage: Usage, limits: Pick<Config["limits"], "maxPerDay" | "maxTotal"> | undefined, now: number): ApprovalReview {
+export function reviewOf(
+  approval: Approval,
+  intent: Intent | undefined,
+  usage: Usage,
+  limits: Pick<Config["limits"], "maxPerDay" | "maxTotal"> | undefined,
+  now: number,
+): ApprovalReview {
   const held = intent !== undefined && (intent.budgetState === "reserved" || intent.budgetState === "spent");
   const add = held ? 0n : approval.amount;
   return {
@@ -77,7 +86,12 @@ export function reviewOf(approval: Approval, intent: Intent | undefined, usage: 
 }
 
 /** One approval's review, or undefined when there is no such approval. */
-export async function approvalReview(journal: JournalStore, config: Config | undefined, approvalId: string, now: number): Promise<ApprovalReview | undefined> {
+export async function approvalReview(
+  journal: JournalStore,
+  config: Config | undefined,
+  approvalId: string,
+  now: number,
+): Promise<ApprovalReview | undefined> {
   const approval = await journal.approval(approvalId);
   if (!approval) return undefined;
   const [intent, usage] = await Promise.all([journal.intent(approval.intentId), journal.usage(now, true)]);
@@ -85,7 +99,11 @@ export async function approvalReview(journal: JournalStore, config: Config | und
 }
 
 /** Every approval still waiting for a person (pending and not expired), oldest first. */
-export async function pendingReviews(journal: JournalStore, config: Config | undefined, now: number): Promise<ApprovalReview[]> {
+export async function pendingReviews(
+  journal: JournalStore,
+  config: Config | undefined,
+  now: number,
+): Promise<ApprovalReview[]> {
   const pending = await journal.pendingApprovals(now);
   if (pending.length === 0) return [];
   const usage = await journal.usage(now, true);

@@ -12,7 +12,8 @@ export const usdc = (atomic: bigint) => formatDecimal(atomic);
 export const iso = (ms: number) => new Date(ms).toISOString();
 export const txTime = (tx: ChainTx) => (tx.blockTime === null ? null : iso(tx.blockTime * 1000));
 
-const statesWhere = (test: (s: IntentState) => boolean): ReadonlySet<IntentState> => new Set(INTENT_STATES.filter(test));
+const statesWhere = (test: (s: IntentState) => boolean): ReadonlySet<IntentState> =>
+  new Set(INTENT_STATES.filter(test));
 /** Where the journal counts the money as spent, as possibly moving, and as a stop that spent nothing. */
 export const SETTLED_STATES = statesWhere((s) => STATES[s].money === "settled");
 export const IN_FLIGHT_STATES = statesWhere((s) => STATES[s].money === "in_flight");
@@ -33,7 +34,9 @@ export interface Books {
 
 export function books(input: AuditInput): Books {
   const { since, wallet, walletAta, mint } = input;
-  const txs = [...input.txs].sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : (a.blockTime ?? 0) - (b.blockTime ?? 0)));
+  const txs = [...input.txs].sort((a, b) =>
+    a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : (a.blockTime ?? 0) - (b.blockTime ?? 0),
+  );
   return {
     input,
     intents: new Map(input.intents.map((i) => [i.intentId, i])),
@@ -41,7 +44,10 @@ export function books(input: AuditInput): Books {
     txs,
     bySignature: new Map(txs.map((t) => [t.signature, t])),
     inWindowTx: (tx) => tx.blockTime === null || tx.blockTime * 1000 >= since,
-    ours: (p) => (p.payer === null || p.payer === wallet) && (p.mint === null || p.mint === mint) && (p.source === null || p.source === walletAta),
+    ours: (p) =>
+      (p.payer === null || p.payer === wallet) &&
+      (p.mint === null || p.mint === mint) &&
+      (p.source === null || p.source === walletAta),
     discrepancies: [],
   };
 }

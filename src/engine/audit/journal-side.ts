@@ -9,7 +9,11 @@ import { IN_FLIGHT_STATES, iso, SETTLED_STATES, txTime, usdc, type Books } from 
 import type { DepositView, InFlightView, PaymentStatus, PaymentView, RefundStatus, RefundView } from "./report.js";
 
 /** Every payment of the window: on chain, in flight, absent (a discrepancy), or not landed as the journal says. */
-export function paymentViews(b: Books, chainFor: Map<string, ChainTx[]>, grace: number): { payments: PaymentView[]; inFlight: InFlightView[] } {
+export function paymentViews(
+  b: Books,
+  chainFor: Map<string, ChainTx[]>,
+  grace: number,
+): { payments: PaymentView[]; inFlight: InFlightView[] } {
   const { since, now } = b.input;
   const { intents, ours, discrepancies } = b;
   const views: PaymentView[] = [];
@@ -35,15 +39,26 @@ export function paymentViews(b: Books, chainFor: Map<string, ChainTx[]>, grace: 
       views.push(view("on_chain"));
       continue;
     }
-    const settled = current && SETTLED_STATES.has(intent.state) && (intent.settlement === "claimed" || intent.settlement === "verified");
-    const flight = { quoteId: p.quoteId, intentId: p.intentId, amount: usdc(p.amount), intentState: intent?.state ?? null };
+    const settled =
+      current &&
+      SETTLED_STATES.has(intent.state) &&
+      (intent.settlement === "claimed" || intent.settlement === "verified");
+    const flight = {
+      quoteId: p.quoteId,
+      intentId: p.intentId,
+      amount: usdc(p.amount),
+      intentState: intent?.state ?? null,
+    };
     if (p.fate === "landed" || settled) {
       if (p.fate !== "landed" && intent?.settlement === "claimed" && now - (p.sentAt ?? p.signedAt) < grace) {
         inFlight.push({ ...flight, why: "the service reported it settled moments ago; our RPC does not show it yet" });
         views.push(view("in_flight"));
         continue;
       }
-      const belief = p.fate === "landed" ? "the journal recorded it as landed" : `the journal counts intent ${p.intentId} as ${intent!.state} with the settlement ${intent!.settlement}`;
+      const belief =
+        p.fate === "landed"
+          ? "the journal recorded it as landed"
+          : `the journal counts intent ${p.intentId} as ${intent!.state} with the settlement ${intent!.settlement}`;
       const named = p.tx ?? p.claimedTx ?? intent?.paymentTx ?? null;
       discrepancies.push({
         kind: "claimed_but_absent",
@@ -55,7 +70,13 @@ export function paymentViews(b: Books, chainFor: Map<string, ChainTx[]>, grace: 
       });
       views.push(view("absent"));
     } else if (p.fate === "pending" && current && IN_FLIGHT_STATES.has(intent.state)) {
-      inFlight.push({ ...flight, why: intent.state === "signed" ? "signed; the service has not settled it yet" : "the service did not settle it; the engine is establishing its fate from the chain" });
+      inFlight.push({
+        ...flight,
+        why:
+          intent.state === "signed"
+            ? "signed; the service has not settled it yet"
+            : "the service did not settle it; the engine is establishing its fate from the chain",
+      });
       views.push(view("in_flight"));
     } else {
       views.push(view("not_landed"));
@@ -78,7 +99,9 @@ export function refundViews(b: Books): RefundView[] {
     (i.refundTx !== null && windowSigs.has(i.refundTx)) ||
     (i.refund?.transaction !== undefined && windowSigs.has(i.refund.transaction));
   const creditedByTx = new Map<string, bigint>();
-  for (const i of input.intents) if (i.refundTx && i.refundCredit > 0n) creditedByTx.set(i.refundTx, (creditedByTx.get(i.refundTx) ?? 0n) + i.refundCredit);
+  for (const i of input.intents)
+    if (i.refundTx && i.refundCredit > 0n)
+      creditedByTx.set(i.refundTx, (creditedByTx.get(i.refundTx) ?? 0n) + i.refundCredit);
   const refunds: RefundView[] = [];
   for (const i of [...intents.values()].filter(inScope).sort((a, b) => a.createdAt - b.createdAt)) {
     const claimed = i.refund ? { amount: i.refund.amount, transaction: i.refund.transaction } : null;
@@ -104,7 +127,8 @@ export function refundViews(b: Books): RefundView[] {
     if (!i.refundTx) problem = "names no refund transaction";
     else if (!tx) problem = `names transaction ${i.refundTx}, which is not in the wallet token account's history`;
     else if (tx.failed) problem = `names transaction ${i.refundTx}, which failed on chain`;
-    else if (typeof inflow !== "bigint") problem = `names transaction ${i.refundTx}, which brought nothing from the payee ${i.payee ?? "(unknown)"} into the wallet`;
+    else if (typeof inflow !== "bigint")
+      problem = `names transaction ${i.refundTx}, which brought nothing from the payee ${i.payee ?? "(unknown)"} into the wallet`;
     else if (inflow < creditedByTx.get(i.refundTx)!) {
       const total = creditedByTx.get(i.refundTx)!;
       problem = `names transaction ${i.refundTx}, which brought ${usdc(inflow)} USDC into the wallet${total !== i.refundCredit ? `, while the journal credits ${usdc(total)} USDC to it across intents` : ""}`;
@@ -132,5 +156,7 @@ export function depositsOf(b: Books, inflows: Array<{ tx: ChainTx; amount: bigin
     if (i.refundTx) refundSigs.add(i.refundTx);
     if (i.refund?.transaction) refundSigs.add(i.refund.transaction);
   }
-  return inflows.filter(({ tx }) => !refundSigs.has(tx.signature)).map(({ tx, amount }) => ({ transaction: tx.signature, at: txTime(tx), amount: usdc(amount) }));
+  return inflows
+    .filter(({ tx }) => !refundSigs.has(tx.signature))
+    .map(({ tx, amount }) => ({ transaction: tx.signature, at: txTime(tx), amount: usdc(amount) }));
 }

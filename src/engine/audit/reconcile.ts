@@ -32,10 +32,16 @@ export const CLAIM_GRACE_MS = 120_000;
  */
 export function walletMovement(tx: ChainTx, walletAta: string, mint: string): { out: bigint; in: bigint } {
   if (tx.failed) return { out: 0n, in: 0n };
-  const delta = tx.balanceChanges.filter((b) => b.account === walletAta && b.mint === mint).reduce((sum, b) => sum + b.delta, 0n);
+  const delta = tx.balanceChanges
+    .filter((b) => b.account === walletAta && b.mint === mint)
+    .reduce((sum, b) => sum + b.delta, 0n);
   const ofMint = (x: ChainTx["transfers"][number]) => x.mint === null || x.mint === mint;
-  const sent = tx.transfers.filter((x) => x.source === walletAta && x.destination !== walletAta && ofMint(x)).reduce((s, x) => s + x.amount, 0n);
-  const received = tx.transfers.filter((x) => x.destination === walletAta && x.source !== walletAta && ofMint(x)).reduce((s, x) => s + x.amount, 0n);
+  const sent = tx.transfers
+    .filter((x) => x.source === walletAta && x.destination !== walletAta && ofMint(x))
+    .reduce((s, x) => s + x.amount, 0n);
+  const received = tx.transfers
+    .filter((x) => x.destination === walletAta && x.source !== walletAta && ofMint(x))
+    .reduce((s, x) => s + x.amount, 0n);
   const out = -delta > sent ? -delta : sent;
   if (out > 0n) return { out, in: 0n };
   return { out: 0n, in: delta > received ? delta : received };
@@ -59,7 +65,9 @@ export interface Outflows {
 export function reconcile(input: AuditInput): AuditReport {
   const { since, wallet, walletAta, mint } = input;
   const b = books(input);
-  const otherWallet = input.payments.filter((p) => p.signedAt >= since && !b.ours(p)).map((p) => ({ quoteId: p.quoteId, payer: p.payer, mint: p.mint }));
+  const otherWallet = input.payments
+    .filter((p) => p.signedAt >= since && !b.ours(p))
+    .map((p) => ({ quoteId: p.quoteId, payer: p.payer, mint: p.mint }));
   const out = readOutflows(b);
   checkLanded(b, out);
   const { payments, inFlight } = paymentViews(b, out.chainFor, input.claimGraceMs ?? CLAIM_GRACE_MS);
@@ -98,9 +106,19 @@ function readOutflows(b: Books): Outflows {
     if (quoteId !== undefined) chainFor.set(quoteId, [...(chainFor.get(quoteId) ?? []), tx]);
     if (!inWindowTx(tx)) continue;
     const p = quoteId === undefined ? undefined : payments.get(quoteId);
-    outflows.push({ transaction: tx.signature, at: txTime(tx), amount: usdc(moved.out), quoteId: quoteId ?? tx.memos[0] ?? null, intentId: p?.intentId ?? null, matched: p !== undefined });
+    outflows.push({
+      transaction: tx.signature,
+      at: txTime(tx),
+      amount: usdc(moved.out),
+      quoteId: quoteId ?? tx.memos[0] ?? null,
+      intentId: p?.intentId ?? null,
+      matched: p !== undefined,
+    });
     if (!p) {
-      const memo = tx.memos.length > 0 ? `its memo ${tx.memos.map((m) => JSON.stringify(m.slice(0, 100))).join(", ")} names no payment in the journal` : "it carries no memo";
+      const memo =
+        tx.memos.length > 0
+          ? `its memo ${tx.memos.map((m) => JSON.stringify(m.slice(0, 100))).join(", ")} names no payment in the journal`
+          : "it carries no memo";
       discrepancies.push({
         kind: "unknown_outflow",
         message: `transaction ${tx.signature} moved ${usdc(moved.out)} USDC out of the wallet and ${memo}`,
@@ -128,23 +146,59 @@ function checkLanded(b: Books, { chainFor, outAmount }: Outflows): void {
       const moved = outAmount.get(tx.signature)!;
       const at = txTime(tx) ? { at: txTime(tx)! } : {};
       if (moved !== p.amount) {
-        discrepancies.push({ kind: "amount_mismatch", message: `quote ${quoteId} was journaled at ${usdc(p.amount)} USDC; transaction ${tx.signature} moved ${usdc(moved)} USDC`, transaction: tx.signature, chainAmount: usdc(moved), ...base, ...at });
+        discrepancies.push({
+          kind: "amount_mismatch",
+          message: `quote ${quoteId} was journaled at ${usdc(p.amount)} USDC; transaction ${tx.signature} moved ${usdc(moved)} USDC`,
+          transaction: tx.signature,
+          chainAmount: usdc(moved),
+          ...base,
+          ...at,
+        });
       }
-      const strangers = tx.balanceChanges.filter((b) => b.mint === mint && b.delta > 0n && b.account !== walletAta && b.owner !== null && b.owner !== p.payee);
+      const strangers = tx.balanceChanges.filter(
+        (b) => b.mint === mint && b.delta > 0n && b.account !== walletAta && b.owner !== null && b.owner !== p.payee,
+      );
       if (strangers.length > 0) {
-        discrepancies.push({ kind: "payee_mismatch", message: `transaction ${tx.signature} for quote ${quoteId} paid ${strangers.map((b) => `${b.account} (owner ${b.owner})`).join(", ")}, not the journal's payee ${p.payee}`, transaction: tx.signature, chainAmount: usdc(moved), ...base, ...at });
+        discrepancies.push({
+          kind: "payee_mismatch",
+          message: `transaction ${tx.signature} for quote ${quoteId} paid ${strangers.map((b) => `${b.account} (owner ${b.owner})`).join(", ")}, not the journal's payee ${p.payee}`,
+          transaction: tx.signature,
+          chainAmount: usdc(moved),
+          ...base,
+          ...at,
+        });
       }
     }
     for (const extra of landed.slice(1)) {
-      discrepancies.push({ kind: "duplicate_payment", message: `quote ${quoteId} was paid more than once: ${landed.map((t) => t.signature).join(", ")}`, transaction: extra.signature, chainAmount: usdc(outAmount.get(extra.signature)!), ...base, ...(txTime(extra) ? { at: txTime(extra)! } : {}) });
+      discrepancies.push({
+        kind: "duplicate_payment",
+        message: `quote ${quoteId} was paid more than once: ${landed.map((t) => t.signature).join(", ")}`,
+        transaction: extra.signature,
+        chainAmount: usdc(outAmount.get(extra.signature)!),
+        ...base,
+        ...(txTime(extra) ? { at: txTime(extra)! } : {}),
+      });
     }
     const first = landed[0]!;
     if (!intent) {
-      discrepancies.push({ kind: "orphan_payment", message: `transaction ${first.signature} paid quote ${quoteId}, whose journal record names intent ${p.intentId}, which the journal does not hold`, transaction: first.signature, ...base });
+      discrepancies.push({
+        kind: "orphan_payment",
+        message: `transaction ${first.signature} paid quote ${quoteId}, whose journal record names intent ${p.intentId}, which the journal does not hold`,
+        transaction: first.signature,
+        ...base,
+      });
     } else if (p.fate === "never" || (intent.quoteId === quoteId && NOTHING_SPENT_STATES.has(intent.state))) {
-      const belief = p.fate === "never" ? "the journal says it can never land" : `the journal counts intent ${intent.intentId} as ${intent.state} with nothing spent`;
-      discrepancies.push({ kind: "landed_but_never", message: `transaction ${first.signature} paid quote ${quoteId} (${usdc(outAmount.get(first.signature)!)} USDC), but ${belief}`, transaction: first.signature, chainAmount: usdc(outAmount.get(first.signature)!), ...base });
+      const belief =
+        p.fate === "never"
+          ? "the journal says it can never land"
+          : `the journal counts intent ${intent.intentId} as ${intent.state} with nothing spent`;
+      discrepancies.push({
+        kind: "landed_but_never",
+        message: `transaction ${first.signature} paid quote ${quoteId} (${usdc(outAmount.get(first.signature)!)} USDC), but ${belief}`,
+        transaction: first.signature,
+        chainAmount: usdc(outAmount.get(first.signature)!),
+        ...base,
+      });
     }
   }
-
 }

@@ -51,7 +51,12 @@ const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * time are kept), then each successful transaction. Complete or throws ChainScanError: an
  * audit over part of a history would report absences that are not.
  */
-export async function scanWalletHistory(chain: ChainPort, walletAta: string, fromMs: number, o: ScanOptions = {}): Promise<ChainScan> {
+export async function scanWalletHistory(
+  chain: ChainPort,
+  walletAta: string,
+  fromMs: number,
+  o: ScanOptions = {},
+): Promise<ChainScan> {
   const pageSize = Math.min(1000, Math.max(1, o.pageSize ?? 1000));
   const maxSignatures = o.maxSignatures ?? 5000;
   const attempts = Math.max(1, o.attempts ?? 3);
@@ -62,7 +67,11 @@ export async function scanWalletHistory(chain: ChainPort, walletAta: string, fro
       try {
         value = await read();
       } catch (e) {
-        if (attempt >= attempts) throw new ChainScanError("rpc_unavailable", `the Solana RPC did not answer ${what} (${(e as Error).message.slice(0, 200)})`);
+        if (attempt >= attempts)
+          throw new ChainScanError(
+            "rpc_unavailable",
+            `the Solana RPC did not answer ${what} (${(e as Error).message.slice(0, 200)})`,
+          );
         await sleep(250 * 4 ** (attempt - 1));
         continue;
       }
@@ -76,7 +85,9 @@ export async function scanWalletHistory(chain: ChainPort, walletAta: string, fro
   let before: string | undefined;
   let pages = 0;
   for (;;) {
-    const page = await retried("getSignaturesForAddress", () => chain.signaturesFor(walletAta, { limit: pageSize, ...(before ? { before } : {}) }));
+    const page = await retried("getSignaturesForAddress", () =>
+      chain.signaturesFor(walletAta, { limit: pageSize, ...(before ? { before } : {}) }),
+    );
     pages++;
     let reached = false;
     let fresh = 0;
@@ -91,10 +102,17 @@ export async function scanWalletHistory(chain: ChainPort, walletAta: string, fro
       fresh++;
     }
     if (entries.length > maxSignatures) {
-      throw new ChainScanError("history_too_long", `the wallet's token account has more than ${maxSignatures} transactions since ${new Date(fromMs).toISOString()}; audit a shorter period with --since`);
+      throw new ChainScanError(
+        "history_too_long",
+        `the wallet's token account has more than ${maxSignatures} transactions since ${new Date(fromMs).toISOString()}; audit a shorter period with --since`,
+      );
     }
     if (reached || page.length < pageSize) break;
-    if (fresh === 0) throw new ChainScanError("rpc_unavailable", "the Solana RPC answered the same history page twice: its history cannot be read to the end");
+    if (fresh === 0)
+      throw new ChainScanError(
+        "rpc_unavailable",
+        "the Solana RPC answered the same history page twice: its history cannot be read to the end",
+      );
     before = page[page.length - 1]!.signature;
   }
 
@@ -107,16 +125,33 @@ export async function scanWalletHistory(chain: ChainPort, walletAta: string, fro
       const index = next++;
       const entry = wanted[index]!;
       // A node can list a signature a moment before it serves the transaction: asked again.
-      const tx = await retried(`getTransaction for ${entry.signature}`, () => chain.transaction(entry.signature), (t) => t === null);
-      if (tx === null) throw new ChainScanError("transaction_missing", `the Solana RPC lists transaction ${entry.signature} in the wallet's history but does not return it (a node without full history?)`);
+      const tx = await retried(
+        `getTransaction for ${entry.signature}`,
+        () => chain.transaction(entry.signature),
+        (t) => t === null,
+      );
+      if (tx === null)
+        throw new ChainScanError(
+          "transaction_missing",
+          `the Solana RPC lists transaction ${entry.signature} in the wallet's history but does not return it (a node without full history?)`,
+        );
       txs[index] = tx;
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(Math.max(1, o.concurrency ?? 4), Math.max(1, wanted.length)) }, worker));
+    await Promise.all(
+      Array.from({ length: Math.min(Math.max(1, o.concurrency ?? 4), Math.max(1, wanted.length)) }, worker),
+    );
   } finally {
     stopped = true; // one failed read ends the scan: the other workers ask nothing more
   }
   txs.reverse(); // the node lists newest first (its order within a slot too): oldest first here
-  return { txs, signatures: entries.length, transactionsRead: wanted.length, failed: entries.length - wanted.length, pages, from: fromMs };
+  return {
+    txs,
+    signatures: entries.length,
+    transactionsRead: wanted.length,
+    failed: entries.length - wanted.length,
+    pages,
+    from: fromMs,
+  };
 }

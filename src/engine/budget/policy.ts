@@ -150,7 +150,11 @@ export function checkChallenge(
   const candidates = accepts.filter((a) => a.scheme === "exact" && a.network === expected.network);
   const drifts: Drift[] = [];
   if (now >= priced.expiresAt) {
-    drifts.push({ field: "expiresAt", expected: `after ${new Date(now).toISOString()}`, actual: new Date(priced.expiresAt).toISOString() });
+    drifts.push({
+      field: "expiresAt",
+      expected: `after ${new Date(now).toISOString()}`,
+      actual: new Date(priced.expiresAt).toISOString(),
+    });
   }
   const requirements = candidates[0];
   if (!requirements) {
@@ -167,16 +171,24 @@ export function checkChallenge(
     drifts.push({
       field: "amount",
       expected: `${priced.amount} (${formatDecimal(priced.amount)} USDC)`,
-      actual: amount === undefined ? JSON.stringify(requirements.amount).slice(0, 64) : `${amount} (${formatDecimal(amount)} USDC)`,
+      actual:
+        amount === undefined
+          ? JSON.stringify(requirements.amount).slice(0, 64)
+          : `${amount} (${formatDecimal(amount)} USDC)`,
     });
   }
-  if (requirements.asset !== expected.mint) drifts.push({ field: "asset", expected: expected.mint, actual: String(requirements.asset).slice(0, 64) });
+  if (requirements.asset !== expected.mint)
+    drifts.push({ field: "asset", expected: expected.mint, actual: String(requirements.asset).slice(0, 64) });
   if (priced.payee !== undefined && requirements.payTo !== priced.payee) {
     drifts.push({ field: "payTo", expected: priced.payee, actual: String(requirements.payTo).slice(0, 64) });
   }
   const extra = requirements.extra ?? {};
   if (extra.memo !== priced.quoteId) {
-    drifts.push({ field: "extra.memo", expected: priced.quoteId, actual: JSON.stringify(extra.memo ?? null).slice(0, 80) });
+    drifts.push({
+      field: "extra.memo",
+      expected: priced.quoteId,
+      actual: JSON.stringify(extra.memo ?? null).slice(0, 80),
+    });
   }
   if (typeof extra.feePayer !== "string" || extra.feePayer.length === 0) {
     drifts.push({ field: "extra.feePayer", expected: "the service's fee payer", actual: "missing" });
@@ -184,7 +196,11 @@ export function checkChallenge(
     drifts.push({ field: "extra.feePayer", expected: "an address other than our wallet", actual: extra.feePayer });
   }
   if (typeof requirements.maxTimeoutSeconds !== "number" || !(requirements.maxTimeoutSeconds > 0)) {
-    drifts.push({ field: "maxTimeoutSeconds", expected: "a positive number", actual: JSON.stringify(requirements.maxTimeoutSeconds ?? null) });
+    drifts.push({
+      field: "maxTimeoutSeconds",
+      expected: "a positive number",
+      actual: JSON.stringify(requirements.maxTimeoutSeconds ?? null),
+    });
   }
   return drifts.length === 0 ? { ok: true, requirements } : { ok: false, drifts };
 }

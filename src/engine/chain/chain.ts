@@ -104,15 +104,19 @@ export function verifyPayment(tx: ChainTx, e: ExpectedPayment): string[] {
   const ours = tx.transfers.filter((x) => x.source === e.walletAta);
   if (ours.length === 0) problems.push(`it moves nothing out of the wallet's token account ${e.walletAta}`);
   for (const x of ours) {
-    if (x.destination !== e.payeeAta) problems.push(`it pays ${x.destination}, not the payee's token account ${e.payeeAta}`);
+    if (x.destination !== e.payeeAta)
+      problems.push(`it pays ${x.destination}, not the payee's token account ${e.payeeAta}`);
     if (x.authority !== e.wallet) problems.push(`its transfer is authorised by ${x.authority}, not our wallet`);
     if (x.mint !== null && x.mint !== e.mint) problems.push(`it moves mint ${x.mint}, not ${e.mint}`);
   }
   const moved = ours.reduce((sum, x) => sum + x.amount, 0n);
-  if (ours.length > 0 && moved !== e.amount) problems.push(`it moves ${moved} atomic units, not the ${e.amount} priced`);
+  if (ours.length > 0 && moved !== e.amount)
+    problems.push(`it moves ${moved} atomic units, not the ${e.amount} priced`);
   const delta = tx.balanceChanges.find((b) => b.account === e.walletAta);
-  if (delta && delta.mint !== e.mint) problems.push(`the wallet's token account holds mint ${delta.mint}, not ${e.mint}`);
-  if (delta && delta.delta !== -e.amount && !tx.failed) problems.push(`the wallet's balance changed by ${delta.delta}, not by -${e.amount}`);
+  if (delta && delta.mint !== e.mint)
+    problems.push(`the wallet's token account holds mint ${delta.mint}, not ${e.mint}`);
+  if (delta && delta.delta !== -e.amount && !tx.failed)
+    problems.push(`the wallet's balance changed by ${delta.delta}, not by -${e.amount}`);
   return problems;
 }
 
@@ -120,9 +124,13 @@ export function verifyPayment(tx: ChainTx, e: ExpectedPayment): string[] {
  * What a refund transaction brought back into the wallet from the payee (atomic units):
  * the wallet's token account gained it and an account of the payee's lost it, same mint.
  */
-export function refundInflow(tx: ChainTx, o: { walletAta: string; payee: string; mint: string }): bigint | "not_from_payee" {
+export function refundInflow(
+  tx: ChainTx,
+  o: { walletAta: string; payee: string; mint: string },
+): bigint | "not_from_payee" {
   if (tx.failed) return "not_from_payee";
-  const gained = tx.balanceChanges.find((b) => b.account === o.walletAta && b.mint === o.mint && b.delta > 0n)?.delta ?? 0n;
+  const gained =
+    tx.balanceChanges.find((b) => b.account === o.walletAta && b.mint === o.mint && b.delta > 0n)?.delta ?? 0n;
   const lost = tx.balanceChanges
     .filter((b) => b.owner === o.payee && b.mint === o.mint && b.delta < 0n)
     .reduce((sum, b) => sum - b.delta, 0n);
@@ -148,11 +156,23 @@ export type MemoSearch = { kind: "found"; tx: ChainTx } | { kind: "absent" } | {
  * successful transaction carrying `memo`. "absent" only when the history was read to a
  * point older than `sinceMs` (or to its beginning); otherwise "unknown".
  */
-export async function findByMemo(chain: ChainPort, walletAta: string, memo: string, sinceMs: number, limits: ScanLimits = DEFAULT_SCAN): Promise<MemoSearch> {
+export async function findByMemo(
+  chain: ChainPort,
+  walletAta: string,
+  memo: string,
+  sinceMs: number,
+  limits: ScanLimits = DEFAULT_SCAN,
+): Promise<MemoSearch> {
   let before: string | undefined;
   // A candidate the node lists but will not return could be ours: then nobody can say "absent".
   let unreadable: string | undefined;
-  const absent = (): MemoSearch => (unreadable ? { kind: "unknown", why: `the wallet's history lists ${unreadable}, which may carry the memo, but the Solana RPC did not return it` } : { kind: "absent" });
+  const absent = (): MemoSearch =>
+    unreadable
+      ? {
+          kind: "unknown",
+          why: `the wallet's history lists ${unreadable}, which may carry the memo, but the Solana RPC did not return it`,
+        }
+      : { kind: "absent" };
   try {
     for (let page = 0; page < limits.maxPages; page++) {
       const entries = await chain.signaturesFor(walletAta, { limit: limits.pageSize, ...(before ? { before } : {}) });
@@ -167,7 +187,10 @@ export async function findByMemo(chain: ChainPort, walletAta: string, memo: stri
       if (entries.length < limits.pageSize) return absent();
       before = entries[entries.length - 1]!.signature;
     }
-    return { kind: "unknown", why: `the wallet's history since signing is longer than ${limits.pageSize * limits.maxPages} transactions` };
+    return {
+      kind: "unknown",
+      why: `the wallet's history since signing is longer than ${limits.pageSize * limits.maxPages} transactions`,
+    };
   } catch (e) {
     return { kind: "unknown", why: `the Solana RPC did not answer (${(e as Error).message.slice(0, 200)})` };
   }
@@ -192,7 +215,11 @@ export interface ProofLife {
  * two reads. A proof journaled without a last valid height gets one when our RPC calls its
  * blockhash valid now (`vouched`, for the caller to record); until then its fate is unknown.
  */
-export async function proofFate(chain: ChainPort, p: ProofLife, limits?: ScanLimits): Promise<Fate & { vouched?: bigint }> {
+export async function proofFate(
+  chain: ChainPort,
+  p: ProofLife,
+  limits?: ScanLimits,
+): Promise<Fate & { vouched?: bigint }> {
   const height = () => chain.finalizedHeight().catch(() => undefined);
   let lastValidHeight = p.lastValidHeight;
   let vouched: bigint | undefined;
@@ -207,8 +234,14 @@ export async function proofFate(chain: ChainPort, p: ProofLife, limits?: ScanLim
   }
   finalizedHeight ??= await height();
   const search = await findByMemo(chain, p.walletAta, p.memo, p.signedAt, limits);
-  const ruling = fateRuling({ lastValidHeight, finalizedHeight, memo: search.kind, ...(search.kind === "unknown" ? { memoWhy: search.why } : {}) });
+  const ruling = fateRuling({
+    lastValidHeight,
+    finalizedHeight,
+    memo: search.kind,
+    ...(search.kind === "unknown" ? { memoWhy: search.why } : {}),
+  });
   // The ruling is "landed" exactly when the memo was found.
-  const fate: Fate = search.kind === "found" ? { kind: "landed", tx: search.tx } : (ruling as Exclude<FateRuling, { kind: "landed" }>);
+  const fate: Fate =
+    search.kind === "found" ? { kind: "landed", tx: search.tx } : (ruling as Exclude<FateRuling, { kind: "landed" }>);
   return vouched === undefined ? fate : { ...fate, vouched };
 }

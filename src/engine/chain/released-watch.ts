@@ -35,7 +35,13 @@ export async function watchReleased(c: Ctx, owner: string): Promise<WatchPass> {
     // The height first, then the history: a transfer landing between the two reads is seen.
     const finalizedHeight = await chain.finalizedHeight().catch(() => undefined);
     const search = await findByMemo(chain, exp.walletAta, p.quoteId, p.signedAt);
-    const ruling = watchRuling({ lastValidHeight: p.lastValidHeight, finalizedHeight, memo: search.kind, signedAt: p.signedAt, now: c.now() });
+    const ruling = watchRuling({
+      lastValidHeight: p.lastValidHeight,
+      finalizedHeight,
+      memo: search.kind,
+      signedAt: p.signedAt,
+      now: c.now(),
+    });
     if (ruling === "landed" && search.kind === "found") {
       if (await lateLanding(c, owner, p, search.tx, verifyPayment(search.tx, exp))) landed++;
     } else {
@@ -56,7 +62,9 @@ async function lateLanding(c: Ctx, owner: string, p: PaymentRecord, tx: ChainTx,
   if (!known) {
     // A payment of no intent: the audit reports it (orphan_payment).
     await c.journal.updatePayment(p.quoteId, found);
-    c.d.log(`payment for quote ${p.quoteId} landed late in ${tx.signature}, and its intent ${p.intentId} is not in the journal`);
+    c.d.log(
+      `payment for quote ${p.quoteId} landed late in ${tx.signature}, and its intent ${p.intentId} is not in the journal`,
+    );
     return true;
   }
   if (!resting(known.state) || !(await c.journal.claim(known.intentId, owner, now, LEASE_MS))) return false;
@@ -64,8 +72,23 @@ async function lateLanding(c: Ctx, owner: string, p: PaymentRecord, tx: ChainTx,
     const intent = await c.journal.intent(known.intentId);
     if (!intent || !resting(intent.state)) return false;
     const patch = lateLandingPatch(intent, p, tx, problems);
-    if (!(await c.journal.update(intent.intentId, patch, now, { state: intent.state, owner }, { quoteId: p.quoteId, patch: found }))) return false;
-    c.transcript(intent, "late_landing", { quoteId: p.quoteId, transaction: tx.signature, slot: tx.slot.toString(), amount: formatDecimal(p.amount), problems });
+    if (
+      !(await c.journal.update(
+        intent.intentId,
+        patch,
+        now,
+        { state: intent.state, owner },
+        { quoteId: p.quoteId, patch: found },
+      ))
+    )
+      return false;
+    c.transcript(intent, "late_landing", {
+      quoteId: p.quoteId,
+      transaction: tx.signature,
+      slot: tx.slot.toString(),
+      amount: formatDecimal(p.amount),
+      problems,
+    });
     c.d.log(`intent ${intent.intentId} needs attention: ${patch.attention}`);
     return true;
   } finally {
@@ -78,7 +101,12 @@ async function lateLanding(c: Ctx, owner: string, p: PaymentRecord, tx: ChainTx,
  * the intent already holds (unless it is that very amount, still held), the intent stops
  * where it is for a person (an executed one keeps being followed), with the evidence.
  */
-export function lateLandingPatch(intent: Intent, p: PaymentRecord, tx: ChainTx, problems: readonly string[]): IntentPatch {
+export function lateLandingPatch(
+  intent: Intent,
+  p: PaymentRecord,
+  tx: ChainTx,
+  problems: readonly string[],
+): IntentPatch {
   const current = intent.quoteId === p.quoteId;
   const held = intent.budgetState === "reserved" || intent.budgetState === "spent";
   const heldAmount = held ? (intent.budgetAmount ?? 0n) : 0n;
@@ -92,11 +120,15 @@ export function lateLandingPatch(intent: Intent, p: PaymentRecord, tx: ChainTx, 
     budgetAt: intent.budgetAt ?? p.signedAt,
     attention: [intent.attention, evidence].filter(Boolean).join("; "),
   };
-  if (current) Object.assign(patch, { paymentTx: tx.signature, settlement: problems.length > 0 ? "mismatch" : "verified" });
+  if (current)
+    Object.assign(patch, { paymentTx: tx.signature, settlement: problems.length > 0 ? "mismatch" : "verified" });
   patch.state = transition(intent.state, "landed_late").state;
   if (intent.state !== "executed") {
     const error = new PaidActionError("payment_failed", evidence, { quoteId: p.quoteId, transaction: tx.signature });
-    Object.assign(patch, { nextPollAt: null, error: { code: error.code, message: error.message, context: error.context, retryable: false } });
+    Object.assign(patch, {
+      nextPollAt: null,
+      error: { code: error.code, message: error.message, context: error.context, retryable: false },
+    });
   }
   return patch;
 }

@@ -7,8 +7,14 @@
  */
 import type { ChainPort, ChainTransfer, ChainTx, TokenAccountState } from "./chain.js";
 
-const TOKEN_PROGRAMS = new Set(["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"]);
-const MEMO_PROGRAMS = new Set(["MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr", "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo"]);
+const TOKEN_PROGRAMS = new Set([
+  "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+  "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
+]);
+const MEMO_PROGRAMS = new Set([
+  "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+  "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
+]);
 const TRANSFER = 3;
 const TRANSFER_CHECKED = 12;
 
@@ -46,9 +52,14 @@ export async function decodeRpcTransaction(signature: string, raw: RpcTransactio
   if (typeof wire !== "string") throw new Error("getTransaction did not answer in base64");
   const tx = kit.getTransactionDecoder().decode(kit.getBase64Encoder().encode(wire));
   const message = kit.getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
-  if (message.version !== "legacy" && message.version !== 0) throw new Error(`transaction ${signature} has a message version this client does not read`);
+  if (message.version !== "legacy" && message.version !== 0)
+    throw new Error(`transaction ${signature} has a message version this client does not read`);
   const loaded = raw.meta?.loadedAddresses;
-  const keys: string[] = [...message.staticAccounts.map(String), ...(loaded?.writable ?? []), ...(loaded?.readonly ?? [])];
+  const keys: string[] = [
+    ...message.staticAccounts.map(String),
+    ...(loaded?.writable ?? []),
+    ...(loaded?.readonly ?? []),
+  ];
   const transfers: ChainTransfer[] = [];
   const memos: string[] = [];
   for (const ix of message.instructions) {
@@ -61,9 +72,21 @@ export async function decodeRpcTransaction(signature: string, raw: RpcTransactio
       const amount = u64le(data, 1);
       if (amount === undefined) continue;
       if (data[0] === TRANSFER_CHECKED && accounts.length >= 4) {
-        transfers.push({ source: accounts[0]!, mint: accounts[1]!, destination: accounts[2]!, authority: accounts[3]!, amount });
+        transfers.push({
+          source: accounts[0]!,
+          mint: accounts[1]!,
+          destination: accounts[2]!,
+          authority: accounts[3]!,
+          amount,
+        });
       } else if (data[0] === TRANSFER && accounts.length >= 3) {
-        transfers.push({ source: accounts[0]!, mint: null, destination: accounts[1]!, authority: accounts[2]!, amount });
+        transfers.push({
+          source: accounts[0]!,
+          mint: null,
+          destination: accounts[1]!,
+          authority: accounts[2]!,
+          amount,
+        });
       }
     }
   }
@@ -87,13 +110,19 @@ export async function decodeRpcTransaction(signature: string, raw: RpcTransactio
     feePayer: keys[0] ?? null,
     transfers,
     memos,
-    balanceChanges: [...balances].map(([account, b]) => ({ account, owner: b.owner, mint: b.mint, delta: b.post - b.pre })),
+    balanceChanges: [...balances].map(([account, b]) => ({
+      account,
+      owner: b.owner,
+      mint: b.mint,
+      delta: b.post - b.pre,
+    })),
   };
 }
 
 /** A token account's jsonParsed data as a node gives it; throws on anything that is not one. */
 export function parseTokenAccount(data: unknown): TokenAccountState {
-  const parsed = (data as { program?: unknown; parsed?: { type?: unknown; info?: Record<string, unknown> } } | null)?.parsed;
+  const parsed = (data as { program?: unknown; parsed?: { type?: unknown; info?: Record<string, unknown> } } | null)
+    ?.parsed;
   const info = parsed?.info;
   if (parsed?.type !== "account" || !info) throw new Error("the account is not an SPL Token account");
   const amountOf = (v: unknown) => {
@@ -143,7 +172,9 @@ export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs 
     async blockhashValid(blockhash) {
       // Asked at "finalized": once even the finalized bank no longer accepts the blockhash,
       // any transaction that used it is in a finalized block, which every history read sees.
-      const res = await rpc().isBlockhashValid(kit.blockhash(blockhash), { commitment: "finalized" }).send({ abortSignal: signal() });
+      const res = await rpc()
+        .isBlockhashValid(kit.blockhash(blockhash), { commitment: "finalized" })
+        .send({ abortSignal: signal() });
       return typeof res.value === "boolean" ? res.value : undefined;
     },
     async signaturesFor(address, opts) {
@@ -165,7 +196,11 @@ export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs 
     },
     async transaction(sig) {
       const res = await rpc()
-        .getTransaction(kit.signature(sig), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
+        .getTransaction(kit.signature(sig), {
+          encoding: "base64",
+          maxSupportedTransactionVersion: 0,
+          commitment: "confirmed",
+        })
         .send({ abortSignal: signal() });
       if (!res) return null;
       return decodeRpcTransaction(sig, res as unknown as RpcTransaction);

@@ -45,13 +45,21 @@ export type FateRuling = { kind: "landed" } | { kind: "never" } | { kind: "unkno
 /** The landed / never / unknown rule. */
 export function fateRuling(f: FateFacts): FateRuling {
   if (f.memo === "found") return { kind: "landed" };
-  if (f.memo === "unknown") return { kind: "unknown", why: f.memoWhy ?? "the wallet's history since signing could not be read to the end" };
+  if (f.memo === "unknown")
+    return { kind: "unknown", why: f.memoWhy ?? "the wallet's history since signing could not be read to the end" };
   if (f.lastValidHeight === null) {
-    return { kind: "unknown", why: "our Solana RPC never vouched for the blockhash the transfer was signed with, so nothing says when it stops being able to land" };
+    return {
+      kind: "unknown",
+      why: "our Solana RPC never vouched for the blockhash the transfer was signed with, so nothing says when it stops being able to land",
+    };
   }
-  if (f.finalizedHeight === undefined) return { kind: "unknown", why: "our Solana RPC did not say its finalized block height" };
+  if (f.finalizedHeight === undefined)
+    return { kind: "unknown", why: "our Solana RPC did not say its finalized block height" };
   if (f.finalizedHeight <= f.lastValidHeight) {
-    return { kind: "unknown", why: `its blockhash is valid up to block height ${f.lastValidHeight} and our Solana RPC is at ${f.finalizedHeight}, so the transfer may still land` };
+    return {
+      kind: "unknown",
+      why: `its blockhash is valid up to block height ${f.lastValidHeight} and our Solana RPC is at ${f.finalizedHeight}, so the transfer may still land`,
+    };
   }
   return { kind: "never" };
 }
@@ -62,7 +70,10 @@ export function fateRuling(f: FateFacts): FateRuling {
  * BLOCKHASH_LIFETIME_BLOCKS old there, so its last valid height is at most this (an upper
  * bound, which only makes "never" come later).
  */
-export function vouchedLastValidHeight(validAtFinalized: boolean | undefined, heightAfter: bigint | undefined): bigint | null {
+export function vouchedLastValidHeight(
+  validAtFinalized: boolean | undefined,
+  heightAfter: bigint | undefined,
+): bigint | null {
   return validAtFinalized === true && heightAfter !== undefined ? heightAfter + BLOCKHASH_LIFETIME_BLOCKS : null;
 }
 
@@ -77,6 +88,11 @@ export type WatchRuling = "landed" | "watch" | "done";
 export function watchRuling(f: WatchFacts): WatchRuling {
   if (f.memo === "found") return "landed";
   if (f.lastValidHeight === null) return f.now - f.signedAt > UNVOUCHED_WATCH_MS ? "done" : "watch";
-  if (f.memo === "absent" && f.finalizedHeight !== undefined && f.finalizedHeight > f.lastValidHeight + WATCH_MARGIN_BLOCKS) return "done";
+  if (
+    f.memo === "absent" &&
+    f.finalizedHeight !== undefined &&
+    f.finalizedHeight > f.lastValidHeight + WATCH_MARGIN_BLOCKS
+  )
+    return "done";
   return "watch";
 }

@@ -16,14 +16,31 @@ import type { Intent, PaymentRecord } from "../model/types.js";
  * account it was journaled with (the owner's, in delegate mode) — as journaled, whatever the
  * configuration says now; a payment journaled without them is the configured wallet's.
  */
-export async function expectedPayment(c: Ctx, p: { quoteId: string; amount: bigint; payee: string; payer?: string | null; source?: string | null; mint?: string | null }): Promise<ExpectedPayment> {
+export async function expectedPayment(
+  c: Ctx,
+  p: {
+    quoteId: string;
+    amount: bigint;
+    payee: string;
+    payer?: string | null;
+    source?: string | null;
+    mint?: string | null;
+  },
+): Promise<ExpectedPayment> {
   const { associatedTokenAddress } = await import("../../domain/token.js");
   const mint = p.mint ?? c.config.mint;
   const current = p.payer ? undefined : await c.walletAta();
   const wallet = p.payer ?? current!.wallet;
   // Journaled before sources were (schema 4): a payment out of its payer's own account.
   const walletAta = p.source ?? (p.payer ? await associatedTokenAddress(p.payer, mint) : current!.ata);
-  return { wallet, walletAta, payeeAta: await associatedTokenAddress(p.payee, mint), mint, amount: p.amount, memo: p.quoteId };
+  return {
+    wallet,
+    walletAta,
+    payeeAta: await associatedTokenAddress(p.payee, mint),
+    mint,
+    amount: p.amount,
+    memo: p.quoteId,
+  };
 }
 
 async function expected(c: Ctx, intent: Intent, payment: PaymentRecord | undefined): Promise<ExpectedPayment> {
@@ -31,9 +48,7 @@ async function expected(c: Ctx, intent: Intent, payment: PaymentRecord | undefin
 }
 
 export type FateVerdict =
-  | { kind: "landed"; tx: ChainTx; problems: string[] }
-  | { kind: "never" }
-  | { kind: "unknown"; why: string };
+  { kind: "landed"; tx: ChainTx; problems: string[] } | { kind: "never" } | { kind: "unknown"; why: string };
 
 /** Did the proof of the intent's current attempt land, or can it never land? */
 export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict> {
@@ -43,7 +58,10 @@ export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict
   try {
     fate = await proofFate(await c.chain(), proofLife(exp, payment, intent.updatedAt));
   } catch (e) {
-    fate = { kind: "unknown" as const, why: `the Solana RPC could not be used (${(e as Error).message.slice(0, 200)})` };
+    fate = {
+      kind: "unknown" as const,
+      why: `the Solana RPC could not be used (${(e as Error).message.slice(0, 200)})`,
+    };
   }
   const now = c.now();
   const vouched = fate.vouched !== undefined ? { lastValidHeight: fate.vouched } : {};
@@ -52,7 +70,11 @@ export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict
     return { kind: "landed", tx: fate.tx, problems: verifyPayment(fate.tx, exp) };
   }
   // A payment that can never land is still watched a while (released-watch.ts).
-  await c.journal.updatePayment(exp.memo, { checkedAt: now, ...vouched, ...(fate.kind === "never" ? { fate: "never" as const, watch: true } : {}) });
+  await c.journal.updatePayment(exp.memo, {
+    checkedAt: now,
+    ...vouched,
+    ...(fate.kind === "never" ? { fate: "never" as const, watch: true } : {}),
+  });
   return fate.kind === "never" ? { kind: "never" } : { kind: "unknown", why: fate.why };
 }
 
@@ -94,21 +116,33 @@ export async function checkSettlement(c: Ctx, intent: Intent): Promise<Settlemen
     if (fate.kind === "unknown") return { kind: "pending", why: fate.why };
     if (fate.kind === "never") {
       await c.journal.updatePayment(exp.memo, { fate: "never", checkedAt: c.now(), watch: true });
-      return { kind: "mismatch", detail: `the service reported the payment settled${intent.paymentTx ? ` in ${intent.paymentTx}` : ""}, but no transfer for quote ${exp.memo} is on chain and none can land any more` };
+      return {
+        kind: "mismatch",
+        detail: `the service reported the payment settled${intent.paymentTx ? ` in ${intent.paymentTx}` : ""}, but no transfer for quote ${exp.memo} is on chain and none can land any more`,
+      };
     }
-    if (intent.paymentTx && intent.paymentTx !== fate.tx.signature) note = `the service named transaction ${intent.paymentTx}; the payment on chain is ${fate.tx.signature}`;
+    if (intent.paymentTx && intent.paymentTx !== fate.tx.signature)
+      note = `the service named transaction ${intent.paymentTx}; the payment on chain is ${fate.tx.signature}`;
     tx = fate.tx;
   }
   await c.journal.updatePayment(exp.memo, { fate: "landed", tx: tx.signature, checkedAt: c.now() });
   const problems = verifyPayment(tx, exp);
-  if (problems.length > 0) return { kind: "mismatch", tx: tx.signature, detail: `transaction ${tx.signature} is not the priced payment: ${problems.join("; ")}` };
+  if (problems.length > 0)
+    return {
+      kind: "mismatch",
+      tx: tx.signature,
+      detail: `transaction ${tx.signature} is not the priced payment: ${problems.join("; ")}`,
+    };
   return { kind: "verified", tx: tx.signature, ...(note ? { note } : {}) };
 }
 
 /** What the chain says of the service's refund claim, and the credit it earns. */
 export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict & { tx?: string }> {
   const claim = intent.refund;
-  const paid = intent.budgetState === "spent" || intent.budgetState === "reserved" ? (intent.budgetAmount ?? intent.amount ?? 0n) : 0n;
+  const paid =
+    intent.budgetState === "spent" || intent.budgetState === "reserved"
+      ? (intent.budgetAmount ?? intent.amount ?? 0n)
+      : 0n;
   const evidence = {
     paid,
     credited: intent.refundCredit,
@@ -132,7 +166,11 @@ export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict
   }
   const verdict = refundVerdict({ ...evidence, ...(landed !== undefined ? { landed } : {}) }, formatDecimal);
   if (!verdict.settled && landed === "missing" && c.now() - (intent.refundSeenAt ?? c.now()) > REFUND_PATIENCE_MS) {
-    return { ...verdict, settled: true, attention: `the service's refund transaction ${claim!.transaction} is not on chain an hour after it was reported: nothing is credited` };
+    return {
+      ...verdict,
+      settled: true,
+      attention: `the service's refund transaction ${claim!.transaction} is not on chain an hour after it was reported: nothing is credited`,
+    };
   }
   return { ...verdict, ...(typeof landed === "bigint" ? { tx: claim!.transaction } : {}) };
 }

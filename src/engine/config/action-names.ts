@@ -7,7 +7,14 @@ import type { ConfigIssue } from "./config.js";
 
 /** `*` matches any run of characters; everything else is literal. */
 export function actionAllowed(patterns: readonly string[], action: string): boolean {
-  return patterns.some((p) => new RegExp(`^${p.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, "\\$&")).join(".*")}$`).test(action));
+  return patterns.some((p) =>
+    new RegExp(
+      `^${p
+        .split("*")
+        .map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, "\\$&"))
+        .join(".*")}$`,
+    ).test(action),
+  );
 }
 
 /** Edit distance (insertions, deletions, substitutions), for "did you mean" hints. */
@@ -71,12 +78,17 @@ export function unknownPerActionKeys(
     if (k.includes("*")) {
       if (catalogActionNames.some((n) => actionAllowed([k], n))) continue;
       const hint = closestPattern(k, catalogActionNames);
-      issues.push({ key, message: `matches no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}` });
+      issues.push({
+        key,
+        message: `matches no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}`,
+      });
     } else if (!catalog.has(k)) {
       const hint = closest(k, catalogActionNames);
-      issues.push({ key, message: `names no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}` });
+      issues.push({
+        key,
+        message: `names no action of the service's catalog, so it caps nothing${hint ? `; did you mean ${hint}?` : ""}`,
+      });
     }
   }
   return issues;
 }
-

@@ -72,7 +72,9 @@ export interface ConfigIssue {
  * journal URL was given): the commands that only read or approve use it, and a journal URL
  * that is itself invalid (`journal.invalid`) must not fall back to SQLite in the home.
  */
-export type ConfigResult = { ok: true; config: Config } | { ok: false; issues: ConfigIssue[]; home: string; journal?: { url?: string; invalid?: true } };
+export type ConfigResult =
+  | { ok: true; config: Config }
+  | { ok: false; issues: ConfigIssue[]; home: string; journal?: { url?: string; invalid?: true } };
 
 /** Where the journal is, whatever the rest of the configuration says. */
 export function journalOf(r: ConfigResult): { url?: string; invalid?: true } {
@@ -119,19 +121,33 @@ interface Reader {
   amount(envName: string, fileValue: string | undefined, filePath: string, fallback?: string): bigint | undefined;
 }
 
-function reader(env: NodeJS.ProcessEnv, file: FileConfig, configFile: string | undefined, issues: ConfigIssue[]): Reader {
+function reader(
+  env: NodeJS.ProcessEnv,
+  file: FileConfig,
+  configFile: string | undefined,
+  issues: ConfigIssue[],
+): Reader {
   const fileKey = (path: string) => `${configFile}:${path}`;
   const pick = (envName: string, fileValue: string | undefined, filePath: string): [string | undefined, string] => {
     const fromEnv = env[envName];
     if (fromEnv !== undefined && fromEnv !== "") return [fromEnv, envName];
     return [fileValue, fileKey(filePath)];
   };
-  const amount = (envName: string, fileValue: string | undefined, filePath: string, fallback?: string): bigint | undefined => {
+  const amount = (
+    envName: string,
+    fileValue: string | undefined,
+    filePath: string,
+    fallback?: string,
+  ): bigint | undefined => {
     const [raw, key] = pick(envName, fileValue, filePath);
     const text = raw ?? fallback;
     if (text === undefined) return undefined;
     const value = parseDecimal(text.trim());
-    if (value === undefined) issues.push({ key, message: `${JSON.stringify(text)} is not a USDC amount (a decimal such as "5" or "0.25", at most 6 decimals)` });
+    if (value === undefined)
+      issues.push({
+        key,
+        message: `${JSON.stringify(text)} is not a USDC amount (a decimal such as "5" or "0.25", at most 6 decimals)`,
+      });
     return value;
   };
   return { env, file, issues, fileKey, pick, amount };
@@ -144,17 +160,23 @@ function serviceOf(r: Reader) {
   if (baseUrlRaw !== undefined) {
     const url = checkSecureUrl(baseUrlRaw, baseUrlKey, r.issues);
     if (url) {
-      if (url.username || url.password) r.issues.push({ key: baseUrlKey, message: "must not carry credentials; use PAID_ACTIONS_API_KEY" });
+      if (url.username || url.password)
+        r.issues.push({ key: baseUrlKey, message: "must not carry credentials; use PAID_ACTIONS_API_KEY" });
       baseUrl = url.toString().replace(/\/+$/, "");
       if (!url.pathname.replace(/\/+$/, "").endsWith("/v1") || url.search || url.hash) {
-        r.issues.push({ key: baseUrlKey, message: `must end in the version segment /v1, with no query or fragment (got the path ${url.pathname})` });
+        r.issues.push({
+          key: baseUrlKey,
+          message: `must end in the version segment /v1, with no query or fragment (got the path ${url.pathname})`,
+        });
       }
     }
   }
   const mode: Config["mode"] = baseUrlRaw === undefined ? "sandbox" : "service";
   const [apiKey, apiKeyKey] = r.pick(ENV.apiKey, r.file.apiKey, "apiKey");
-  if (mode === "service" && !apiKey) r.issues.push({ key: ENV.apiKey, message: "is required when PAID_ACTIONS_BASE_URL is set" });
-  if (apiKey !== undefined && !/^[\x21-\x7e]{1,512}$/.test(apiKey)) r.issues.push({ key: apiKeyKey, message: "must be 1-512 printable characters without spaces" });
+  if (mode === "service" && !apiKey)
+    r.issues.push({ key: ENV.apiKey, message: "is required when PAID_ACTIONS_BASE_URL is set" });
+  if (apiKey !== undefined && !/^[\x21-\x7e]{1,512}$/.test(apiKey))
+    r.issues.push({ key: apiKeyKey, message: "must be 1-512 printable characters without spaces" });
   return { mode, baseUrl, apiKey };
 }
 
@@ -162,12 +184,18 @@ function serviceOf(r: Reader) {
 function walletOf(r: Reader, mode: Config["mode"]) {
   const [walletRaw] = r.pick(ENV.wallet, r.file.wallet, "wallet");
   if (mode === "service" && !walletRaw) {
-    r.issues.push({ key: ENV.wallet, message: "is required when PAID_ACTIONS_BASE_URL is set: the path of a Solana CLI keypair file" });
+    r.issues.push({
+      key: ENV.wallet,
+      message: "is required when PAID_ACTIONS_BASE_URL is set: the path of a Solana CLI keypair file",
+    });
   }
   const [ownerRaw, ownerKey] = r.pick(ENV.owner, r.file.owner, "owner");
   const owner = ownerRaw?.trim();
   if (owner !== undefined && !BASE58_ADDRESS.test(owner)) {
-    r.issues.push({ key: ownerKey, message: `${JSON.stringify(owner.slice(0, 60))} is not a Solana address (the owner of the USDC account the agent key spends from)` });
+    r.issues.push({
+      key: ownerKey,
+      message: `${JSON.stringify(owner.slice(0, 60))} is not a Solana address (the owner of the USDC account the agent key spends from)`,
+    });
   }
   return { walletPath: walletRaw ? resolve(walletRaw) : undefined, owner };
 }
@@ -183,12 +211,22 @@ function chainOf(r: Reader, mode: Config["mode"]) {
   if (networkRaw !== undefined) {
     const resolved = resolveNetwork(networkRaw.trim());
     if (!resolved) {
-      r.issues.push({ key: networkKey, message: `${JSON.stringify(networkRaw)} is not a known network; use solana, solana-devnet or a CAIP-2 id such as ${SOLANA_MAINNET}` });
+      r.issues.push({
+        key: networkKey,
+        message: `${JSON.stringify(networkRaw)} is not a known network; use solana, solana-devnet or a CAIP-2 id such as ${SOLANA_MAINNET}`,
+      });
     } else if (mode === "sandbox" && resolved !== SOLANA_DEVNET) {
-      r.issues.push({ key: networkKey, message: `the embedded sandbox emulates solana-devnet; unset it, or set PAID_ACTIONS_BASE_URL to a service on ${resolved}` });
+      r.issues.push({
+        key: networkKey,
+        message: `the embedded sandbox emulates solana-devnet; unset it, or set PAID_ACTIONS_BASE_URL to a service on ${resolved}`,
+      });
     } else network = resolved;
   }
-  return { rpcUrl: rpcRaw ?? (mode === "service" ? DEFAULT_RPC[network] : undefined), network, networkExplicit: networkRaw !== undefined };
+  return {
+    rpcUrl: rpcRaw ?? (mode === "service" ? DEFAULT_RPC[network] : undefined),
+    network,
+    networkExplicit: networkRaw !== undefined,
+  };
 }
 
 /** The human's limits (undefined where an amount is wrong: its issue says so). */
@@ -197,17 +235,45 @@ function limitsOf(r: Reader) {
   const maxPerCall = r.amount(ENV.maxPerCall, l.maxPerCall, "limits.maxPerCall", DEFAULT_LIMITS.maxPerCall);
   const maxPerDay = r.amount(ENV.maxPerDay, l.maxPerDay, "limits.maxPerDay", DEFAULT_LIMITS.maxPerDay);
   const maxTotal = r.amount(ENV.maxTotal, l.maxTotal, "limits.maxTotal");
-  const approvalAbove = r.amount(ENV.approvalAbove, l.approvalAbove, "limits.approvalAbove", DEFAULT_LIMITS.approvalAbove);
-  const [allowRaw, allowKey] = r.pick(ENV.allowActions, Array.isArray(l.allowActions) ? l.allowActions.join(",") : l.allowActions, "limits.allowActions");
-  const allowActions = (allowRaw ?? "*").split(",").map((s) => s.trim()).filter(Boolean);
+  const approvalAbove = r.amount(
+    ENV.approvalAbove,
+    l.approvalAbove,
+    "limits.approvalAbove",
+    DEFAULT_LIMITS.approvalAbove,
+  );
+  const [allowRaw, allowKey] = r.pick(
+    ENV.allowActions,
+    Array.isArray(l.allowActions) ? l.allowActions.join(",") : l.allowActions,
+    "limits.allowActions",
+  );
+  const allowActions = (allowRaw ?? "*")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (allowActions.length === 0) r.issues.push({ key: allowKey, message: "lists no action; use * to allow all" });
   for (const p of allowActions) {
-    if (!ACTION_PATTERN.test(p)) r.issues.push({ key: allowKey, message: `${JSON.stringify(p)} is not an action pattern such as servers.* or domains.register` });
+    if (!ACTION_PATTERN.test(p))
+      r.issues.push({
+        key: allowKey,
+        message: `${JSON.stringify(p)} is not an action pattern such as servers.* or domains.register`,
+      });
   }
   for (const p of l.allowedPayees ?? []) {
-    if (!BASE58_ADDRESS.test(p)) r.issues.push({ key: r.fileKey("limits.allowedPayees"), message: `${JSON.stringify(p)} is not a Solana address` });
+    if (!BASE58_ADDRESS.test(p))
+      r.issues.push({
+        key: r.fileKey("limits.allowedPayees"),
+        message: `${JSON.stringify(p)} is not a Solana address`,
+      });
   }
-  return { maxPerCall: maxPerCall!, maxPerDay: maxPerDay!, maxTotal, approvalAbove: approvalAbove!, allowActions, perAction: perActionOf(r, l.perAction ?? {}), allowedPayees: l.allowedPayees };
+  return {
+    maxPerCall: maxPerCall!,
+    maxPerDay: maxPerDay!,
+    maxTotal,
+    approvalAbove: approvalAbove!,
+    allowActions,
+    perAction: perActionOf(r, l.perAction ?? {}),
+    allowedPayees: l.allowedPayees,
+  };
 }
 
 function perActionOf(r: Reader, entries: Record<string, string>): Record<string, bigint> {
@@ -219,7 +285,11 @@ function perActionOf(r: Reader, entries: Record<string, string>): Record<string,
       continue;
     }
     const v = parseDecimal(value.trim());
-    if (v === undefined) r.issues.push({ key, message: `${JSON.stringify(value)} is not a USDC amount (a decimal such as "5" or "0.25", at most 6 decimals)` });
+    if (v === undefined)
+      r.issues.push({
+        key,
+        message: `${JSON.stringify(value)} is not a USDC amount (a decimal such as "5" or "0.25", at most 6 decimals)`,
+      });
     else perAction[name] = v;
   }
   return perAction;
@@ -229,7 +299,10 @@ function perActionOf(r: Reader, entries: Record<string, string>): Record<string,
  * Reads and validates the configuration. Never throws: a broken config comes back as a
  * list of issues, each naming its key.
  */
-export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => string = (p) => readFileSync(p, "utf8")): ConfigResult {
+export function loadConfig(
+  env: NodeJS.ProcessEnv,
+  readFile: (path: string) => string = (p) => readFileSync(p, "utf8"),
+): ConfigResult {
   const issues: ConfigIssue[] = [];
   const configFile = env.PAID_ACTIONS_CONFIG || undefined;
   const file = readConfigFile(configFile, readFile, issues);
@@ -243,8 +316,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, readFile: (path: string) => s
   const limits = limitsOf(r);
   if (issues.length > 0) {
     const journalInvalid = issues.some((i) => i.key === journalKey);
-    const journal = journalUrl === undefined ? undefined : journalInvalid ? { invalid: true as const } : { url: journalUrl };
-    return { ok: false, issues: withoutSecrets(issues, [service.apiKey, journalUrl, passwordOf(journalUrl)]), home, ...(journal ? { journal } : {}) };
+    const journal =
+      journalUrl === undefined ? undefined : journalInvalid ? { invalid: true as const } : { url: journalUrl };
+    return {
+      ok: false,
+      issues: withoutSecrets(issues, [service.apiKey, journalUrl, passwordOf(journalUrl)]),
+      home,
+      ...(journal ? { journal } : {}),
+    };
   }
   const config: Config = {
     mode: service.mode,

@@ -47,7 +47,11 @@ function knownFileKeys(path: readonly PropertyKey[]): string[] {
 export type FileConfig = z.infer<typeof FileSchema>;
 
 /** The file's settings ({} when there is none or it cannot be used; each problem is an issue). */
-export function readConfigFile(configFile: string | undefined, readFile: (path: string) => string, issues: ConfigIssue[]): FileConfig {
+export function readConfigFile(
+  configFile: string | undefined,
+  readFile: (path: string) => string,
+  issues: ConfigIssue[],
+): FileConfig {
   if (!configFile) return {};
   let text: string;
   try {
@@ -71,7 +75,10 @@ export function readConfigFile(configFile: string | undefined, readFile: (path: 
       const known = knownFileKeys(i.path);
       for (const k of i.keys) {
         const hint = closest(k, known);
-        issues.push({ key: `${configFile}:${[...i.path, k].join(".")}`, message: `is not a known key${hint ? `; did you mean ${hint}?` : ""}` });
+        issues.push({
+          key: `${configFile}:${[...i.path, k].join(".")}`,
+          message: `is not a known key${hint ? `; did you mean ${hint}?` : ""}`,
+        });
       }
     } else issues.push({ key: `${configFile}:${i.path.join(".") || "(root)"}`, message: i.message });
   }

@@ -22,7 +22,10 @@ export function checkSecureUrl(raw: string, key: string, issues: ConfigIssue[]):
   try {
     url = new URL(raw);
   } catch {
-    issues.push({ key, message: `is not an http(s) URL${raw.includes("://") ? "" : " (it has no scheme such as https://)"}` });
+    issues.push({
+      key,
+      message: `is not an http(s) URL${raw.includes("://") ? "" : " (it has no scheme such as https://)"}`,
+    });
     return undefined;
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
@@ -30,7 +33,10 @@ export function checkSecureUrl(raw: string, key: string, issues: ConfigIssue[]):
     return undefined;
   }
   if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
-    issues.push({ key, message: "must use https (plain http is allowed only for a loopback host: 127.x.x.x, localhost, [::1])" });
+    issues.push({
+      key,
+      message: "must use https (plain http is allowed only for a loopback host: 127.x.x.x, localhost, [::1])",
+    });
   }
   return url;
 }
@@ -48,7 +54,10 @@ export function checkJournalUrl(raw: string, key: string, issues: ConfigIssue[])
   try {
     url = new URL(raw);
   } catch {
-    issues.push({ key, message: "is not a PostgreSQL URL such as postgres://user@host:5432/paid_actions?sslmode=verify-full" });
+    issues.push({
+      key,
+      message: "is not a PostgreSQL URL such as postgres://user@host:5432/paid_actions?sslmode=verify-full",
+    });
     return;
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
@@ -56,10 +65,14 @@ export function checkJournalUrl(raw: string, key: string, issues: ConfigIssue[])
     return;
   }
   if (!url.hostname) issues.push({ key, message: "names no host" });
-  if (url.pathname.replace(/^\//, "") === "") issues.push({ key, message: "names no database (postgres://host:5432/<database>)" });
+  if (url.pathname.replace(/^\//, "") === "")
+    issues.push({ key, message: "names no database (postgres://host:5432/<database>)" });
   const sslmode = url.searchParams.get("sslmode");
   if (url.hostname && !isLoopbackHost(url.hostname) && !(sslmode && TLS_SSLMODES.has(sslmode))) {
-    issues.push({ key, message: "must use TLS to a host that is not loopback: add sslmode=verify-full (or require) to the URL" });
+    issues.push({
+      key,
+      message: "must use TLS to a host that is not loopback: add sslmode=verify-full (or require) to the URL",
+    });
   }
 }
 
@@ -72,4 +85,3 @@ export function passwordOf(raw: string | undefined): string | undefined {
     return undefined;
   }
 }
-

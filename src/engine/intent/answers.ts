@@ -11,12 +11,25 @@ import { quoteAmount } from "../budget/policy.js";
 export function checkQuote(quote: Quote, action: string): { amount: bigint; expiresAt: number } {
   const amount = quoteAmount(quote.amount);
   if (amount === undefined || amount === 0n || quote.currency !== "USDC") {
-    throw new PaidActionError("quote_drift", `the quote's amount ${JSON.stringify(quote.amount).slice(0, 40)} ${String(quote.currency).slice(0, 10)} is not a positive USDC decimal; nothing was signed`, { quoteId: quote.quoteId });
+    throw new PaidActionError(
+      "quote_drift",
+      `the quote's amount ${JSON.stringify(quote.amount).slice(0, 40)} ${String(quote.currency).slice(0, 10)} is not a positive USDC decimal; nothing was signed`,
+      { quoteId: quote.quoteId },
+    );
   }
-  if (quote.action !== action) throw new PaidActionError("quote_drift", `the service quoted ${String(quote.action).slice(0, 60)} for a request to ${action}; nothing was signed`, { quoteId: quote.quoteId });
+  if (quote.action !== action)
+    throw new PaidActionError(
+      "quote_drift",
+      `the service quoted ${String(quote.action).slice(0, 60)} for a request to ${action}; nothing was signed`,
+      { quoteId: quote.quoteId },
+    );
   const expiresAt = Date.parse(quote.expiresAt);
-  if (Number.isNaN(expiresAt)) throw new PaidActionError("quote_drift", "the quote's expiresAt is not a timestamp; nothing was signed", { quoteId: quote.quoteId });
-  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(quote.quoteId)) throw new PaidActionError("quote_drift", "the quote id has characters a quote id cannot have; nothing was signed");
+  if (Number.isNaN(expiresAt))
+    throw new PaidActionError("quote_drift", "the quote's expiresAt is not a timestamp; nothing was signed", {
+      quoteId: quote.quoteId,
+    });
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(quote.quoteId))
+    throw new PaidActionError("quote_drift", "the quote id has characters a quote id cannot have; nothing was signed");
   return { amount, expiresAt };
 }
 
@@ -25,17 +38,32 @@ export function settledTransaction(header: string | undefined): string | undefin
   if (!header || header.length > 8192) return undefined;
   try {
     const parsed = SettleResponse.safeParse(JSON.parse(Buffer.from(header, "base64").toString("utf8")));
-    return parsed.success && parsed.data.success && /^[1-9A-HJ-NP-Za-km-z]{64,90}$/.test(parsed.data.transaction) ? parsed.data.transaction : undefined;
+    return parsed.success && parsed.data.success && /^[1-9A-HJ-NP-Za-km-z]{64,90}$/.test(parsed.data.transaction)
+      ? parsed.data.transaction
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** The engine's error for a service's refusal to quote. */
-export function quoteRefusal(status: number, error: { code: string; message: string; issues?: unknown }): PaidActionError {
-  if (status === 404) return new PaidActionError("action_unknown", `the service does not know this: ${error.message}`, { serviceCode: error.code });
+export function quoteRefusal(
+  status: number,
+  error: { code: string; message: string; issues?: unknown },
+): PaidActionError {
+  if (status === 404)
+    return new PaidActionError("action_unknown", `the service does not know this: ${error.message}`, {
+      serviceCode: error.code,
+    });
   if (status === 400) {
-    return new PaidActionError("invalid_input", `the service refused the input: ${error.message}`, { serviceCode: error.code, ...(Array.isArray(error.issues) ? { issues: error.issues.slice(0, 20) } : {}) });
+    return new PaidActionError("invalid_input", `the service refused the input: ${error.message}`, {
+      serviceCode: error.code,
+      ...(Array.isArray(error.issues) ? { issues: error.issues.slice(0, 20) } : {}),
+    });
   }
-  return new PaidActionError("quote_rejected", `the service refused to quote (HTTP ${status} ${error.code}): ${error.message}`, { serviceCode: error.code, status });
+  return new PaidActionError(
+    "quote_rejected",
+    `the service refused to quote (HTTP ${status} ${error.code}): ${error.message}`,
+    { serviceCode: error.code, status },
+  );
 }

@@ -16,26 +16,44 @@ export function fingerprint(action: string, input: string): string {
 
 export function validateRequest(req: PayRequest): { input: string; agentBudget?: bigint } {
   if (typeof req.action !== "string" || !ACTION_NAME.test(req.action)) {
-    throw new PaidActionError("invalid_input", "action must be a catalog action name such as servers.provision", { field: "action" });
+    throw new PaidActionError("invalid_input", "action must be a catalog action name such as servers.provision", {
+      field: "action",
+    });
   }
-  if (!req.input || typeof req.input !== "object" || Array.isArray(req.input)) throw new PaidActionError("invalid_input", "input must be an object", { field: "input" });
+  if (!req.input || typeof req.input !== "object" || Array.isArray(req.input))
+    throw new PaidActionError("invalid_input", "input must be an object", { field: "input" });
   let input: string;
   try {
     input = canonicalJson(req.input);
   } catch {
     throw new PaidActionError("invalid_input", "input is not serializable JSON", { field: "input" });
   }
-  if (Buffer.byteLength(input) > 60 * 1024) throw new PaidActionError("invalid_input", "input is larger than 60 KiB", { field: "input" });
+  if (Buffer.byteLength(input) > 60 * 1024)
+    throw new PaidActionError("invalid_input", "input is larger than 60 KiB", { field: "input" });
   let agentBudget: bigint | undefined;
   if (req.budget !== undefined) {
     if (req.budget.currency !== "USDC") {
-      throw new PaidActionError("invalid_input", `budget.currency must be USDC, not ${JSON.stringify(req.budget.currency).slice(0, 40)}`, { field: "budget.currency" });
+      throw new PaidActionError(
+        "invalid_input",
+        `budget.currency must be USDC, not ${JSON.stringify(req.budget.currency).slice(0, 40)}`,
+        { field: "budget.currency" },
+      );
     }
     agentBudget = typeof req.budget.amount === "string" ? parseDecimal(req.budget.amount) : undefined;
-    if (agentBudget === undefined) throw new PaidActionError("invalid_input", 'budget.amount must be a decimal string such as "2.50" (at most 6 decimals)', { field: "budget.amount" });
+    if (agentBudget === undefined)
+      throw new PaidActionError(
+        "invalid_input",
+        'budget.amount must be a decimal string such as "2.50" (at most 6 decimals)',
+        { field: "budget.amount" },
+      );
   }
-  if (req.intentKey !== undefined && (typeof req.intentKey !== "string" || !/^[A-Za-z0-9_.:-]{8,100}$/.test(req.intentKey))) {
-    throw new PaidActionError("invalid_input", "intentKey must be 8-100 characters of A-Z a-z 0-9 _ . : -", { field: "intentKey" });
+  if (
+    req.intentKey !== undefined &&
+    (typeof req.intentKey !== "string" || !/^[A-Za-z0-9_.:-]{8,100}$/.test(req.intentKey))
+  ) {
+    throw new PaidActionError("invalid_input", "intentKey must be 8-100 characters of A-Z a-z 0-9 _ . : -", {
+      field: "intentKey",
+    });
   }
   return { input, agentBudget };
 }

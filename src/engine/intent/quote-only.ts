@@ -24,10 +24,17 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
   if (!res.ok) throw quoteRefusal(res.status, res.error);
   const amount = quoteAmount(res.body.amount);
   if (amount === undefined || res.body.currency !== "USDC") {
-    throw new PaidActionError("quote_drift", `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`);
+    throw new PaidActionError(
+      "quote_drift",
+      `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`,
+    );
   }
   const payee = res.body.paymentRequirement.accepts?.[0]?.payTo;
-  const decision = evaluateBudget(c.config.limits, await c.journal.usage(c.d.now(), c.config.limits.maxTotal !== undefined), { action: req.action, amount, payee, agentBudget });
+  const decision = evaluateBudget(
+    c.config.limits,
+    await c.journal.usage(c.d.now(), c.config.limits.maxTotal !== undefined),
+    { action: req.action, amount, payee, agentBudget },
+  );
   const freeze = await c.journal.frozen();
   const stop = freeze ? frozenError(freeze) : undefined;
   return {
@@ -40,6 +47,10 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
     breakdown: (res.body as Record<string, unknown>).breakdown,
     payable: decision.ok && !stop,
     needsApproval: decision.ok ? decision.needsApproval : false,
-    refusal: stop ? { code: stop.code, message: stop.message, ...stop.context } : decision.ok ? undefined : { code: decision.code, message: decision.message, ...decision.context },
+    refusal: stop
+      ? { code: stop.code, message: stop.message, ...stop.context }
+      : decision.ok
+        ? undefined
+        : { code: decision.code, message: decision.message, ...decision.context },
   };
 }

@@ -22,7 +22,18 @@ export abstract class PgRecords {
     await this.pool.query(
       `INSERT INTO approvals (approval_id, intent_id, quote_id, action, amount, payee, expires_at, status, created_at, decided_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [a.approvalId, a.intentId, a.quoteId, a.action, a.amount.toString(), a.payee, a.expiresAt, a.status, a.createdAt, a.decidedAt].map(pgValue),
+      [
+        a.approvalId,
+        a.intentId,
+        a.quoteId,
+        a.action,
+        a.amount.toString(),
+        a.payee,
+        a.expiresAt,
+        a.status,
+        a.createdAt,
+        a.decidedAt,
+      ].map(pgValue),
     );
   }
 
@@ -32,23 +43,45 @@ export abstract class PgRecords {
   }
 
   async pendingApprovals(now: number): Promise<Approval[]> {
-    return (await rows(this.pool, `SELECT * FROM approvals WHERE status = 'pending' AND expires_at > $1 ORDER BY created_at`, [now])).map(toApproval);
+    return (
+      await rows(
+        this.pool,
+        `SELECT * FROM approvals WHERE status = 'pending' AND expires_at > $1 ORDER BY created_at`,
+        [now],
+      )
+    ).map(toApproval);
   }
 
   /** One UPDATE guarded by the status it expects: of servers deciding at once, one wins. */
   decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Promise<boolean> {
-    return changed(this.pool, `UPDATE approvals SET status = $1, decided_at = $2 WHERE approval_id = $3 AND status = $4`, [to, now, approvalId, from]);
+    return changed(
+      this.pool,
+      `UPDATE approvals SET status = $1, decided_at = $2 WHERE approval_id = $3 AND status = $4`,
+      [to, now, approvalId, from],
+    );
   }
 
   // ---- Transcripts' index ----------------------------------------------------------
 
   async indexTranscript(r: TranscriptRecord): Promise<void> {
-    await this.pool.query(`INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`, [r.callId, r.createdAt, r.host, r.home].map(pgValue));
+    await this.pool.query(
+      `INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`,
+      [r.callId, r.createdAt, r.host, r.home].map(pgValue),
+    );
   }
 
   async transcriptIndex(limit: number): Promise<TranscriptRecord[]> {
-    const found = await rows(this.pool, `SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT $1`, [limit]);
-    return found.map((r) => ({ callId: String(r.call_id), createdAt: Number(r.created_at), host: String(r.host), home: String(r.home) }));
+    const found = await rows(
+      this.pool,
+      `SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT $1`,
+      [limit],
+    );
+    return found.map((r) => ({
+      callId: String(r.call_id),
+      createdAt: Number(r.created_at),
+      host: String(r.host),
+      home: String(r.home),
+    }));
   }
 
   // ---- Catalog cache --------------------------------------------------------------
@@ -61,18 +94,24 @@ export abstract class PgRecords {
     await transaction(this.pool, async (c) => {
       await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK.catalog]);
       await c.query(`DELETE FROM catalog WHERE service = $1`, [service]);
-      await c.query(`INSERT INTO catalog (service, name, detail, fetched_at) SELECT $1::text, u.name, u.detail, $4::bigint FROM unnest($2::text[], $3::text[]) AS u(name, detail)`, [
-        service,
-        details.map((d) => d.name),
-        details.map((d) => JSON.stringify(d.detail)),
-        now,
-      ]);
+      await c.query(
+        `INSERT INTO catalog (service, name, detail, fetched_at) SELECT $1::text, u.name, u.detail, $4::bigint FROM unnest($2::text[], $3::text[]) AS u(name, detail)`,
+        [service, details.map((d) => d.name), details.map((d) => JSON.stringify(d.detail)), now],
+      );
     });
   }
 
   async catalog(service: string): Promise<CatalogRecord[]> {
-    const found = await rows(this.pool, `SELECT name, detail, fetched_at FROM catalog WHERE service = $1 ORDER BY name`, [service]);
-    return found.map((r) => ({ name: r.name as string, detail: JSON.parse(r.detail as string) as unknown, fetchedAt: r.fetched_at as number }));
+    const found = await rows(
+      this.pool,
+      `SELECT name, detail, fetched_at FROM catalog WHERE service = $1 ORDER BY name`,
+      [service],
+    );
+    return found.map((r) => ({
+      name: r.name as string,
+      detail: JSON.parse(r.detail as string) as unknown,
+      fetchedAt: r.fetched_at as number,
+    }));
   }
 
   // ---- The freeze -----------------------------------------------------------------
@@ -94,7 +133,10 @@ export abstract class PgRecords {
       await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK.freeze]);
       const [earlier] = await rows(c, `SELECT reason, frozen_at, frozen_by FROM payment_freeze`);
       if (earlier) return { freeze: toFreeze(earlier), already: true };
-      await c.query(`INSERT INTO payment_freeze (reason, frozen_at, frozen_by) VALUES ($1, $2, $3)`, [f.reason, f.since, f.by].map(pgValue));
+      await c.query(
+        `INSERT INTO payment_freeze (reason, frozen_at, frozen_by) VALUES ($1, $2, $3)`,
+        [f.reason, f.since, f.by].map(pgValue),
+      );
       return { freeze: f, already: false };
     });
   }

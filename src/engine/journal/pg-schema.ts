@@ -180,7 +180,10 @@ export async function migrate(pool: pg.Pool, location: string): Promise<number> 
     // A journal already current needs no DDL (and so no CREATE privilege) at all.
     if (found === PG_MIGRATIONS.length) return found;
     for (let v = found; v < PG_MIGRATIONS.length; v++) await c.query(PG_MIGRATIONS[v]!);
-    await c.query(`INSERT INTO pam_schema (version) VALUES ($1) ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`, [PG_MIGRATIONS.length]);
+    await c.query(
+      `INSERT INTO pam_schema (version) VALUES ($1) ON CONFLICT (only_row) DO UPDATE SET version = EXCLUDED.version`,
+      [PG_MIGRATIONS.length],
+    );
     return PG_MIGRATIONS.length;
   });
 }

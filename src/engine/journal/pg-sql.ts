@@ -30,7 +30,9 @@ const TRIES = 5;
  */
 export const TYPES = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === pg.types.builtins.INT8 && format !== "binary" ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    oid === pg.types.builtins.INT8 && format !== "binary"
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -81,11 +83,20 @@ export async function transaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Pr
 }
 
 /** `UPDATE intents …` for a patch, guarded by `expect` (compare-and-set). */
-export function updateStatement(intentId: string, patch: IntentPatch, now: number, expect: Expect): [string, unknown[]] {
+export function updateStatement(
+  intentId: string,
+  patch: IntentPatch,
+  now: number,
+  expect: Expect,
+): [string, unknown[]] {
   const params: unknown[] = [];
   const p = (v: unknown) => `$${params.push(pgValue(v))}`;
   const sets = [...intentColumns(patch).map(([c, v]) => `${c} = ${p(v)}`), `updated_at = ${p(now)}`].join(", ");
-  const where = [`intent_id = ${p(intentId)}`, ...(expect.state ? [`state = ${p(expect.state)}`] : []), ...(expect.owner ? [`lease_owner = ${p(expect.owner)}`] : [])];
+  const where = [
+    `intent_id = ${p(intentId)}`,
+    ...(expect.state ? [`state = ${p(expect.state)}`] : []),
+    ...(expect.owner ? [`lease_owner = ${p(expect.owner)}`] : []),
+  ];
   return [`UPDATE intents SET ${sets} WHERE ${where.join(" AND ")}`, params];
 }
 
@@ -93,13 +104,19 @@ export function updateStatement(intentId: string, patch: IntentPatch, now: numbe
 export function paymentStatement(quoteId: string, patch: Partial<PaymentRecord>): [string, unknown[]] | undefined {
   const cols = paymentColumns(patch);
   if (cols.length === 0) return undefined;
-  return [`UPDATE payments SET ${cols.map(([c], i) => `${c} = $${i + 1}`).join(", ")} WHERE quote_id = $${cols.length + 1}`, [...cols.map(([, v]) => pgValue(v)), quoteId]];
+  return [
+    `UPDATE payments SET ${cols.map(([c], i) => `${c} = $${i + 1}`).join(", ")} WHERE quote_id = $${cols.length + 1}`,
+    [...cols.map(([, v]) => pgValue(v)), quoteId],
+  ];
 }
 
 /** `INSERT INTO payments …` for a whole record. */
 export function paymentInsert(p: PaymentRecord): [string, unknown[]] {
   const cols = paymentColumns(p);
-  return [`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")})`, cols.map(([, v]) => pgValue(v))];
+  return [
+    `INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")})`,
+    cols.map(([, v]) => pgValue(v)),
+  ];
 }
 
 /** The reservation a budget decision writes, with the caller's patch. */

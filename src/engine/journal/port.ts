@@ -46,7 +46,9 @@ export class SchemaTooNew extends Error {
     readonly known: number,
     where: string,
   ) {
-    super(`the journal (${where}) is at schema version ${found}, newer than this build knows (${known}); upgrade paid-actions-mcp`);
+    super(
+      `the journal (${where}) is at schema version ${found}, newer than this build knows (${known}); upgrade paid-actions-mcp`,
+    );
     this.name = "SchemaTooNew";
   }
 }
@@ -63,7 +65,19 @@ export interface Expect {
 }
 
 /** What a new intent is recorded with: its identity and content, leased to the call that records it. */
-export type NewIntent = Pick<Intent, "intentId" | "intentKey" | "idemKey" | "service" | "action" | "input" | "fingerprint" | "agentBudget" | "callId" | "createdAt"> & {
+export type NewIntent = Pick<
+  Intent,
+  | "intentId"
+  | "intentKey"
+  | "idemKey"
+  | "service"
+  | "action"
+  | "input"
+  | "fingerprint"
+  | "agentBudget"
+  | "callId"
+  | "createdAt"
+> & {
   leaseOwner: string;
   leaseUntil: number;
 };
@@ -155,7 +169,13 @@ export interface JournalStore {
    * and/or held by that owner: returns false when it is not (someone else moved it). A
    * patch of its payment record (by quote id) lands in the same transaction, or neither.
    */
-  update(intentId: string, patch: IntentPatch, now: number, expect?: Expect, payment?: { quoteId: string; patch: Partial<PaymentRecord> }): Awaitable<boolean>;
+  update(
+    intentId: string,
+    patch: IntentPatch,
+    now: number,
+    expect?: Expect,
+    payment?: { quoteId: string; patch: Partial<PaymentRecord> },
+  ): Awaitable<boolean>;
   /** Claims an intent for `owner` unless another live owner holds an unexpired lease. */
   claim(intentId: string, owner: string, now: number, ttlMs: number): Awaitable<boolean>;
   /** Extends a lease this owner still holds; false when it was lost. */
@@ -170,7 +190,13 @@ export interface JournalStore {
 
   // ---- Read model ----
   /** Intents with an execution, newest first, after a (createdAt, intentId) cursor. */
-  executions(o: { before: number; beforeId: string; status?: string; action?: string; limit: number }): Awaitable<Intent[]>;
+  executions(o: {
+    before: number;
+    beforeId: string;
+    status?: string;
+    action?: string;
+    limit: number;
+  }): Awaitable<Intent[]>;
   /** Intents a human should look at, newest first. */
   needingAttention(limit: number): Awaitable<Intent[]>;
   /** Every intent created at or after `since` (ms), oldest first: for audits. */
@@ -193,7 +219,15 @@ export interface JournalStore {
    * other writer — in this process, another one, or on another machine — can interleave
    * with. Throws LeaseLost when the intent is no longer as `expect` says.
    */
-  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: IntentPatch, withTotal: boolean, expect: Expect): Awaitable<T>;
+  reserve<T extends { ok: boolean }>(
+    intentId: string,
+    amount: bigint,
+    now: number,
+    decide: (usage: Usage) => T,
+    patch: IntentPatch,
+    withTotal: boolean,
+    expect: Expect,
+  ): Awaitable<T>;
 
   // ---- Payments (every signed proof, by its memo) ----
   /**

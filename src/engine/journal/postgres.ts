@@ -29,9 +29,37 @@ import type { Usage } from "../budget/policy.js";
 import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 import { UNFINISHED_STATES } from "../model/types.js";
 import { migrate } from "./pg-schema.js";
-import { changed, JournalUnavailable, LOCK, paymentInsert, paymentStatement, pgValue, redactUrl, reservation, rows, transaction, TYPES, updateStatement, type Db, type Row } from "./pg-sql.js";
+import {
+  changed,
+  JournalUnavailable,
+  LOCK,
+  paymentInsert,
+  paymentStatement,
+  pgValue,
+  redactUrl,
+  reservation,
+  rows,
+  transaction,
+  TYPES,
+  updateStatement,
+  type Db,
+  type Row,
+} from "./pg-sql.js";
 import { PgRecords } from "./pg-records.js";
-import { IntentKeyTaken, LeaseLost, PaymentsFrozen, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type ActionSpend, type DaySpend } from "./port.js";
+import {
+  IntentKeyTaken,
+  LeaseLost,
+  PaymentsFrozen,
+  SchemaTooNew,
+  type Expect,
+  type IntentWrite,
+  type JournalHealth,
+  type JournalOptions,
+  type JournalStore,
+  type NewIntent,
+  type ActionSpend,
+  type DaySpend,
+} from "./port.js";
 import { toIntent, toPayment } from "./rows.js";
 import { PG_BY_ACTION, PG_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
@@ -96,7 +124,10 @@ function unavailable(e: unknown, url: string, location: string): JournalUnavaila
   }
   for (const p of secrets) if (p) message = message.split(p).join("***");
   const code = (inner[0] as { code?: unknown } | undefined)?.code;
-  return new JournalUnavailable(`cannot open the PostgreSQL journal at ${location}: ${message}`, typeof code === "string" ? code : undefined);
+  return new JournalUnavailable(
+    `cannot open the PostgreSQL journal at ${location}: ${message}`,
+    typeof code === "string" ? code : undefined,
+  );
 }
 
 export class PostgresJournal extends PgRecords implements JournalStore {
@@ -141,7 +172,20 @@ export class PostgresJournal extends PgRecords implements JournalStore {
         `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
            lease_owner, lease_until, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', $9, $10, $11, $12, $12)`,
-        [n.intentId, n.intentKey, n.idemKey, n.service, n.action, JSON.stringify(n.input), n.fingerprint, n.agentBudget?.toString() ?? null, n.callId ?? null, n.leaseOwner, n.leaseUntil, n.createdAt].map(pgValue),
+        [
+          n.intentId,
+          n.intentKey,
+          n.idemKey,
+          n.service,
+          n.action,
+          JSON.stringify(n.input),
+          n.fingerprint,
+          n.agentBudget?.toString() ?? null,
+          n.callId ?? null,
+          n.leaseOwner,
+          n.leaseUntil,
+          n.createdAt,
+        ].map(pgValue),
       );
     } catch (e) {
       const err = e as { code?: string; constraint?: string };
@@ -162,7 +206,13 @@ export class PostgresJournal extends PgRecords implements JournalStore {
     return this.first(`SELECT * FROM intents WHERE execution_id = $1`, [executionId]);
   }
 
-  async update(intentId: string, patch: IntentPatch, now: number, expect: Expect = {}, payment?: { quoteId: string; patch: Partial<PaymentRecord> }): Promise<boolean> {
+  async update(
+    intentId: string,
+    patch: IntentPatch,
+    now: number,
+    expect: Expect = {},
+    payment?: { quoteId: string; patch: Partial<PaymentRecord> },
+  ): Promise<boolean> {
     const [text, params] = updateStatement(intentId, patch, now, expect);
     const pay = payment && paymentStatement(payment.quoteId, payment.patch);
     if (!pay) return changed(this.pool, text, params);
@@ -191,19 +241,31 @@ export class PostgresJournal extends PgRecords implements JournalStore {
   }
 
   renew(intentId: string, owner: string, now: number, ttlMs: number): Promise<boolean> {
-    return changed(this.pool, `UPDATE intents SET lease_until = $1 WHERE intent_id = $2 AND lease_owner = $3`, [now + ttlMs, intentId, owner]);
+    return changed(this.pool, `UPDATE intents SET lease_until = $1 WHERE intent_id = $2 AND lease_owner = $3`, [
+      now + ttlMs,
+      intentId,
+      owner,
+    ]);
   }
 
   async release(intentId: string, owner: string): Promise<void> {
-    await this.pool.query(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = $1 AND lease_owner = $2`, [intentId, owner]);
+    await this.pool.query(
+      `UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = $1 AND lease_owner = $2`,
+      [intentId, owner],
+    );
   }
 
   unfinished(service: string): Promise<Intent[]> {
-    return this.intents(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = $1 ORDER BY created_at`, [service]);
+    return this.intents(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = $1 ORDER BY created_at`, [
+      service,
+    ]);
   }
 
   duePolls(now: number, limit: number): Promise<Intent[]> {
-    return this.intents(`SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`, [now, limit]);
+    return this.intents(
+      `SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
+      [now, limit],
+    );
   }
 
   async nextPollAt(): Promise<number | undefined> {
@@ -218,7 +280,13 @@ export class PostgresJournal extends PgRecords implements JournalStore {
 
   // ---- Read model -------------------------------------------------------------------
 
-  executions(o: { before: number; beforeId: string; status?: string; action?: string; limit: number }): Promise<Intent[]> {
+  executions(o: {
+    before: number;
+    beforeId: string;
+    status?: string;
+    action?: string;
+    limit: number;
+  }): Promise<Intent[]> {
     return this.intents(
       `SELECT * FROM intents
        WHERE (created_at < $1 OR (created_at = $1 AND intent_id < $2))
@@ -231,7 +299,10 @@ export class PostgresJournal extends PgRecords implements JournalStore {
   }
 
   needingAttention(limit: number): Promise<Intent[]> {
-    return this.intents(`SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT $1`, [limit]);
+    return this.intents(
+      `SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT $1`,
+      [limit],
+    );
   }
 
   intentsSince(since: number): Promise<Intent[]> {
@@ -240,7 +311,10 @@ export class PostgresJournal extends PgRecords implements JournalStore {
 
   /** Counts for `doctor`; "ok" when the server answers, writably, at the schema this build knows. */
   async health(): Promise<JournalHealth> {
-    const [s] = await rows(this.pool, `SELECT (SELECT version FROM pam_schema) AS version, pg_is_in_recovery() AS standby, current_setting('transaction_read_only') AS ro`);
+    const [s] = await rows(
+      this.pool,
+      `SELECT (SELECT version FROM pam_schema) AS version, pg_is_in_recovery() AS standby, current_setting('transaction_read_only') AS ro`,
+    );
     const [c] = await rows(
       this.pool,
       `SELECT COUNT(*) AS total, COUNT(*) FILTER (WHERE state IN (${UNFINISHED})) AS unfinished,
@@ -255,7 +329,16 @@ export class PostgresJournal extends PgRecords implements JournalStore {
           ? "read-only (a standby, or default_transaction_read_only): nothing can be recorded"
           : "ok";
     const n = (k: string) => Number(c?.[k] ?? 0);
-    return { store: "postgres", location: this.location, integrity, schemaVersion: version, total: n("total"), unfinished: n("unfinished"), attention: n("attention"), following: n("following") };
+    return {
+      store: "postgres",
+      location: this.location,
+      integrity,
+      schemaVersion: version,
+      total: n("total"),
+      unfinished: n("unfinished"),
+      attention: n("attention"),
+      following: n("following"),
+    };
   }
 
   // ---- Budget -------------------------------------------------------------------
@@ -274,9 +357,11 @@ export class PostgresJournal extends PgRecords implements JournalStore {
   }
 
   async reserved(now?: number): Promise<bigint> {
-    const [row] = await rows(this.pool, `SELECT COALESCE(SUM(budget_amount), 0)::text AS n FROM intents WHERE budget_state = 'reserved' AND ($1::bigint IS NULL OR budget_at > $1)`, [
-      now === undefined ? null : now - DAY_MS,
-    ]);
+    const [row] = await rows(
+      this.pool,
+      `SELECT COALESCE(SUM(budget_amount), 0)::text AS n FROM intents WHERE budget_state = 'reserved' AND ($1::bigint IS NULL OR budget_at > $1)`,
+      [now === undefined ? null : now - DAY_MS],
+    );
     return BigInt(row!.n as string);
   }
 
@@ -298,11 +383,22 @@ export class PostgresJournal extends PgRecords implements JournalStore {
    * interleave with any other server's. Throws LeaseLost (and writes nothing) when the
    * intent is no longer as `expect` says.
    */
-  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: IntentPatch, withTotal: boolean, expect: Expect): Promise<T> {
+  reserve<T extends { ok: boolean }>(
+    intentId: string,
+    amount: bigint,
+    now: number,
+    decide: (usage: Usage) => T,
+    patch: IntentPatch,
+    withTotal: boolean,
+    expect: Expect,
+  ): Promise<T> {
     return transaction(this.pool, async (c) => {
       await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK.budget]);
       const decision = decide(await this.usageOn(c, now, withTotal));
-      if (decision.ok && !(await changed(c, ...updateStatement(intentId, reservation(patch, amount, now), now, expect)))) {
+      if (
+        decision.ok &&
+        !(await changed(c, ...updateStatement(intentId, reservation(patch, amount, now), now, expect)))
+      ) {
         throw new LeaseLost(intentId);
       }
       return decision;
@@ -318,7 +414,8 @@ export class PostgresJournal extends PgRecords implements JournalStore {
         if (freeze) throw new PaymentsFrozen(freeze);
         // The quote id is the primary key: a second proof for the same quote fails here.
         await c.query(...paymentInsert(p));
-        if (!(await changed(c, ...updateStatement(then.intentId, then.patch, then.now, then.expect)))) throw new LeaseLost(then.intentId);
+        if (!(await changed(c, ...updateStatement(then.intentId, then.patch, then.now, then.expect))))
+          throw new LeaseLost(then.intentId);
         return true;
       });
     } catch (e) {
@@ -338,11 +435,15 @@ export class PostgresJournal extends PgRecords implements JournalStore {
   }
 
   async paymentsSince(since: number): Promise<PaymentRecord[]> {
-    return (await rows(this.pool, `SELECT * FROM payments WHERE signed_at >= $1 ORDER BY signed_at`, [since])).map(toPayment);
+    return (await rows(this.pool, `SELECT * FROM payments WHERE signed_at >= $1 ORDER BY signed_at`, [since])).map(
+      toPayment,
+    );
   }
 
   /** Payments found unable to land that are still watched, oldest first (through the partial index). */
   async watchedPayments(limit: number): Promise<PaymentRecord[]> {
-    return (await rows(this.pool, `SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT $1`, [limit])).map(toPayment);
+    return (await rows(this.pool, `SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT $1`, [limit])).map(
+      toPayment,
+    );
   }
 }

@@ -19,7 +19,10 @@ const bigintOrNull: Codec = {
   read: (v) => (v === null || v === undefined ? null : BigInt(v as string)),
   write: (v) => (v === null || v === undefined ? null : (v as bigint).toString()),
 };
-const bigintZero: Codec = { read: (v) => BigInt((v as string | null) ?? "0"), write: (v) => ((v as bigint | undefined) ?? 0n).toString() };
+const bigintZero: Codec = {
+  read: (v) => BigInt((v as string | null) ?? "0"),
+  write: (v) => ((v as bigint | undefined) ?? 0n).toString(),
+};
 
 const INTENT: Record<keyof Intent, [string, Codec]> = {
   intentId: ["intent_id", plain],
@@ -115,7 +118,10 @@ export function toPayment(row: Record<string, unknown>): PaymentRecord {
     mint: (row.mint as string | null) ?? null,
     source: (row.source as string | null) ?? null,
     blockhash: (row.blockhash as string | null) ?? null,
-    lastValidHeight: row.last_valid_height === null || row.last_valid_height === undefined ? null : BigInt(row.last_valid_height as number | string | bigint),
+    lastValidHeight:
+      row.last_valid_height === null || row.last_valid_height === undefined
+        ? null
+        : BigInt(row.last_valid_height as number | string | bigint),
     signedAt: row.signed_at as number,
     sentAt: (row.sent_at as number | null) ?? null,
     fate: row.fate as PaymentRecord["fate"],
@@ -149,5 +155,8 @@ const PAYMENT_COLUMNS: Record<keyof PaymentRecord, string> = {
 export function paymentColumns(p: Partial<PaymentRecord>): Array<[string, unknown]> {
   return Object.entries(p)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => [PAYMENT_COLUMNS[k as keyof PaymentRecord], typeof v === "bigint" ? v.toString() : typeof v === "boolean" ? Number(v) : v]);
+    .map(([k, v]) => [
+      PAYMENT_COLUMNS[k as keyof PaymentRecord],
+      typeof v === "bigint" ? v.toString() : typeof v === "boolean" ? Number(v) : v,
+    ]);
 }

@@ -36,7 +36,14 @@ export const PG_BY_DAY = `SELECT budget_at / ${DAY_MS} AS day, COALESCE(SUM(budg
 /** A row of either store's by-action query (bigints from SQLite, decimal text from PostgreSQL). */
 export function toActionSpend(r: Record<string, unknown>): ActionSpend {
   const big = (v: unknown) => BigInt(v as bigint | string);
-  return { action: String(r.action), day: big(r.day), reservedDay: big(r.reserved_day), total: big(r.total), refunded: big(r.refunded), count: Number(r.count) };
+  return {
+    action: String(r.action),
+    day: big(r.day),
+    reservedDay: big(r.reserved_day),
+    total: big(r.total),
+    refunded: big(r.refunded),
+    count: Number(r.count),
+  };
 }
 
 export function toDaySpend(r: Record<string, unknown>): DaySpend {

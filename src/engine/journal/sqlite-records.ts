@@ -42,22 +42,37 @@ export abstract class SqliteRecords {
   }
 
   pendingApprovals(now: number): Approval[] {
-    return (this.sql(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at`).all(now) as Record<string, unknown>[]).map(toApproval);
+    return (
+      this.sql(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at`).all(
+        now,
+      ) as Record<string, unknown>[]
+    ).map(toApproval);
   }
 
   /** Moves an approval from one status to another; false if it was not in `from`. */
   decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): boolean {
-    return this.sql(`UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = ?`).run(to, now, approvalId, from).changes === 1;
+    return (
+      this.sql(`UPDATE approvals SET status = ?, decided_at = ? WHERE approval_id = ? AND status = ?`).run(
+        to,
+        now,
+        approvalId,
+        from,
+      ).changes === 1
+    );
   }
 
   // ---- Transcripts' index ----------------------------------------------------------
 
   indexTranscript(r: TranscriptRecord): void {
-    this.sql(`INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`).run(r.callId, r.createdAt, r.host, r.home);
+    this.sql(
+      `INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
+    ).run(r.callId, r.createdAt, r.host, r.home);
   }
 
   transcriptIndex(limit: number): TranscriptRecord[] {
-    const rows = this.sql(`SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT ?`).all(limit) as Array<{ call_id: string; created_at: number; host: string; home: string }>;
+    const rows = this.sql(
+      `SELECT call_id, created_at, host, home FROM transcripts ORDER BY created_at DESC, call_id DESC LIMIT ?`,
+    ).all(limit) as Array<{ call_id: string; created_at: number; host: string; home: string }>;
     return rows.map((r) => ({ callId: r.call_id, createdAt: r.created_at, host: r.host, home: r.home }));
   }
 
@@ -72,7 +87,9 @@ export abstract class SqliteRecords {
   }
 
   catalog(service: string): CatalogRecord[] {
-    const rows = this.sql(`SELECT name, detail, fetched_at FROM catalog WHERE service = ? ORDER BY name`).all(service) as Array<{ name: string; detail: string; fetched_at: number }>;
+    const rows = this.sql(`SELECT name, detail, fetched_at FROM catalog WHERE service = ? ORDER BY name`).all(
+      service,
+    ) as Array<{ name: string; detail: string; fetched_at: number }>;
     return rows.map((r) => ({ name: r.name, detail: JSON.parse(r.detail) as unknown, fetchedAt: r.fetched_at }));
   }
 
@@ -92,7 +109,11 @@ export abstract class SqliteRecords {
       .transaction(() => {
         const earlier = this.frozen();
         if (earlier) return { freeze: earlier, already: true };
-        this.sql(`INSERT INTO payment_freeze (only_row, reason, frozen_at, frozen_by) VALUES (1, ?, ?, ?)`).run(f.reason, f.since, f.by);
+        this.sql(`INSERT INTO payment_freeze (only_row, reason, frozen_at, frozen_by) VALUES (1, ?, ?, ?)`).run(
+          f.reason,
+          f.since,
+          f.by,
+        );
         return { freeze: f, already: false };
       })
       .immediate();

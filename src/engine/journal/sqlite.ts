@@ -16,14 +16,34 @@ import { dirname } from "node:path";
 import type { Usage } from "../budget/policy.js";
 import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 import { UNFINISHED_STATES } from "../model/types.js";
-import { IntentKeyTaken, LeaseLost, PaymentsFrozen, SchemaTooNew, type Expect, type IntentWrite, type JournalHealth, type JournalOptions, type JournalStore, type NewIntent, type ActionSpend, type DaySpend } from "./port.js";
+import {
+  IntentKeyTaken,
+  LeaseLost,
+  PaymentsFrozen,
+  SchemaTooNew,
+  type Expect,
+  type IntentWrite,
+  type JournalHealth,
+  type JournalOptions,
+  type JournalStore,
+  type NewIntent,
+  type ActionSpend,
+  type DaySpend,
+} from "./port.js";
 import { leaseOwnerAlive } from "./lease.js";
 import { intentColumns, paymentColumns, toIntent, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
 import { SqliteRecords } from "./sqlite-records.js";
 import { SQLITE_BY_ACTION, SQLITE_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
-export { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type JournalStore, type NewIntent } from "./port.js";
+export {
+  IntentKeyTaken,
+  LeaseLost,
+  type Expect,
+  type JournalOptions,
+  type JournalStore,
+  type NewIntent,
+} from "./port.js";
 
 const DAY_MS = 24 * 3_600_000;
 const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
@@ -100,7 +120,8 @@ export class Journal extends SqliteRecords implements JournalStore {
     try {
       this.insertIntentRow(n);
     } catch (e) {
-      if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" && this.intentByKey(n.intentKey)) throw new IntentKeyTaken(n.intentKey);
+      if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" && this.intentByKey(n.intentKey))
+        throw new IntentKeyTaken(n.intentKey);
       throw e;
     }
   }
@@ -130,7 +151,13 @@ export class Journal extends SqliteRecords implements JournalStore {
    * Commits fields of one intent. With `expect`, only if the intent is still in that state
    * and/or held by that owner: returns false when it is not (someone else moved it).
    */
-  update(intentId: string, patch: IntentPatch, now: number, expect: Expect = {}, payment?: { quoteId: string; patch: Partial<PaymentRecord> }): boolean {
+  update(
+    intentId: string,
+    patch: IntentPatch,
+    now: number,
+    expect: Expect = {},
+    payment?: { quoteId: string; patch: Partial<PaymentRecord> },
+  ): boolean {
     if (!payment) return this.updateRow(intentId, patch, now, expect);
     return this.atomically(() => {
       if (!this.updateRow(intentId, patch, now, expect)) return false;
@@ -142,19 +169,31 @@ export class Journal extends SqliteRecords implements JournalStore {
   private updateRow(intentId: string, patch: IntentPatch, now: number, expect: Expect): boolean {
     const columns = intentColumns(patch);
     const sets = [...columns.map(([c]) => `${c} = ?`), "updated_at = ?"].join(", ");
-    const where = ["intent_id = ?", ...(expect.state ? ["state = ?"] : []), ...(expect.owner ? ["lease_owner = ?"] : [])].join(" AND ");
-    const params = [...columns.map(([, v]) => v), now, intentId, ...(expect.state ? [expect.state] : []), ...(expect.owner ? [expect.owner] : [])];
+    const where = [
+      "intent_id = ?",
+      ...(expect.state ? ["state = ?"] : []),
+      ...(expect.owner ? ["lease_owner = ?"] : []),
+    ].join(" AND ");
+    const params = [
+      ...columns.map(([, v]) => v),
+      now,
+      intentId,
+      ...(expect.state ? [expect.state] : []),
+      ...(expect.owner ? [expect.owner] : []),
+    ];
     return this.sql(`UPDATE intents SET ${sets} WHERE ${where}`).run(...params).changes === 1;
   }
 
   /** Claims an intent for `owner` unless another live owner holds an unexpired lease. */
   claim(intentId: string, owner: string, now: number, ttlMs: number): boolean {
     const held = this.sql(`SELECT lease_owner, lease_until FROM intents WHERE intent_id = ?`).get(intentId) as
-      | { lease_owner: string | null; lease_until: number | null }
-      | undefined;
+      { lease_owner: string | null; lease_until: number | null } | undefined;
     if (held?.lease_owner && held.lease_owner !== owner && !leaseOwnerAlive(held.lease_owner)) {
       // The process that held it is gone (a crash): its lease means nothing any more.
-      this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(intentId, held.lease_owner);
+      this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(
+        intentId,
+        held.lease_owner,
+      );
     }
     return (
       this.sql(
@@ -166,30 +205,48 @@ export class Journal extends SqliteRecords implements JournalStore {
 
   /** Extends a lease this owner still holds; false when it was lost. */
   renew(intentId: string, owner: string, now: number, ttlMs: number): boolean {
-    return this.sql(`UPDATE intents SET lease_until = ? WHERE intent_id = ? AND lease_owner = ?`).run(now + ttlMs, intentId, owner).changes === 1;
+    return (
+      this.sql(`UPDATE intents SET lease_until = ? WHERE intent_id = ? AND lease_owner = ?`).run(
+        now + ttlMs,
+        intentId,
+        owner,
+      ).changes === 1
+    );
   }
 
   release(intentId: string, owner: string): void {
-    this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(intentId, owner);
+    this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(
+      intentId,
+      owner,
+    );
   }
 
   unfinished(service: string): Intent[] {
-    return this.intentRows(this.sql(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = ? ORDER BY created_at`).all(service));
+    return this.intentRows(
+      this.sql(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = ? ORDER BY created_at`).all(service),
+    );
   }
 
   /** Intents the reconciler should look at now: only those with a due poll, via the partial index. */
   duePolls(now: number, limit: number): Intent[] {
-    return this.intentRows(this.sql(`SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`).all(now, limit));
+    return this.intentRows(
+      this.sql(
+        `SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
+      ).all(now, limit),
+    );
   }
 
   nextPollAt(): number | undefined {
-    const row = this.sql(`SELECT MIN(next_poll_at) AS at FROM intents WHERE next_poll_at IS NOT NULL`).get() as { at: number | null };
+    const row = this.sql(`SELECT MIN(next_poll_at) AS at FROM intents WHERE next_poll_at IS NOT NULL`).get() as {
+      at: number | null;
+    };
     return row.at ?? undefined;
   }
 
   /** Another intent that already counts this refund transaction, if any. */
   refundTxOwner(tx: string): string | undefined {
-    return (this.sql(`SELECT intent_id FROM intents WHERE refund_tx = ?`).get(tx) as { intent_id: string } | undefined)?.intent_id;
+    return (this.sql(`SELECT intent_id FROM intents WHERE refund_tx = ?`).get(tx) as { intent_id: string } | undefined)
+      ?.intent_id;
   }
 
   // ---- Read model -------------------------------------------------------------------
@@ -204,13 +261,23 @@ export class Journal extends SqliteRecords implements JournalStore {
            AND (@status IS NULL OR exec_status = @status)
            AND (@action IS NULL OR action = @action)
          ORDER BY created_at DESC, intent_id DESC LIMIT @limit`,
-      ).all({ before: o.before, beforeId: o.beforeId, status: o.status ?? null, action: o.action ?? null, limit: o.limit }),
+      ).all({
+        before: o.before,
+        beforeId: o.beforeId,
+        status: o.status ?? null,
+        action: o.action ?? null,
+        limit: o.limit,
+      }),
     );
   }
 
   /** Intents a human should look at, newest first. */
   needingAttention(limit: number): Intent[] {
-    return this.intentRows(this.sql(`SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT ?`).all(limit));
+    return this.intentRows(
+      this.sql(
+        `SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT ?`,
+      ).all(limit),
+    );
   }
 
   /** Every intent created at or after `since` (ms), oldest first: for audits. */
@@ -225,7 +292,16 @@ export class Journal extends SqliteRecords implements JournalStore {
       `SELECT COUNT(*) AS total, SUM(state IN (${UNFINISHED})) AS unfinished, SUM(state = 'attention' OR attention IS NOT NULL) AS attention,
          SUM(next_poll_at IS NOT NULL) AS following FROM intents`,
     ).get() as { total: number; unfinished: number | null; attention: number | null; following: number | null };
-    return { store: "sqlite", location: this.path, integrity, schemaVersion: this.schemaVersion, total: c.total, unfinished: c.unfinished ?? 0, attention: c.attention ?? 0, following: c.following ?? 0 };
+    return {
+      store: "sqlite",
+      location: this.path,
+      integrity,
+      schemaVersion: this.schemaVersion,
+      total: c.total,
+      unfinished: c.unfinished ?? 0,
+      attention: c.attention ?? 0,
+      following: c.following ?? 0,
+    };
   }
 
   // ---- Budget -------------------------------------------------------------------
@@ -262,11 +338,19 @@ export class Journal extends SqliteRecords implements JournalStore {
 
   /** Refunds credited back (seen on chain), in total. */
   refundedTotal(): bigint {
-    return (this.sql(`SELECT COALESCE(SUM(CAST(refund_credit AS INTEGER)), 0) AS n FROM intents`).safeIntegers(true).get() as { n: bigint }).n;
+    return (
+      this.sql(`SELECT COALESCE(SUM(CAST(refund_credit AS INTEGER)), 0) AS n FROM intents`)
+        .safeIntegers(true)
+        .get() as { n: bigint }
+    ).n;
   }
 
   spendingByAction(now: number): ActionSpend[] {
-    return (this.sql(SQLITE_BY_ACTION).safeIntegers(true).all({ since: now - DAY_MS }) as Record<string, unknown>[]).map(toActionSpend);
+    return (
+      this.sql(SQLITE_BY_ACTION)
+        .safeIntegers(true)
+        .all({ since: now - DAY_MS }) as Record<string, unknown>[]
+    ).map(toActionSpend);
   }
 
   spendingByDay(since: number): DaySpend[] {
@@ -278,11 +362,27 @@ export class Journal extends SqliteRecords implements JournalStore {
    * transaction: the usage read and the reservation cannot interleave with another
    * process's. Throws LeaseLost when the intent is no longer as `expect` says.
    */
-  reserve<T extends { ok: boolean }>(intentId: string, amount: bigint, now: number, decide: (usage: Usage) => T, patch: IntentPatch, withTotal: boolean, expect: Expect): T {
+  reserve<T extends { ok: boolean }>(
+    intentId: string,
+    amount: bigint,
+    now: number,
+    decide: (usage: Usage) => T,
+    patch: IntentPatch,
+    withTotal: boolean,
+    expect: Expect,
+  ): T {
     return this.db
       .transaction(() => {
         const decision = decide(this.usage(now, withTotal));
-        if (decision.ok && !this.updateRow(intentId, { ...patch, budgetState: "reserved", budgetAmount: amount, budgetAt: now }, now, expect)) {
+        if (
+          decision.ok &&
+          !this.updateRow(
+            intentId,
+            { ...patch, budgetState: "reserved", budgetAmount: amount, budgetAt: now },
+            now,
+            expect,
+          )
+        ) {
           throw new LeaseLost(intentId);
         }
         return decision;
@@ -304,7 +404,9 @@ export class Journal extends SqliteRecords implements JournalStore {
         .transaction(() => {
           const freeze = this.frozen();
           if (freeze) throw new PaymentsFrozen(freeze);
-          this.sql(`INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...cols.map(([, v]) => v));
+          this.sql(
+            `INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
+          ).run(...cols.map(([, v]) => v));
           if (!this.updateRow(then.intentId, then.patch, then.now, then.expect)) throw new LeaseLost(then.intentId);
           return true;
         })
@@ -318,7 +420,10 @@ export class Journal extends SqliteRecords implements JournalStore {
   updatePayment(quoteId: string, patch: Partial<PaymentRecord>): void {
     const cols = paymentColumns(patch);
     if (cols.length === 0) return;
-    this.sql(`UPDATE payments SET ${cols.map(([c]) => `${c} = ?`).join(", ")} WHERE quote_id = ?`).run(...cols.map(([, v]) => v), quoteId);
+    this.sql(`UPDATE payments SET ${cols.map(([c]) => `${c} = ?`).join(", ")} WHERE quote_id = ?`).run(
+      ...cols.map(([, v]) => v),
+      quoteId,
+    );
   }
 
   payment(quoteId: string): PaymentRecord | undefined {
@@ -328,11 +433,18 @@ export class Journal extends SqliteRecords implements JournalStore {
 
   /** Payments signed at or after `since` (ms), oldest first: for audits. */
   paymentsSince(since: number): PaymentRecord[] {
-    return (this.sql(`SELECT * FROM payments WHERE signed_at >= ? ORDER BY signed_at`).all(since) as Record<string, unknown>[]).map(toPayment);
+    return (
+      this.sql(`SELECT * FROM payments WHERE signed_at >= ? ORDER BY signed_at`).all(since) as Record<string, unknown>[]
+    ).map(toPayment);
   }
 
   /** Payments found unable to land that are still watched, oldest first (through the partial index). */
   watchedPayments(limit: number): PaymentRecord[] {
-    return (this.sql(`SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT ?`).all(limit) as Record<string, unknown>[]).map(toPayment);
+    return (
+      this.sql(`SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT ?`).all(limit) as Record<
+        string,
+        unknown
+      >[]
+    ).map(toPayment);
   }
 }

@@ -6,7 +6,19 @@
  */
 import type { Outcome } from "./transitions.js";
 
-export const INTENT_STATES = ["new", "quoted", "awaiting_approval", "reserved", "signed", "unsettled", "paid", "executed", "refused", "failed", "attention"] as const;
+export const INTENT_STATES = [
+  "new",
+  "quoted",
+  "awaiting_approval",
+  "reserved",
+  "signed",
+  "unsettled",
+  "paid",
+  "executed",
+  "refused",
+  "failed",
+  "attention",
+] as const;
 export type IntentState = (typeof INTENT_STATES)[number];
 
 /** The step of the drive (intent/drive.ts) that moves an intent on from a state. */
@@ -34,7 +46,14 @@ export interface StateRow {
   restartable: boolean;
 }
 
-const row = (meaning: string, step: DriveStep | null, unfinished: boolean, onFailure: Outcome | null, money: Money, restartable = false): StateRow => ({
+const row = (
+  meaning: string,
+  step: DriveStep | null,
+  unfinished: boolean,
+  onFailure: Outcome | null,
+  money: Money,
+  restartable = false,
+): StateRow => ({
   meaning,
   step,
   unfinished,
@@ -50,12 +69,37 @@ export const STATES = {
   awaiting_approval: row("a person must approve before anything is signed", "decide", false, "refused", "none"),
   reserved: row("budget reserved, challenge checked; nothing signed yet", "sign", true, "refused", "none"),
   // After a proof left, an unexpected answer means nobody knows whether money moved.
-  signed: row("proof stored: from now on it may leave the process, so the money is at risk", "send", true, "proof_refused", "in_flight"),
-  unsettled: row("the service did not settle a proof that left: the chain decides its fate", "establish", true, "transient", "in_flight"),
-  paid: row("settlement established (the service's word, checked on chain later) or seen on chain", "execute", true, "refused_after_payment", "settled"),
+  signed: row(
+    "proof stored: from now on it may leave the process, so the money is at risk",
+    "send",
+    true,
+    "proof_refused",
+    "in_flight",
+  ),
+  unsettled: row(
+    "the service did not settle a proof that left: the chain decides its fate",
+    "establish",
+    true,
+    "transient",
+    "in_flight",
+  ),
+  paid: row(
+    "settlement established (the service's word, checked on chain later) or seen on chain",
+    "execute",
+    true,
+    "refused_after_payment",
+    "settled",
+  ),
   executed: row("execution id recorded; the reconciler follows it", null, false, null, "settled"),
   refused: row("stopped before anything was reserved: nothing spent", null, false, null, "none", true),
-  failed: row("stopped with nothing spent: before signing, or the proof can never land", null, false, null, "none", true),
+  failed: row(
+    "stopped with nothing spent: before signing, or the proof can never land",
+    null,
+    false,
+    null,
+    "none",
+    true,
+  ),
   attention: row("inconsistent: a human should look; the budget stays held", null, false, null, "settled"),
 } satisfies Record<IntentState, StateRow>;
 

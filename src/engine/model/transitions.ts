@@ -67,7 +67,12 @@ export interface Transition {
   human: boolean;
 }
 
-const t = (state: IntentState, reservation: ReservationEffect, follow = false, human = false): Transition => ({ state, reservation, follow, human });
+const t = (state: IntentState, reservation: ReservationEffect, follow = false, human = false): Transition => ({
+  state,
+  reservation,
+  follow,
+  human,
+});
 
 /** Every state has a row, even a resting one (the compiler checks): its outcomes, and where each leads. */
 type Table = Record<IntentState, Partial<Record<Outcome, Transition>>>;
@@ -216,24 +221,42 @@ export function refundVerdict(e: RefundEvidence, formatUsdc: (atomic: bigint) =>
   const claimText = e.claim?.amount !== undefined ? `${formatUsdc(e.claim.amount)} USDC` : "a refund";
   if (!e.claim?.transaction) {
     if (e.status !== "refunded") return { credit: e.credited, settled: false };
-    return { credit: e.credited, settled: true, attention: `the service says the payment was refunded, but names no refund transaction: nothing is credited back until one is seen on chain` };
+    return {
+      credit: e.credited,
+      settled: true,
+      attention: `the service says the payment was refunded, but names no refund transaction: nothing is credited back until one is seen on chain`,
+    };
   }
   if (e.landed === undefined || e.landed === "missing") {
     return { credit: e.credited, settled: false };
   }
   if (e.landed === "elsewhere") {
-    return { credit: e.credited, settled: true, attention: `the service's refund transaction ${e.claim.transaction} already credited another purchase: nothing more is credited` };
+    return {
+      credit: e.credited,
+      settled: true,
+      attention: `the service's refund transaction ${e.claim.transaction} already credited another purchase: nothing more is credited`,
+    };
   }
   if (e.landed === "not_from_payee") {
-    return { credit: e.credited, settled: true, attention: `the service's refund transaction ${e.claim.transaction} moved no USDC from the payee into the wallet: nothing is credited` };
+    return {
+      credit: e.credited,
+      settled: true,
+      attention: `the service's refund transaction ${e.claim.transaction} moved no USDC from the payee into the wallet: nothing is credited`,
+    };
   }
   const credit = e.landed < e.paid ? e.landed : e.paid;
   const notes: string[] = [];
-  if (e.landed > e.paid) notes.push(`the refund transaction moved ${formatUsdc(e.landed)} USDC back, more than the ${formatUsdc(e.paid)} USDC paid; only what was paid is credited`);
+  if (e.landed > e.paid)
+    notes.push(
+      `the refund transaction moved ${formatUsdc(e.landed)} USDC back, more than the ${formatUsdc(e.paid)} USDC paid; only what was paid is credited`,
+    );
   if (e.claim.amount !== undefined && e.claim.amount !== e.landed) {
-    notes.push(`the service reports ${claimText} refunded; the chain shows ${formatUsdc(e.landed)} USDC, which is what counts`);
+    notes.push(
+      `the service reports ${claimText} refunded; the chain shows ${formatUsdc(e.landed)} USDC, which is what counts`,
+    );
   }
-  if (e.status === "refunded" && e.landed < e.paid) notes.push(`only ${formatUsdc(e.landed)} of the ${formatUsdc(e.paid)} USDC paid came back`);
+  if (e.status === "refunded" && e.landed < e.paid)
+    notes.push(`only ${formatUsdc(e.landed)} of the ${formatUsdc(e.paid)} USDC paid came back`);
   return { credit, settled: true, ...(notes.length > 0 ? { attention: notes.join("; ") } : {}) };
 }
 

@@ -31,12 +31,16 @@ export interface AllowanceView {
 }
 
 /** Reads the allowance of a delegate-mode payer; throws when the RPC does not answer. */
-export async function readAllowance(chain: ChainPort, payer: Pick<Payer, "address" | "source" | "owner">): Promise<AllowanceView> {
+export async function readAllowance(
+  chain: ChainPort,
+  payer: Pick<Payer, "address" | "source" | "owner">,
+): Promise<AllowanceView> {
   if (!payer.owner) throw new Error("not in delegate mode: no owner is configured");
   const account = await chain.tokenAccount(payer.source);
   const base = { owner: payer.owner, delegate: payer.address, tokenAccount: payer.source };
   if (!account) return { ...base, allowance: 0n, ownerBalance: 0n, onChainDelegate: null, missing: true };
-  if (account.owner !== payer.owner) throw new Error(`token account ${payer.source} belongs to ${account.owner}, not to the owner ${payer.owner}`);
+  if (account.owner !== payer.owner)
+    throw new Error(`token account ${payer.source} belongs to ${account.owner}, not to the owner ${payer.owner}`);
   return {
     ...base,
     allowance: account.delegate === payer.address ? account.delegatedAmount : 0n,
@@ -49,10 +53,14 @@ export async function readAllowance(chain: ChainPort, payer: Pick<Payer, "addres
 /** Why the allowance cannot cover a price, in words for the person. */
 export function shortfall(v: AllowanceView, price: bigint): string | undefined {
   if (v.missing) return `the owner ${v.owner} has no USDC token account (${v.tokenAccount}) yet`;
-  if (v.onChainDelegate === null) return `the owner's USDC account grants this server's key ${v.delegate} no allowance (it names no delegate: revoked, or never granted)`;
-  if (v.onChainDelegate !== v.delegate) return `the owner's USDC account names another delegate (${v.onChainDelegate}), not this server's key ${v.delegate}`;
-  if (v.allowance < price) return `the allowance left for this server's key is ${formatDecimal(v.allowance)} USDC, less than the price ${formatDecimal(price)} USDC`;
-  if (v.ownerBalance < price) return `the owner's USDC account holds ${formatDecimal(v.ownerBalance)} USDC, less than the price ${formatDecimal(price)} USDC`;
+  if (v.onChainDelegate === null)
+    return `the owner's USDC account grants this server's key ${v.delegate} no allowance (it names no delegate: revoked, or never granted)`;
+  if (v.onChainDelegate !== v.delegate)
+    return `the owner's USDC account names another delegate (${v.onChainDelegate}), not this server's key ${v.delegate}`;
+  if (v.allowance < price)
+    return `the allowance left for this server's key is ${formatDecimal(v.allowance)} USDC, less than the price ${formatDecimal(price)} USDC`;
+  if (v.ownerBalance < price)
+    return `the owner's USDC account holds ${formatDecimal(v.ownerBalance)} USDC, less than the price ${formatDecimal(price)} USDC`;
   return undefined;
 }
 
@@ -75,19 +83,31 @@ export class AllowanceGate {
       view = await readAllowance(chain, payer);
     } catch (e) {
       this.cached = undefined;
-      throw new PaidActionError("payment_failed", `could not read the allowance on the owner's USDC account from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`, {}, true);
+      throw new PaidActionError(
+        "payment_failed",
+        `could not read the allowance on the owner's USDC account from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`,
+        {},
+        true,
+      );
     }
     const short = shortfall(view, price);
     if (short) {
       this.cached = { view, at: this.now() };
-      throw new PaidActionError("allowance_exhausted", `${short}: the wallet's owner must grant more allowance before this can be paid; nothing was signed`, {
-        owner: view.owner,
-        delegate: view.delegate,
-        allowance: formatDecimal(view.allowance),
-        amount: formatDecimal(price),
-      });
+      throw new PaidActionError(
+        "allowance_exhausted",
+        `${short}: the wallet's owner must grant more allowance before this can be paid; nothing was signed`,
+        {
+          owner: view.owner,
+          delegate: view.delegate,
+          allowance: formatDecimal(view.allowance),
+          amount: formatDecimal(price),
+        },
+      );
     }
-    this.cached = { view: { ...view, allowance: view.allowance - price, ownerBalance: view.ownerBalance - price }, at: this.now() };
+    this.cached = {
+      view: { ...view, allowance: view.allowance - price, ownerBalance: view.ownerBalance - price },
+      at: this.now(),
+    };
   }
 
   /** Forgets the cached value (the chain moved: a payment landed, a grant was made). */

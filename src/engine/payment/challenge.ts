@@ -13,7 +13,9 @@ import type { ServiceResponse } from "../service/client.js";
 import type { Intent } from "../model/types.js";
 
 /** The challenge a 402 carries, in its body or its PAYMENT-REQUIRED header. */
-export function readChallenge(res: Extract<ServiceResponse<unknown>, { ok: false }>): PaymentRequirements[] | undefined {
+export function readChallenge(
+  res: Extract<ServiceResponse<unknown>, { ok: false }>,
+): PaymentRequirements[] | undefined {
   const fromBody = PaymentRequired.safeParse(res.error.paymentRequired);
   if (fromBody.success) return fromBody.data.accepts;
   const header = res.headers["payment-required"];
@@ -34,22 +36,41 @@ export function readChallenge(res: Extract<ServiceResponse<unknown>, { ok: false
  * input (a quote for another intent is 409 quote_mismatch) and carries a fresh challenge.
  */
 async function preflight(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements[] | undefined> {
-  const res = await serviceApi(c.client).createExecution({ action: intent.action, input: intent.input }, { quoteId: intent.quoteId!, idempotencyKey: intent.idemKey, trace: c.trace(intent), signal });
+  const res = await serviceApi(c.client).createExecution(
+    { action: intent.action, input: intent.input },
+    { quoteId: intent.quoteId!, idempotencyKey: intent.idemKey, trace: c.trace(intent), signal },
+  );
   c.transcript(intent, "preflight", { status: res.status, body: res.ok ? res.body : res.error });
   if (res.ok) {
-    throw new PaidActionError("payment_loop", `the service started execution ${res.body.executionId.slice(0, 128)} without payment; nothing was paid — a human should check`, {
-      executionId: res.body.executionId,
-    });
+    throw new PaidActionError(
+      "payment_loop",
+      `the service started execution ${res.body.executionId.slice(0, 128)} without payment; nothing was paid — a human should check`,
+      {
+        executionId: res.body.executionId,
+      },
+    );
   }
   if (res.status === 402) return readChallenge(res);
   const { code, message } = res.error;
   if (code === "quote_mismatch" || code === "quote_consumed") {
-    throw new PaidActionError("quote_drift", `the service says quote ${intent.quoteId} is not for this intent (${code}: ${message}); nothing was signed`, { quoteId: intent.quoteId, serviceCode: code });
+    throw new PaidActionError(
+      "quote_drift",
+      `the service says quote ${intent.quoteId} is not for this intent (${code}: ${message}); nothing was signed`,
+      { quoteId: intent.quoteId, serviceCode: code },
+    );
   }
   if (res.status === 410 || code === "quote_expired") {
-    throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired (the service says so); nothing was signed`, { quoteId: intent.quoteId });
+    throw new PaidActionError(
+      "quote_expired",
+      `quote ${intent.quoteId} expired (the service says so); nothing was signed`,
+      { quoteId: intent.quoteId },
+    );
   }
-  throw new PaidActionError("quote_rejected", `the service refused the intent before payment (HTTP ${res.status} ${code}): ${message}; nothing was signed`, { serviceCode: code, status: res.status });
+  throw new PaidActionError(
+    "quote_rejected",
+    `the service refused the intent before payment (HTTP ${res.status} ${code}): ${message}; nothing was signed`,
+    { serviceCode: code, status: res.status },
+  );
 }
 
 /** The challenge to sign, checked against the quote; throws quote_drift / quote_expired / quote_rejected. */
@@ -59,11 +80,18 @@ export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal)
   let source = "quote";
   const fresh = c.now() - (intent.quotedAt ?? 0) < (c.d.challengeMaxAgeMs ?? 15_000);
   if (!accepts || accepts.length === 0 || !fresh) {
-    const res = await serviceApi(c.client).preparePayment(intent.quoteId!, { idempotencyKey: intent.idemKey, trace: c.trace(intent), signal });
+    const res = await serviceApi(c.client).preparePayment(intent.quoteId!, {
+      idempotencyKey: intent.idemKey,
+      trace: c.trace(intent),
+      signal,
+    });
     c.transcript(intent, "prepare", { status: res.status, body: res.ok ? res.body : res.error });
     if (res.ok) {
       if (res.body.quoteId !== intent.quoteId) {
-        throw new PaidActionError("quote_drift", `/payments/prepare answered for quote ${res.body.quoteId.slice(0, 64)}, not ${intent.quoteId}; nothing was signed`);
+        throw new PaidActionError(
+          "quote_drift",
+          `/payments/prepare answered for quote ${res.body.quoteId.slice(0, 64)}, not ${intent.quoteId}; nothing was signed`,
+        );
       }
       accepts = res.body.paymentRequired.accepts;
       source = "prepare";
@@ -74,30 +102,58 @@ export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal)
         source = "402";
       }
     } else if (res.status === 410) {
-      throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired (the service says so); nothing was signed`, { quoteId: intent.quoteId });
+      throw new PaidActionError(
+        "quote_expired",
+        `quote ${intent.quoteId} expired (the service says so); nothing was signed`,
+        { quoteId: intent.quoteId },
+      );
     } else {
-      throw new PaidActionError("quote_rejected", `the service refused to prepare a payment challenge (HTTP ${res.status} ${res.error.code}): ${res.error.message}`, { serviceCode: res.error.code });
+      throw new PaidActionError(
+        "quote_rejected",
+        `the service refused to prepare a payment challenge (HTTP ${res.status} ${res.error.code}): ${res.error.message}`,
+        { serviceCode: res.error.code },
+      );
     }
   }
   if (!accepts || accepts.length === 0) {
-    throw new PaidActionError("quote_rejected", "the service gave no payment challenge for this quote (none in the quote, /payments/prepare or the 402); nothing was signed");
+    throw new PaidActionError(
+      "quote_rejected",
+      "the service gave no payment challenge for this quote (none in the quote, /payments/prepare or the 402); nothing was signed",
+    );
   }
   const payer = await c.payer();
   const check = checkChallenge(
-    { quoteId: intent.quoteId!, amount: intent.amount!, expiresAt: intent.quoteExpiresAt!, payee: intent.payee ?? undefined },
+    {
+      quoteId: intent.quoteId!,
+      amount: intent.amount!,
+      expiresAt: intent.quoteExpiresAt!,
+      payee: intent.payee ?? undefined,
+    },
     accepts,
     { network: c.config.network, mint: c.config.mint, wallet: payer.address },
     c.now(),
   );
-  c.transcript(intent, "challenge", { source, decision: check.ok ? "matches the quote" : "drift", drifts: check.ok ? [] : check.drifts });
+  c.transcript(intent, "challenge", {
+    source,
+    decision: check.ok ? "matches the quote" : "drift",
+    drifts: check.ok ? [] : check.drifts,
+  });
   if (!check.ok) {
     if (check.drifts.every((d) => d.field === "expiresAt")) {
-      throw new PaidActionError("quote_expired", `quote ${intent.quoteId} expired before it could be paid; nothing was signed`, { quoteId: intent.quoteId });
+      throw new PaidActionError(
+        "quote_expired",
+        `quote ${intent.quoteId} expired before it could be paid; nothing was signed`,
+        { quoteId: intent.quoteId },
+      );
     }
-    throw new PaidActionError("quote_drift", `the payment challenge does not match the quote, so nothing was signed: ${describeDrifts(check.drifts)}`, {
-      quoteId: intent.quoteId,
-      drifts: check.drifts,
-    });
+    throw new PaidActionError(
+      "quote_drift",
+      `the payment challenge does not match the quote, so nothing was signed: ${describeDrifts(check.drifts)}`,
+      {
+        quoteId: intent.quoteId,
+        drifts: check.drifts,
+      },
+    );
   }
   return check.requirements;
 }

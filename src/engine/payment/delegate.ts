@@ -32,7 +32,11 @@ import {
   type Instruction,
   type TransactionSigner,
 } from "@solana/kit";
-import { getApproveCheckedInstruction, getRevokeInstruction, getTransferCheckedInstruction } from "@solana-program/token";
+import {
+  getApproveCheckedInstruction,
+  getRevokeInstruction,
+  getTransferCheckedInstruction,
+} from "@solana-program/token";
 import type { PaymentRequirements } from "../../domain/wire.js";
 import { USDC_DECIMALS } from "../../domain/money.js";
 import type { Lifetime } from "../chain/chain.js";
@@ -47,17 +51,29 @@ function le(value: bigint, bytes: number): number[] {
   return Array.from({ length: bytes }, (_, i) => Number((value >> BigInt(8 * i)) & 0xffn));
 }
 
-const withLifetime = (lifetime: Lifetime) => <M extends Parameters<typeof setTransactionMessageLifetimeUsingBlockhash>[1]>(m: M) =>
-  setTransactionMessageLifetimeUsingBlockhash({ blockhash: toBlockhash(lifetime.blockhash), lastValidBlockHeight: lifetime.lastValidHeight }, m);
+const withLifetime =
+  (lifetime: Lifetime) =>
+  <M extends Parameters<typeof setTransactionMessageLifetimeUsingBlockhash>[1]>(m: M) =>
+    setTransactionMessageLifetimeUsingBlockhash(
+      { blockhash: toBlockhash(lifetime.blockhash), lastValidBlockHeight: lifetime.lastValidHeight },
+      m,
+    );
 
 /**
  * The exact-scheme transfer of `requirements.amount` from the owner's token account
  * (`source`) to the payee's, authorised by the agent key as delegate, partially signed by it.
  * Returns the wire transaction (base64).
  */
-export async function delegateTransfer(o: { agent: TransactionSigner; source: string; payeeAccount: string; requirements: PaymentRequirements; lifetime: Lifetime }): Promise<string> {
+export async function delegateTransfer(o: {
+  agent: TransactionSigner;
+  source: string;
+  payeeAccount: string;
+  requirements: PaymentRequirements;
+  lifetime: Lifetime;
+}): Promise<string> {
   const memo = o.requirements.extra.memo;
-  if (typeof memo !== "string" || memo.length === 0) throw new Error("the challenge names no memo: a payment must carry its quote's id");
+  if (typeof memo !== "string" || memo.length === 0)
+    throw new Error("the challenge names no memo: a payment must carry its quote's id");
   const feePayer = o.requirements.extra.feePayer;
   if (typeof feePayer !== "string") throw new Error("the challenge names no fee payer");
   const instructions: Instruction[] = [
@@ -106,7 +122,14 @@ export async function allowanceTransaction(o: AllowanceTransactionInput): Promis
   const owner = typeof o.owner === "string" ? createNoopSigner(address(o.owner)) : o.owner;
   const ix =
     o.change.kind === "grant"
-      ? getApproveCheckedInstruction({ source: address(o.account), mint: address(o.mint), delegate: address(o.agent), owner, amount: o.change.amount, decimals: USDC_DECIMALS })
+      ? getApproveCheckedInstruction({
+          source: address(o.account),
+          mint: address(o.mint),
+          delegate: address(o.agent),
+          owner,
+          amount: o.change.amount,
+          decimals: USDC_DECIMALS,
+        })
       : getRevokeInstruction({ source: address(o.account), owner });
   const message = pipe(
     createTransactionMessage({ version: 0 }),
@@ -132,7 +155,10 @@ export type AllowanceReading = { ok: true; change: AllowanceChange; signed: bool
  * the fee (compute budget instructions a wallet adds are allowed), and whether every
  * signature is in place.
  */
-export function readAllowanceTransaction(wire: string, e: { owner: string; account: string; agent: string; mint: string }): AllowanceReading {
+export function readAllowanceTransaction(
+  wire: string,
+  e: { owner: string; account: string; agent: string; mint: string },
+): AllowanceReading {
   let message: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>["decode"]>;
   let signatures: ReadonlyArray<Uint8Array | null>;
   try {
@@ -142,22 +168,42 @@ export function readAllowanceTransaction(wire: string, e: { owner: string; accou
   } catch {
     return { ok: false, problem: "it is not a base64 Solana transaction" };
   }
-  if (message.version !== "legacy" && message.version !== 0) return { ok: false, problem: "its message version is not one this client reads (legacy or v0)" };
+  if (message.version !== "legacy" && message.version !== 0)
+    return { ok: false, problem: "its message version is not one this client reads (legacy or v0)" };
   const keys = message.staticAccounts.map(String);
-  if (keys[0] !== e.owner) return { ok: false, problem: `its fee payer is ${keys[0] ?? "(none)"}, not the owner ${e.owner}` };
+  if (keys[0] !== e.owner)
+    return { ok: false, problem: `its fee payer is ${keys[0] ?? "(none)"}, not the owner ${e.owner}` };
   const changes: AllowanceChange[] = [];
   for (const ix of message.instructions) {
     const program = keys[ix.programAddressIndex];
     if (program === String(COMPUTE_BUDGET_PROGRAM)) continue;
-    if (program !== TOKEN_PROGRAM) return { ok: false, problem: `it calls program ${program ?? "(unknown)"}, not only the SPL Token program` };
+    if (program !== TOKEN_PROGRAM)
+      return { ok: false, problem: `it calls program ${program ?? "(unknown)"}, not only the SPL Token program` };
     const data = new Uint8Array(ix.data ?? []);
     const accounts = (ix.accountIndices ?? []).map((i) => keys[i]);
     if (data[0] === REVOKE && accounts[0] === e.account && accounts[1] === e.owner) changes.push({ kind: "revoke" });
-    else if (data[0] === APPROVE_CHECKED && data.length === 10 && accounts[0] === e.account && accounts[1] === e.mint && accounts[2] === e.agent && accounts[3] === e.owner) {
+    else if (
+      data[0] === APPROVE_CHECKED &&
+      data.length === 10 &&
+      accounts[0] === e.account &&
+      accounts[1] === e.mint &&
+      accounts[2] === e.agent &&
+      accounts[3] === e.owner
+    ) {
       changes.push({ kind: "grant", amount: getU64Decoder().decode(data, 1) });
-    } else if (data[0] === APPROVE && data.length === 9 && accounts[0] === e.account && accounts[1] === e.agent && accounts[2] === e.owner) {
+    } else if (
+      data[0] === APPROVE &&
+      data.length === 9 &&
+      accounts[0] === e.account &&
+      accounts[1] === e.agent &&
+      accounts[2] === e.owner
+    ) {
       changes.push({ kind: "grant", amount: getU64Decoder().decode(data, 1) });
-    } else return { ok: false, problem: "its token instruction is not an allowance of this server's agent key on the owner's USDC account" };
+    } else
+      return {
+        ok: false,
+        problem: "its token instruction is not an allowance of this server's agent key on the owner's USDC account",
+      };
   }
   if (changes.length !== 1) return { ok: false, problem: `it makes ${changes.length} allowance changes, not one` };
   const signed = signatures.length > 0 && signatures.every((s) => s !== null && s.some((b) => b !== 0));

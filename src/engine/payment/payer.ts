@@ -13,7 +13,13 @@
  * that is not valid yet, and so choose when — and whether — our proof can still land). The
  * built transaction is checked to carry exactly that blockhash before the proof is returned.
  */
-import { createKeyPairSignerFromBytes, getBase64Encoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, type KeyPairSigner } from "@solana/kit";
+import {
+  createKeyPairSignerFromBytes,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  type KeyPairSigner,
+} from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
 import type { PaymentRequirements } from "../../domain/wire.js";
@@ -62,13 +68,17 @@ export async function loadSigner(walletPath: string): Promise<KeyPairSigner> {
   try {
     bytes = readKeypairFile(walletPath);
   } catch (e) {
-    if (e instanceof KeypairFileError) throw new PaidActionError("wallet_invalid", e.message, { walletPath, reason: e.reason });
+    if (e instanceof KeypairFileError)
+      throw new PaidActionError("wallet_invalid", e.message, { walletPath, reason: e.reason });
     throw e;
   }
   try {
     return await createKeyPairSignerFromBytes(bytes);
   } catch {
-    throw new PaidActionError("wallet_invalid", `wallet file ${walletPath} does not hold a valid ed25519 keypair`, { walletPath, reason: "malformed" });
+    throw new PaidActionError("wallet_invalid", `wallet file ${walletPath} does not hold a valid ed25519 keypair`, {
+      walletPath,
+      reason: "malformed",
+    });
   } finally {
     bytes.fill(0);
   }
@@ -81,10 +91,16 @@ type Builder = (requirements: PaymentRequirements, lifetime: Lifetime) => Promis
  * Loads the agent key and returns a payer. `rpcUrl` may be a function when the RPC may move
  * (the embedded sandbox taken over on another port): it is read for every proof.
  */
-export async function loadPayer(walletPath: string, rpcUrl: string | undefined | (() => string | undefined), o: PayerOptions): Promise<Payer> {
+export async function loadPayer(
+  walletPath: string,
+  rpcUrl: string | undefined | (() => string | undefined),
+  o: PayerOptions,
+): Promise<Payer> {
   const signer = await loadSigner(walletPath);
   const source = await associatedTokenAddress(o.owner ?? signer.address, o.mint);
-  const build: Builder = o.owner ? delegateBuilder(signer, source) : referenceBuilder(signer, typeof rpcUrl === "function" ? rpcUrl : () => rpcUrl);
+  const build: Builder = o.owner
+    ? delegateBuilder(signer, source)
+    : referenceBuilder(signer, typeof rpcUrl === "function" ? rpcUrl : () => rpcUrl);
   return {
     address: signer.address,
     source,
@@ -102,7 +118,10 @@ export async function loadPayer(walletPath: string, rpcUrl: string | undefined |
         );
       }
       if (proofBlockhash(transaction) !== lifetime.blockhash) {
-        throw new PaidActionError("payment_failed", `the payment transaction was not built with the blockhash our Solana RPC gave (${lifetime.blockhash}); nothing was sent`);
+        throw new PaidActionError(
+          "payment_failed",
+          `the payment transaction was not built with the blockhash our Solana RPC gave (${lifetime.blockhash}); nothing was sent`,
+        );
       }
       const payload = {
         x402Version: 2,
@@ -127,7 +146,14 @@ function referenceBuilder(signer: KeyPairSigner, currentUrl: () => string | unde
       scheme = new ExactSvmScheme(signer, url ? { rpcUrl: url } : undefined);
     }
     // The scheme signs with extra.recentBlockhash when there is one: ours, in place of the service's.
-    const toSign = { ...requirements, extra: { ...requirements.extra, recentBlockhash: lifetime.blockhash, lastValidBlockHeight: lifetime.lastValidHeight.toString() } };
+    const toSign = {
+      ...requirements,
+      extra: {
+        ...requirements.extra,
+        recentBlockhash: lifetime.blockhash,
+        lastValidBlockHeight: lifetime.lastValidHeight.toString(),
+      },
+    };
     const result = await scheme.createPaymentPayload(2, toSign as unknown as X402Requirements);
     const transaction = (result.payload as { transaction?: unknown }).transaction;
     if (typeof transaction !== "string") throw new Error("the x402 client built no transaction");
@@ -138,5 +164,11 @@ function referenceBuilder(signer: KeyPairSigner, currentUrl: () => string | unde
 /** The agent key as the owner's delegate: the same layout, from the owner's account. */
 function delegateBuilder(signer: KeyPairSigner, source: string): Builder {
   return async (requirements, lifetime) =>
-    delegateTransfer({ agent: signer, source, payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset), requirements, lifetime });
+    delegateTransfer({
+      agent: signer,
+      source,
+      payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset),
+      requirements,
+      lifetime,
+    });
 }

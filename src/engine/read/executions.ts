@@ -37,7 +37,10 @@ export function view(intent: Intent): ExecutionView {
   };
 }
 
-export async function listExecutions(journal: JournalStore, opts: { status?: string; action?: string; limit?: number; cursor?: string }) {
+export async function listExecutions(
+  journal: JournalStore,
+  opts: { status?: string; action?: string; limit?: number; cursor?: string },
+) {
   const limit = Math.max(1, Math.min(100, opts.limit ?? 20));
   let before = Number.MAX_SAFE_INTEGER;
   let beforeId = "~";
@@ -47,12 +50,19 @@ export async function listExecutions(journal: JournalStore, opts: { status?: str
     before = Number(m[1]);
     beforeId = m[2]!;
   }
-  const rows = await journal.executions({ before, beforeId, status: opts.status, action: opts.action, limit: limit + 1 });
+  const rows = await journal.executions({
+    before,
+    beforeId,
+    status: opts.status,
+    action: opts.action,
+    limit: limit + 1,
+  });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
     items: page.map(view),
-    nextCursor: rows.length > limit && last ? Buffer.from(`${last.createdAt}:${last.intentId}`).toString("base64url") : null,
+    nextCursor:
+      rows.length > limit && last ? Buffer.from(`${last.createdAt}:${last.intentId}`).toString("base64url") : null,
   };
 }
 
@@ -70,8 +80,18 @@ export function limitsView(config: Config | undefined) {
   };
 }
 
-export async function spending(journal: JournalStore, config: Config | undefined, configIssues: ConfigIssue[] | undefined, now: number) {
-  const [usage, reservedToday, reserved, refunded] = await Promise.all([journal.usage(now), journal.reserved(now), journal.reserved(), journal.refundedTotal()]);
+export async function spending(
+  journal: JournalStore,
+  config: Config | undefined,
+  configIssues: ConfigIssue[] | undefined,
+  now: number,
+) {
+  const [usage, reservedToday, reserved, refunded] = await Promise.all([
+    journal.usage(now),
+    journal.reserved(now),
+    journal.reserved(),
+    journal.refundedTotal(),
+  ]);
   const limits = config?.limits;
   const fmt = formatDecimal;
   return {
@@ -83,7 +103,8 @@ export async function spending(journal: JournalStore, config: Config | undefined
     remainingToday: limits ? fmt(limits.maxPerDay > usage.day ? limits.maxPerDay - usage.day : 0n) : null,
     spentTotal: fmt(usage.total),
     refundsCredited: fmt(refunded),
-    remainingTotal: limits?.maxTotal !== undefined ? fmt(limits.maxTotal > usage.total ? limits.maxTotal - usage.total : 0n) : null,
+    remainingTotal:
+      limits?.maxTotal !== undefined ? fmt(limits.maxTotal > usage.total ? limits.maxTotal - usage.total : 0n) : null,
     ...(configIssues ? { configIssues } : {}),
   };
 }
@@ -107,8 +128,19 @@ export function executionPatch(intent: Intent, e: Execution, now: number): Inten
 export function paidCallOf(intent: Intent, callId?: string): PaidCall {
   if (intent.state !== "executed" || !intent.executionId) {
     const error = intent.error;
-    if (error) throw new PaidActionError(error.code, error.message, { intentId: intent.intentId, ...(error.context ?? {}) }, error.retryable ?? false);
-    throw new PaidActionError("outcome_unknown", `intent ${intent.intentId} stopped in state ${intent.state}`, { intentId: intent.intentId }, true);
+    if (error)
+      throw new PaidActionError(
+        error.code,
+        error.message,
+        { intentId: intent.intentId, ...(error.context ?? {}) },
+        error.retryable ?? false,
+      );
+    throw new PaidActionError(
+      "outcome_unknown",
+      `intent ${intent.intentId} stopped in state ${intent.state}`,
+      { intentId: intent.intentId },
+      true,
+    );
   }
   const amount = formatDecimal(intent.amount!);
   return {
@@ -120,6 +152,6 @@ export function paidCallOf(intent: Intent, callId?: string): PaidCall {
     quote: { quoteId: intent.quoteId!, amount, currency: "USDC", expiresAt: intent.quote?.expiresAt ?? "" },
     payment: { transaction: intent.paymentTx, amount, currency: "USDC", settlement: intent.settlement },
     ...(intent.attention ? { attention: intent.attention } : {}),
-    ...(callId ?? intent.callId ? { callId: callId ?? intent.callId! } : {}),
+    ...((callId ?? intent.callId) ? { callId: callId ?? intent.callId! } : {}),
   };
 }

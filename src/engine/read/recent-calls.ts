@@ -18,16 +18,33 @@ export interface RecentCall {
   path?: string;
 }
 
-export async function recentCalls(journal: JournalStore, transcripts: Transcripts, limit: number): Promise<RecentCall[]> {
+export async function recentCalls(
+  journal: JournalStore,
+  transcripts: Transcripts,
+  limit: number,
+): Promise<RecentCall[]> {
   const here = hostname();
   const byId = new Map<string, RecentCall & { ms: number }>();
   for (const r of await journal.transcriptIndex(limit)) {
     const path = transcripts.pathOf(r.callId);
     const local = r.host === here && existsSync(path);
-    byId.set(r.callId, { callId: r.callId, at: new Date(r.createdAt).toISOString(), host: r.host, ...(local ? { path } : {}), ms: r.createdAt });
+    byId.set(r.callId, {
+      callId: r.callId,
+      at: new Date(r.createdAt).toISOString(),
+      host: r.host,
+      ...(local ? { path } : {}),
+      ms: r.createdAt,
+    });
   }
   for (const f of transcripts.list(limit)) {
-    if (!byId.has(f.callId)) byId.set(f.callId, { callId: f.callId, at: f.modifiedAt, host: here, path: f.path, ms: Date.parse(f.modifiedAt) });
+    if (!byId.has(f.callId))
+      byId.set(f.callId, {
+        callId: f.callId,
+        at: f.modifiedAt,
+        host: here,
+        path: f.path,
+        ms: Date.parse(f.modifiedAt),
+      });
   }
   return [...byId.values()]
     .sort((a, b) => b.ms - a.ms || (a.callId < b.callId ? 1 : -1))

@@ -32,7 +32,12 @@ export interface DaySpendView {
 }
 
 /** Each action's spend, and the last `days` UTC days' (today included, oldest first, every day listed). */
-export async function spendingBreakdown(journal: JournalStore, config: Config | undefined, now: number, days = 14): Promise<{ byAction: ActionSpendView[]; days: DaySpendView[] }> {
+export async function spendingBreakdown(
+  journal: JournalStore,
+  config: Config | undefined,
+  now: number,
+  days = 14,
+): Promise<{ byAction: ActionSpendView[]; days: DaySpendView[] }> {
   const today = Math.floor(now / DAY_MS);
   const first = today - (days - 1);
   const [actions, perDay] = await Promise.all([journal.spendingByAction(now), journal.spendingByDay(first * DAY_MS)]);

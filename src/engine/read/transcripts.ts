@@ -9,7 +9,14 @@
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 
-const SECRET_HEADERS = new Set(["authorization", "x-payment-proof", "payment-signature", "x-payment", "proxy-authorization", "cookie"]);
+const SECRET_HEADERS = new Set([
+  "authorization",
+  "x-payment-proof",
+  "payment-signature",
+  "x-payment",
+  "proxy-authorization",
+  "cookie",
+]);
 const SECRET_FIELDS = new Set(["paymentProof", "proof", "apiKey", "secret", "privateKey", "paymentSignature"]);
 const CALL_ID = /^call_[A-Za-z0-9]{1,40}$/;
 
@@ -37,7 +44,10 @@ function mask(value: unknown, strings: string[], depth = 0): unknown {
     return Object.fromEntries(
       Object.entries(value as Record<string, unknown>).map(([k, v]) => {
         strings.push(k);
-        return [k, SECRET_HEADERS.has(k.toLowerCase()) || SECRET_FIELDS.has(k) ? "[redacted]" : mask(v, strings, depth + 1)];
+        return [
+          k,
+          SECRET_HEADERS.has(k.toLowerCase()) || SECRET_FIELDS.has(k) ? "[redacted]" : mask(v, strings, depth + 1),
+        ];
       }),
     );
   }
@@ -50,7 +60,9 @@ function mask(value: unknown, strings: string[], depth = 0): unknown {
 function scrubAndTruncate(value: unknown, scrub: (text: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => scrubAndTruncate(v, scrub));
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [scrub(k), scrubAndTruncate(v, scrub)]));
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [scrub(k), scrubAndTruncate(v, scrub)]),
+    );
   }
   if (typeof value === "string") {
     const text = scrub(value);
@@ -138,7 +150,9 @@ export class Transcripts {
     const all = this.sortedSecrets();
     const joined = all.length > 0 ? strings.join("\u0000") : "";
     const present = all.filter((s) => joined.includes(s));
-    return JSON.stringify(scrubAndTruncate(masked, present.length === 0 ? (t) => t : (t) => scrubWith(present, t))) ?? "null";
+    return (
+      JSON.stringify(scrubAndTruncate(masked, present.length === 0 ? (t) => t : (t) => scrubWith(present, t))) ?? "null"
+    );
   }
 
   /** Replaces every registered secret in plain text (log lines, error messages). */

@@ -7,7 +7,17 @@
  * gives — a refusal is a value, not an exception.
  */
 import { z } from "zod";
-import { ActionDetail, ActionList, Company, Execution, Payment, PrepareResponse, Quote, type ExecutionRequest, type QuoteRequest } from "../../domain/wire.js";
+import {
+  ActionDetail,
+  ActionList,
+  Company,
+  Execution,
+  Payment,
+  PrepareResponse,
+  Quote,
+  type ExecutionRequest,
+  type QuoteRequest,
+} from "../../domain/wire.js";
 import type { Exchange, ServiceClient, ServiceResponse } from "./client.js";
 
 /** What `POST /agent-services/search` answers: items with at least a serviceId, other fields kept. */
@@ -56,11 +66,20 @@ export function serviceApi(client: ServiceClient) {
 
     /** `POST /payments/prepare`: a fresh x402 challenge for a quote. */
     preparePayment(quoteId: string, opts: IntentRequestOptions): Promise<ServiceResponse<PrepareResponse>> {
-      return client.call("POST", "/payments/prepare", { body: { quoteId }, idempotencyKey: opts.idempotencyKey, schema: PrepareResponse, trace: opts.trace, signal: opts.signal });
+      return client.call("POST", "/payments/prepare", {
+        body: { quoteId },
+        idempotencyKey: opts.idempotencyKey,
+        schema: PrepareResponse,
+        trace: opts.trace,
+        signal: opts.signal,
+      });
     },
 
     /** `POST /payments/confirm`: hands a payment proof for a quote to the service (it may settle it). */
-    confirmPayment(req: { quoteId: string; paymentProof: string }, opts: IntentRequestOptions): Promise<ServiceResponse<Payment>> {
+    confirmPayment(
+      req: { quoteId: string; paymentProof: string },
+      opts: IntentRequestOptions,
+    ): Promise<ServiceResponse<Payment>> {
       return client.call("POST", "/payments/confirm", {
         body: { quoteId: req.quoteId, paymentProof: req.paymentProof },
         idempotencyKey: opts.idempotencyKey,
@@ -86,7 +105,10 @@ export function serviceApi(client: ServiceClient) {
     },
 
     /** `GET /executions/{executionId}`: the execution's current record. */
-    getExecution(executionId: string, opts: { trace?: (e: Exchange) => void } = {}): Promise<ServiceResponse<Execution>> {
+    getExecution(
+      executionId: string,
+      opts: { trace?: (e: Exchange) => void } = {},
+    ): Promise<ServiceResponse<Execution>> {
       return client.call("GET", `/executions/${segment(executionId)}`, { schema: Execution, trace: opts.trace });
     },
 

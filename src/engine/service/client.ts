@@ -77,7 +77,12 @@ export interface RequestOptions<T> {
 
 export type ServiceResponse<T> =
   | { ok: true; status: number; body: T; headers: Record<string, string> }
-  | { ok: false; status: number; error: { code: string; message: string; [k: string]: unknown }; headers: Record<string, string> };
+  | {
+      ok: false;
+      status: number;
+      error: { code: string; message: string; [k: string]: unknown };
+      headers: Record<string, string>;
+    };
 
 class TransportError extends Error {
   constructor(
@@ -92,7 +97,8 @@ class TransportError extends Error {
 
 function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
+  for (const [k, v] of Object.entries(h))
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : v;
   return out;
 }
 
@@ -128,11 +134,13 @@ export function scrubDeep(value: unknown, secrets: readonly string[], depth = 0)
   if (depth > 64 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, secrets, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[scrubDeep(k, secrets, depth + 1) as string] = scrubDeep(v, secrets, depth + 1);
+  for (const [k, v] of Object.entries(value as Record<string, unknown>))
+    out[scrubDeep(k, secrets, depth + 1) as string] = scrubDeep(v, secrets, depth + 1);
   return out;
 }
 
-const cancelledError = () => new PaidActionError("cancelled", "the call was cancelled while waiting for the service; nothing was paid");
+const cancelledError = () =>
+  new PaidActionError("cancelled", "the call was cancelled while waiting for the service; nothing was paid");
 
 export type ServiceClient = ReturnType<typeof createServiceClient>;
 
@@ -157,7 +165,8 @@ export function createServiceClient(o: ServiceClientOptions) {
     key: () => (typeof apiKey === "string" ? apiKey : apiKey()),
   };
   return {
-    call: <T>(method: string, path: string, opts: RequestOptions<T>): Promise<ServiceResponse<T>> => call(c, method, path, opts),
+    call: <T>(method: string, path: string, opts: RequestOptions<T>): Promise<ServiceResponse<T>> =>
+      call(c, method, path, opts),
     /** Where the service is now. */
     get baseUrl() {
       return c.base();
@@ -166,7 +175,14 @@ export function createServiceClient(o: ServiceClientOptions) {
 }
 
 /** One HTTP exchange, bounded in time and size; transport failures as TransportError. */
-async function send(c: Client, method: string, path: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined) {
+async function send(
+  c: Client,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal | undefined,
+) {
   const { timeoutMs, dispatcher } = c.o;
   const { request } = await loadUndici();
   const timeout = AbortSignal.timeout(timeoutMs * 2);
@@ -181,7 +197,12 @@ async function send(c: Client, method: string, path: string, headers: Record<str
   }).catch((e: unknown) => {
     if (signal?.aborted) throw cancelledError();
     const err = e as { code?: string; name?: string; message?: string };
-    if (err.code === "UND_ERR_HEADERS_TIMEOUT" || err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
+    if (
+      err.code === "UND_ERR_HEADERS_TIMEOUT" ||
+      err.code === "UND_ERR_BODY_TIMEOUT" ||
+      err.name === "TimeoutError" ||
+      err.name === "AbortError"
+    ) {
       throw new TransportError(`no answer within ${timeoutMs} ms`, "timeout");
     }
     throw new TransportError(`connection failed (${err.code ?? err.name ?? "error"})`, "connection", true);
@@ -196,7 +217,10 @@ async function send(c: Client, method: string, path: string, headers: Record<str
     if (err.code === "UND_ERR_BODY_TIMEOUT" || err.name === "TimeoutError" || err.name === "AbortError") {
       throw new TransportError(`the response did not finish within ${timeoutMs} ms`, "timeout");
     }
-    throw new TransportError(`connection lost while reading the response (${err.code ?? err.name ?? "error"})`, "connection");
+    throw new TransportError(
+      `connection lost while reading the response (${err.code ?? err.name ?? "error"})`,
+      "connection",
+    );
   }
   return { status: res.statusCode, headers: flatHeaders(res.headers), text };
 }
@@ -211,7 +235,12 @@ interface Outgoing {
 
 function outgoing<T>(c: Client, opts: RequestOptions<T>): Outgoing {
   const apiKey = c.key();
-  const headers: Record<string, string> = { authorization: `Bearer ${apiKey}`, accept: "application/json", "user-agent": "paid-actions-mcp", ...(opts.headers ?? {}) };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${apiKey}`,
+    accept: "application/json",
+    "user-agent": "paid-actions-mcp",
+    ...(opts.headers ?? {}),
+  };
   let body: string | undefined;
   if (opts.body !== undefined) {
     body = JSON.stringify(opts.body);
@@ -219,13 +248,24 @@ function outgoing<T>(c: Client, opts: RequestOptions<T>): Outgoing {
   }
   if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
   // The key, the proof it carries, and every other known secret.
-  const carried = Object.entries(headers).filter(([k]) => SECRET_REQUEST_HEADERS.has(k)).map(([, v]) => v);
-  const secrets = [apiKey, ...carried, ...bodySecrets(opts.body), ...(c.o.secrets?.() ?? [])].filter((x) => x.length >= 8);
+  const carried = Object.entries(headers)
+    .filter(([k]) => SECRET_REQUEST_HEADERS.has(k))
+    .map(([, v]) => v);
+  const secrets = [apiKey, ...carried, ...bodySecrets(opts.body), ...(c.o.secrets?.() ?? [])].filter(
+    (x) => x.length >= 8,
+  );
   return { headers, body, apiKey, secrets };
 }
 
 /** One attempt: sent, its body parsed and scrubbed of every secret before anything reads it, and traced. */
-async function attemptOnce<T>(c: Client, attempt: number, method: string, path: string, out: Outgoing, opts: RequestOptions<T>): Promise<{ answer: Answer; noResponse: boolean }> {
+async function attemptOnce<T>(
+  c: Client,
+  attempt: number,
+  method: string,
+  path: string,
+  out: Outgoing,
+  opts: RequestOptions<T>,
+): Promise<{ answer: Answer; noResponse: boolean }> {
   if (c.key() !== out.apiKey) {
     // The service moved and answers to another key (see onUnreachable).
     out.apiKey = c.key();
@@ -265,7 +305,10 @@ async function attemptOnce<T>(c: Client, attempt: number, method: string, path: 
   };
   c.o.onExchange?.(exchange);
   opts.trace?.(exchange);
-  return { answer: transport ? { transport } : { ...result!, parsed, parseFailed }, noResponse: transport?.noResponse ?? false };
+  return {
+    answer: transport ? { transport } : { ...result!, parsed, parseFailed },
+    noResponse: transport?.noResponse ?? false,
+  };
 }
 
 /** A request with its retries (retry.ts decides each), always with the same Idempotency-Key. */

@@ -20,7 +20,17 @@ export type Answer =
   | { status: number; headers: Record<string, string>; text: string; parsed: unknown; parseFailed: boolean };
 
 export type Verdict<T> =
-  | { kind: "done"; response: { ok: true; status: number; body: T; headers: Record<string, string> } | { ok: false; status: number; error: { code: string; message: string; [k: string]: unknown }; headers: Record<string, string> } }
+  | {
+      kind: "done";
+      response:
+        | { ok: true; status: number; body: T; headers: Record<string, string> }
+        | {
+            ok: false;
+            status: number;
+            error: { code: string; message: string; [k: string]: unknown };
+            headers: Record<string, string>;
+          };
+    }
   | { kind: "retry"; problem: string; retryAfterMs?: number }
   | { kind: "fail"; error: PaidActionError };
 
@@ -37,25 +47,53 @@ export function classify<T>(a: Answer, o: { what: string; schema: z.ZodType<T>; 
   if ("transport" in a) return { kind: "retry", problem: a.transport.message };
   const { status, headers } = a;
   if (status === 429 || status >= 500) {
-    const code = a.parsed !== undefined && ErrorBody.safeParse(a.parsed).success ? ` ${(a.parsed as ErrorBody).error.code}` : "";
-    return { kind: "retry", problem: `HTTP ${status}${code}`, retryAfterMs: retryAfterMs(headers["retry-after"], o.now) };
+    const code =
+      a.parsed !== undefined && ErrorBody.safeParse(a.parsed).success ? ` ${(a.parsed as ErrorBody).error.code}` : "";
+    return {
+      kind: "retry",
+      problem: `HTTP ${status}${code}`,
+      retryAfterMs: retryAfterMs(headers["retry-after"], o.now),
+    };
   }
   if (status >= 300 && status < 400) {
     const to = headers.location ? ` to ${headers.location.slice(0, 200)}` : "";
-    return { kind: "fail", error: new PaidActionError("service_error", `the service answered ${o.what} with a redirect (HTTP ${status}${to}); redirects are not followed`, { status }) };
+    return {
+      kind: "fail",
+      error: new PaidActionError(
+        "service_error",
+        `the service answered ${o.what} with a redirect (HTTP ${status}${to}); redirects are not followed`,
+        { status },
+      ),
+    };
   }
   // A truncated or garbled body on a state-changing call: the same key makes a retry safe.
-  if (a.parseFailed || (a.text.length === 0 && status !== 204)) return { kind: "retry", problem: `HTTP ${status} with ${a.parseFailed ? "a body that is not JSON" : "an empty body"}` };
+  if (a.parseFailed || (a.text.length === 0 && status !== 204))
+    return {
+      kind: "retry",
+      problem: `HTTP ${status} with ${a.parseFailed ? "a body that is not JSON" : "an empty body"}`,
+    };
   if (status >= 200 && status < 300) {
     const valid = o.schema.safeParse(a.parsed);
     if (valid.success) return { kind: "done", response: { ok: true, status, body: valid.data, headers } };
     const first = valid.error.issues[0];
     const where = first ? `${first.path.join(".") || "(root)"}: ${first.message}` : "invalid";
-    return { kind: "fail", error: new PaidActionError("service_error", `the service's answer to ${o.what} does not match the v1 interface: ${where}`, { status }) };
+    return {
+      kind: "fail",
+      error: new PaidActionError(
+        "service_error",
+        `the service's answer to ${o.what} does not match the v1 interface: ${where}`,
+        { status },
+      ),
+    };
   }
   const err = ErrorBody.safeParse(a.parsed);
-  const error = err.success ? (err.data.error as { code: string; message: string }) : { code: `http_${status}`, message: `HTTP ${status} without a v1 error body` };
-  return { kind: "done", response: { ok: false, status, error: { ...error, message: String(error.message).slice(0, 500) }, headers } };
+  const error = err.success
+    ? (err.data.error as { code: string; message: string })
+    : { code: `http_${status}`, message: `HTTP ${status} without a v1 error body` };
+  return {
+    kind: "done",
+    response: { ok: false, status, error: { ...error, message: String(error.message).slice(0, 500) }, headers },
+  };
 }
 
 /**

@@ -10,15 +10,28 @@ export function registerGetCompanyTool(tools: MirrorTools, ctx: McpContext): voi
   addMirrorTool(tools, ctx, {
     name: "get_company",
     title: "Get a company",
-    description: "The company record (formation status, provider references, documents) of a company formed with companies_create.",
-    schema: z.strictObject({ companyId: z.string().min(1).max(128).regex(/^[A-Za-z0-9_-]+$/) }),
+    description:
+      "The company record (formation status, provider references, documents) of a company formed with companies_create.",
+    schema: z.strictObject({
+      companyId: z
+        .string()
+        .min(1)
+        .max(128)
+        .regex(/^[A-Za-z0-9_-]+$/),
+    }),
     run: async (args: { companyId: string }, { pa }) => {
       const client = requireClient(pa);
       const res = await serviceApi(client).getCompany(args.companyId);
       if (!res.ok) {
-        throw new PaidActionError(res.status === 404 ? "not_found" : "service_error", `company ${args.companyId}: HTTP ${res.status} ${res.error.code}: ${res.error.message}`);
+        throw new PaidActionError(
+          res.status === 404 ? "not_found" : "service_error",
+          `company ${args.companyId}: HTTP ${res.status} ${res.error.code}: ${res.error.message}`,
+        );
       }
-      return ok({ ...res.body, ...(sandbox ? { sandbox: true } : {}) }, `Company ${res.body.name} is ${res.body.formationStatus}.`);
+      return ok(
+        { ...res.body, ...(sandbox ? { sandbox: true } : {}) },
+        `Company ${res.body.name} is ${res.body.formationStatus}.`,
+      );
     },
   });
 }

@@ -10,12 +10,19 @@ export function registerGetExecutionTool(tools: MirrorTools, ctx: McpContext): v
   addMirrorTool(tools, ctx, {
     name: "get_execution",
     title: "Get an execution",
-    description: "An execution this server paid for, from its journal, refreshed from the service: status, output, refund.",
+    description:
+      "An execution this server paid for, from its journal, refreshed from the service: status, output, refund.",
     schema: z.strictObject({ executionId: z.string().min(1).max(128) }),
     run: async (args: { executionId: string }, { pa }) => {
       const view = await pa.engine.getExecution(args.executionId, true);
-      if (!view) throw new PaidActionError("not_found", `no execution ${args.executionId} in this server's journal`, { executionId: args.executionId });
-      return ok({ ...view, resourceUri: executionUri(args.executionId), ...(sandbox ? { sandbox: true } : {}) }, `Execution ${args.executionId} (${view.action}) is ${view.status}.`);
+      if (!view)
+        throw new PaidActionError("not_found", `no execution ${args.executionId} in this server's journal`, {
+          executionId: args.executionId,
+        });
+      return ok(
+        { ...view, resourceUri: executionUri(args.executionId), ...(sandbox ? { sandbox: true } : {}) },
+        `Execution ${args.executionId} (${view.action}) is ${view.status}.`,
+      );
     },
   });
 }

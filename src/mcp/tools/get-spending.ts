@@ -9,11 +9,15 @@ export function registerGetSpendingTool(tools: MirrorTools, ctx: McpContext): vo
   addMirrorTool(tools, ctx, {
     name: "get_spending",
     title: "Get spending and limits",
-    description: "The human's limits, what was spent and reserved in the rolling 24 h window and in total, and what remains.",
+    description:
+      "The human's limits, what was spent and reserved in the rolling 24 h window and in total, and what remains.",
     schema: z.strictObject({}),
     run: async (_args: Record<string, never>, { pa }) => {
       const s = await pa.engine.spending();
-      return ok({ ...s, ...(sandbox ? { sandbox: true } : {}) }, `Spent ${s.spentLast24h} USDC in the last 24 h (${s.reserved} reserved); ${s.remainingToday ?? "?"} USDC left today.`);
+      return ok(
+        { ...s, ...(sandbox ? { sandbox: true } : {}) },
+        `Spent ${s.spentLast24h} USDC in the last 24 h (${s.reserved} reserved); ${s.remainingToday ?? "?"} USDC left today.`,
+      );
     },
   });
 }

@@ -9,7 +9,8 @@ export function registerListExecutionsTool(tools: MirrorTools, ctx: McpContext):
   addMirrorTool(tools, ctx, {
     name: "list_executions",
     title: "List executions",
-    description: "Executions this server paid for, newest first, from its journal. Filter by status or action; page with cursor.",
+    description:
+      "Executions this server paid for, newest first, from its journal. Filter by status or action; page with cursor.",
     schema: z.strictObject({
       status: z.enum(["pending", "processing", "completed", "failed", "refunded"]).optional(),
       action: z.string().max(100).optional(),
@@ -18,7 +19,10 @@ export function registerListExecutionsTool(tools: MirrorTools, ctx: McpContext):
     }),
     run: async (args: { status?: string; action?: string; limit?: number; cursor?: string }, { pa }) => {
       const page = await pa.engine.listExecutions(args);
-      return ok({ ...page, ...(sandbox ? { sandbox: true } : {}) }, `${page.items.length} execution(s)${page.nextCursor ? "; more with nextCursor" : ""}.`);
+      return ok(
+        { ...page, ...(sandbox ? { sandbox: true } : {}) },
+        `${page.items.length} execution(s)${page.nextCursor ? "; more with nextCursor" : ""}.`,
+      );
     },
   });
 }

@@ -49,7 +49,13 @@ export function addMirrorTool(tools: MirrorTools, ctx: McpContext, spec: MirrorT
         title,
         description: description + (ctx.sandbox ? " (sandbox)" : ""),
         inputSchema: jsonSchema(schema),
-        annotations: { title, readOnlyHint: readOnly, destructiveHint: false, idempotentHint: true, openWorldHint: spec.openWorld ?? !readOnly },
+        annotations: {
+          title,
+          readOnlyHint: readOnly,
+          destructiveHint: false,
+          idempotentHint: true,
+          openWorldHint: spec.openWorld ?? !readOnly,
+        },
       });
     },
   });
@@ -59,12 +65,27 @@ export function addMirrorTool(tools: MirrorTools, ctx: McpContext, spec: MirrorT
  * Runs a mirror tool on the arguments of a tools/call, once the runtime has started; bad
  * arguments and failures are refusals.
  */
-export async function callMirrorTool(ctx: McpContext, m: MirrorTool, args: unknown, rctx: RequestCtx): Promise<CallToolResult> {
+export async function callMirrorTool(
+  ctx: McpContext,
+  m: MirrorTool,
+  args: unknown,
+  rctx: RequestCtx,
+): Promise<CallToolResult> {
   const name = m.tool.name;
   const parsed = m.schema.safeParse(args ?? {});
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 10).map((x) => ({ path: x.path.join(".") || "(arguments)", message: x.message.slice(0, 200) }));
-    return failure(new PaidActionError("invalid_input", `invalid arguments for ${name}: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, { issues }), ctx.sandbox, ctx.scrub);
+    const issues = parsed.error.issues
+      .slice(0, 10)
+      .map((x) => ({ path: x.path.join(".") || "(arguments)", message: x.message.slice(0, 200) }));
+    return failure(
+      new PaidActionError(
+        "invalid_input",
+        `invalid arguments for ${name}: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+        { issues },
+      ),
+      ctx.sandbox,
+      ctx.scrub,
+    );
   }
   try {
     return await m.run(parsed.data, { pa: await ctx.runtime(), rctx });
@@ -75,6 +96,7 @@ export async function callMirrorTool(ctx: McpContext, m: MirrorTool, args: unkno
 
 /** The service client, or config_invalid when the configuration left the server without one. */
 export function requireClient(pa: McpPaidActions): ServiceClient {
-  if (!pa.client) throw new PaidActionError("config_invalid", "the configuration is invalid; see get_spending's configIssues", {});
+  if (!pa.client)
+    throw new PaidActionError("config_invalid", "the configuration is invalid; see get_spending's configIssues", {});
   return pa.client;
 }

@@ -11,11 +11,22 @@ export function registerQuoteActionTool(tools: MirrorTools, ctx: McpContext): vo
   addMirrorTool(tools, ctx, {
     name: "quote_action",
     title: "Quote an action (free)",
-    description: "Prices an intent without paying: the service's quote, and whether the human's limits allow paying it now (or need an approval). Pays nothing.",
-    schema: z.strictObject({ action: z.string().min(1).max(100).describe("Service action, e.g. servers.provision"), input: z.record(z.string(), z.unknown()), budget: Budget.optional() }),
-    run: async (args: { action: string; input: Record<string, unknown>; budget?: { amount: string; currency: string } }, { pa }) => {
+    description:
+      "Prices an intent without paying: the service's quote, and whether the human's limits allow paying it now (or need an approval). Pays nothing.",
+    schema: z.strictObject({
+      action: z.string().min(1).max(100).describe("Service action, e.g. servers.provision"),
+      input: z.record(z.string(), z.unknown()),
+      budget: Budget.optional(),
+    }),
+    run: async (
+      args: { action: string; input: Record<string, unknown>; budget?: { amount: string; currency: string } },
+      { pa },
+    ) => {
       const q = await pa.engine.quote(args);
-      return ok({ ...q, tool: toolNameFor(args.action), ...(sandbox ? { sandbox: true } : {}) }, `${args.action} costs ${q.amount} USDC (quote ${q.quoteId}, expires ${q.expiresAt}). ${q.payable ? (q.needsApproval ? "Within limits, but a human must approve it." : "Within limits.") : `Not payable: ${q.refusal?.message}`}`);
+      return ok(
+        { ...q, tool: toolNameFor(args.action), ...(sandbox ? { sandbox: true } : {}) },
+        `${args.action} costs ${q.amount} USDC (quote ${q.quoteId}, expires ${q.expiresAt}). ${q.payable ? (q.needsApproval ? "Within limits, but a human must approve it." : "Within limits.") : `Not payable: ${q.refusal?.message}`}`,
+      );
     },
   });
 }

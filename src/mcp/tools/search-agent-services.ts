@@ -10,20 +10,30 @@ export function registerSearchAgentServicesTool(tools: MirrorTools, ctx: McpCont
   addMirrorTool(tools, ctx, {
     name: "search_agent_services",
     title: "Search agent services",
-    description: "Searches the service's marketplace of agent services by task type, price band and guarantees (free). Hire one with agent_services_purchase.",
+    description:
+      "Searches the service's marketplace of agent services by task type, price band and guarantees (free). Hire one with agent_services_purchase.",
     schema: z.strictObject({
       taskType: z.string().max(64).optional(),
       query: z.string().max(200).optional(),
       priceBand: z.strictObject({ min: z.string().max(40).optional(), max: z.string().max(40).optional() }).optional(),
-      guarantees: z.strictObject({ refundOnFailure: z.boolean().optional(), maxDeliverySeconds: z.int().min(1).optional() }).optional(),
+      guarantees: z
+        .strictObject({ refundOnFailure: z.boolean().optional(), maxDeliverySeconds: z.int().min(1).optional() })
+        .optional(),
       limit: z.int().min(1).max(50).optional(),
     }),
     openWorld: true,
     run: async (args: Record<string, unknown>, { pa }) => {
       const client = requireClient(pa);
       const res = await serviceApi(client).searchAgentServices(args);
-      if (!res.ok) throw new PaidActionError(res.status === 400 ? "invalid_input" : "service_error", `search refused (HTTP ${res.status} ${res.error.code}): ${res.error.message}`);
-      return ok({ ...res.body, ...(sandbox ? { sandbox: true } : {}) }, `${res.body.items.length} agent service(s) found.`);
+      if (!res.ok)
+        throw new PaidActionError(
+          res.status === 400 ? "invalid_input" : "service_error",
+          `search refused (HTTP ${res.status} ${res.error.code}): ${res.error.message}`,
+        );
+      return ok(
+        { ...res.body, ...(sandbox ? { sandbox: true } : {}) },
+        `${res.body.items.length} agent service(s) found.`,
+      );
     },
   });
 }

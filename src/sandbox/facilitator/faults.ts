@@ -82,7 +82,8 @@ export class FacilitatorFaults {
         return signature;
       },
       confirmTransaction: async (signature, network) => {
-        if (this.unconfirmed.delete(signature)) throw new Error(`confirmation of ${signature} timed out (sandbox fault)`);
+        if (this.unconfirmed.delete(signature))
+          throw new Error(`confirmation of ${signature} timed out (sandbox fault)`);
         return signer.confirmTransaction(signature, network);
       },
     };

@@ -65,10 +65,16 @@ export function createHttpHandler(o: HttpOptions) {
     try {
       if (draining) {
         req.resume();
-        throw new ApiError(503, "unavailable", "the service is shutting down; retry with the same Idempotency-Key", {}, {
-          "Retry-After": "1",
-          Connection: "close",
-        });
+        throw new ApiError(
+          503,
+          "unavailable",
+          "the service is shutting down; retry with the same Idempotency-Key",
+          {},
+          {
+            "Retry-After": "1",
+            Connection: "close",
+          },
+        );
       }
       const url = new URL(req.url ?? "/", "http://sandbox.invalid");
       const method = req.method ?? "GET";
@@ -76,7 +82,8 @@ export function createHttpHandler(o: HttpOptions) {
         return await handleSolana(o.ledger, takeRpcToken, req, res, requestId);
       }
       if (url.pathname === "/health") return send(res, { status: 200, body: { ok: true } });
-      if (!url.pathname.startsWith("/v1/")) throw new ApiError(404, "not_found", `no such path ${url.pathname}; the API lives under /v1`);
+      if (!url.pathname.startsWith("/v1/"))
+        throw new ApiError(404, "not_found", `no such path ${url.pathname}; the API lives under /v1`);
       const path = url.pathname.slice(3);
 
       const tenant = authenticate(req.headers.authorization);
@@ -84,17 +91,35 @@ export function createHttpHandler(o: HttpOptions) {
         // Key guessing is throttled too, per client address.
         const wait = takeToken(`anon:${req.socket.remoteAddress ?? "?"}`);
         if (wait > 0) {
-          throw new ApiError(429, "rate_limited", `too many unauthenticated requests; retry after ${wait} s`, { retryAfter: wait }, { "Retry-After": String(wait) });
+          throw new ApiError(
+            429,
+            "rate_limited",
+            `too many unauthenticated requests; retry after ${wait} s`,
+            { retryAfter: wait },
+            { "Retry-After": String(wait) },
+          );
         }
-        throw new ApiError(401, "unauthorized", "missing or unknown API key: send Authorization: Bearer <API_KEY>", {}, {
-          "WWW-Authenticate": 'Bearer realm="paid-actions-sandbox"',
-        });
+        throw new ApiError(
+          401,
+          "unauthorized",
+          "missing or unknown API key: send Authorization: Bearer <API_KEY>",
+          {},
+          {
+            "WWW-Authenticate": 'Bearer realm="paid-actions-sandbox"',
+          },
+        );
       }
       const wait = takeToken(tenant);
       if (wait > 0) {
-        throw new ApiError(429, "rate_limited", `too many requests for this API key; retry after ${wait} s`, { retryAfter: wait }, {
-          "Retry-After": String(wait),
-        });
+        throw new ApiError(
+          429,
+          "rate_limited",
+          `too many requests for this API key; retry after ${wait} s`,
+          { retryAfter: wait },
+          {
+            "Retry-After": String(wait),
+          },
+        );
       }
 
       let route: Route | undefined;
@@ -111,7 +136,8 @@ export function createHttpHandler(o: HttpOptions) {
 
       const { body, raw } = await readJsonBody(req, method);
       const ctx: Ctx = { requestId, tenant, method, path: url.pathname, req, body, rawBody: raw };
-      if (route.mutating) return send(res, await withIdempotency(o, ctx, inflight, () => route!.handler(ctx, params)), requestId);
+      if (route.mutating)
+        return send(res, await withIdempotency(o, ctx, inflight, () => route!.handler(ctx, params)), requestId);
       return send(res, await route.handler(ctx, params), requestId);
     } catch (e) {
       return send(res, errorReply(e, requestId, o.log), requestId);
@@ -149,9 +175,17 @@ async function handleSolana(
   };
   const caller = `rpc:${req.socket.remoteAddress ?? "?"}`;
   const limited = (wait: number) =>
-    reply(429, { jsonrpc: "2.0", id: null, error: { code: -32005, message: `Too many requests: retry after ${wait} s`, data: { retryAfter: wait } } }, {
-      "Retry-After": String(wait),
-    });
+    reply(
+      429,
+      {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32005, message: `Too many requests: retry after ${wait} s`, data: { retryAfter: wait } },
+      },
+      {
+        "Retry-After": String(wait),
+      },
+    );
   const wait = takeToken(caller);
   if (wait > 0) {
     req.resume();
@@ -166,7 +200,11 @@ async function handleSolana(
     body = (await readJsonBody(req, "POST")).body;
   } catch (e) {
     const tooLarge = e instanceof ApiError && e.status === 413;
-    return reply(tooLarge ? 413 : 200, { jsonrpc: "2.0", id: null, error: { code: -32700, message: tooLarge ? "Request too large" : "Parse error" } });
+    return reply(tooLarge ? 413 : 200, {
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32700, message: tooLarge ? "Request too large" : "Parse error" },
+    });
   }
   // A batch costs one token per call; the first was taken above.
   const extra = Array.isArray(body) ? Math.min(body.length, 100) - 1 : 0;

@@ -51,7 +51,12 @@ function storable(reply: Reply): boolean {
  * in it belongs to a request that died (a crash, or a write that failed while storing its
  * outcome): the same request may take it over.
  */
-export async function withIdempotency(o: IdempotencyStore, ctx: IdempotentRequest, inflight: Set<string>, run: () => Reply | Promise<Reply>): Promise<Reply> {
+export async function withIdempotency(
+  o: IdempotencyStore,
+  ctx: IdempotentRequest,
+  inflight: Set<string>,
+  run: () => Reply | Promise<Reply>,
+): Promise<Reply> {
   const key = ctx.req.headers["idempotency-key"];
   if (key === undefined) return run();
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
@@ -69,23 +74,41 @@ export async function withIdempotency(o: IdempotencyStore, ctx: IdempotentReques
   // Check and claim in one synchronous transaction, before the first await.
   const claim = o.db.transaction((): IdemRow | undefined => {
     const row = o.db
-      .prepare(`SELECT fingerprint, state, status, headers, body, created_at FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
+      .prepare(
+        `SELECT fingerprint, state, status, headers, body, created_at FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
+      )
       .get(id) as (IdemRow & { created_at: number }) | undefined;
-    const stale = row !== undefined && row.state === "running" && !inflight.has(flightKey) && row.fingerprint === fingerprint;
+    const stale =
+      row !== undefined && row.state === "running" && !inflight.has(flightKey) && row.fingerprint === fingerprint;
     if (row && !stale && row.created_at > o.now() - IDEMPOTENCY_TTL_MS) return row;
-    if (row) o.db.prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`).run(id);
+    if (row)
+      o.db
+        .prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
+        .run(id);
     o.db
-      .prepare(`INSERT INTO idempotency (tenant, key, method, path, fingerprint, state, created_at) VALUES (@tenant, @key, @method, @path, @fingerprint, 'running', @now)`)
+      .prepare(
+        `INSERT INTO idempotency (tenant, key, method, path, fingerprint, state, created_at) VALUES (@tenant, @key, @method, @path, @fingerprint, 'running', @now)`,
+      )
       .run({ ...id, fingerprint, now: o.now() });
     return undefined;
   })();
 
   if (claim) {
     if (claim.fingerprint !== fingerprint) {
-      throw new ApiError(422, "idempotency_key_reused", "this Idempotency-Key was used with a different request; use a new key for a new intent");
+      throw new ApiError(
+        422,
+        "idempotency_key_reused",
+        "this Idempotency-Key was used with a different request; use a new key for a new intent",
+      );
     }
     if (claim.state === "running") {
-      throw new ApiError(409, "idempotency_in_progress", "a request with this Idempotency-Key is still running; retry shortly", {}, { "Retry-After": "1" });
+      throw new ApiError(
+        409,
+        "idempotency_in_progress",
+        "a request with this Idempotency-Key is still running; retry shortly",
+        {},
+        { "Retry-After": "1" },
+      );
     }
     return {
       status: claim.status!,
@@ -106,10 +129,19 @@ export async function withIdempotency(o: IdempotencyStore, ctx: IdempotentReques
   try {
     if (storable(reply)) {
       o.db
-        .prepare(`UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
-        .run({ ...id, status: reply.status, headers: JSON.stringify(reply.headers ?? {}), body: JSON.stringify(reply.body) });
+        .prepare(
+          `UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
+        )
+        .run({
+          ...id,
+          status: reply.status,
+          headers: JSON.stringify(reply.headers ?? {}),
+          body: JSON.stringify(reply.body),
+        });
     } else {
-      o.db.prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`).run(id);
+      o.db
+        .prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
+        .run(id);
     }
   } catch (e) {
     // The row stays 'running' without an owner: a retry with the same key takes it over.

@@ -20,7 +20,13 @@ export interface Reply {
 export function errorReply(e: unknown, requestId: string, log: (line: string) => void): Reply {
   const sqliteCode = (e as { code?: unknown })?.code;
   if (sqliteCode === "SQLITE_BUSY" || sqliteCode === "SQLITE_LOCKED") {
-    e = new ApiError(503, "unavailable", "the service's storage is busy; retry with the same Idempotency-Key", {}, { "Retry-After": "1" });
+    e = new ApiError(
+      503,
+      "unavailable",
+      "the service's storage is busy; retry with the same Idempotency-Key",
+      {},
+      { "Retry-After": "1" },
+    );
   }
   if (e instanceof ApiError) {
     return {
@@ -32,7 +38,13 @@ export function errorReply(e: unknown, requestId: string, log: (line: string) =>
   log(`internal error on ${requestId}: ${(e as Error)?.stack ?? String(e)}`);
   return {
     status: 500,
-    body: { error: { code: "internal_error" satisfies ErrorCode, message: "internal error; nothing was half-written, retry with the same key", requestId } },
+    body: {
+      error: {
+        code: "internal_error" satisfies ErrorCode,
+        message: "internal error; nothing was half-written, retry with the same key",
+        requestId,
+      },
+    },
   };
 }
 
@@ -53,7 +65,9 @@ export async function readJsonBody(req: IncomingMessage, method: string): Promis
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > MAX_BODY_BYTES) {
     req.resume();
-    throw new ApiError(413, "payload_too_large", `request bodies are limited to ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES });
+    throw new ApiError(413, "payload_too_large", `request bodies are limited to ${MAX_BODY_BYTES} bytes`, {
+      limit: MAX_BODY_BYTES,
+    });
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -61,14 +75,20 @@ export async function readJsonBody(req: IncomingMessage, method: string): Promis
     size += chunk.length;
     if (size > MAX_BODY_BYTES) {
       req.resume();
-      throw new ApiError(413, "payload_too_large", `request bodies are limited to ${MAX_BODY_BYTES} bytes`, { limit: MAX_BODY_BYTES });
+      throw new ApiError(413, "payload_too_large", `request bodies are limited to ${MAX_BODY_BYTES} bytes`, {
+        limit: MAX_BODY_BYTES,
+      });
     }
     chunks.push(chunk);
   }
   if (size === 0) return { body: method === "GET" || method === "DELETE" ? undefined : {}, raw: "" };
   const type = (req.headers["content-type"] ?? "").toLowerCase();
   if (!/^application\/json\s*(;|$)/.test(type)) {
-    throw new ApiError(415, "unsupported_media_type", "request bodies must be JSON, sent with Content-Type: application/json");
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      "request bodies must be JSON, sent with Content-Type: application/json",
+    );
   }
   let raw: string;
   try {
@@ -99,7 +119,8 @@ export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;

@@ -46,24 +46,28 @@ function header(req: IncomingMessage, name: string): string | undefined {
 function sandboxControls(req: IncomingMessage): { outcome: Outcome; delayMs?: number } {
   const outcomeHeader = header(req, "x-sandbox-outcome");
   if (outcomeHeader !== undefined && outcomeHeader !== "fail" && outcomeHeader !== "succeed") {
-    throw invalidRequest("X-Sandbox-Outcome must be 'fail' or 'succeed'", [{ path: "header.X-Sandbox-Outcome", message: "fail or succeed" }]);
+    throw invalidRequest("X-Sandbox-Outcome must be 'fail' or 'succeed'", [
+      { path: "header.X-Sandbox-Outcome", message: "fail or succeed" },
+    ]);
   }
   const delayHeader = header(req, "x-sandbox-delay-ms");
   let delayMs: number | undefined;
   if (delayHeader !== undefined) {
     delayMs = Number(delayHeader);
     if (!/^\d{1,7}$/.test(delayHeader) || delayMs > 3_600_000) {
-      throw invalidRequest("X-Sandbox-Delay-Ms must be an integer 0-3600000", [{ path: "header.X-Sandbox-Delay-Ms", message: "0-3600000" }]);
+      throw invalidRequest("X-Sandbox-Delay-Ms must be an integer 0-3600000", [
+        { path: "header.X-Sandbox-Delay-Ms", message: "0-3600000" },
+      ]);
     }
   }
   return { outcome: outcomeHeader === "fail" ? "fail" : "succeed", delayMs };
 }
 
 export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[] {
-
   /** POST /executions and the paid dedicated endpoints share this. */
   const execute = async (ctx: Ctx, action: string, input: Record<string, unknown>): Promise<Reply> => {
-    const proof = header(ctx.req, "x-payment-proof") ?? header(ctx.req, "payment-signature") ?? header(ctx.req, "x-payment");
+    const proof =
+      header(ctx.req, "x-payment-proof") ?? header(ctx.req, "payment-signature") ?? header(ctx.req, "x-payment");
     const { execution, payment } = await service.createExecution(ctx.tenant, {
       action,
       input,
@@ -71,7 +75,12 @@ export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[
       proof,
       ...sandboxControls(ctx.req),
     });
-    const settle = { success: true, transaction: payment.transaction_sig, network: service.paymentView(payment).network, payer: payment.payer };
+    const settle = {
+      success: true,
+      transaction: payment.transaction_sig,
+      network: service.paymentView(payment).network,
+      payer: payment.payer,
+    };
     return {
       status: 201,
       body: execution,
@@ -100,7 +109,11 @@ export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[
     r("POST", "/quotes", (ctx) => {
       const body = ctx.body as { budget?: { currency?: unknown } } | undefined;
       if (body?.budget && typeof body.budget.currency === "string" && body.budget.currency !== "USDC") {
-        throw new ApiError(400, "unsupported_currency", `budget.currency ${JSON.stringify(body.budget.currency)} is not supported; use USDC`);
+        throw new ApiError(
+          400,
+          "unsupported_currency",
+          `budget.currency ${JSON.stringify(body.budget.currency)} is not supported; use USDC`,
+        );
       }
       const q = parse(QuoteRequest, ctx.body, "quote request");
       return { status: 201, body: service.createQuote(ctx.tenant, q.action, q.input, q.budget).view };
@@ -146,10 +159,15 @@ export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[
     }),
     r("POST", "/domains/register", dedicated("domains.register")),
     r("POST", "/storage/purchase", dedicated("storage.purchase")),
-    r("POST", "/agent-services/search", (ctx) => ({
-      status: 200,
-      body: searchAgentServices(parse(AgentServicesSearch, ctx.body, "search request")),
-    }), false),
+    r(
+      "POST",
+      "/agent-services/search",
+      (ctx) => ({
+        status: 200,
+        body: searchAgentServices(parse(AgentServicesSearch, ctx.body, "search request")),
+      }),
+      false,
+    ),
     r("POST", "/agent-services/purchase", dedicated("agent-services.purchase")),
     r("POST", "/webhooks", async (ctx) => ({ status: 201, body: await webhooks.create(ctx.tenant, ctx.body) })),
     r("GET", "/webhooks", (ctx) => ({ status: 200, body: webhooks.list(ctx.tenant) })),

@@ -5,10 +5,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export async function listen(handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>, port: number, requestTimeout: number): Promise<{ server: Server; port: number }> {
+export async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  port: number,
+  requestTimeout: number,
+): Promise<{ server: Server; port: number }> {
   // Node checks requestTimeout and headersTimeout only every connectionsCheckingInterval
   // (30 s by default): a slow client would hold its connection that long, whatever the timeout.
-  const server: Server = createServer({ connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(requestTimeout / 4))) }, (req, res) => void handler(req, res));
+  const server: Server = createServer(
+    { connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(requestTimeout / 4))) },
+    (req, res) => void handler(req, res),
+  );
   server.requestTimeout = requestTimeout;
   server.headersTimeout = Math.min(requestTimeout, 10_000);
   server.keepAliveTimeout = 5_000;

@@ -43,11 +43,7 @@ export { associatedTokenAddress } from "../../domain/token.js";
 import { associatedTokenAddress } from "../../domain/token.js";
 
 /** Builds and fully signs a transaction against the ledger's current blockhash. */
-export async function signWith(
-  ledger: Ledger,
-  feePayer: KeyPairSigner,
-  instructions: Instruction[],
-): Promise<string> {
+export async function signWith(ledger: Ledger, feePayer: KeyPairSigner, instructions: Instruction[]): Promise<string> {
   const latest = ledger.latestBlockhash();
   const message = pipe(
     createTransactionMessage({ version: 0 }),
@@ -105,7 +101,14 @@ export async function genesis(
  * allowance on its USDC account — a real ApproveChecked the owner signs (the service's fee
  * payer pays the fee) — and gets some SOL, so that it can sign its own allowance changes.
  */
-export async function grantDemoAllowance(ledger: Ledger, keys: ServiceKeys, mint: string, owner: KeyPairSigner, agent: string, amount: bigint): Promise<void> {
+export async function grantDemoAllowance(
+  ledger: Ledger,
+  keys: ServiceKeys,
+  mint: string,
+  owner: KeyPairSigner,
+  agent: string,
+  amount: bigint,
+): Promise<void> {
   ledger.airdrop(owner.address, SOL);
   const ix = getApproveCheckedInstruction({
     source: await associatedTokenAddress(owner.address, mint),
@@ -118,7 +121,12 @@ export async function grantDemoAllowance(ledger: Ledger, keys: ServiceKeys, mint
   await submitOrThrow(ledger, await signWith(ledger, keys.feePayer, [ix]), "granting the demo allowance");
 }
 
-export async function ensureTokenAccount(ledger: Ledger, keys: ServiceKeys, owner: string, mint: string): Promise<Address> {
+export async function ensureTokenAccount(
+  ledger: Ledger,
+  keys: ServiceKeys,
+  owner: string,
+  mint: string,
+): Promise<Address> {
   const ata = await associatedTokenAddress(owner, mint);
   if (ledger.tokenAccount(ata)) return ata;
   const ix = getCreateAssociatedTokenIdempotentInstruction({
@@ -184,7 +192,11 @@ export async function refundTransferWire(
  * The facilitator signer the x402 reference `ExactSvmScheme` settles through: signing is
  * the reference implementation's own; simulate, send and confirm go to the ledger.
  */
-export function ledgerFacilitatorSigner(ledger: Ledger, feePayer: KeyPairSigner, network: string): FacilitatorSvmSigner {
+export function ledgerFacilitatorSigner(
+  ledger: Ledger,
+  feePayer: KeyPairSigner,
+  network: string,
+): FacilitatorSvmSigner {
   // No RPC is ever called through this base: only its signing and addresses are used.
   const base = toFacilitatorSvmSigner(feePayer, { defaultRpcUrl: "http://127.0.0.1:9" });
   const checkNetwork = (n: string) => {

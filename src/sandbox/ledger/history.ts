@@ -95,7 +95,12 @@ export class LedgerHistory {
       block_time: number;
       payload: string;
     }>;
-    return rows.map((r) => ({ signature: r.signature, slot: BigInt(r.slot), blockTime: r.block_time, memo: memoOf(decodeWireTransaction(r.payload)) }));
+    return rows.map((r) => ({
+      signature: r.signature,
+      slot: BigInt(r.slot),
+      blockTime: r.block_time,
+      memo: memoOf(decodeWireTransaction(r.payload)),
+    }));
   }
 }
 

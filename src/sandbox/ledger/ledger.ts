@@ -11,9 +11,22 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { LiteSVM, FailedTransactionMetadata, type TransactionMetadata } from "litesvm";
-import { address, getBase64Decoder, getBase64Encoder, lamports as toLamports, type Address, type Transaction } from "@solana/kit";
+import {
+  address,
+  getBase64Decoder,
+  getBase64Encoder,
+  lamports as toLamports,
+  type Address,
+  type Transaction,
+} from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from "@solana-program/token";
-import { LedgerHistory, type LandedTransaction, type SignatureEntry, type SignatureQuery, type TokenBalance } from "./history.js";
+import {
+  LedgerHistory,
+  type LandedTransaction,
+  type SignatureEntry,
+  type SignatureQuery,
+  type TokenBalance,
+} from "./history.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
 
 export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
@@ -26,8 +39,7 @@ export type SubmitResult =
   | { ok: false; signature: string; error: string; logs: string[] };
 
 export type SimulateResult =
-  | { ok: true; logs: string[]; unitsConsumed: bigint }
-  | { ok: false; error: string; logs: string[] };
+  { ok: true; logs: string[]; unitsConsumed: bigint } | { ok: false; error: string; logs: string[] };
 
 export interface EncodedAccountView {
   address: string;
@@ -113,7 +125,11 @@ export class Ledger {
   }
 
   /** Applies one operation to LiteSVM. Throws when a replayed operation does not apply. */
-  private apply(kind: LogKind, payload: string, replaying: boolean): TransactionMetadata | FailedTransactionMetadata | undefined {
+  private apply(
+    kind: LogKind,
+    payload: string,
+    replaying: boolean,
+  ): TransactionMetadata | FailedTransactionMetadata | undefined {
     switch (kind) {
       case "tx": {
         const result = this.svm.sendTransaction(decodeWireTransaction(payload));
@@ -125,7 +141,13 @@ export class Ledger {
         return result;
       }
       case "set_account": {
-        const a = JSON.parse(payload) as { address: string; lamports: string; owner: string; executable: boolean; data: string };
+        const a = JSON.parse(payload) as {
+          address: string;
+          lamports: string;
+          owner: string;
+          executable: boolean;
+          data: string;
+        };
         const data = base64.encode.encode(a.data) as Uint8Array;
         this.svm.setAccount({
           address: address(a.address),
@@ -195,7 +217,13 @@ export class Ledger {
   }
 
   /** Writes (creates or overwrites) an account, logged. For genesis set-up only. */
-  setAccount(account: { address: string; lamports: bigint; owner: string; executable?: boolean; data: Uint8Array }): void {
+  setAccount(account: {
+    address: string;
+    lamports: bigint;
+    owner: string;
+    executable?: boolean;
+    data: Uint8Array;
+  }): void {
     const payload = JSON.stringify({
       address: account.address,
       lamports: account.lamports.toString(),
@@ -304,33 +332,41 @@ export class Ledger {
     const signature = signatureOf(tx);
     const accounts = staticAccountsOf(tx);
     let pre: { lamports: bigint[]; tokens: TokenBalance[] } | undefined;
-    return this.applyDurably<SubmitResult>("tx", wireBase64, (result) => {
-      if (!result || result instanceof FailedTransactionMetadata) {
-        const failed = result as FailedTransactionMetadata;
-        return { value: { ok: false, signature, error: describeTxError(failed), logs: failed.meta().logs() } };
-      }
-      const post = this.snapshotBalances(accounts);
-      const before = pre!;
-      const fee = accounts.length > 0 ? before.lamports[0]! - post.lamports[0]! : 0n;
-      const landed: LandedTransaction = {
-        signature,
-        slot: this.svm.getClock().slot,
-        blockTime: Math.floor(this.opts.now() / 1000),
-        wire: wireBase64,
-        messageHash: messageHashOf(tx),
-        fee: fee > 0n ? fee : 0n,
-        logs: result.logs(),
-        computeUnits: result.computeUnitsConsumed(),
-        preBalances: before.lamports,
-        postBalances: post.lamports,
-        preTokenBalances: before.tokens,
-        postTokenBalances: post.tokens,
-      };
-      const detail = JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-      return { value: { ok: true, signature, landed }, log: { signature, messageHash: landed.messageHash, detail, addresses: accounts } };
-    }, () => {
-      pre = this.snapshotBalances(accounts);
-    });
+    return this.applyDurably<SubmitResult>(
+      "tx",
+      wireBase64,
+      (result) => {
+        if (!result || result instanceof FailedTransactionMetadata) {
+          const failed = result as FailedTransactionMetadata;
+          return { value: { ok: false, signature, error: describeTxError(failed), logs: failed.meta().logs() } };
+        }
+        const post = this.snapshotBalances(accounts);
+        const before = pre!;
+        const fee = accounts.length > 0 ? before.lamports[0]! - post.lamports[0]! : 0n;
+        const landed: LandedTransaction = {
+          signature,
+          slot: this.svm.getClock().slot,
+          blockTime: Math.floor(this.opts.now() / 1000),
+          wire: wireBase64,
+          messageHash: messageHashOf(tx),
+          fee: fee > 0n ? fee : 0n,
+          logs: result.logs(),
+          computeUnits: result.computeUnitsConsumed(),
+          preBalances: before.lamports,
+          postBalances: post.lamports,
+          preTokenBalances: before.tokens,
+          postTokenBalances: post.tokens,
+        };
+        const detail = JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+        return {
+          value: { ok: true, signature, landed },
+          log: { signature, messageHash: landed.messageHash, detail, addresses: accounts },
+        };
+      },
+      () => {
+        pre = this.snapshotBalances(accounts);
+      },
+    );
   }
 
   simulate(wireBase64: string): SimulateResult {

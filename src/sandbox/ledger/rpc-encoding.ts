@@ -36,7 +36,8 @@ export function encodeAccount(ledger: Ledger, addr: string, encoding: unknown) {
   if (!account) return null;
   let data: Json;
   if (encoding === "base58") data = [base58Decode.decode(account.data), "base58"];
-  else if (encoding === "jsonParsed") data = parsedTokenData(ledger, account.owner, account.data) ?? [base64.decode(account.data), "base64"];
+  else if (encoding === "jsonParsed")
+    data = parsedTokenData(ledger, account.owner, account.data) ?? [base64.decode(account.data), "base64"];
   else if (encoding === undefined || encoding === "base64") data = [base64.decode(account.data), "base64"];
   else throw new RpcError(-32602, `Invalid params: unsupported encoding ${String(encoding)}`);
   return {
@@ -49,7 +50,8 @@ export function encodeAccount(ledger: Ledger, addr: string, encoding: unknown) {
   };
 }
 
-const optional = <T>(o: { __option: "Some"; value: T } | { __option: "None" }): T | null => (o.__option === "Some" ? o.value : null);
+const optional = <T>(o: { __option: "Some"; value: T } | { __option: "None" }): T | null =>
+  o.__option === "Some" ? o.value : null;
 const TOKEN_STATES = ["uninitialized", "initialized", "frozen"] as const;
 
 /**
@@ -136,7 +138,13 @@ export function encodeTransaction(landed: LandedTransaction, encoding: unknown) 
   } else {
     throw new RpcError(-32602, `Invalid params: unsupported encoding ${String(encoding)}`);
   }
-  return { slot: landed.slot, blockTime: BigInt(landed.blockTime), version: decoded.message.version, transaction, meta };
+  return {
+    slot: landed.slot,
+    blockTime: BigInt(landed.blockTime),
+    version: decoded.message.version,
+    transaction,
+    meta,
+  };
 }
 
 export function decodeLanded(wire: string) {
@@ -165,7 +173,9 @@ function jsonTransaction({ tx, message }: ReturnType<typeof decodeLanded>, parse
         }))
       : undefined;
   const writable = (i: number) =>
-    i < numSignerAccounts ? i < numSignerAccounts - numReadonlySignerAccounts : i < keys.length - numReadonlyNonSignerAccounts;
+    i < numSignerAccounts
+      ? i < numSignerAccounts - numReadonlySignerAccounts
+      : i < keys.length - numReadonlyNonSignerAccounts;
   const instructions = message.instructions.map((ix): Json =>
     parsed
       ? {
@@ -174,13 +184,23 @@ function jsonTransaction({ tx, message }: ReturnType<typeof decodeLanded>, parse
           data: data(ix),
           stackHeight: null,
         }
-      : { programIdIndex: ix.programAddressIndex, accounts: [...(ix.accountIndices ?? [])], data: data(ix), stackHeight: null },
+      : {
+          programIdIndex: ix.programAddressIndex,
+          accounts: [...(ix.accountIndices ?? [])],
+          data: data(ix),
+          stackHeight: null,
+        },
   );
   return {
     signatures,
     message: {
       accountKeys: parsed
-        ? keys.map((pubkey, i) => ({ pubkey, signer: i < numSignerAccounts, writable: writable(i), source: "transaction" }))
+        ? keys.map((pubkey, i) => ({
+            pubkey,
+            signer: i < numSignerAccounts,
+            writable: writable(i),
+            source: "transaction",
+          }))
         : keys,
       header: {
         numRequiredSignatures: numSignerAccounts,
@@ -193,4 +213,3 @@ function jsonTransaction({ tx, message }: ReturnType<typeof decodeLanded>, parse
     },
   };
 }
-

@@ -84,7 +84,8 @@ function historyCommitment(config: Record<string, unknown>): void {
 function minContextSlot(ledger: Ledger, config: Record<string, unknown>): void {
   const min = config.minContextSlot;
   if (min === undefined) return;
-  if (typeof min !== "number" || !Number.isInteger(min) || min < 0) throw new RpcError(-32602, "Invalid params: minContextSlot must be a slot");
+  if (typeof min !== "number" || !Number.isInteger(min) || min < 0)
+    throw new RpcError(-32602, "Invalid params: minContextSlot must be a slot");
   if (BigInt(min) > ledger.slot()) {
     throw new RpcError(-32016, "Minimum context slot has not been reached", { contextSlot: ledger.slot() });
   }
@@ -128,129 +129,143 @@ function wireFromParam(params: unknown[]): string {
 
 type Method = (ledger: Ledger, params: unknown[]) => unknown;
 
-const METHODS = new Map<string, Method>(Object.entries({
-  getHealth: () => "ok",
-  getVersion: () => VERSION,
-  getGenesisHash: () => GENESIS_HASH,
-  getSlot: (ledger) => ledger.blockHeight(),
-  getBlockHeight: (ledger) => ledger.blockHeight(),
-  getEpochInfo: (ledger) => ({
-    absoluteSlot: ledger.slot(),
-    blockHeight: ledger.slot(),
-    epoch: ledger.slot() / 432000n,
-    slotIndex: ledger.slot() % 432000n,
-    slotsInEpoch: 432000n,
-    transactionCount: null,
-  }),
-  getLatestBlockhash: (ledger) => {
-    const latest = ledger.latestBlockhash();
-    return {
+const METHODS = new Map<string, Method>(
+  Object.entries({
+    getHealth: () => "ok",
+    getVersion: () => VERSION,
+    getGenesisHash: () => GENESIS_HASH,
+    getSlot: (ledger) => ledger.blockHeight(),
+    getBlockHeight: (ledger) => ledger.blockHeight(),
+    getEpochInfo: (ledger) => ({
+      absoluteSlot: ledger.slot(),
+      blockHeight: ledger.slot(),
+      epoch: ledger.slot() / 432000n,
+      slotIndex: ledger.slot() % 432000n,
+      slotsInEpoch: 432000n,
+      transactionCount: null,
+    }),
+    getLatestBlockhash: (ledger) => {
+      const latest = ledger.latestBlockhash();
+      return {
+        context: context(ledger),
+        value: { blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight },
+      };
+    },
+    isBlockhashValid: (ledger, params) => ({
       context: context(ledger),
-      value: { blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight },
-    };
-  },
-  isBlockhashValid: (ledger, params) => ({
-    context: context(ledger),
-    value: ledger.isBlockhashValid(stringParam(params, 0, "blockhash")),
-  }),
-  getMinimumBalanceForRentExemption: (_ledger, params) => {
-    const size = params[0];
-    if (typeof size !== "number" || !Number.isInteger(size) || size < 0) {
-      throw new RpcError(-32602, "Invalid params: data length must be a non-negative integer");
-    }
-    return (BigInt(size) + 128n) * 6960n;
-  },
-  getAccountInfo: (ledger, params) => {
-    const addr = validAddress(stringParam(params, 0, "pubkey"));
-    return { context: context(ledger), value: encodeAccount(ledger, addr, configParam(params, 1).encoding) };
-  },
-  getMultipleAccounts: (ledger, params) => {
-    const list = params[0];
-    if (!Array.isArray(list) || list.length > 100) throw new RpcError(-32602, "Invalid params: expected up to 100 pubkeys");
-    const encoding = configParam(params, 1).encoding;
-    return {
+      value: ledger.isBlockhashValid(stringParam(params, 0, "blockhash")),
+    }),
+    getMinimumBalanceForRentExemption: (_ledger, params) => {
+      const size = params[0];
+      if (typeof size !== "number" || !Number.isInteger(size) || size < 0) {
+        throw new RpcError(-32602, "Invalid params: data length must be a non-negative integer");
+      }
+      return (BigInt(size) + 128n) * 6960n;
+    },
+    getAccountInfo: (ledger, params) => {
+      const addr = validAddress(stringParam(params, 0, "pubkey"));
+      return { context: context(ledger), value: encodeAccount(ledger, addr, configParam(params, 1).encoding) };
+    },
+    getMultipleAccounts: (ledger, params) => {
+      const list = params[0];
+      if (!Array.isArray(list) || list.length > 100)
+        throw new RpcError(-32602, "Invalid params: expected up to 100 pubkeys");
+      const encoding = configParam(params, 1).encoding;
+      return {
+        context: context(ledger),
+        value: list.map((a) => encodeAccount(ledger, validAddress(String(a)), encoding)),
+      };
+    },
+    getBalance: (ledger, params) => ({
       context: context(ledger),
-      value: list.map((a) => encodeAccount(ledger, validAddress(String(a)), encoding)),
-    };
-  },
-  getBalance: (ledger, params) => ({
-    context: context(ledger),
-    value: ledger.lamports(validAddress(stringParam(params, 0, "pubkey"))),
-  }),
-  getTokenAccountBalance: (ledger, params) => {
-    const addr = validAddress(stringParam(params, 0, "pubkey"));
-    const token = ledger.tokenAccount(addr);
-    if (!token) throw new RpcError(-32602, "Invalid param: could not find account");
-    return { context: context(ledger), value: uiTokenAmount(token.amount) };
-  },
-  getSignatureStatuses: (ledger, params) => {
-    const list = params[0];
-    if (!Array.isArray(list) || list.length > 256) throw new RpcError(-32602, "Invalid params: expected up to 256 signatures");
-    return {
-      context: context(ledger),
-      value: list.map((sig) => {
-        const landed = typeof sig === "string" ? ledger.transaction(sig) : undefined;
-        if (!landed) return null;
-        return { slot: landed.slot, confirmations: null, err: null, status: { Ok: null }, confirmationStatus: "finalized" };
-      }),
-    };
-  },
-  getTransaction: (ledger, params) => {
-    const config = configParam(params, 1);
-    historyCommitment(config);
-    const landed = ledger.transaction(stringParam(params, 0, "signature"));
-    if (!landed) return null;
-    const version = decodeLanded(landed.wire).message.version;
-    const max = config.maxSupportedTransactionVersion;
-    if (version !== "legacy" && (typeof max !== "number" || max < version)) {
-      // What a node answers a client that did not say it reads versioned transactions.
-      throw new RpcError(
-        -32015,
-        `Transaction version (${version}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`,
-      );
-    }
-    return encodeTransaction(landed, config.encoding);
-  },
-  /**
-   * Landed transactions naming the address among their account keys, newest first:
-   * `[address, {limit (1-1000, default 1000), before, until, commitment, minContextSlot}]`.
-   */
-  getSignaturesForAddress: (ledger, params) => {
-    const addr = validAddress(stringParam(params, 0, "address"));
-    const config = configParam(params, 1);
-    historyCommitment(config);
-    minContextSlot(ledger, config);
-    const limit = config.limit ?? MAX_SIGNATURES;
-    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_SIGNATURES) {
-      throw new RpcError(-32602, `Invalid limit; max ${MAX_SIGNATURES}`);
-    }
-    const entries = ledger.signaturesForAddress(addr, { limit, before: optionalSignature(config, "before"), until: optionalSignature(config, "until") });
-    return entries.map((e) => ({
-      signature: e.signature,
-      slot: e.slot,
-      err: null,
-      memo: e.memo,
-      blockTime: BigInt(e.blockTime),
-      confirmationStatus: "finalized",
-    }));
-  },
-  sendTransaction: (ledger, params) => {
-    const result = ledger.submit(wireFromParam(params));
-    if (!result.ok) {
-      throw new RpcError(-32002, `Transaction simulation failed: ${result.error}`, {
-        err: result.error,
-        logs: result.logs,
+      value: ledger.lamports(validAddress(stringParam(params, 0, "pubkey"))),
+    }),
+    getTokenAccountBalance: (ledger, params) => {
+      const addr = validAddress(stringParam(params, 0, "pubkey"));
+      const token = ledger.tokenAccount(addr);
+      if (!token) throw new RpcError(-32602, "Invalid param: could not find account");
+      return { context: context(ledger), value: uiTokenAmount(token.amount) };
+    },
+    getSignatureStatuses: (ledger, params) => {
+      const list = params[0];
+      if (!Array.isArray(list) || list.length > 256)
+        throw new RpcError(-32602, "Invalid params: expected up to 256 signatures");
+      return {
+        context: context(ledger),
+        value: list.map((sig) => {
+          const landed = typeof sig === "string" ? ledger.transaction(sig) : undefined;
+          if (!landed) return null;
+          return {
+            slot: landed.slot,
+            confirmations: null,
+            err: null,
+            status: { Ok: null },
+            confirmationStatus: "finalized",
+          };
+        }),
+      };
+    },
+    getTransaction: (ledger, params) => {
+      const config = configParam(params, 1);
+      historyCommitment(config);
+      const landed = ledger.transaction(stringParam(params, 0, "signature"));
+      if (!landed) return null;
+      const version = decodeLanded(landed.wire).message.version;
+      const max = config.maxSupportedTransactionVersion;
+      if (version !== "legacy" && (typeof max !== "number" || max < version)) {
+        // What a node answers a client that did not say it reads versioned transactions.
+        throw new RpcError(
+          -32015,
+          `Transaction version (${version}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`,
+        );
+      }
+      return encodeTransaction(landed, config.encoding);
+    },
+    /**
+     * Landed transactions naming the address among their account keys, newest first:
+     * `[address, {limit (1-1000, default 1000), before, until, commitment, minContextSlot}]`.
+     */
+    getSignaturesForAddress: (ledger, params) => {
+      const addr = validAddress(stringParam(params, 0, "address"));
+      const config = configParam(params, 1);
+      historyCommitment(config);
+      minContextSlot(ledger, config);
+      const limit = config.limit ?? MAX_SIGNATURES;
+      if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_SIGNATURES) {
+        throw new RpcError(-32602, `Invalid limit; max ${MAX_SIGNATURES}`);
+      }
+      const entries = ledger.signaturesForAddress(addr, {
+        limit,
+        before: optionalSignature(config, "before"),
+        until: optionalSignature(config, "until"),
       });
-    }
-    return result.signature;
-  },
-  simulateTransaction: (ledger, params) => {
-    const result = ledger.simulate(wireFromParam(params));
-    return {
-      context: context(ledger),
-      value: result.ok
-        ? { err: null, logs: result.logs, unitsConsumed: result.unitsConsumed, accounts: null, returnData: null }
-        : { err: result.error, logs: result.logs, accounts: null, returnData: null },
-    };
-  },
-}));
+      return entries.map((e) => ({
+        signature: e.signature,
+        slot: e.slot,
+        err: null,
+        memo: e.memo,
+        blockTime: BigInt(e.blockTime),
+        confirmationStatus: "finalized",
+      }));
+    },
+    sendTransaction: (ledger, params) => {
+      const result = ledger.submit(wireFromParam(params));
+      if (!result.ok) {
+        throw new RpcError(-32002, `Transaction simulation failed: ${result.error}`, {
+          err: result.error,
+          logs: result.logs,
+        });
+      }
+      return result.signature;
+    },
+    simulateTransaction: (ledger, params) => {
+      const result = ledger.simulate(wireFromParam(params));
+      return {
+        context: context(ledger),
+        value: result.ok
+          ? { err: null, logs: result.logs, unitsConsumed: result.unitsConsumed, accounts: null, returnData: null }
+          : { err: result.error, logs: result.logs, accounts: null, returnData: null },
+      };
+    },
+  }),
+);

@@ -15,21 +15,48 @@ import {
 } from "@solana/kit";
 
 const TX_ERRORS = [
-  "AccountInUse", "AccountLoadedTwice", "AccountNotFound", "ProgramAccountNotFound",
-  "InsufficientFundsForFee", "InvalidAccountForFee", "AlreadyProcessed", "BlockhashNotFound",
-  "CallChainTooDeep", "MissingSignatureForFee", "InvalidAccountIndex", "SignatureFailure",
-  "InvalidProgramForExecution", "SanitizeFailure", "ClusterMaintenance", "AccountBorrowOutstanding",
-  "WouldExceedMaxBlockCostLimit", "UnsupportedVersion", "InvalidWritableAccount",
-  "WouldExceedMaxAccountCostLimit", "WouldExceedAccountDataBlockLimit", "TooManyAccountLocks",
-  "AddressLookupTableNotFound", "InvalidAddressLookupTableOwner", "InvalidAddressLookupTableData",
-  "InvalidAddressLookupTableIndex", "InvalidRentPayingAccount", "WouldExceedMaxVoteCostLimit",
-  "WouldExceedAccountDataTotalLimit", "MaxLoadedAccountsDataSizeExceeded", "ResanitizationNeeded",
-  "InvalidLoadedAccountsDataSizeLimit", "UnbalancedTransaction", "ProgramCacheHitMaxLimit",
+  "AccountInUse",
+  "AccountLoadedTwice",
+  "AccountNotFound",
+  "ProgramAccountNotFound",
+  "InsufficientFundsForFee",
+  "InvalidAccountForFee",
+  "AlreadyProcessed",
+  "BlockhashNotFound",
+  "CallChainTooDeep",
+  "MissingSignatureForFee",
+  "InvalidAccountIndex",
+  "SignatureFailure",
+  "InvalidProgramForExecution",
+  "SanitizeFailure",
+  "ClusterMaintenance",
+  "AccountBorrowOutstanding",
+  "WouldExceedMaxBlockCostLimit",
+  "UnsupportedVersion",
+  "InvalidWritableAccount",
+  "WouldExceedMaxAccountCostLimit",
+  "WouldExceedAccountDataBlockLimit",
+  "TooManyAccountLocks",
+  "AddressLookupTableNotFound",
+  "InvalidAddressLookupTableOwner",
+  "InvalidAddressLookupTableData",
+  "InvalidAddressLookupTableIndex",
+  "InvalidRentPayingAccount",
+  "WouldExceedMaxVoteCostLimit",
+  "WouldExceedAccountDataTotalLimit",
+  "MaxLoadedAccountsDataSizeExceeded",
+  "ResanitizationNeeded",
+  "InvalidLoadedAccountsDataSizeLimit",
+  "UnbalancedTransaction",
+  "ProgramCacheHitMaxLimit",
   "CommitCancelled",
 ] as const;
 
 /** The SPL Memo program, v1 and current: a node reports the memos of both. */
-const MEMO_PROGRAMS = new Set(["Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo", "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"]);
+const MEMO_PROGRAMS = new Set([
+  "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
+  "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+]);
 
 const base64 = getBase64Encoder();
 const base58 = getBase58Decoder();
@@ -43,7 +70,9 @@ export function decodeWireTransaction(wireBase64: string): Transaction {
 
 /** sha256 of the message bytes: the identity of a payment, whoever signs it last. */
 export function messageHashOf(tx: Transaction): string {
-  return createHash("sha256").update(tx.messageBytes as unknown as Uint8Array).digest("hex");
+  return createHash("sha256")
+    .update(tx.messageBytes as unknown as Uint8Array)
+    .digest("hex");
 }
 
 /** The transaction's id on Solana: its first signature (the fee payer's), base58. */

@@ -53,7 +53,10 @@ const DurationHours = z.int().min(1).max(8760).describe("How long to keep the se
 const SshKey = z
   .string()
   .max(4096)
-  .regex(/^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( [^\r\n]{0,200})?$/, "must be an OpenSSH public key");
+  .regex(
+    /^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( [^\r\n]{0,200})?$/,
+    "must be an OpenSSH public key",
+  );
 
 const Money = z.object({
   amount: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/, "must be a decimal string"),
@@ -63,13 +66,22 @@ const Money = z.object({
 export const ServersProvisionInput = z.strictObject({
   region: z.enum(REGIONS).describe("Data-center region"),
   plan: z.enum(PLAN_NAMES).describe("Server size: nano, small, medium, large or gpu"),
-  image: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9.\-]*$/).default("ubuntu-24.04").describe("OS image"),
+  image: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[a-z0-9][a-z0-9.\-]*$/)
+    .default("ubuntu-24.04")
+    .describe("OS image"),
   durationHours: DurationHours,
   sshKeys: z.array(SshKey).max(10).default([]).describe("OpenSSH public keys to install for root"),
 });
 
 export const ServersRenewInput = z.strictObject({
-  serverId: z.string().regex(/^svr_[A-Za-z0-9]{1,40}$/).describe("The server to extend (svr_...)"),
+  serverId: z
+    .string()
+    .regex(/^svr_[A-Za-z0-9]{1,40}$/)
+    .describe("The server to extend (svr_...)"),
   durationHours: DurationHours,
 });
 
@@ -94,7 +106,10 @@ export const DomainsRegisterInput = z.strictObject({
   domain: z
     .string()
     .max(253)
-    .regex(/^(?!-)[a-z0-9-]{1,63}(?<!-)\.[a-z]{2,24}$/, "must be a second-level domain such as example.com, lower-case"),
+    .regex(
+      /^(?!-)[a-z0-9-]{1,63}(?<!-)\.[a-z]{2,24}$/,
+      "must be a second-level domain such as example.com, lower-case",
+    ),
   years: z.int().min(1).max(10).default(1),
   privacy: z.boolean().default(true).describe("WHOIS privacy"),
   nameservers: z.array(z.string().max(253)).max(6).default([]),
@@ -108,7 +123,12 @@ export const StoragePurchaseInput = z.strictObject({
 });
 
 export const AgentServicesPurchaseInput = z.strictObject({
-  serviceId: z.string().regex(/^svc_[A-Za-z0-9]{1,40}$/).describe("Service to hire (svc_...); find one with POST /v1/agent-services/search (the MCP tool search_agent_services)"),
+  serviceId: z
+    .string()
+    .regex(/^svc_[A-Za-z0-9]{1,40}$/)
+    .describe(
+      "Service to hire (svc_...); find one with POST /v1/agent-services/search (the MCP tool search_agent_services)",
+    ),
   task: z.string().min(1).max(4000).describe("What the service should do"),
   deliveryMode: z.enum(["json", "text"]).default("json"),
   maxPrice: Money.optional().describe("Refuse if the service's price is above this"),
@@ -158,7 +178,9 @@ export const ACTIONS: readonly ActionDef[] = [
       model: "fixed",
       currency: "USDC",
       formula: "jurisdiction filing fee + registered agent fee (if registeredAgent)",
-      jurisdictionFees: Object.fromEntries(Object.entries(JURISDICTION_FEES).map(([k, v]) => [k, formatDecimal(v.fee)])),
+      jurisdictionFees: Object.fromEntries(
+        Object.entries(JURISDICTION_FEES).map(([k, v]) => [k, formatDecimal(v.fee)]),
+      ),
       registeredAgentFee: formatDecimal(REGISTERED_AGENT_FEE),
       companyTypes: Object.fromEntries(Object.entries(JURISDICTION_FEES).map(([k, v]) => [k, v.types])),
     },
@@ -234,7 +256,8 @@ export const ACTIONS: readonly ActionDef[] = [
     price(raw, world) {
       const input = raw as z.infer<typeof ServersRenewInput>;
       const server = world.server(input.serverId);
-      if (!server) return { ok: false, status: 404, path: "input.serverId", message: `server ${input.serverId} not found` };
+      if (!server)
+        return { ok: false, status: 404, path: "input.serverId", message: `server ${input.serverId} not found` };
       const rate = SERVER_PLANS[server.plan as PlanName]?.hourly ?? SERVER_PLANS.small.hourly;
       return fixed(
         rate * BigInt(input.durationHours),
@@ -269,7 +292,9 @@ export const ACTIONS: readonly ActionDef[] = [
           ok: false,
           status: 400,
           path: "input.domain",
-          message: `.${tld} is not offered; offered: ${Object.keys(TLD_YEARLY).map((t) => `.${t}`).join(", ")}`,
+          message: `.${tld} is not offered; offered: ${Object.keys(TLD_YEARLY)
+            .map((t) => `.${t}`)
+            .join(", ")}`,
         };
       }
       if (world.domainTaken(input.domain)) {
@@ -280,7 +305,8 @@ export const ACTIONS: readonly ActionDef[] = [
   },
   {
     name: "storage.purchase",
-    description: "Buys object or archive storage capacity for a number of months and returns the bucket and its endpoint.",
+    description:
+      "Buys object or archive storage capacity for a number of months and returns the bucket and its endpoint.",
     supportsAsync: true,
     schema: StoragePurchaseInput,
     pricing: {
@@ -328,7 +354,13 @@ export const ACTIONS: readonly ActionDef[] = [
     price(raw) {
       const input = raw as z.infer<typeof AgentServicesPurchaseInput>;
       const service = findAgentService(input.serviceId);
-      if (!service) return { ok: false, status: 404, path: "input.serviceId", message: `agent service ${input.serviceId} not found` };
+      if (!service)
+        return {
+          ok: false,
+          status: 404,
+          path: "input.serviceId",
+          message: `agent service ${input.serviceId} not found`,
+        };
       if (input.maxPrice) {
         const cap = parseDecimal(input.maxPrice.amount);
         if (cap === undefined || service.price > cap) {

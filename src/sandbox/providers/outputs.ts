@@ -7,7 +7,15 @@
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { findAgentService } from "./agent-services.js";
-import type { ActionDef, AgentServicesPurchaseInput, CompaniesCreateInput, DomainsRegisterInput, ServersProvisionInput, ServersRenewInput, StoragePurchaseInput } from "./catalog.js";
+import type {
+  ActionDef,
+  AgentServicesPurchaseInput,
+  CompaniesCreateInput,
+  DomainsRegisterInput,
+  ServersProvisionInput,
+  ServersRenewInput,
+  StoragePurchaseInput,
+} from "./catalog.js";
 
 function digest(seed: string): Buffer {
   return createHash("sha256").update(seed).digest();
@@ -59,7 +67,8 @@ export function providerOutput(
           url: `${base}/governing.pdf`,
         },
       ];
-      if (i.jurisdiction.startsWith("US")) documents.push({ kind: "ein_letter", name: "EIN Confirmation Letter.pdf", url: `${base}/ein.pdf` });
+      if (i.jurisdiction.startsWith("US"))
+        documents.push({ kind: "ein_letter", name: "EIN Confirmation Letter.pdf", url: `${base}/ein.pdf` });
       return { companyId: ctx.resourceId, formationStatus: "formed", registrationNumber: number, documents };
     }
     case "domains.register": {

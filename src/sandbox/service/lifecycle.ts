@@ -106,7 +106,10 @@ export class ProviderLifecycle {
         if (row.outcome === "fail") {
           this.transition(row, {
             status: "failed",
-            error: JSON.stringify({ code: "provider_failed", message: `${action.provider} could not complete ${action.name} (sandbox outcome: fail)` }),
+            error: JSON.stringify({
+              code: "provider_failed",
+              message: `${action.provider} could not complete ${action.name} (sandbox outcome: fail)`,
+            }),
             next_at: now,
           });
           return;
@@ -147,7 +150,14 @@ export class ProviderLifecycle {
       const landed = this.o.ledger.transactionByMessageHash(pending.messageHash);
       if (landed) return this.finishRefund(row, payment, landed.signature);
     }
-    const wire = await refundTransferWire(this.o.ledger, this.o.keys, this.o.mint, this.paidFrom(payment) ?? payment.payer, BigInt(payment.amount), `refund ${row.execution_id}`);
+    const wire = await refundTransferWire(
+      this.o.ledger,
+      this.o.keys,
+      this.o.mint,
+      this.paidFrom(payment) ?? payment.payer,
+      BigInt(payment.amount),
+      `refund ${row.execution_id}`,
+    );
     const messageHash = messageHashOf(decodeWireTransaction(wire));
     this.o.db
       .prepare(`UPDATE executions SET refund = ? WHERE execution_id = ?`)
@@ -174,17 +184,24 @@ export class ProviderLifecycle {
   }
 
   private finishRefund(row: ExecutionRow, payment: PaymentRow, signature: string): void {
-    const refund = { amount: formatDecimal(BigInt(payment.amount)), currency: "USDC", transaction: signature, payer: payment.payer };
-    this.transition({ ...row, status: "failed" }, { status: "refunded", refund: JSON.stringify(refund), next_at: null });
+    const refund = {
+      amount: formatDecimal(BigInt(payment.amount)),
+      currency: "USDC",
+      transaction: signature,
+      payer: payment.payer,
+    };
+    this.transition(
+      { ...row, status: "failed" },
+      { status: "refunded", refund: JSON.stringify(refund), next_at: null },
+    );
     this.o.log(`refunded ${refund.amount} USDC to ${payment.payer} for ${row.execution_id}`);
   }
 
-
   /** The record of the server a servers.renew execution extends. */
   private serverRecord(tenant: string, serverId: string): Record<string, unknown> {
-    const row = this.o.db.prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'server'`).get(serverId, tenant) as
-      | { record: string }
-      | undefined;
+    const row = this.o.db
+      .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'server'`)
+      .get(serverId, tenant) as { record: string } | undefined;
     if (!row) throw new Error(`server ${serverId} not found`);
     return JSON.parse(row.record) as Record<string, unknown>;
   }

@@ -6,7 +6,13 @@ import type Database from "better-sqlite3";
 import type { ActionDef } from "../providers/catalog.js";
 import { iso, type ExecutionRow } from "./records.js";
 
-export function createResource(db: Database.Database, now: number, action: ActionDef, row: ExecutionRow, input: Record<string, unknown>): void {
+export function createResource(
+  db: Database.Database,
+  now: number,
+  action: ActionDef,
+  row: ExecutionRow,
+  input: Record<string, unknown>,
+): void {
   let kind: string;
   let record: Record<string, unknown>;
   const parsed = action.schema.parse(input);
@@ -30,7 +36,14 @@ export function createResource(db: Database.Database, now: number, action: Actio
       break;
     case "servers.provision":
       kind = "server";
-      record = { serverId: row.resource_id, plan: parsed.plan, region: parsed.region, image: parsed.image, status: "provisioning", executionId: row.execution_id };
+      record = {
+        serverId: row.resource_id,
+        plan: parsed.plan,
+        region: parsed.region,
+        image: parsed.image,
+        status: "provisioning",
+        executionId: row.execution_id,
+      };
       break;
     case "domains.register":
       kind = "domain";
@@ -42,23 +55,25 @@ export function createResource(db: Database.Database, now: number, action: Actio
       break;
     case "agent-services.purchase":
       kind = "purchase";
-      record = { purchaseId: row.resource_id, serviceId: parsed.serviceId, status: "pending", executionId: row.execution_id };
+      record = {
+        purchaseId: row.resource_id,
+        serviceId: parsed.serviceId,
+        status: "pending",
+        executionId: row.execution_id,
+      };
       break;
     default:
       return; // servers.renew works on an existing server
   }
-  db
-    .prepare(
-      `INSERT INTO resources (resource_id, tenant, kind, execution_id, record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(row.resource_id, row.tenant, kind, row.execution_id, JSON.stringify(record), now, now);
+  db.prepare(
+    `INSERT INTO resources (resource_id, tenant, kind, execution_id, record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(row.resource_id, row.tenant, kind, row.execution_id, JSON.stringify(record), now, now);
 }
 
 export function updateResource(db: Database.Database, nowMs: number, row: ExecutionRow): void {
   if (!row.resource_id) return;
   const res = db.prepare(`SELECT kind, record FROM resources WHERE resource_id = ?`).get(row.resource_id) as
-    | { kind: string; record: string }
-    | undefined;
+    { kind: string; record: string } | undefined;
   if (!res) return;
   const record = JSON.parse(res.record) as Record<string, unknown>;
   const output = row.output ? (JSON.parse(row.output) as Record<string, unknown>) : undefined;
@@ -66,7 +81,13 @@ export function updateResource(db: Database.Database, nowMs: number, row: Execut
   if (res.kind === "company") {
     if (row.execution_id !== record.executionId) return;
     record.formationStatus =
-      row.status === "processing" ? "filing" : row.status === "completed" ? "formed" : row.status === "pending" ? "pending" : "rejected";
+      row.status === "processing"
+        ? "filing"
+        : row.status === "completed"
+          ? "formed"
+          : row.status === "pending"
+            ? "pending"
+            : "rejected";
     if (output) {
       record.documents = output.documents;
       record.providerRefs = { ...(record.providerRefs as object), registrationNumber: output.registrationNumber };
@@ -84,13 +105,20 @@ export function updateResource(db: Database.Database, nowMs: number, row: Execut
     if (row.status === "completed") record.status = "active";
     else if (row.status === "failed" || row.status === "refunded") record.status = "failed";
   }
-  db
-    .prepare(`UPDATE resources SET record = ?, updated_at = ? WHERE resource_id = ?`)
-    .run(JSON.stringify(record), nowMs, row.resource_id);
+  db.prepare(`UPDATE resources SET record = ?, updated_at = ? WHERE resource_id = ?`).run(
+    JSON.stringify(record),
+    nowMs,
+    row.resource_id,
+  );
 }
 
 /** A resource record of this tenant, or undefined. */
-export function readResource(db: Database.Database, tenant: string, kind: "company" | "server", id: string): Record<string, unknown> | undefined {
+export function readResource(
+  db: Database.Database,
+  tenant: string,
+  kind: "company" | "server",
+  id: string,
+): Record<string, unknown> | undefined {
   const row = db
     .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = ?`)
     .get(id, tenant, kind) as { record: string } | undefined;

@@ -53,7 +53,8 @@ export class SandboxService {
   private pricingWorld(tenant: string): PricingWorld {
     return {
       server: (serverId) => {
-        const record = readResource(this.o.db, tenant, "server", serverId) as { plan: string; region: string; status: string } | undefined;
+        const record = readResource(this.o.db, tenant, "server", serverId) as
+          { plan: string; region: string; status: string } | undefined;
         return record?.status === "provisioning" || record?.status === "running" ? record : undefined;
       },
       domainTaken: (domain) => {
@@ -74,7 +75,10 @@ export class SandboxService {
     if (!action) throw notFound(`action ${actionName}`);
     const parsed = action.schema.safeParse(input);
     if (!parsed.success) {
-      throw invalidRequest(`input does not match the ${action.name} input schema`, zodIssues(parsed.error.issues, "input"));
+      throw invalidRequest(
+        `input does not match the ${action.name} input schema`,
+        zodIssues(parsed.error.issues, "input"),
+      );
     }
     const price = action.price(parsed.data, this.pricingWorld(tenant));
     if (!price.ok) {
@@ -127,14 +131,23 @@ export class SandboxService {
   }
 
   /** Creates a quote; `budget` null for quotes made implicitly by an unpaid POST /executions. */
-  createQuote(tenant: string, actionName: string, input: Record<string, unknown>, budget: { amount: string; currency: string } | null) {
+  createQuote(
+    tenant: string,
+    actionName: string,
+    input: Record<string, unknown>,
+    budget: { amount: string; currency: string } | null,
+  ) {
     if (budget && budget.currency !== "USDC") {
-      throw new ApiError(400, "unsupported_currency", `budget.currency ${JSON.stringify(budget.currency)} is not supported; use USDC`);
+      throw new ApiError(
+        400,
+        "unsupported_currency",
+        `budget.currency ${JSON.stringify(budget.currency)} is not supported; use USDC`,
+      );
     }
     const budgetAtomic = budget ? parseDecimal(budget.amount) : undefined;
     if (budget && budgetAtomic === undefined) {
       throw invalidRequest("budget.amount must be a decimal with at most 6 decimals", [
-        { path: "budget.amount", message: "must be a decimal string with at most 6 decimals, such as \"12.50\"" },
+        { path: "budget.amount", message: 'must be a decimal string with at most 6 decimals, such as "12.50"' },
       ]);
     }
     const { action, price } = this.price(tenant, actionName, input);
@@ -164,8 +177,7 @@ export class SandboxService {
 
   private quote(tenant: string, quoteId: string): QuoteRow {
     const row = this.o.db.prepare(`SELECT * FROM quotes WHERE quote_id = ? AND tenant = ?`).get(quoteId, tenant) as
-      | QuoteRow
-      | undefined;
+      QuoteRow | undefined;
     if (!row) throw notFound(`quote ${quoteId}`);
     return row;
   }
@@ -214,20 +226,33 @@ export class SandboxService {
     if (!quoteId) {
       const { row } = this.createQuote(tenant, req.action, req.input, null);
       if (req.proof) this.payments.decodeProof(req.proof, row); // a malformed proof says so, with the challenge to pay
-      throw this.payments.paymentRequiredError(row, "no quote or payment attached: pay the attached challenge and retry with the same Idempotency-Key");
+      throw this.payments.paymentRequiredError(
+        row,
+        "no quote or payment attached: pay the attached challenge and retry with the same Idempotency-Key",
+      );
     }
     const quote = this.quote(tenant, quoteId);
     if (quote.action !== req.action || quote.input !== canonicalJson(req.input)) {
-      throw new ApiError(409, "quote_mismatch", `the execution body differs from the intent quoted in ${quote.quote_id}`, {
-        quoteId: quote.quote_id,
-        quoted: { action: quote.action, input: JSON.parse(quote.input) as unknown },
-      });
+      throw new ApiError(
+        409,
+        "quote_mismatch",
+        `the execution body differs from the intent quoted in ${quote.quote_id}`,
+        {
+          quoteId: quote.quote_id,
+          quoted: { action: quote.action, input: JSON.parse(quote.input) as unknown },
+        },
+      );
     }
     if (quote.execution_id) {
-      throw new ApiError(409, "quote_consumed", `quote ${quote.quote_id} already funded execution ${quote.execution_id}`, {
-        quoteId: quote.quote_id,
-        executionId: quote.execution_id,
-      });
+      throw new ApiError(
+        409,
+        "quote_consumed",
+        `quote ${quote.quote_id} already funded execution ${quote.execution_id}`,
+        {
+          quoteId: quote.quote_id,
+          executionId: quote.execution_id,
+        },
+      );
     }
     this.payments.reconcileStale(quote.quote_id);
     let payment = this.payments.paymentOf(quote.quote_id);
@@ -235,17 +260,25 @@ export class SandboxService {
       payment = await this.payments.settle(tenant, quote, req.proof);
     } else if (!payment) {
       if (this.o.now() > quote.expires_at) throw quoteExpired(quote);
-      throw this.payments.paymentRequiredError(quote, `quote ${quote.quote_id} is not paid: pay the challenge and retry with the same Idempotency-Key`);
+      throw this.payments.paymentRequiredError(
+        quote,
+        `quote ${quote.quote_id} is not paid: pay the challenge and retry with the same Idempotency-Key`,
+      );
     } else if (payment.status !== "settled") {
       throw this.payments.settlingError(quote, payment);
     }
     // Synchronous from here: no other request can interleave.
     const fresh = this.quote(tenant, quote.quote_id);
     if (fresh.execution_id) {
-      throw new ApiError(409, "quote_consumed", `quote ${quote.quote_id} already funded execution ${fresh.execution_id}`, {
-        quoteId: quote.quote_id,
-        executionId: fresh.execution_id,
-      });
+      throw new ApiError(
+        409,
+        "quote_consumed",
+        `quote ${quote.quote_id} already funded execution ${fresh.execution_id}`,
+        {
+          quoteId: quote.quote_id,
+          executionId: fresh.execution_id,
+        },
+      );
     }
     const row = this.insertExecution(tenant, fresh, req.outcome, req.delayMs ?? this.o.providerDelayMs);
     return { execution: executionView(row, true), payment: payment! };
@@ -256,8 +289,7 @@ export class SandboxService {
     const now = this.o.now();
     const context = JSON.parse(quote.context ?? "{}") as { region?: string };
     const input = JSON.parse(quote.input) as Record<string, unknown>;
-    const resourceId =
-      action.name === "servers.renew" ? String(input.serverId) : newId(action.resourcePrefix, 16);
+    const resourceId = action.name === "servers.renew" ? String(input.serverId) : newId(action.resourcePrefix, 16);
     const row: ExecutionRow = {
       execution_id: newId("exe"),
       tenant,
@@ -296,9 +328,9 @@ export class SandboxService {
   }
 
   getExecution(tenant: string, executionId: string) {
-    const row = this.o.db.prepare(`SELECT * FROM executions WHERE execution_id = ? AND tenant = ?`).get(executionId, tenant) as
-      | ExecutionRow
-      | undefined;
+    const row = this.o.db
+      .prepare(`SELECT * FROM executions WHERE execution_id = ? AND tenant = ?`)
+      .get(executionId, tenant) as ExecutionRow | undefined;
     if (!row) throw notFound(`execution ${executionId}`);
     return executionView(row, false);
   }
@@ -309,7 +341,8 @@ export class SandboxService {
     let beforeId = "";
     if (opts.cursor) {
       const m = /^(\d+):(exe_[A-Za-z0-9]+)$/.exec(Buffer.from(opts.cursor, "base64url").toString());
-      if (!m) throw invalidRequest("cursor is not one this service issued", [{ path: "cursor", message: "unknown cursor" }]);
+      if (!m)
+        throw invalidRequest("cursor is not one this service issued", [{ path: "cursor", message: "unknown cursor" }]);
       before = Number(m[1]);
       beforeId = m[2]!;
     }
@@ -319,12 +352,21 @@ export class SandboxService {
            AND (created_at < @before OR (created_at = @before AND execution_id < @beforeId))
          ORDER BY created_at DESC, execution_id DESC LIMIT @limit`,
       )
-      .all({ tenant, status: opts.status ?? null, before, beforeId: beforeId || "~", limit: opts.limit + 1 }) as ExecutionRow[];
+      .all({
+        tenant,
+        status: opts.status ?? null,
+        before,
+        beforeId: beforeId || "~",
+        limit: opts.limit + 1,
+      }) as ExecutionRow[];
     const page = rows.slice(0, opts.limit);
     const last = page[page.length - 1];
     return {
       items: page.map((r) => executionView(r, false)),
-      nextCursor: rows.length > opts.limit && last ? Buffer.from(`${last.created_at}:${last.execution_id}`).toString("base64url") : null,
+      nextCursor:
+        rows.length > opts.limit && last
+          ? Buffer.from(`${last.created_at}:${last.execution_id}`).toString("base64url")
+          : null,
     };
   }
 

@@ -42,7 +42,11 @@ const BINDING_EXTRA = ["feePayer", "memo"] as const;
  * Failure reasons of `@x402/svm`'s exact `settle()` that it returns after it has sent the
  * transaction (or when an earlier call of it did): the money may have moved.
  */
-const AFTER_SEND_REASONS = new Set(["settlement_pending", "duplicate_settlement", "post_settlement_transfer_not_confirmed"]);
+const AFTER_SEND_REASONS = new Set([
+  "settlement_pending",
+  "duplicate_settlement",
+  "post_settlement_transfer_not_confirmed",
+]);
 
 /**
  * Whether a failed facilitator settle may have sent its transaction. Reading the exact
@@ -54,20 +58,30 @@ const AFTER_SEND_REASONS = new Set(["settlement_pending", "duplicate_settlement"
  * `settlement_pending`), or is one of AFTER_SEND_REASONS.
  */
 export function mayHaveBeenSent(result: Pick<SettleResponse, "errorReason" | "transaction">): boolean {
-  return (typeof result.transaction === "string" && result.transaction !== "") || AFTER_SEND_REASONS.has(result.errorReason ?? "");
+  return (
+    (typeof result.transaction === "string" && result.transaction !== "") ||
+    AFTER_SEND_REASONS.has(result.errorReason ?? "")
+  );
 }
 
 /** What the ledger says of a payment's transaction. */
 export type LedgerFate = "landed" | "in_flight" | "never";
 
 /** The x402 v2 header that repeats a 402's challenge: base64 JSON PaymentRequired. */
-const challengeHeader = (challenge: PaymentRequired) => ({ "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64") });
+const challengeHeader = (challenge: PaymentRequired) => ({
+  "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64"),
+});
 
 export function quoteExpired(quote: QuoteRow): ApiError {
-  return new ApiError(410, "quote_expired", `quote ${quote.quote_id} expired at ${iso(quote.expires_at)}; request a new quote`, {
-    quoteId: quote.quote_id,
-    expiresAt: iso(quote.expires_at),
-  });
+  return new ApiError(
+    410,
+    "quote_expired",
+    `quote ${quote.quote_id} expired at ${iso(quote.expires_at)}; request a new quote`,
+    {
+      quoteId: quote.quote_id,
+      expiresAt: iso(quote.expires_at),
+    },
+  );
 }
 
 export class Payments {
@@ -88,7 +102,11 @@ export class Payments {
     const latest = this.o.ledger.latestBlockhash();
     return {
       ...stored,
-      extra: { ...stored.extra, recentBlockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight.toString() },
+      extra: {
+        ...stored.extra,
+        recentBlockhash: latest.blockhash,
+        lastValidBlockHeight: latest.lastValidBlockHeight.toString(),
+      },
     };
   }
 
@@ -96,7 +114,11 @@ export class Payments {
     return {
       x402Version: 2,
       ...(error ? { error } : {}),
-      resource: { url: `${this.o.baseUrl()}/executions`, description: `${quote.action} (quote ${quote.quote_id})`, mimeType: "application/json" },
+      resource: {
+        url: `${this.o.baseUrl()}/executions`,
+        description: `${quote.action} (quote ${quote.quote_id})`,
+        mimeType: "application/json",
+      },
       accepts: [this.freshRequirements(quote)],
     };
   }
@@ -122,7 +144,13 @@ export class Payments {
   private paymentInvalid(reason: string, message: string, quote?: QuoteRow): ApiError {
     if (!quote) return new ApiError(402, "payment_invalid", message, { reason });
     const challenge = this.paymentRequired(quote, reason);
-    return new ApiError(402, "payment_invalid", message, { reason, quoteId: quote.quote_id, paymentRequired: challenge }, challengeHeader(challenge));
+    return new ApiError(
+      402,
+      "payment_invalid",
+      message,
+      { reason, quoteId: quote.quote_id, paymentRequired: challenge },
+      challengeHeader(challenge),
+    );
   }
 
   // ---- Records -----------------------------------------------------------------------
@@ -132,7 +160,8 @@ export class Payments {
   }
 
   private paymentByMessage(messageHash: string): PaymentRow | undefined {
-    return this.o.db.prepare(`SELECT * FROM payments WHERE message_hash = ?`).get(messageHash) as PaymentRow | undefined;
+    return this.o.db.prepare(`SELECT * FROM payments WHERE message_hash = ?`).get(messageHash) as
+      PaymentRow | undefined;
   }
 
   paymentView(p: PaymentRow) {
@@ -155,9 +184,15 @@ export class Payments {
    */
   settlingError(quote: QuoteRow, payment: PaymentRow): ApiError {
     if (this.settlingNow.has(payment.message_hash)) {
-      return new ApiError(409, "idempotency_in_progress", "the payment for this quote is being settled by another request; retry shortly", {
-        quoteId: quote.quote_id,
-      }, { "Retry-After": "1" });
+      return new ApiError(
+        409,
+        "idempotency_in_progress",
+        "the payment for this quote is being settled by another request; retry shortly",
+        {
+          quoteId: quote.quote_id,
+        },
+        { "Retry-After": "1" },
+      );
     }
     return new ApiError(
       503,
@@ -185,21 +220,28 @@ export class Payments {
     }
     const parsed = PaymentPayload.safeParse(json);
     if (!parsed.success || parsed.data.x402Version !== 2) {
-      throw invalid("invalid_payload", "the payment proof is not an x402 v2 PaymentPayload {x402Version: 2, accepted, payload: {transaction}}");
+      throw invalid(
+        "invalid_payload",
+        "the payment proof is not an x402 v2 PaymentPayload {x402Version: 2, accepted, payload: {transaction}}",
+      );
     }
     try {
       const tx = decodeWireTransaction(parsed.data.payload.transaction);
       return { payload: parsed.data, messageHash: messageHashOf(tx), blockhash: blockhashOf(tx) };
     } catch {
-      throw invalid("invalid_exact_svm_payload_transaction_could_not_be_decoded", "the proof's transaction cannot be decoded");
+      throw invalid(
+        "invalid_exact_svm_payload_transaction_could_not_be_decoded",
+        "the proof's transaction cannot be decoded",
+      );
     }
   }
 
   /** The quote a bare proof names through its memo (for stock x402 clients without X-Quote-Id). */
   quoteIdFromProof(proof: string): string | undefined {
     try {
-      const memo = (JSON.parse(Buffer.from(proof, "base64").toString("utf8")) as { accepted?: { extra?: { memo?: unknown } } })
-        .accepted?.extra?.memo;
+      const memo = (
+        JSON.parse(Buffer.from(proof, "base64").toString("utf8")) as { accepted?: { extra?: { memo?: unknown } } }
+      ).accepted?.extra?.memo;
       return typeof memo === "string" && /^qt_[A-Za-z0-9]{1,64}$/.test(memo) ? memo : undefined;
     } catch {
       return undefined;
@@ -210,12 +252,20 @@ export class Payments {
     const stored = JSON.parse(quote.requirements) as PaymentRequirements;
     for (const field of BINDING_FIELDS) {
       if (payload.accepted[field] !== stored[field]) {
-        throw this.paymentInvalid(`${field.toLowerCase()}_mismatch`, `the proof's accepted.${field} does not match what quote ${quote.quote_id} requires`, quote);
+        throw this.paymentInvalid(
+          `${field.toLowerCase()}_mismatch`,
+          `the proof's accepted.${field} does not match what quote ${quote.quote_id} requires`,
+          quote,
+        );
       }
     }
     for (const field of BINDING_EXTRA) {
       if (payload.accepted.extra[field] !== stored.extra[field]) {
-        throw this.paymentInvalid(`${field.toLowerCase()}_mismatch`, `the proof's accepted.extra.${field} does not match what quote ${quote.quote_id} requires`, quote);
+        throw this.paymentInvalid(
+          `${field.toLowerCase()}_mismatch`,
+          `the proof's accepted.extra.${field} does not match what quote ${quote.quote_id} requires`,
+          quote,
+        );
       }
     }
     return stored;
@@ -235,9 +285,14 @@ export class Payments {
     const used = this.paymentByMessage(messageHash);
     if (used) {
       if (used.quote_id !== quote.quote_id || used.tenant !== tenant) {
-        throw new ApiError(409, "payment_already_used", "this payment proof was already used for another quote; sign a new one for this quote", {
-          quoteId: quote.quote_id,
-        });
+        throw new ApiError(
+          409,
+          "payment_already_used",
+          "this payment proof was already used for another quote; sign a new one for this quote",
+          {
+            quoteId: quote.quote_id,
+          },
+        );
       }
       if (used.status === "settled") return used;
       if (this.settlingNow.has(messageHash)) throw this.settlingError(quote, used);
@@ -248,11 +303,16 @@ export class Payments {
     const existing = this.paymentOf(quote.quote_id);
     if (existing) {
       if (existing.status === "settling") throw this.settlingError(quote, existing);
-      throw new ApiError(409, "quote_consumed", `quote ${quote.quote_id} is already paid by transaction ${existing.transaction_sig}; this proof was not settled`, {
-        quoteId: quote.quote_id,
-        transaction: existing.transaction_sig,
-        ...(quote.execution_id ? { executionId: quote.execution_id } : {}),
-      });
+      throw new ApiError(
+        409,
+        "quote_consumed",
+        `quote ${quote.quote_id} is already paid by transaction ${existing.transaction_sig}; this proof was not settled`,
+        {
+          quoteId: quote.quote_id,
+          transaction: existing.transaction_sig,
+          ...(quote.execution_id ? { executionId: quote.execution_id } : {}),
+        },
+      );
     }
     if (this.o.now() > quote.expires_at) throw quoteExpired(quote);
     const stored = this.checkBinding(quote, payload);
@@ -296,7 +356,10 @@ export class Payments {
     let result: SettleResponse | undefined;
     this.settlingNow.add(payment.message_hash);
     try {
-      result = await this.facilitator.settle(payload as unknown as X402PaymentPayload, stored as unknown as X402PaymentRequirements);
+      result = await this.facilitator.settle(
+        payload as unknown as X402PaymentPayload,
+        stored as unknown as X402PaymentRequirements,
+      );
     } catch (e) {
       this.o.log(`settlement of ${quote.quote_id} threw (the ledger decides): ${(e as Error).message}`);
     } finally {
@@ -310,7 +373,9 @@ export class Payments {
     // Whatever the facilitator said, the ledger knows whether the money moved.
     const fate = this.reconcilePayment(payment);
     if (fate === "landed") {
-      this.o.log(`settled ${formatDecimal(BigInt(quote.amount))} USDC for ${quote.quote_id} (the facilitator reported ${result?.errorReason ?? "an error"}; the ledger has it)`);
+      this.o.log(
+        `settled ${formatDecimal(BigInt(quote.amount))} USDC for ${quote.quote_id} (the facilitator reported ${result?.errorReason ?? "an error"}; the ledger has it)`,
+      );
       return this.paymentOf(quote.quote_id)!;
     }
     const reason = result?.errorReason ?? "settlement_failed";
@@ -329,7 +394,9 @@ export class Payments {
 
   private markSettled(payment: PaymentRow, signature: string, payer: string): void {
     this.o.db
-      .prepare(`UPDATE payments SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ? WHERE payment_id = ?`)
+      .prepare(
+        `UPDATE payments SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ? WHERE payment_id = ?`,
+      )
       .run(signature, payer, this.o.now(), payment.payment_id);
   }
 
@@ -356,7 +423,9 @@ export class Payments {
     const fate = this.ledgerFate(payment);
     if (fate === "landed") {
       const landed = this.o.ledger.transactionByMessageHash(payment.message_hash)!;
-      const payerBalance = landed.preTokenBalances.find((t) => t.mint === this.o.mint && t.owner !== this.o.keys.treasury.address);
+      const payerBalance = landed.preTokenBalances.find(
+        (t) => t.mint === this.o.mint && t.owner !== this.o.keys.treasury.address,
+      );
       this.markSettled(payment, landed.signature, payerBalance?.owner ?? "");
     } else if (fate === "never") {
       this.deletePayment(payment);

@@ -16,7 +16,10 @@ export interface ResolvedAddress {
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export const systemResolver: Resolver = async (hostname) =>
-  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 /** A webhook URL the guard refuses, with the reason for humans. */
 export class WebhookTargetRefused extends Error {
@@ -30,7 +33,7 @@ const v6 = (text: string, bits: number, reason: string): Range => [parseIPv6(tex
 
 /** IPv4 special-purpose ranges (IANA registry) that are not globally reachable. */
 const V4_RANGES: Range[] = [
-  v4("0.0.0.0", 8, "unspecified (\"this network\")"),
+  v4("0.0.0.0", 8, 'unspecified ("this network")'),
   v4("10.0.0.0", 8, "private"),
   v4("100.64.0.0", 10, "shared (carrier-grade NAT)"),
   v4("127.0.0.0", 8, "loopback"),
@@ -63,7 +66,8 @@ const V6_RANGES: Range[] = [
   v6("ff00::", 8, "multicast"),
 ];
 
-const inRange = (value: bigint, width: number, [prefix, bits]: Range) => value >> BigInt(width - bits) === prefix >> BigInt(width - bits);
+const inRange = (value: bigint, width: number, [prefix, bits]: Range) =>
+  value >> BigInt(width - bits) === prefix >> BigInt(width - bits);
 
 export function parseIPv4(text: string): bigint | undefined {
   const parts = text.split(".");
@@ -129,7 +133,10 @@ function hostOf(url: URL): string {
  * addresses (connect to one of these, and only these). With `allowPrivate`, nothing is
  * refused for where it points. Throws WebhookTargetRefused.
  */
-export async function resolveWebhookTarget(url: URL, o: { allowPrivate: boolean; resolve: Resolver }): Promise<ResolvedAddress[]> {
+export async function resolveWebhookTarget(
+  url: URL,
+  o: { allowPrivate: boolean; resolve: Resolver },
+): Promise<ResolvedAddress[]> {
   const host = hostOf(url);
   let addresses: ResolvedAddress[];
   const family = isIP(host);
@@ -139,7 +146,9 @@ export async function resolveWebhookTarget(url: URL, o: { allowPrivate: boolean;
     try {
       addresses = await o.resolve(host);
     } catch (e) {
-      throw new WebhookTargetRefused(`the host ${host} does not resolve (${(e as NodeJS.ErrnoException).code ?? "lookup failed"})`);
+      throw new WebhookTargetRefused(
+        `the host ${host} does not resolve (${(e as NodeJS.ErrnoException).code ?? "lookup failed"})`,
+      );
     }
     if (addresses.length === 0) throw new WebhookTargetRefused(`the host ${host} resolves to no address`);
   }

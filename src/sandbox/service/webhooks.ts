@@ -89,7 +89,9 @@ export class Webhooks {
         throw invalidRequest(`webhook url refused: ${e.message}`, [{ path: "url", message: e.message }]);
       }
     }
-    const count = (this.o.db.prepare(`SELECT COUNT(*) AS n FROM webhooks WHERE tenant = ?`).get(tenant) as { n: number }).n;
+    const count = (
+      this.o.db.prepare(`SELECT COUNT(*) AS n FROM webhooks WHERE tenant = ?`).get(tenant) as { n: number }
+    ).n;
     if (count >= MAX_WEBHOOKS_PER_KEY) {
       throw invalidRequest(`at most ${MAX_WEBHOOKS_PER_KEY} webhooks per API key; delete one first`);
     }
@@ -102,7 +104,9 @@ export class Webhooks {
       created_at: this.o.now(),
     };
     this.o.db
-      .prepare(`INSERT INTO webhooks (webhook_id, tenant, url, events, secret, created_at) VALUES (@webhook_id, @tenant, @url, @events, @secret, @created_at)`)
+      .prepare(
+        `INSERT INTO webhooks (webhook_id, tenant, url, events, secret, created_at) VALUES (@webhook_id, @tenant, @url, @events, @secret, @created_at)`,
+      )
       .run(row);
     return { ...this.view(row), secret: row.secret };
   }
@@ -117,14 +121,16 @@ export class Webhooks {
   }
 
   list(tenant: string) {
-    const rows = this.o.db.prepare(`SELECT * FROM webhooks WHERE tenant = ? ORDER BY created_at`).all(tenant) as WebhookRow[];
+    const rows = this.o.db
+      .prepare(`SELECT * FROM webhooks WHERE tenant = ? ORDER BY created_at`)
+      .all(tenant) as WebhookRow[];
     return { items: rows.map((r) => this.view(r)) };
   }
 
   delete(tenant: string, webhookId: string) {
-    const row = this.o.db.prepare(`SELECT * FROM webhooks WHERE webhook_id = ? AND tenant = ?`).get(webhookId, tenant) as
-      | WebhookRow
-      | undefined;
+    const row = this.o.db
+      .prepare(`SELECT * FROM webhooks WHERE webhook_id = ? AND tenant = ?`)
+      .get(webhookId, tenant) as WebhookRow | undefined;
     if (!row) throw notFound(`webhook ${webhookId}`);
     this.o.db.transaction(() => {
       this.o.db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'`).run(webhookId);
@@ -153,7 +159,9 @@ export class Webhooks {
 
   schedule(): void {
     if (this.closed) return;
-    const next = this.o.db.prepare(`SELECT MIN(next_at) AS at FROM webhook_deliveries WHERE status = 'pending'`).get() as {
+    const next = this.o.db
+      .prepare(`SELECT MIN(next_at) AS at FROM webhook_deliveries WHERE status = 'pending'`)
+      .get() as {
       at: number | null;
     };
     if (this.timer) clearTimeout(this.timer);
@@ -182,7 +190,8 @@ export class Webhooks {
   }
 
   private async deliver(d: DeliveryRow): Promise<void> {
-    const hook = this.o.db.prepare(`SELECT * FROM webhooks WHERE webhook_id = ?`).get(d.webhook_id) as WebhookRow | undefined;
+    const hook = this.o.db.prepare(`SELECT * FROM webhooks WHERE webhook_id = ?`).get(d.webhook_id) as
+      WebhookRow | undefined;
     if (!hook) {
       this.o.db.prepare(`DELETE FROM webhook_deliveries WHERE delivery_id = ?`).run(d.delivery_id);
       return;
@@ -190,27 +199,42 @@ export class Webhooks {
     const timestamp = Math.floor(this.o.now() / 1000);
     let error: string | undefined;
     try {
-      const status = await this.post(new URL(hook.url), {
-        "content-type": "application/json",
-        "user-agent": "paid-actions-sandbox-webhooks/1",
-        "webhook-id": d.event_id,
-        "webhook-signature": signWebhook(hook.secret, timestamp, d.body),
-      }, d.body);
+      const status = await this.post(
+        new URL(hook.url),
+        {
+          "content-type": "application/json",
+          "user-agent": "paid-actions-sandbox-webhooks/1",
+          "webhook-id": d.event_id,
+          "webhook-signature": signWebhook(hook.secret, timestamp, d.body),
+        },
+        d.body,
+      );
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (e) {
       if (e instanceof WebhookTargetRefused) {
         error = `refused: ${e.message}`;
         this.o.log(`webhook ${hook.webhook_id}: not delivering event ${d.event_id}: ${e.message}`);
       } else {
-        error = (e as Error).name === "AbortError" || (e as Error).name === "TimeoutError" ? "timed out" : "connection failed";
+        error =
+          (e as Error).name === "AbortError" || (e as Error).name === "TimeoutError"
+            ? "timed out"
+            : "connection failed";
       }
     }
     if (this.closed) return;
     const attempts = d.attempts + 1;
     if (!error) {
-      this.o.db.prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, next_at = NULL, last_error = NULL WHERE delivery_id = ?`).run(attempts, d.delivery_id);
+      this.o.db
+        .prepare(
+          `UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, next_at = NULL, last_error = NULL WHERE delivery_id = ?`,
+        )
+        .run(attempts, d.delivery_id);
     } else if (attempts >= MAX_ATTEMPTS) {
-      this.o.db.prepare(`UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_at = NULL, last_error = ? WHERE delivery_id = ?`).run(attempts, error, d.delivery_id);
+      this.o.db
+        .prepare(
+          `UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_at = NULL, last_error = ? WHERE delivery_id = ?`,
+        )
+        .run(attempts, error, d.delivery_id);
       this.o.log(`webhook ${hook.webhook_id}: gave up on event ${d.event_id} after ${attempts} attempts (${error})`);
     } else {
       const backoff = Math.min(3_600_000, 1000 * 2 ** (attempts - 1));
@@ -251,4 +275,3 @@ export class Webhooks {
     await Promise.allSettled([...this.inflight]);
   }
 }
-

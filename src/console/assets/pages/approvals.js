@@ -4,9 +4,31 @@
 // Approve / Decline (and the PIN when one is set). The list follows the server's `approvals`
 // events, so a payment an agent asks for appears without a reload; a card keeps what was typed
 // in it while the list changes around it.
-import { failure, getApproval, getApprovals, getSession, getSpending, latestApprovals, on, postDecision } from "../api.js";
+import {
+  failure,
+  getApproval,
+  getApprovals,
+  getSession,
+  getSpending,
+  latestApprovals,
+  on,
+  postDecision,
+} from "../api.js";
 import { capBar } from "../charts.js";
-import { clock, countdown, fill, h, jsonView, loading, mono, notice, pageHead, statusBadge, timeEl, when } from "../dom.js";
+import {
+  clock,
+  countdown,
+  fill,
+  h,
+  jsonView,
+  loading,
+  mono,
+  notice,
+  pageHead,
+  statusBadge,
+  timeEl,
+  when,
+} from "../dom.js";
 import { level, minus, percent, remaining, usdc } from "../money.js";
 
 /** @typedef {import("../wire.js").Approval} Approval */
@@ -31,7 +53,8 @@ function ticker(root) {
         el.textContent = "expired";
         el.classList.add("expired");
         if (card && card.dataset.decided !== "1") card.classList.add("is-expired");
-        for (const b of /** @type {Iterable<HTMLButtonElement>} */ (card?.querySelectorAll("button.decide") ?? [])) b.disabled = true;
+        for (const b of /** @type {Iterable<HTMLButtonElement>} */ (card?.querySelectorAll("button.decide") ?? []))
+          b.disabled = true;
       } else {
         el.textContent = `expires in ${left}`;
         el.classList.toggle("soon", Date.parse(expires) - Date.now() < 60_000);
@@ -61,11 +84,21 @@ function spendAfter(after, amount) {
       "div",
       { class: ["after-row", `level-${lvl}`] },
       h("span", { class: "after-label" }, label),
-      capBar({ label, spent: before, reserved: amount, cap, small: true, width: 200, title: `${label}: ${total} USDC once paid${cap ? ` of ${cap} USDC` : ""}` }),
+      capBar({
+        label,
+        spent: before,
+        reserved: amount,
+        cap,
+        small: true,
+        width: 200,
+        title: `${label}: ${total} USDC once paid${cap ? ` of ${cap} USDC` : ""}`,
+      }),
       h(
         "span",
         { class: "after-value" },
-        cap ? [h("strong", {}, `${total} of ${cap} USDC`), ` · ${percent(total, cap)} · ${remaining(cap, total)} left`] : [h("strong", {}, `${total} USDC`), " · no cap"],
+        cap
+          ? [h("strong", {}, `${total} of ${cap} USDC`), ` · ${percent(total, cap)} · ${remaining(cap, total)} left`]
+          : [h("strong", {}, `${total} USDC`), " · no cap"],
       ),
     );
   };
@@ -75,7 +108,16 @@ function spendAfter(after, amount) {
     h("h3", {}, `Spend once this ${amount} USDC is paid`),
     row("Last 24 h", after.spentLast24h, after.maxPerDay),
     row("Total", after.spentTotal, after.maxTotal),
-    h("p", { class: "after-legend" }, h("span", { class: "key key-spent" }), " solid: spent before ", h("span", { class: "key key-this" }), " light: this payment ", h("span", { class: "key key-cap" }), " cap"),
+    h(
+      "p",
+      { class: "after-legend" },
+      h("span", { class: "key key-spent" }),
+      " solid: spent before ",
+      h("span", { class: "key key-this" }),
+      " light: this payment ",
+      h("span", { class: "key key-cap" }),
+      " cap",
+    ),
   );
 }
 
@@ -91,7 +133,13 @@ const OUTCOME = {
  * @returns {{ status: string, text: string } | null}
  */
 function outcomeOf(r) {
-  if (r.status === "pending") return r.expired ? { status: "expired", text: "The quote expired before anyone decided. Nothing is paid; the agent must ask again." } : null;
+  if (r.status === "pending")
+    return r.expired
+      ? {
+          status: "expired",
+          text: "The quote expired before anyone decided. Nothing is paid; the agent must ask again.",
+        }
+      : null;
   return { status: r.status, text: OUTCOME[r.status] ?? r.status };
 }
 
@@ -103,13 +151,37 @@ function outcomeOf(r) {
  * @returns {Card}
  */
 function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
-  const card = h("article", { class: "approval card", "data-approval": r.approvalId, "aria-labelledby": `t-${r.approvalId}` });
+  const card = h("article", {
+    class: "approval card",
+    "data-approval": r.approvalId,
+    "aria-labelledby": `t-${r.approvalId}`,
+  });
   const message = h("div", { class: "decide-message", "aria-live": "polite" });
-  const pin = session.pinRequired ? h("input", { type: "password", class: "pin", name: "pin", inputmode: "numeric", autocomplete: "off", placeholder: "Approval PIN", "aria-label": "Approval PIN" }) : null;
+  const pin = session.pinRequired
+    ? h("input", {
+        type: "password",
+        class: "pin",
+        name: "pin",
+        inputmode: "numeric",
+        autocomplete: "off",
+        placeholder: "Approval PIN",
+        "aria-label": "Approval PIN",
+      })
+    : null;
   const afterBox = h("div", {}, spendAfter(r.after, r.amount));
-  const approveBtn = h("button", { type: "button", class: "decide approve", "data-decide": "approve" }, `Approve ${r.amount} USDC`);
+  const approveBtn = h(
+    "button",
+    { type: "button", class: "decide approve", "data-decide": "approve" },
+    `Approve ${r.amount} USDC`,
+  );
   const declineBtn = h("button", { type: "button", class: "decide decline", "data-decide": "decline" }, "Decline");
-  const actions = h("div", { class: "decide-row" }, pin ? h("label", { class: "pin-label" }, "PIN ", pin) : null, approveBtn, declineBtn);
+  const actions = h(
+    "div",
+    { class: "decide-row" },
+    pin ? h("label", { class: "pin-label" }, "PIN ", pin) : null,
+    approveBtn,
+    declineBtn,
+  );
 
   /** @param {"approve" | "decline"} kind */
   async function decide(kind) {
@@ -153,8 +225,20 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
     actions.remove();
     fill(
       message,
-      notice(o.status === "declined" || o.status === "expired" ? "neutral" : "good", statusBadge(o.status), " ", o.text, d.decidedAt ? ` (${when(d.decidedAt)})` : ""),
-      d.status === "used" || d.status === "approved" ? h("p", { class: "muted" }, h("a", { href: `/executions/${encodeURIComponent(r.intentId)}` }, "Follow the execution →")) : null,
+      notice(
+        o.status === "declined" || o.status === "expired" ? "neutral" : "good",
+        statusBadge(o.status),
+        " ",
+        o.text,
+        d.decidedAt ? ` (${when(d.decidedAt)})` : "",
+      ),
+      d.status === "used" || d.status === "approved"
+        ? h(
+            "p",
+            { class: "muted" },
+            h("a", { href: `/executions/${encodeURIComponent(r.intentId)}` }, "Follow the execution →"),
+          )
+        : null,
     );
     // Decided: the quote's clock and the spend forecast no longer matter.
     card.querySelector(".expiry")?.remove();
@@ -168,9 +252,23 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
         "div",
         {},
         h("h2", { id: `t-${r.approvalId}` }, r.action),
-        h("p", { class: "muted" }, "Asked ", timeEl(r.createdAt), " · ", detailLink ? h("a", { href: `/approvals/${encodeURIComponent(r.approvalId)}` }, r.approvalId) : mono(r.approvalId)),
+        h(
+          "p",
+          { class: "muted" },
+          "Asked ",
+          timeEl(r.createdAt),
+          " · ",
+          detailLink
+            ? h("a", { href: `/approvals/${encodeURIComponent(r.approvalId)}` }, r.approvalId)
+            : mono(r.approvalId),
+        ),
       ),
-      h("div", { class: "amount" }, h("span", { class: "amount-value" }, r.amount), h("span", { class: "amount-cur" }, " USDC")),
+      h(
+        "div",
+        { class: "amount" },
+        h("span", { class: "amount-value" }, r.amount),
+        h("span", { class: "amount-cur" }, " USDC"),
+      ),
     ),
     h(
       "dl",
@@ -186,7 +284,11 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
           "span",
           { class: "expiry" },
           " ",
-          h("span", { class: "countdown", "data-expires": r.expiresAt, title: `Expires ${when(r.expiresAt)}` }, countdown(r.expiresAt) ? `expires in ${countdown(r.expiresAt)}` : "expired"),
+          h(
+            "span",
+            { class: "countdown", "data-expires": r.expiresAt, title: `Expires ${when(r.expiresAt)}` },
+            countdown(r.expiresAt) ? `expires in ${countdown(r.expiresAt)}` : "expired",
+          ),
           h("span", { class: "muted" }, ` (at ${clock(r.expiresAt)})`),
         ),
       ),
@@ -194,12 +296,19 @@ function approvalCard(r, session, { onDecided, detailLink = true } = {}) {
       h("dd", {}, mono(r.intentId)),
     ),
     afterBox,
-    h("details", { class: "input", open: true }, h("summary", {}, "What the agent asks to buy (the full input)"), jsonView(r.input)),
+    h(
+      "details",
+      { class: "input", open: true },
+      h("summary", {}, "What the agent asks to buy (the full input)"),
+      jsonView(r.input),
+    ),
     actions,
     message,
   );
   showOutcome(r);
-  return Object.assign(card, { update: (/** @type {Approval} */ next) => fill(afterBox, spendAfter(next.after, next.amount)) });
+  return Object.assign(card, {
+    update: (/** @type {Approval} */ next) => fill(afterBox, spendAfter(next.after, next.amount)),
+  });
 }
 
 async function threshold() {
@@ -218,10 +327,23 @@ async function threshold() {
 export async function mountList(main) {
   const session = await getSession();
   const list = h("div", { class: "approvals", "aria-live": "polite" });
-  const empty = h("div", { class: "empty card" }, h("h2", {}, "Nothing is waiting for you"), h("p", {}, "When an agent asks to pay above the approval threshold, the payment appears here at once, with everything you need to decide."));
+  const empty = h(
+    "div",
+    { class: "empty card" },
+    h("h2", {}, "Nothing is waiting for you"),
+    h(
+      "p",
+      {},
+      "When an agent asks to pay above the approval threshold, the payment appears here at once, with everything you need to decide.",
+    ),
+  );
   const decidedList = h("div", { class: "decided-list" });
   const decidedBox = h("section", { class: "decided", hidden: true }, h("h2", {}, "Decided here"), decidedList);
-  const sub = h("p", { class: "sub" }, "Payments an agent wants to make that need your approval. Nothing is paid until you approve.");
+  const sub = h(
+    "p",
+    { class: "sub" },
+    "Payments an agent wants to make that need your approval. Nothing is paid until you approve.",
+  );
   main.append(h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Approvals"), sub)), list, decidedBox);
   threshold().then((t) => {
     if (t) sub.append(` Payments above ${usdc(t)} ask you first.`);

@@ -19,12 +19,14 @@ import { usdc } from "../money.js";
 const KINDS = {
   unknown_outflow: {
     title: "Money left the wallet that no payment explains",
-    means: "USDC went out of the wallet's token account in a transaction that carries no quote this journal signed. Something other than this program spent from the wallet: another program using the same key, a person, or a stolen key.",
+    means:
+      "USDC went out of the wallet's token account in a transaction that carries no quote this journal signed. Something other than this program spent from the wallet: another program using the same key, a person, or a stolen key.",
     todo: "Look the transaction up in an explorer. If you do not recognise it, move the remaining funds to a new wallet and replace the key file (PAID_ACTIONS_WALLET).",
   },
   amount_mismatch: {
     title: "A payment moved a different amount than recorded",
-    means: "The payment for this quote is on chain, but it moved another amount than the journal says was signed. The spend counted against your limits is wrong by the difference.",
+    means:
+      "The payment for this quote is on chain, but it moved another amount than the journal says was signed. The spend counted against your limits is wrong by the difference.",
     todo: "Compare the two amounts below with the quote. Ask the service about the difference; keep the transaction id as evidence.",
   },
   payee_mismatch: {
@@ -34,12 +36,14 @@ const KINDS = {
   },
   duplicate_payment: {
     title: "One quote was paid twice",
-    means: "More than one transfer on chain carries the same quote, so the service was paid more than once for one purchase.",
+    means:
+      "More than one transfer on chain carries the same quote, so the service was paid more than once for one purchase.",
     todo: "Ask the service for a refund of the extra payment, quoting both transactions.",
   },
   landed_but_never: {
     title: "A payment believed lost did land",
-    means: "The journal decided this payment could never land (and released its budget), yet the chain shows it paid. Your limits undercount the spend by its amount.",
+    means:
+      "The journal decided this payment could never land (and released its budget), yet the chain shows it paid. Your limits undercount the spend by its amount.",
     todo: "Check whether the service delivered the purchase; if not, ask it for a refund or for the execution the payment bought.",
   },
   orphan_payment: {
@@ -49,12 +53,14 @@ const KINDS = {
   },
   claimed_but_absent: {
     title: "A payment the journal counts is not on chain",
-    means: "The journal counts this payment as settled (the service said so), but the wallet's history does not show it. Either the service's claim was wrong, or the chain read is incomplete.",
+    means:
+      "The journal counts this payment as settled (the service said so), but the wallet's history does not show it. Either the service's claim was wrong, or the chain read is incomplete.",
     todo: "Run the audit again in a few minutes. If it stays absent, the service may have executed without being paid, or reported a transaction that is not yours: contact it.",
   },
   unverified_refund: {
     title: "A refund was credited that the chain does not show",
-    means: "Your limits were given back money for a refund that the chain does not show arriving in the wallet in full.",
+    means:
+      "Your limits were given back money for a refund that the chain does not show arriving in the wallet in full.",
     todo: "Check the refund transaction in an explorer; ask the service to complete the refund.",
   },
 };
@@ -65,7 +71,9 @@ function explained(d) {
   /** @type {Array<[string, Child] | null>} */
   const all = [
     d.quoteId ? ["Quote", mono(d.quoteId)] : null,
-    d.intentId ? ["Purchase", h("a", { href: `/executions/${encodeURIComponent(d.intentId)}` }, mono(d.intentId))] : null,
+    d.intentId
+      ? ["Purchase", h("a", { href: `/executions/${encodeURIComponent(d.intentId)}` }, mono(d.intentId))]
+      : null,
     d.transaction ? ["Transaction", mono(d.transaction)] : null,
     d.journalAmount ? ["Journal says", usdc(d.journalAmount)] : null,
     d.chainAmount ? ["Chain shows", usdc(d.chainAmount)] : null,
@@ -77,7 +85,13 @@ function explained(d) {
     { class: "card discrepancy", "data-kind": d.kind },
     h("h3", {}, k.title),
     h("p", { class: "what" }, d.message),
-    facts.length ? h("dl", { class: "facts" }, facts.flatMap(([a, b]) => [h("dt", {}, a), h("dd", {}, b)])) : null,
+    facts.length
+      ? h(
+          "dl",
+          { class: "facts" },
+          facts.flatMap(([a, b]) => [h("dt", {}, a), h("dd", {}, b)]),
+        )
+      : null,
     k.means ? h("p", {}, h("strong", {}, "What it means. "), k.means) : null,
     k.todo ? h("p", {}, h("strong", {}, "What to do. "), k.todo) : null,
   );
@@ -88,7 +102,24 @@ function explained(d) {
  * @param {Child} rows
  */
 function table(headers, rows) {
-  return h("div", { class: "table-wrap" }, h("table", { class: "table" }, h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows)));
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: "table" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          headers.map((t) => h("th", { scope: "col" }, t)),
+        ),
+      ),
+      h("tbody", {}, rows),
+    ),
+  );
 }
 
 /**
@@ -110,7 +141,13 @@ function render(box, report) {
       h(
         "div",
         {},
-        h("h2", {}, report.ok ? "The journal and the chain agree" : `The journal and the chain disagree: ${ds.length} discrepanc${ds.length === 1 ? "y" : "ies"}`),
+        h(
+          "h2",
+          {},
+          report.ok
+            ? "The journal and the chain agree"
+            : `The journal and the chain disagree: ${ds.length} discrepanc${ds.length === 1 ? "y" : "ies"}`,
+        ),
         h(
           "p",
           {},
@@ -137,23 +174,122 @@ function render(box, report) {
         h("dd", {}, mono(report.walletTokenAccount)),
         h("dt", {}, "Mint"),
         h("dd", {}, mono(report.mint)),
-        scan.rpc ? [h("dt", {}, "Read via"), h("dd", {}, `${scan.rpc}: ${scan.transactionsRead ?? 0} transaction(s), ${scan.signatures ?? 0} in the history back to ${scan.from ? when(scan.from) : "—"}, ${scan.failed ?? 0} failed on chain`)] : null,
+        scan.rpc
+          ? [
+              h("dt", {}, "Read via"),
+              h(
+                "dd",
+                {},
+                `${scan.rpc}: ${scan.transactionsRead ?? 0} transaction(s), ${scan.signatures ?? 0} in the history back to ${scan.from ? when(scan.from) : "—"}, ${scan.failed ?? 0} failed on chain`,
+              ),
+            ]
+          : null,
         h("dt", {}, "Found"),
-        h("dd", {}, `${(report.outflows ?? []).length} outflow(s); ${payments.length} journaled payment(s), ${onChain} on chain, ${(report.inFlight ?? []).length} in flight; ${(report.deposits ?? []).length} deposit(s)`),
+        h(
+          "dd",
+          {},
+          `${(report.outflows ?? []).length} outflow(s); ${payments.length} journaled payment(s), ${onChain} on chain, ${(report.inFlight ?? []).length} in flight; ${(report.deposits ?? []).length} deposit(s)`,
+        ),
       ),
     ),
     ds.length ? h("section", { class: "discrepancies" }, h("h2", {}, "Discrepancies"), ds.map(explained)) : null,
     report.inFlight?.length
-      ? h("section", { class: "card" }, h("h2", {}, "In flight"), h("p", { class: "muted" }, "Signed payments the chain does not show yet, and the journal does not count yet. Not a discrepancy: they settle or expire within minutes."), table(["Quote", "Amount", "State", "Why"], report.inFlight.map((f) => h("tr", {}, h("td", {}, mono(f.quoteId)), h("td", { class: "money" }, usdc(f.amount)), h("td", {}, f.intentState ?? "—"), h("td", {}, f.why)))))
+      ? h(
+          "section",
+          { class: "card" },
+          h("h2", {}, "In flight"),
+          h(
+            "p",
+            { class: "muted" },
+            "Signed payments the chain does not show yet, and the journal does not count yet. Not a discrepancy: they settle or expire within minutes.",
+          ),
+          table(
+            ["Quote", "Amount", "State", "Why"],
+            report.inFlight.map((f) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, mono(f.quoteId)),
+                h("td", { class: "money" }, usdc(f.amount)),
+                h("td", {}, f.intentState ?? "—"),
+                h("td", {}, f.why),
+              ),
+            ),
+          ),
+        )
       : null,
     notCredited.length
-      ? h("section", { class: "card" }, h("h2", {}, "Refunds not credited"), h("p", { class: "muted" }, "The service reports these refunds; nothing is counted back to your limits until the chain shows the money arriving."), table(["Purchase", "Claimed", "Chain shows", "State"], notCredited.map((r) => h("tr", {}, h("td", {}, mono(r.intentId)), h("td", {}, r.claimed ? usdc(r.claimed.amount) : "—"), h("td", {}, r.chainAmount ? usdc(r.chainAmount) : "—"), h("td", {}, r.refundState)))))
+      ? h(
+          "section",
+          { class: "card" },
+          h("h2", {}, "Refunds not credited"),
+          h(
+            "p",
+            { class: "muted" },
+            "The service reports these refunds; nothing is counted back to your limits until the chain shows the money arriving.",
+          ),
+          table(
+            ["Purchase", "Claimed", "Chain shows", "State"],
+            notCredited.map((r) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, mono(r.intentId)),
+                h("td", {}, r.claimed ? usdc(r.claimed.amount) : "—"),
+                h("td", {}, r.chainAmount ? usdc(r.chainAmount) : "—"),
+                h("td", {}, r.refundState),
+              ),
+            ),
+          ),
+        )
       : null,
     payments.length
-      ? h("section", { class: "card" }, h("h2", {}, "Payments"), table(["Quote", "Amount", "Signed", "On chain", "Status"], payments.map((p) => h("tr", {}, h("td", {}, h("a", { href: `/executions/${encodeURIComponent(p.intentId)}` }, mono(p.quoteId))), h("td", { class: "money" }, usdc(p.amount)), h("td", { class: "when" }, when(p.signedAt)), h("td", {}, p.chainTransaction ? mono(p.chainTransaction) : "—"), h("td", {}, statusBadge(p.status))))))
+      ? h(
+          "section",
+          { class: "card" },
+          h("h2", {}, "Payments"),
+          table(
+            ["Quote", "Amount", "Signed", "On chain", "Status"],
+            payments.map((p) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, h("a", { href: `/executions/${encodeURIComponent(p.intentId)}` }, mono(p.quoteId))),
+                h("td", { class: "money" }, usdc(p.amount)),
+                h("td", { class: "when" }, when(p.signedAt)),
+                h("td", {}, p.chainTransaction ? mono(p.chainTransaction) : "—"),
+                h("td", {}, statusBadge(p.status)),
+              ),
+            ),
+          ),
+        )
       : null,
-    report.deposits?.length ? h("section", { class: "card" }, h("h2", {}, "Deposits"), h("p", { class: "muted" }, "Money that came in and is not a refund: someone topping up the wallet."), table(["Transaction", "Amount", "When"], report.deposits.map((d) => h("tr", {}, h("td", {}, mono(d.transaction)), h("td", { class: "money" }, usdc(d.amount)), h("td", {}, d.at ? when(d.at) : "—"))))) : null,
-    report.otherWallet?.length ? notice("neutral", `${report.otherWallet.length} journaled payment(s) were made by another wallet or mint (the configuration changed) and are not audited here.`) : null,
+    report.deposits?.length
+      ? h(
+          "section",
+          { class: "card" },
+          h("h2", {}, "Deposits"),
+          h("p", { class: "muted" }, "Money that came in and is not a refund: someone topping up the wallet."),
+          table(
+            ["Transaction", "Amount", "When"],
+            report.deposits.map((d) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, mono(d.transaction)),
+                h("td", { class: "money" }, usdc(d.amount)),
+                h("td", {}, d.at ? when(d.at) : "—"),
+              ),
+            ),
+          ),
+        )
+      : null,
+    report.otherWallet?.length
+      ? notice(
+          "neutral",
+          `${report.otherWallet.length} journaled payment(s) were made by another wallet or mint (the configuration changed) and are not audited here.`,
+        )
+      : null,
   );
 }
 
@@ -161,7 +297,20 @@ function render(box, report) {
 export async function mount(main) {
   const again = h("button", { type: "button", class: "secondary" }, "Run again");
   const box = h("div", { class: "audit" });
-  main.append(pageHead("Audit", h("span", {}, "The wallet's USDC account on chain, reconciled with the journal, as ", h("code", {}, "paid-actions-mcp audit"), " does."), again), box);
+  main.append(
+    pageHead(
+      "Audit",
+      h(
+        "span",
+        {},
+        "The wallet's USDC account on chain, reconciled with the journal, as ",
+        h("code", {}, "paid-actions-mcp audit"),
+        " does.",
+      ),
+      again,
+    ),
+    box,
+  );
   async function run() {
     again.disabled = true;
     fill(box, loading("Reading the wallet's history from the chain…"));
@@ -170,7 +319,14 @@ export async function mount(main) {
       const report = res.report?.report && !res.report.discrepancies ? res.report.report : res.report;
       render(box, report);
     } catch (e) {
-      fill(box, notice("error", h("strong", {}, "The audit cannot tell whether the journal and the chain agree. "), failure(e).message));
+      fill(
+        box,
+        notice(
+          "error",
+          h("strong", {}, "The audit cannot tell whether the journal and the chain agree. "),
+          failure(e).message,
+        ),
+      );
     } finally {
       again.disabled = false;
     }

@@ -15,7 +15,7 @@ const STATUSES = ["pending", "processing", "completed", "failed", "refunded"];
 
 /** @param {string | null} id */
 function short(id) {
-  return id && id.length > 18 ? `${id.slice(0, 10)}…${id.slice(-6)}` : id ?? "—";
+  return id && id.length > 18 ? `${id.slice(0, 10)}…${id.slice(-6)}` : (id ?? "—");
 }
 
 /** @param {Execution} x */
@@ -31,9 +31,20 @@ function row(x) {
     h("td", {}, timeEl(x.createdAt)),
     h("td", {}, h("a", { href: linkOf(x), class: "strong" }, x.action)),
     h("td", { class: "num" }, x.amount ? `${x.amount}` : "—"),
-    h("td", {}, statusBadge(x.status), x.attention ? h("span", { class: "pill pill-bad", title: x.attention }, "needs a look") : null),
+    h(
+      "td",
+      {},
+      statusBadge(x.status),
+      x.attention ? h("span", { class: "pill pill-bad", title: x.attention }, "needs a look") : null,
+    ),
     h("td", {}, h("a", { href: linkOf(x) }, mono(short(x.executionId ?? x.intentId)))),
-    h("td", {}, x.paymentTransaction ? h("span", { title: x.paymentTransaction }, mono(short(x.paymentTransaction))) : h("span", { class: "muted" }, "—")),
+    h(
+      "td",
+      {},
+      x.paymentTransaction
+        ? h("span", { title: x.paymentTransaction }, mono(short(x.paymentTransaction)))
+        : h("span", { class: "muted" }, "—"),
+    ),
   );
 }
 
@@ -43,15 +54,55 @@ function row(x) {
  */
 export async function mountList(main) {
   const params = new URLSearchParams(location.search);
-  const status = h("select", { name: "status", "aria-label": "Status" }, h("option", { value: "" }, "Any status"), STATUSES.map((st) => h("option", { value: st, selected: params.get("status") === st }, st)));
-  const action = h("input", { name: "action", type: "search", placeholder: "Action, e.g. servers.provision", value: params.get("action") ?? "", list: "actions", "aria-label": "Action" });
+  const status = h(
+    "select",
+    { name: "status", "aria-label": "Status" },
+    h("option", { value: "" }, "Any status"),
+    STATUSES.map((st) => h("option", { value: st, selected: params.get("status") === st }, st)),
+  );
+  const action = h("input", {
+    name: "action",
+    type: "search",
+    placeholder: "Action, e.g. servers.provision",
+    value: params.get("action") ?? "",
+    list: "actions",
+    "aria-label": "Action",
+  });
   const actions = h("datalist", { id: "actions" });
-  const form = h("form", { class: "filters", role: "search" }, h("label", {}, "Status ", status), h("label", {}, "Action ", action), actions, h("button", { type: "submit" }, "Filter"));
+  const form = h(
+    "form",
+    { class: "filters", role: "search" },
+    h("label", {}, "Status ", status),
+    h("label", {}, "Action ", action),
+    actions,
+    h("button", { type: "submit" }, "Filter"),
+  );
   const body = h("tbody", {});
-  const table = h("table", { class: "table executions-table" }, h("thead", {}, h("tr", {}, ["When", "Action", "USDC", "Status", "Execution", "Payment transaction"].map((t) => h("th", { scope: "col", class: t === "USDC" ? "num" : null }, t)))), body);
+  const table = h(
+    "table",
+    { class: "table executions-table" },
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ["When", "Action", "USDC", "Status", "Execution", "Payment transaction"].map((t) =>
+          h("th", { scope: "col", class: t === "USDC" ? "num" : null }, t),
+        ),
+      ),
+    ),
+    body,
+  );
   const more = h("button", { type: "button", class: "secondary", hidden: true }, "Show older");
   const info = h("div", {});
-  main.append(pageHead("Executions", "Every purchase that reached the service, newest first."), form, info, h("div", { class: "table-wrap card" }, table), h("p", {}, more));
+  main.append(
+    pageHead("Executions", "Every purchase that reached the service, newest first."),
+    form,
+    info,
+    h("div", { class: "table-wrap card" }, table),
+    h("p", {}, more),
+  );
 
   const filters = () => {
     const q = new URLSearchParams();
@@ -91,7 +142,18 @@ export async function mountList(main) {
     shown = body.children.length;
     cursor = res.nextCursor ?? null;
     more.hidden = !cursor;
-    if (body.children.length === 0) body.append(h("tr", {}, h("td", { colspan: 6, class: "empty-cell" }, filters().toString() ? "No execution matches these filters." : "Nothing has been bought yet.")));
+    if (body.children.length === 0)
+      body.append(
+        h(
+          "tr",
+          {},
+          h(
+            "td",
+            { colspan: 6, class: "empty-cell" },
+            filters().toString() ? "No execution matches these filters." : "Nothing has been bought yet.",
+          ),
+        ),
+      );
   }
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -109,7 +171,16 @@ export async function mountList(main) {
 // ---- One execution ----------------------------------------------------------------------------
 
 /** @type {Record<string, string>} */
-const STEP_LABEL = { quote: "Quote", approval: "Approval", reservation: "Budget", payment: "Payment", settlement: "Settlement", execution: "Execution", refund: "Refund", error: "Problem" };
+const STEP_LABEL = {
+  quote: "Quote",
+  approval: "Approval",
+  reservation: "Budget",
+  payment: "Payment",
+  settlement: "Settlement",
+  execution: "Execution",
+  refund: "Refund",
+  error: "Problem",
+};
 
 /** @param {TimelineEntry[] | undefined} entries */
 function timeline(entries) {
@@ -126,10 +197,20 @@ function timeline(entries) {
         h(
           "div",
           { class: "tl-body" },
-          h("div", { class: "tl-top" }, h("span", { class: "tl-step" }, STEP_LABEL[e.step] ?? e.step), h("strong", { class: "tl-title" }, e.title), e.status ? statusBadge(e.status) : null),
+          h(
+            "div",
+            { class: "tl-top" },
+            h("span", { class: "tl-step" }, STEP_LABEL[e.step] ?? e.step),
+            h("strong", { class: "tl-title" }, e.title),
+            e.status ? statusBadge(e.status) : null,
+          ),
           e.detail ? h("p", { class: "tl-detail" }, e.detail) : null,
           e.transaction ? h("p", { class: "tl-tx" }, "Transaction ", mono(e.transaction)) : null,
-          h("time", { class: "tl-time", datetime: e.at, title: when(e.at) }, `${clock(e.at)}${Number.isFinite(t0) && Date.parse(e.at) > t0 ? ` · +${fmtMs(Date.parse(e.at) - t0)}` : ""}`),
+          h(
+            "time",
+            { class: "tl-time", datetime: e.at, title: when(e.at) },
+            `${clock(e.at)}${Number.isFinite(t0) && Date.parse(e.at) > t0 ? ` · +${fmtMs(Date.parse(e.at) - t0)}` : ""}`,
+          ),
         ),
       ),
     ),
@@ -160,7 +241,16 @@ function facts(x) {
     ["Amount", x.amount ? usdc(x.amount) : "not priced"],
     ["Pays", x.payee ? mono(x.payee) : "—"],
     ["Payment transaction", x.paymentTransaction ? mono(x.paymentTransaction) : "—"],
-    ["Settlement", x.settlement === "verified" ? "seen on chain, exactly as priced" : x.settlement === "claimed" ? "the service says settled; not yet seen on chain" : x.settlement === "mismatch" ? "the chain disagrees with the service" : "none"],
+    [
+      "Settlement",
+      x.settlement === "verified"
+        ? "seen on chain, exactly as priced"
+        : x.settlement === "claimed"
+          ? "the service says settled; not yet seen on chain"
+          : x.settlement === "mismatch"
+            ? "the chain disagrees with the service"
+            : "none",
+    ],
     ["Execution", mono(x.executionId ?? "none yet")],
     ["Intent", mono(x.intentId)],
     ["Quote", mono(x.quoteId ?? "—")],
@@ -169,7 +259,11 @@ function facts(x) {
     ["Last change", when(x.updatedAt)],
   ];
   if (x.refundCredited) pairs.splice(4, 0, ["Refund credited", usdc(x.refundCredited)]);
-  return h("dl", { class: "facts facts-wide" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+  return h(
+    "dl",
+    { class: "facts facts-wide" },
+    pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
+  );
 }
 
 /**
@@ -187,7 +281,11 @@ export async function mountOne(main, id) {
       res = await getExecution(id);
     } catch (caught) {
       const e = failure(caught);
-      fill(box, pageHead("Execution"), notice("error", e.code === "not_found" ? `There is no execution ${id} in this journal.` : e.message));
+      fill(
+        box,
+        pageHead("Execution"),
+        notice("error", e.code === "not_found" ? `There is no execution ${id} in this journal.` : e.message),
+      );
       return;
     }
     const x = res.execution;
@@ -195,7 +293,10 @@ export async function mountOne(main, id) {
     const transcripts = res.transcripts ?? [];
     fill(
       box,
-      pageHead(h("span", {}, x.action, " ", statusBadge(x.status)), h("a", { href: "/executions" }, "← all executions")),
+      pageHead(
+        h("span", {}, x.action, " ", statusBadge(x.status)),
+        h("a", { href: "/executions" }, "← all executions"),
+      ),
       x.attention ? notice("error", h("strong", {}, "Needs a human: "), x.attention) : null,
       x.error ? notice("error", h("strong", {}, "Error: "), errorText(x.error)) : null,
       h(
@@ -212,16 +313,45 @@ export async function mountOne(main, id) {
             h("h2", {}, "Transcripts"),
             transcripts.length
               ? [
-                  h("p", { class: "muted" }, transcripts.length > 1 ? "The tool calls that drove this purchase, first to last:" : "The tool call that drove this purchase:"),
-                  h("ol", { class: "links" }, transcripts.map((c) => h("li", {}, h("a", { href: `/transcripts/${encodeURIComponent(c)}` }, mono(c))))),
+                  h(
+                    "p",
+                    { class: "muted" },
+                    transcripts.length > 1
+                      ? "The tool calls that drove this purchase, first to last:"
+                      : "The tool call that drove this purchase:",
+                  ),
+                  h(
+                    "ol",
+                    { class: "links" },
+                    transcripts.map((c) =>
+                      h("li", {}, h("a", { href: `/transcripts/${encodeURIComponent(c)}` }, mono(c))),
+                    ),
+                  ),
                 ]
               : h("p", { class: "muted" }, "No transcript names this execution."),
           ),
         ),
       ),
-      h("section", { class: "card" }, h("h2", {}, "Output"), x.output !== undefined ? jsonView(x.output) : h("p", { class: "muted" }, x.status === "completed" ? "The service returned no output." : "No output yet: the service has not finished.")),
-      x.refund ? h("section", { class: "card" }, h("h2", {}, "Refund (the service's claim)"), jsonView(x.refund)) : null,
-      x.providerMeta ? h("details", { class: "card" }, h("summary", {}, "Provider details"), jsonView(x.providerMeta)) : null,
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Output"),
+        x.output !== undefined
+          ? jsonView(x.output)
+          : h(
+              "p",
+              { class: "muted" },
+              x.status === "completed"
+                ? "The service returned no output."
+                : "No output yet: the service has not finished.",
+            ),
+      ),
+      x.refund
+        ? h("section", { class: "card" }, h("h2", {}, "Refund (the service's claim)"), jsonView(x.refund))
+        : null,
+      x.providerMeta
+        ? h("details", { class: "card" }, h("summary", {}, "Provider details"), jsonView(x.providerMeta))
+        : null,
     );
   }
   await load();

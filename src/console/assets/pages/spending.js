@@ -18,7 +18,13 @@ import { atomic, level, minus, usdc } from "../money.js";
  * @param {string | null} [tone] a level past "ok", which colours it
  */
 function stat(label, value, note, tone) {
-  return h("div", { class: ["stat", tone ? `stat-${tone}` : null] }, h("div", { class: "stat-label" }, label), h("div", { class: "stat-value" }, value), note ? h("div", { class: "stat-note" }, note) : null);
+  return h(
+    "div",
+    { class: ["stat", tone ? `stat-${tone}` : null] },
+    h("div", { class: "stat-label" }, label),
+    h("div", { class: "stat-value" }, value),
+    note ? h("div", { class: "stat-note" }, note) : null,
+  );
 }
 
 /** @param {Limits} limits */
@@ -29,10 +35,19 @@ function limitsList(limits) {
     ["Per rolling 24 h", usdc(limits.maxPerDay)],
     ["In total", limits.maxTotal ? usdc(limits.maxTotal) : "no cap"],
     ["A person approves above", usdc(limits.approvalAbove)],
-    ["Actions allowed", Array.isArray(limits.allowActions) && limits.allowActions.length && !limits.allowActions.includes("*") ? limits.allowActions.join(", ") : "every action of the service"],
+    [
+      "Actions allowed",
+      Array.isArray(limits.allowActions) && limits.allowActions.length && !limits.allowActions.includes("*")
+        ? limits.allowActions.join(", ")
+        : "every action of the service",
+    ],
     ...per.map(([a, v]) => [`Per call, ${a}`, usdc(v)]),
   ];
-  return h("dl", { class: "facts" }, items.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+  return h(
+    "dl",
+    { class: "facts" },
+    items.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
+  );
 }
 
 /**
@@ -52,23 +67,56 @@ function render(box, sp) {
   });
   fill(
     box,
-    sp.configIssues?.length ? notice("error", "The configuration has problems, so no payment can be made: ", sp.configIssues.map((i) => `${i.key}: ${i.message}`).join("; ")) : null,
+    sp.configIssues?.length
+      ? notice(
+          "error",
+          "The configuration has problems, so no payment can be made: ",
+          sp.configIssues.map((i) => `${i.key}: ${i.message}`).join("; "),
+        )
+      : null,
     !limits ? notice("neutral", "No limits are configured here: the console shows what the journal spent.") : null,
     h(
       "div",
       { class: "stats" },
-      stat("Spent in the last 24 h", usdc(sp.spentLast24h), limits ? `${usdc(sp.remainingToday)} left today` : null, dayLevel !== "ok" ? dayLevel : null),
+      stat(
+        "Spent in the last 24 h",
+        usdc(sp.spentLast24h),
+        limits ? `${usdc(sp.remainingToday)} left today` : null,
+        dayLevel !== "ok" ? dayLevel : null,
+      ),
       stat("Reserved now", usdc(reserved), reservedUnits > 0n ? "held for payments in flight" : "nothing in flight"),
-      stat("Spent in total", usdc(sp.spentTotal), sp.remainingTotal ? `${usdc(sp.remainingTotal)} left in total` : "no total cap", totalLevel !== "ok" ? totalLevel : null),
+      stat(
+        "Spent in total",
+        usdc(sp.spentTotal),
+        sp.remainingTotal ? `${usdc(sp.remainingTotal)} left in total` : "no total cap",
+        totalLevel !== "ok" ? totalLevel : null,
+      ),
       stat("Refunds credited", usdc(sp.refundsCredited), "seen on chain, counted back to the caps"),
     ),
     h(
       "section",
       { class: "card caps" },
       h("h2", {}, "Against the caps"),
-      h("p", { class: "muted" }, "Solid: paid. Lighter: reserved for payments in flight. The black line is the cap; the bar turns amber past 80 % of it and red at it."),
-      fit((width) => capBar({ label: "Rolling 24 hours", spent: sp.spentLast24h, reserved: reservedOf(sp), cap: limits?.maxPerDay ?? null, width }), "cap-day"),
-      fit((width) => capBar({ label: "Total", spent: sp.spentTotal, cap: limits?.maxTotal ?? null, width }), "cap-total"),
+      h(
+        "p",
+        { class: "muted" },
+        "Solid: paid. Lighter: reserved for payments in flight. The black line is the cap; the bar turns amber past 80 % of it and red at it.",
+      ),
+      fit(
+        (width) =>
+          capBar({
+            label: "Rolling 24 hours",
+            spent: sp.spentLast24h,
+            reserved: reservedOf(sp),
+            cap: limits?.maxPerDay ?? null,
+            width,
+          }),
+        "cap-day",
+      ),
+      fit(
+        (width) => capBar({ label: "Total", spent: sp.spentTotal, cap: limits?.maxTotal ?? null, width }),
+        "cap-total",
+      ),
     ),
     h(
       "div",
@@ -78,16 +126,26 @@ function render(box, sp) {
         { class: "card" },
         h("h2", {}, "Per action"),
         byAction.length
-          ? [h("p", { class: "muted" }, "Dark: the last 24 h; light: in total. The dashed tick is the per-call cap."), fit((width) => actionBars(byAction, width))]
+          ? [
+              h("p", { class: "muted" }, "Dark: the last 24 h; light: in total. The dashed tick is the per-call cap."),
+              fit((width) => actionBars(byAction, width)),
+            ]
           : h("p", { class: "muted" }, "Nothing bought yet."),
       ),
-      h("section", { class: "card" }, h("h2", {}, "Limits"), limits ? limitsList(limits) : h("p", { class: "muted" }, "None configured.")),
+      h(
+        "section",
+        { class: "card" },
+        h("h2", {}, "Limits"),
+        limits ? limitsList(limits) : h("p", { class: "muted" }, "None configured."),
+      ),
     ),
     h(
       "section",
       { class: "card" },
       h("h2", {}, "The last 14 days"),
-      Array.isArray(sp.days) && sp.days.length ? fit((width) => dayColumns(sp.days, limits?.maxPerDay ?? null, width)) : h("p", { class: "muted" }, "No daily figures."),
+      Array.isArray(sp.days) && sp.days.length
+        ? fit((width) => dayColumns(sp.days, limits?.maxPerDay ?? null, width))
+        : h("p", { class: "muted" }, "No daily figures."),
     ),
   );
 }

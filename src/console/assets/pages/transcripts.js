@@ -17,8 +17,28 @@ import { arrowsOf, field, sequenceDiagram } from "../sequence.js";
 export async function mountList(main) {
   const body = h("tbody", {}, h("tr", {}, h("td", { colspan: 3 }, loading("Loading…"))));
   main.append(
-    pageHead("Transcripts", "Every tool call leaves a redacted record of each step: requests, answers, decisions, timings."),
-    h("div", { class: "table-wrap card" }, h("table", { class: "table" }, h("thead", {}, h("tr", {}, ["When", "Call", "Kept on"].map((t) => h("th", { scope: "col" }, t)))), body)),
+    pageHead(
+      "Transcripts",
+      "Every tool call leaves a redacted record of each step: requests, answers, decisions, timings.",
+    ),
+    h(
+      "div",
+      { class: "table-wrap card" },
+      h(
+        "table",
+        { class: "table" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["When", "Call", "Kept on"].map((t) => h("th", { scope: "col" }, t)),
+          ),
+        ),
+        body,
+      ),
+    ),
   );
   let res;
   try {
@@ -36,8 +56,19 @@ export async function mountList(main) {
             "tr",
             { "data-call": t.callId },
             h("td", {}, t.at ? timeEl(t.at) : "—"),
-            h("td", {}, t.path === null ? mono(t.callId) : h("a", { href: `/transcripts/${encodeURIComponent(t.callId)}` }, mono(t.callId))),
-            h("td", {}, t.host ?? "", t.path === null ? h("span", { class: "muted" }, " (another machine keeps the file)") : null),
+            h(
+              "td",
+              {},
+              t.path === null
+                ? mono(t.callId)
+                : h("a", { href: `/transcripts/${encodeURIComponent(t.callId)}` }, mono(t.callId)),
+            ),
+            h(
+              "td",
+              {},
+              t.host ?? "",
+              t.path === null ? h("span", { class: "muted" }, " (another machine keeps the file)") : null,
+            ),
           ),
         )
       : h("tr", {}, h("td", { colspan: 3, class: "empty-cell" }, "No tool call has been recorded yet.")),
@@ -66,10 +97,23 @@ function summary(entries) {
   const finalStatus = [...entries].reverse().find((e) => e.step === "status")?.to;
   const intentId = entries.find((e) => typeof e.intentId === "string")?.intentId;
   const paid = entries.find((e) => e.step === "confirm" && typeof field(e.body, "transaction") === "string");
-  const outcome = toolError ? `refused: ${field(toolError.error, "code") ?? "error"}` : finalStatus ? `execution ${finalStatus}` : paid ? "paid" : "—";
+  const outcome = toolError
+    ? `refused: ${field(toolError.error, "code") ?? "error"}`
+    : finalStatus
+      ? `execution ${finalStatus}`
+      : paid
+        ? "paid"
+        : "—";
   const pairs = [
     ["Action", intent?.action ?? actionOf(entries) ?? "—"],
-    ["Call", intent ? "a new purchase" : entries[0]?.step === "resume" ? "a retry that resumed an earlier purchase" : entries[0]?.step ?? "—"],
+    [
+      "Call",
+      intent
+        ? "a new purchase"
+        : entries[0]?.step === "resume"
+          ? "a retry that resumed an earlier purchase"
+          : (entries[0]?.step ?? "—"),
+    ],
     ["Started", Number.isFinite(first) ? when(entries[0]?.t ?? "") : "—"],
     ["Lasted", Number.isFinite(first) && Number.isFinite(last) ? `${last - first} ms` : "—"],
     ["Steps", String(entries.length)],
@@ -79,8 +123,14 @@ function summary(entries) {
   return h(
     "div",
     {},
-    h("dl", { class: "facts facts-wide" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-    intentId ? h("p", {}, h("a", { href: `/executions/${encodeURIComponent(intentId)}` }, "The execution this call drove →")) : null,
+    h(
+      "dl",
+      { class: "facts facts-wide" },
+      pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
+    ),
+    intentId
+      ? h("p", {}, h("a", { href: `/executions/${encodeURIComponent(intentId)}` }, "The execution this call drove →"))
+      : null,
   );
 }
 
@@ -106,7 +156,9 @@ function inspector(entries, index) {
       h("dt", {}, "At"),
       h("dd", {}, clock(t), Number.isFinite(t0) ? ` (+${Date.parse(t) - t0} ms)` : ""),
       typeof e.durationMs === "number" ? [h("dt", {}, "Took"), h("dd", {}, `${e.durationMs} ms`)] : null,
-      typeof e.status === "number" || answered ? [h("dt", {}, "Status"), h("dd", {}, String(e.status ?? answered))] : null,
+      typeof e.status === "number" || answered
+        ? [h("dt", {}, "Status"), h("dd", {}, String(e.status ?? answered))]
+        : null,
     ),
     jsonView(rest, "json-inspect"),
   );
@@ -118,7 +170,9 @@ function inspector(entries, index) {
  * @param {string} callId
  */
 export async function mountOne(main, callId) {
-  main.append(pageHead("Transcript", h("span", {}, mono(callId), " · ", h("a", { href: "/transcripts" }, "all transcripts"))));
+  main.append(
+    pageHead("Transcript", h("span", {}, mono(callId), " · ", h("a", { href: "/transcripts" }, "all transcripts"))),
+  );
   const box = h("div", {}, loading("Loading the transcript…"));
   main.append(box);
   let res;
@@ -154,7 +208,13 @@ export async function mountOne(main, callId) {
     h(
       "div",
       { class: "seq-layout" },
-      h("section", { class: "card seq-card" }, h("h2", {}, "Sequence"), h("p", { class: "muted" }, "Each arrow is one recorded step; select one to see its record."), drawn),
+      h(
+        "section",
+        { class: "card seq-card" },
+        h("h2", {}, "Sequence"),
+        h("p", { class: "muted" }, "Each arrow is one recorded step; select one to see its record."),
+        drawn,
+      ),
       side,
     ),
   );
