@@ -2,9 +2,10 @@
  * Every relative link in README.md resolves in the repository, as it must on a fresh clone or
  * on a code host: the file or folder exists, and a `#anchor` names a heading of the README or
  * of the Markdown file it points into (GitHub's heading ids). The Markdown files the README
- * links to are checked the same way. Links in code (fenced blocks, inline code) are not links.
+ * links to, and every page of docs/, are checked the same way. Links in code (fenced blocks,
+ * inline code) are not links; a repository path named in inline code must exist too.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -69,6 +70,16 @@ function brokenLinks(
   return problems;
 }
 
+/**
+ * Repository paths named in inline code (`src/engine/model/states.ts`, `test/hostile/`) that do
+ * not exist. Patterns (`*`, `<…>`, `{…}`) and paths outside the tree's own folders are not checked.
+ */
+function missingCodePaths(markdown: string, exists: (path: string) => boolean): string[] {
+  const outsideFences = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "");
+  const named = [...outsideFences.matchAll(/`((?:src|test|docs|\.ci)\/[^`\s]*)`/g)].map((m) => m[1]!);
+  return [...new Set(named)].filter((path) => !/[*<>{}…]/.test(path) && !exists(path.replace(/\/$/, "")));
+}
+
 const exists = (path: string) => existsSync(join(ROOT, path));
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
 
@@ -89,6 +100,10 @@ describe("links in README.md", () => {
       expect(statSync(join(ROOT, doc)).isFile()).toBe(true);
       expect(brokenLinks(doc, read(doc), exists, read)).toEqual([]);
     }
+  });
+
+  it("every repository path it names in code exists", () => {
+    expect(missingCodePaths(readme, exists)).toEqual([]);
   });
 
   it("the checker finds what a fresh clone would find broken", () => {
@@ -122,5 +137,30 @@ describe("links in README.md", () => {
       "notes",
       "notes-1",
     ]);
+  });
+});
+
+describe("docs/", () => {
+  const pages = readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`);
+
+  it("every page is linked from the README", () => {
+    const linked = new Set(linkTargets(read("README.md")).map((t) => t.split("#")[0]!));
+    expect(pages.length).toBeGreaterThanOrEqual(8);
+    expect(pages.filter((page) => !linked.has(page))).toEqual([]);
+  });
+
+  it.each(pages)("%s: every relative link resolves, anchors included", (page) => {
+    expect(brokenLinks(page, read(page), exists, read)).toEqual([]);
+  });
+
+  it.each(pages)("%s: every repository path it names in code exists", (page) => {
+    expect(missingCodePaths(read(page), exists)).toEqual([]);
+  });
+
+  it("the path check finds a path that is gone, and leaves patterns alone", () => {
+    const sample = "`src/engine/no-such.ts`, `test/unit/`, `test/engine/journal-pg*.test.ts`, `src/<x>.ts`.";
+    expect(missingCodePaths(sample, exists)).toEqual(["src/engine/no-such.ts"]);
   });
 });
