@@ -1,5 +1,5 @@
 /**
- * Dependencies point one way (docs: ARCHITECTURE.md): reads every import of every .ts file
+ * Dependencies point one way (docs/architecture.md): reads every import of every .ts file
  * under src/ — static, `export … from`, type-only and dynamic `import("…")` — and fails on
  * each edge between top-level folders that the table below does not allow, and on any
  * top-level folder the table does not place; and inside the engine, on an import past its
