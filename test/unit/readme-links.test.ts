@@ -72,12 +72,15 @@ function brokenLinks(
 
 /**
  * Repository paths named in inline code (`src/engine/model/states.ts`, `test/hostile/`) that do
- * not exist. Patterns (`*`, `<…>`, `{…}`) and paths outside the tree's own folders are not checked.
+ * not exist. Patterns (`*`, `<…>`, `{…}`), paths outside the tree's own folders and what the
+ * tests write (`test/output/`, absent from a fresh clone) are not checked.
  */
 function missingCodePaths(markdown: string, exists: (path: string) => boolean): string[] {
   const outsideFences = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "");
   const named = [...outsideFences.matchAll(/`((?:src|test|docs|\.ci)\/[^`\s]*)`/g)].map((m) => m[1]!);
-  return [...new Set(named)].filter((path) => !/[*<>{}…]/.test(path) && !exists(path.replace(/\/$/, "")));
+  return [...new Set(named)].filter(
+    (path) => !/[*<>{}…]/.test(path) && !path.startsWith("test/output/") && !exists(path.replace(/\/$/, "")),
+  );
 }
 
 const exists = (path: string) => existsSync(join(ROOT, path));
@@ -159,8 +162,9 @@ describe("docs/", () => {
     expect(missingCodePaths(read(page), exists)).toEqual([]);
   });
 
-  it("the path check finds a path that is gone, and leaves patterns alone", () => {
-    const sample = "`src/engine/no-such.ts`, `test/unit/`, `test/engine/journal-pg*.test.ts`, `src/<x>.ts`.";
+  it("the path check finds a path that is gone, and leaves patterns and test output alone", () => {
+    const sample =
+      "`src/engine/no-such.ts`, `test/unit/`, `test/engine/journal-pg*.test.ts`, `src/<x>.ts`, `test/output/x.png`.";
     expect(missingCodePaths(sample, exists)).toEqual(["src/engine/no-such.ts"]);
   });
 });
