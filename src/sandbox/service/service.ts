@@ -222,7 +222,7 @@ export class SandboxService {
       delayMs?: number;
     },
   ) {
-    let quoteId = req.quoteId ?? (req.proof ? this.payments.quoteIdFromProof(req.proof) : undefined);
+    const quoteId = req.quoteId ?? (req.proof ? this.payments.quoteIdFromProof(req.proof) : undefined);
     if (!quoteId) {
       const { row } = this.createQuote(tenant, req.action, req.input, null);
       if (req.proof) this.payments.decodeProof(req.proof, row); // a malformed proof says so, with the challenge to pay
