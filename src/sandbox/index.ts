@@ -3,6 +3,7 @@
  * file, the ledger, the service keys, the demo wallet, the HTTP server on loopback, and
  * `sandbox.json` describing how to reach it. One sandbox per home directory at a time.
  */
+import type { Server } from "node:http";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync, renameSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type Database from "better-sqlite3";
@@ -10,7 +11,7 @@ import { SOLANA_DEVNET, USDC_MINT } from "../domain/networks.js";
 import type { ServiceKeys } from "./ledger/chain.js";
 import { isAlive, lockHome } from "./home-lock.js";
 import { loadServiceKeys, openLedger, openStore } from "./home.js";
-import { createHttpHandler, type RateLimit } from "./http/handler.js";
+import { createHttpHandler, type HttpOptions, type RateLimit } from "./http/handler.js";
 import { listen, stopServer } from "./http/server.js";
 import type { FacilitatorFaults } from "./facilitator/faults.js";
 export { FacilitatorFaults } from "./facilitator/faults.js";
@@ -115,6 +116,60 @@ function writeJsonAtomic(path: string, value: unknown, mode = 0o600): void {
   renameSync(tmp, path);
 }
 
+/** What the service is built on: the opened home and the process's clock and log. */
+interface ServiceGround {
+  db: Database.Database;
+  ledger: Ledger;
+  keys: ServiceKeys;
+  network: string;
+  mint: string;
+  now: () => number;
+  log: (line: string) => void;
+}
+
+/** The service and its webhooks; `baseUrl` is known once the server listens. */
+function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: () => string) {
+  const { db, now, log } = ground;
+  const webhooks = new Webhooks({
+    db,
+    now,
+    log,
+    allowPrivate: options.allowPrivateWebhooks ?? false,
+    resolve: options.webhookResolver ?? systemResolver,
+  });
+  const service = new SandboxService({
+    ...ground,
+    webhooks,
+    baseUrl,
+    quoteTtlMs: options.quoteTtlMs ?? DEFAULT_QUOTE_TTL_MS,
+    providerDelayMs: options.providerDelayMs ?? DEFAULT_PROVIDER_DELAY_MS,
+    facilitatorFaults: options.facilitatorFaults,
+  });
+  return { webhooks, service };
+}
+
+/** The HTTP handler over the service, listening on 127.0.0.1. */
+async function serve(
+  options: SandboxOptions,
+  parts: Omit<HttpOptions, "rateLimit" | "rpcRateLimit">,
+): Promise<{ handler: ReturnType<typeof createHttpHandler>; server: Server; port: number }> {
+  const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const handler = createHttpHandler({ ...parts, rateLimit, rpcRateLimit: options.rpcRateLimit ?? rateLimit });
+  const { server, port } = await listen(handler, options.port ?? DEFAULT_PORT, options.requestTimeoutMs ?? 15_000);
+  return { handler, server, port };
+}
+
+/** After a failed start: undoes what was opened, newest first, whatever fails on the way. */
+function cleanUpQuietly(cleanups: Array<() => void>): void {
+  for (const c of cleanups) {
+    try {
+      c();
+    } catch {
+      // already failing
+    }
+  }
+}
+
 export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const home = resolve(options.home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -131,33 +186,10 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       { db, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS },
       cleanups,
     );
-    const webhooks = new Webhooks({
-      db,
-      now,
-      log,
-      allowPrivate: options.allowPrivateWebhooks ?? false,
-      resolve: options.webhookResolver ?? systemResolver,
-    });
     let baseUrl = "";
-    const service = new SandboxService({
-      ...{ db, ledger, keys, network, mint, now, webhooks, log, baseUrl: () => baseUrl },
-      quoteTtlMs: options.quoteTtlMs ?? DEFAULT_QUOTE_TTL_MS,
-      providerDelayMs: options.providerDelayMs ?? DEFAULT_PROVIDER_DELAY_MS,
-      facilitatorFaults: options.facilitatorFaults,
-    });
-    const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-    const handler = createHttpHandler({
-      service,
-      webhooks,
-      ledger,
-      db,
-      apiKeys,
-      rateLimit,
-      rpcRateLimit: options.rpcRateLimit ?? rateLimit,
-      now,
-      log,
-    });
-    const { server, port } = await listen(handler, options.port ?? DEFAULT_PORT, options.requestTimeoutMs ?? 15_000);
+    const ground = { db, ledger, keys, network, mint, now, log };
+    const { webhooks, service } = createService(options, ground, () => baseUrl);
+    const { handler, server, port } = await serve(options, { service, webhooks, ledger, db, apiKeys, now, log });
     baseUrl = `http://127.0.0.1:${port}/v1`;
     const info: SandboxInfo = {
       baseUrl,
@@ -192,13 +224,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       close,
     };
   } catch (e) {
-    for (const c of cleanups) {
-      try {
-        c();
-      } catch {
-        // already failing
-      }
-    }
+    cleanUpQuietly(cleanups);
     throw e;
   }
 }

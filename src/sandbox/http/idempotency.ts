@@ -46,40 +46,48 @@ function storable(reply: Reply): boolean {
   return reply.status < 500 && reply.status !== 402 && code !== "idempotency_in_progress";
 }
 
-/**
- * `inflight` holds the keys this process is running right now. A 'running' row that is not
- * in it belongs to a request that died (a crash, or a write that failed while storing its
- * outcome): the same request may take it over.
- */
-export async function withIdempotency(
-  o: IdempotencyStore,
-  ctx: IdempotentRequest,
-  inflight: Set<string>,
-  run: () => Reply | Promise<Reply>,
-): Promise<Reply> {
+/** Where a key's row lives: API key (tenant) + key + method + path. */
+interface IdemScope {
+  tenant: string;
+  key: string;
+  method: string;
+  path: string;
+}
+
+/** The Idempotency-Key header, checked; undefined when the request has none. */
+function idempotencyKey(ctx: IdempotentRequest): string | undefined {
   const key = ctx.req.headers["idempotency-key"];
-  if (key === undefined) return run();
+  if (key === undefined) return undefined;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     throw invalidRequest("Idempotency-Key must be 1-255 printable ASCII characters", [
       { path: "header.Idempotency-Key", message: "1-255 printable ASCII characters" },
     ]);
   }
+  return key;
+}
+
+/** What makes two requests the same request: method, path, canonical body and X-Quote-Id. */
+function fingerprintOf(ctx: IdempotentRequest): string {
   const quoteHeader = ctx.req.headers["x-quote-id"];
-  const fingerprint = createHash("sha256")
+  return createHash("sha256")
     .update(canonicalJson({ method: ctx.method, path: ctx.path, body: ctx.body ?? null, quote: quoteHeader ?? null }))
     .digest("hex");
-  const id = { tenant: ctx.tenant, key, method: ctx.method, path: ctx.path };
-  const flightKey = `${ctx.tenant}\n${key}\n${ctx.method}\n${ctx.path}`;
+}
 
-  // Check and claim in one synchronous transaction, before the first await.
-  const claim = o.db.transaction((): IdemRow | undefined => {
+/**
+ * Check and claim in one synchronous transaction, before the first await: answers the live
+ * row another request left under this key, or claims the key ('running') and answers
+ * undefined. An expired row is replaced, and so is a 'running' row of the same request that
+ * no request of this process is running (`runningHere` false): its owner died.
+ */
+function claimKey(o: IdempotencyStore, id: IdemScope, fingerprint: string, runningHere: boolean): IdemRow | undefined {
+  return o.db.transaction((): IdemRow | undefined => {
     const row = o.db
       .prepare(
         `SELECT fingerprint, state, status, headers, body, created_at FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
       )
       .get(id) as (IdemRow & { created_at: number }) | undefined;
-    const stale =
-      row !== undefined && row.state === "running" && !inflight.has(flightKey) && row.fingerprint === fingerprint;
+    const stale = row !== undefined && row.state === "running" && !runningHere && row.fingerprint === fingerprint;
     if (row && !stale && row.created_at > o.now() - IDEMPOTENCY_TTL_MS) return row;
     if (row)
       o.db
@@ -92,30 +100,72 @@ export async function withIdempotency(
       .run({ ...id, fingerprint, now: o.now() });
     return undefined;
   })();
+}
 
-  if (claim) {
-    if (claim.fingerprint !== fingerprint) {
-      throw new ApiError(
-        422,
-        "idempotency_key_reused",
-        "this Idempotency-Key was used with a different request; use a new key for a new intent",
-      );
-    }
-    if (claim.state === "running") {
-      throw new ApiError(
-        409,
-        "idempotency_in_progress",
-        "a request with this Idempotency-Key is still running; retry shortly",
-        {},
-        { "Retry-After": "1" },
-      );
-    }
-    return {
-      status: claim.status!,
-      body: JSON.parse(claim.body!) as unknown,
-      headers: { ...(JSON.parse(claim.headers ?? "{}") as Record<string, string>), "Idempotent-Replayed": "true" },
-    };
+/** A key already taken: the stored outcome replayed, or 422 (another request) / 409 (still running). */
+function answerFromClaim(claim: IdemRow, fingerprint: string): Reply {
+  if (claim.fingerprint !== fingerprint) {
+    throw new ApiError(
+      422,
+      "idempotency_key_reused",
+      "this Idempotency-Key was used with a different request; use a new key for a new intent",
+    );
   }
+  if (claim.state === "running") {
+    throw new ApiError(
+      409,
+      "idempotency_in_progress",
+      "a request with this Idempotency-Key is still running; retry shortly",
+      {},
+      { "Retry-After": "1" },
+    );
+  }
+  return {
+    status: claim.status!,
+    body: JSON.parse(claim.body!) as unknown,
+    headers: { ...(JSON.parse(claim.headers ?? "{}") as Record<string, string>), "Idempotent-Replayed": "true" },
+  };
+}
+
+/** Stores a replayable outcome under the key, or frees the key for one a retry must run again. */
+function recordOutcome(o: IdempotencyStore, id: IdemScope, reply: Reply): void {
+  if (storable(reply)) {
+    o.db
+      .prepare(
+        `UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
+      )
+      .run({
+        ...id,
+        status: reply.status,
+        headers: JSON.stringify(reply.headers ?? {}),
+        body: JSON.stringify(reply.body),
+      });
+  } else {
+    o.db
+      .prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
+      .run(id);
+  }
+}
+
+/**
+ * `inflight` holds the keys this process is running right now. A 'running' row that is not
+ * in it belongs to a request that died (a crash, or a write that failed while storing its
+ * outcome): the same request may take it over.
+ */
+export async function withIdempotency(
+  o: IdempotencyStore,
+  ctx: IdempotentRequest,
+  inflight: Set<string>,
+  run: () => Reply | Promise<Reply>,
+): Promise<Reply> {
+  const key = idempotencyKey(ctx);
+  if (key === undefined) return run();
+  const fingerprint = fingerprintOf(ctx);
+  const id: IdemScope = { tenant: ctx.tenant, key, method: ctx.method, path: ctx.path };
+  const flightKey = `${ctx.tenant}\n${key}\n${ctx.method}\n${ctx.path}`;
+
+  const claim = claimKey(o, id, fingerprint, inflight.has(flightKey));
+  if (claim) return answerFromClaim(claim, fingerprint);
 
   let reply: Reply;
   inflight.add(flightKey);
@@ -127,22 +177,7 @@ export async function withIdempotency(
     inflight.delete(flightKey);
   }
   try {
-    if (storable(reply)) {
-      o.db
-        .prepare(
-          `UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
-        )
-        .run({
-          ...id,
-          status: reply.status,
-          headers: JSON.stringify(reply.headers ?? {}),
-          body: JSON.stringify(reply.body),
-        });
-    } else {
-      o.db
-        .prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
-        .run(id);
-    }
+    recordOutcome(o, id, reply);
   } catch (e) {
     // The row stays 'running' without an owner: a retry with the same key takes it over.
     o.log(`could not record the outcome of ${ctx.method} ${ctx.path} (key kept for a retry): ${(e as Error).message}`);

@@ -63,46 +63,47 @@ function sandboxControls(req: IncomingMessage): { outcome: Outcome; delayMs?: nu
   return { outcome: outcomeHeader === "fail" ? "fail" : "succeed", delayMs };
 }
 
-export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[] {
-  /** POST /executions and the paid dedicated endpoints share this. */
-  const execute = async (ctx: Ctx, action: string, input: Record<string, unknown>): Promise<Reply> => {
-    const proof =
-      header(ctx.req, "x-payment-proof") ?? header(ctx.req, "payment-signature") ?? header(ctx.req, "x-payment");
-    const { execution, payment } = await service.createExecution(ctx.tenant, {
-      action,
-      input,
-      quoteId: header(ctx.req, "x-quote-id"),
-      proof,
-      ...sandboxControls(ctx.req),
-    });
-    const settle = {
-      success: true,
-      transaction: payment.transaction_sig,
-      network: service.paymentView(payment).network,
-      payer: payment.payer,
-    };
-    return {
-      status: 201,
-      body: execution,
-      headers: {
-        "PAYMENT-RESPONSE": Buffer.from(JSON.stringify(settle)).toString("base64"),
-        Location: `/v1/executions/${String(execution.executionId)}`,
-      },
-    };
-  };
-
-  const dedicated = (actionName: string) => async (ctx: Ctx) => {
-    const input = parse(JsonObject, ctx.body, `${actionName} body`);
-    return execute(ctx, actionName, input);
-  };
-
-  const r = (method: string, path: string, handler: Handler, mutating = method !== "GET"): Route => ({
-    method,
-    pattern: new RegExp(`^${path.replace(/:id/g, ID)}$`),
-    handler,
-    mutating,
+/** POST /executions and the paid dedicated endpoints share this: settle, execute, answer 201 with PAYMENT-RESPONSE. */
+async function execute(
+  service: SandboxService,
+  ctx: Ctx,
+  action: string,
+  input: Record<string, unknown>,
+): Promise<Reply> {
+  const proof =
+    header(ctx.req, "x-payment-proof") ?? header(ctx.req, "payment-signature") ?? header(ctx.req, "x-payment");
+  const { execution, payment } = await service.createExecution(ctx.tenant, {
+    action,
+    input,
+    quoteId: header(ctx.req, "x-quote-id"),
+    proof,
+    ...sandboxControls(ctx.req),
   });
+  const settle = {
+    success: true,
+    transaction: payment.transaction_sig,
+    network: service.paymentView(payment).network,
+    payer: payment.payer,
+  };
+  return {
+    status: 201,
+    body: execution,
+    headers: {
+      "PAYMENT-RESPONSE": Buffer.from(JSON.stringify(settle)).toString("base64"),
+      Location: `/v1/executions/${String(execution.executionId)}`,
+    },
+  };
+}
 
+const r = (method: string, path: string, handler: Handler, mutating = method !== "GET"): Route => ({
+  method,
+  pattern: new RegExp(`^${path.replace(/:id/g, ID)}$`),
+  handler,
+  mutating,
+});
+
+/** The catalog, quotes, and paying a quote. */
+function quoteRoutes(service: SandboxService): Route[] {
   return [
     r("GET", "/actions", () => ({ status: 200, body: service.listActions() })),
     r("GET", "/actions/:id", (_ctx, [name]) => ({ status: 200, body: service.getAction(name!) })),
@@ -131,9 +132,20 @@ export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[
       );
       return { status: 200, body: await service.confirm(ctx.tenant, quoteId, paymentProof) };
     }),
+  ];
+}
+
+/** Executions, the paid dedicated endpoints, and the records they create. */
+function executionRoutes(service: SandboxService): Route[] {
+  const dedicated = (actionName: string) => async (ctx: Ctx) => {
+    const input = parse(JsonObject, ctx.body, `${actionName} body`);
+    return execute(service, ctx, actionName, input);
+  };
+
+  return [
     r("POST", "/executions", (ctx) => {
       const e = parse(ExecutionRequest, ctx.body, "execution request");
-      return execute(ctx, e.action, e.input);
+      return execute(service, ctx, e.action, e.input);
     }),
     r("GET", "/executions", (ctx) => {
       const url = new URL(ctx.req.url ?? "/", "http://x");
@@ -155,7 +167,7 @@ export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[
     r("GET", "/servers/:id", (ctx, [id]) => ({ status: 200, body: service.getServer(ctx.tenant, id!) })),
     r("POST", "/servers/:id/renew", async (ctx, [serverId]) => {
       const body = parse(JsonObject, ctx.body, "renew body");
-      return execute(ctx, "servers.renew", { ...body, serverId: serverId! });
+      return execute(service, ctx, "servers.renew", { ...body, serverId: serverId! });
     }),
     r("POST", "/domains/register", dedicated("domains.register")),
     r("POST", "/storage/purchase", dedicated("storage.purchase")),
@@ -169,8 +181,26 @@ export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[
       false,
     ),
     r("POST", "/agent-services/purchase", dedicated("agent-services.purchase")),
+  ];
+}
+
+function webhookRoutes(webhooks: Webhooks): Route[] {
+  return [
     r("POST", "/webhooks", async (ctx) => ({ status: 201, body: await webhooks.create(ctx.tenant, ctx.body) })),
     r("GET", "/webhooks", (ctx) => ({ status: 200, body: webhooks.list(ctx.tenant) })),
     r("DELETE", "/webhooks/:id", (ctx, [id]) => ({ status: 200, body: webhooks.delete(ctx.tenant, id!) })),
   ];
+}
+
+export function buildRoutes(service: SandboxService, webhooks: Webhooks): Route[] {
+  return [...quoteRoutes(service), ...executionRoutes(service), ...webhookRoutes(webhooks)];
+}
+
+/** The first route whose method and path match (path below /v1), with its decoded :id parameters; 404 otherwise. */
+export function matchRoute(routes: Route[], method: string, path: string): { route: Route; params: string[] } {
+  for (const route of routes) {
+    const m = route.pattern.exec(path);
+    if (m && route.method === method) return { route, params: m.slice(1).map((p) => decodeURIComponent(p)) };
+  }
+  throw new ApiError(404, "not_found", `no endpoint ${method} /v1${path}`);
 }

@@ -6,19 +6,12 @@
  * rotation) is applied to LiteSVM and appended to `ledger_log` in the same synchronous
  * step, so a kill -9 can only lose an operation that nobody was told about. On open, the
  * newest snapshot is loaded and the log after it is replayed (blockhash check off during
- * replay only: the transactions were valid when they landed).
+ * replay only: the transactions were valid when they landed). What each operation does to
+ * LiteSVM is operations.ts; the snapshot file's format is snapshot.ts.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import type Database from "better-sqlite3";
-import { LiteSVM, FailedTransactionMetadata, type TransactionMetadata } from "litesvm";
-import {
-  address,
-  getBase64Decoder,
-  getBase64Encoder,
-  lamports as toLamports,
-  type Address,
-  type Transaction,
-} from "@solana/kit";
+import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } from "litesvm";
+import { address, type Address, type Transaction } from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from "@solana-program/token";
 import {
   LedgerHistory,
@@ -27,12 +20,11 @@ import {
   type SignatureQuery,
   type TokenBalance,
 } from "./history.js";
+import { airdropPayload, applyOperation, setAccountPayload, SLOTS_PER_BLOCKHASH, type LogKind } from "./operations.js";
+import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
 
 export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
-
-const SNAPSHOT_MAGIC = Buffer.from("PAMLEDG1");
-const SLOTS_PER_BLOCKHASH = 150n;
 
 export type SubmitResult =
   | { ok: true; signature: string; landed: LandedTransaction }
@@ -59,15 +51,11 @@ export interface LedgerOptions {
   snapshotEvery?: number;
 }
 
-type LogKind = "tx" | "set_account" | "airdrop" | "rotate";
-
 interface LogRow {
   seq: number;
   kind: LogKind;
   payload: string;
 }
-
-const base64 = { encode: getBase64Encoder(), decode: getBase64Decoder() };
 
 export class Ledger {
   private svm: LiteSVM;
@@ -93,18 +81,7 @@ export class Ledger {
 
   /** Opens the ledger: snapshot, then replay of every logged operation after it. */
   static open(opts: LedgerOptions): Ledger {
-    let svm: LiteSVM;
-    let fromSeq = 0;
-    if (existsSync(opts.snapshotPath)) {
-      const file = readFileSync(opts.snapshotPath);
-      if (file.length < 16 || !file.subarray(0, 8).equals(SNAPSHOT_MAGIC)) {
-        throw new Error(`ledger snapshot ${opts.snapshotPath} is not a paid-actions-mcp ledger snapshot`);
-      }
-      fromSeq = Number(file.readBigUInt64LE(8));
-      svm = LiteSVM.fromBytes(new Uint8Array(file.subarray(16)));
-    } else {
-      svm = new LiteSVM();
-    }
+    const { svm, fromSeq } = readSnapshot(opts.snapshotPath);
     const ledger = new Ledger(opts, svm);
     ledger.replay(fromSeq);
     return ledger;
@@ -117,63 +94,11 @@ export class Ledger {
     if (rows.length === 0) return;
     this.svm.withBlockhashCheck(false);
     try {
-      for (const row of rows) this.apply(row.kind, row.payload, true);
+      for (const row of rows) applyOperation(this.svm, row.kind, row.payload, true);
     } finally {
       this.svm.withBlockhashCheck(true);
     }
     this.opsSinceSnapshot = rows.length;
-  }
-
-  /** Applies one operation to LiteSVM. Throws when a replayed operation does not apply. */
-  private apply(
-    kind: LogKind,
-    payload: string,
-    replaying: boolean,
-  ): TransactionMetadata | FailedTransactionMetadata | undefined {
-    switch (kind) {
-      case "tx": {
-        const result = this.svm.sendTransaction(decodeWireTransaction(payload));
-        if (replaying && result instanceof FailedTransactionMetadata) {
-          const reason = describeTxError(result);
-          // A transaction already in the snapshot's history is already applied.
-          if (reason !== "AlreadyProcessed") throw new Error(`ledger replay failed: ${reason}`);
-        }
-        return result;
-      }
-      case "set_account": {
-        const a = JSON.parse(payload) as {
-          address: string;
-          lamports: string;
-          owner: string;
-          executable: boolean;
-          data: string;
-        };
-        const data = base64.encode.encode(a.data) as Uint8Array;
-        this.svm.setAccount({
-          address: address(a.address),
-          lamports: toLamports(BigInt(a.lamports)),
-          programAddress: address(a.owner),
-          executable: a.executable,
-          data,
-          space: BigInt(data.length),
-        });
-        return undefined;
-      }
-      case "airdrop": {
-        const a = JSON.parse(payload) as { address: string; lamports: string };
-        const result = this.svm.airdrop(address(a.address), toLamports(BigInt(a.lamports)));
-        if (!result || result instanceof FailedTransactionMetadata) {
-          throw new Error(`airdrop failed: ${result ? describeTxError(result) : "no result"}`);
-        }
-        return undefined;
-      }
-      case "rotate": {
-        const slot = this.svm.getClock().slot;
-        this.svm.expireBlockhash();
-        this.svm.warpToSlot(slot + SLOTS_PER_BLOCKHASH);
-        return undefined;
-      }
-    }
   }
 
   /**
@@ -194,7 +119,7 @@ export class Ledger {
     const value = this.opts.db
       .transaction(() => {
         before?.();
-        const result = this.apply(kind, payload, false);
+        const result = applyOperation(this.svm, kind, payload, false);
         const described = describe(result);
         if (described.log) {
           const { lastInsertRowid } = this.insertLog.run({
@@ -224,19 +149,11 @@ export class Ledger {
     executable?: boolean;
     data: Uint8Array;
   }): void {
-    const payload = JSON.stringify({
-      address: account.address,
-      lamports: account.lamports.toString(),
-      owner: account.owner,
-      executable: account.executable ?? false,
-      data: base64.decode.decode(account.data),
-    });
-    this.applyDurably("set_account", payload, () => ({ value: undefined, log: {} }));
+    this.applyDurably("set_account", setAccountPayload(account), () => ({ value: undefined, log: {} }));
   }
 
   airdrop(to: string, amount: bigint): void {
-    const payload = JSON.stringify({ address: to, lamports: amount.toString() });
-    this.applyDurably("airdrop", payload, () => ({ value: undefined, log: {} }));
+    this.applyDurably("airdrop", airdropPayload(to, amount), () => ({ value: undefined, log: {} }));
   }
 
   /**
@@ -405,21 +322,7 @@ export class Ledger {
    */
   snapshot(): void {
     const seqRow = this.opts.db.prepare(`SELECT MAX(seq) AS seq FROM ledger_log`).get() as { seq: number | null };
-    const seq = BigInt(seqRow.seq ?? 0);
-    const bytes = this.svm.toBytes();
-    const header = Buffer.alloc(16);
-    SNAPSHOT_MAGIC.copy(header, 0);
-    header.writeBigUInt64LE(seq, 8);
-    const tmp = `${this.opts.snapshotPath}.tmp`;
-    const fd = openSync(tmp, "w", 0o600);
-    try {
-      writeSync(fd, header);
-      writeSync(fd, bytes);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.opts.snapshotPath);
+    writeSnapshot(this.opts.snapshotPath, BigInt(seqRow.seq ?? 0), this.svm.toBytes());
     this.opsSinceSnapshot = 0;
   }
 

@@ -1,138 +1,32 @@
 /**
- * The sandbox's action catalog: for each action, its input schema (zod, published as JSON
- * Schema 2020-12), a pricing model that explains every price, and budget hints (the
- * simulated providers' outputs are in outputs.ts). Prices are bigint atomic USDC units.
+ * The sandbox's action catalog: for each action, its input schema (schemas.ts, published as
+ * JSON Schema 2020-12), a pricing model that explains every price (the price lists are in
+ * prices.ts), and budget hints (the simulated providers' outputs are in outputs.ts). Prices
+ * are bigint atomic USDC units.
  */
 import { z } from "zod";
 import { formatDecimal, parseDecimal } from "../../domain/money.js";
 import { AGENT_SERVICES, findAgentService } from "./agent-services.js";
+import {
+  JURISDICTION_FEES,
+  REGISTERED_AGENT_FEE,
+  SERVER_PLANS,
+  STORAGE_GB_MONTH,
+  TLD_YEARLY,
+  usdc,
+  type PlanName,
+} from "./prices.js";
+import {
+  AgentServicesPurchaseInput,
+  CompaniesCreateInput,
+  DomainsRegisterInput,
+  ServersProvisionInput,
+  ServersRenewInput,
+  StoragePurchaseInput,
+} from "./schemas.js";
 
-const usdc = (text: string): bigint => {
-  const value = parseDecimal(text);
-  if (value === undefined) throw new Error(`bad price literal ${text}`);
-  return value;
-};
-
-export const SERVER_PLANS = {
-  nano: { hourly: usdc("0.005"), vcpus: 1, memoryGb: 0.5 },
-  small: { hourly: usdc("0.012"), vcpus: 1, memoryGb: 2 },
-  medium: { hourly: usdc("0.045"), vcpus: 2, memoryGb: 8 },
-  large: { hourly: usdc("0.18"), vcpus: 8, memoryGb: 32 },
-  gpu: { hourly: usdc("1.20"), vcpus: 16, memoryGb: 96 },
-} as const;
-type PlanName = keyof typeof SERVER_PLANS;
 const HOURLY_RATES = Object.fromEntries(Object.entries(SERVER_PLANS).map(([k, v]) => [k, formatDecimal(v.hourly)]));
 const SERVER_BUDGET_HINTS = { typical: "0.29", max: formatDecimal(SERVER_PLANS.gpu.hourly * 8760n) };
-const PLAN_NAMES = Object.keys(SERVER_PLANS) as [PlanName, ...PlanName[]];
-
-const REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1"] as const;
-
-const JURISDICTION_FEES = {
-  "US-DE": { fee: usdc("89.00"), types: ["llc", "c-corp"] },
-  "US-WY": { fee: usdc("49.00"), types: ["llc", "c-corp"] },
-  UK: { fee: usdc("29.00"), types: ["ltd"] },
-  EE: { fee: usdc("265.00"), types: ["ou"] },
-  SG: { fee: usdc("315.00"), types: ["pte-ltd"] },
-} as const;
-type Jurisdiction = keyof typeof JURISDICTION_FEES;
-const REGISTERED_AGENT_FEE = usdc("49.00");
-
-const TLD_YEARLY: Record<string, bigint> = {
-  com: usdc("12.00"),
-  net: usdc("14.00"),
-  org: usdc("11.00"),
-  io: usdc("39.00"),
-  dev: usdc("15.00"),
-  ai: usdc("80.00"),
-  xyz: usdc("2.00"),
-};
-
-const STORAGE_GB_MONTH = { object: usdc("0.023"), archive: usdc("0.004") } as const;
-
-const DurationHours = z.int().min(1).max(8760).describe("How long to keep the server, in hours (1-8760)");
-const SshKey = z
-  .string()
-  .max(4096)
-  .regex(
-    /^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( [^\r\n]{0,200})?$/,
-    "must be an OpenSSH public key",
-  );
-
-const Money = z.object({
-  amount: z.string().regex(/^(0|[1-9][0-9]*)(\.[0-9]+)?$/, "must be a decimal string"),
-  currency: z.literal("USDC"),
-});
-
-export const ServersProvisionInput = z.strictObject({
-  region: z.enum(REGIONS).describe("Data-center region"),
-  plan: z.enum(PLAN_NAMES).describe("Server size: nano, small, medium, large or gpu"),
-  image: z
-    .string()
-    .min(1)
-    .max(64)
-    .regex(/^[a-z0-9][a-z0-9.\-]*$/)
-    .default("ubuntu-24.04")
-    .describe("OS image"),
-  durationHours: DurationHours,
-  sshKeys: z.array(SshKey).max(10).default([]).describe("OpenSSH public keys to install for root"),
-});
-
-export const ServersRenewInput = z.strictObject({
-  serverId: z
-    .string()
-    .regex(/^svr_[A-Za-z0-9]{1,40}$/)
-    .describe("The server to extend (svr_...)"),
-  durationHours: DurationHours,
-});
-
-export const CompaniesCreateInput = z.strictObject({
-  jurisdiction: z.enum(Object.keys(JURISDICTION_FEES) as [Jurisdiction, ...Jurisdiction[]]),
-  companyType: z.enum(["llc", "c-corp", "ltd", "ou", "pte-ltd"]),
-  name: z.string().min(2).max(120).describe("Company name, as it should be registered"),
-  owners: z
-    .array(
-      z.strictObject({
-        type: z.enum(["individual", "company"]),
-        fullName: z.string().min(1).max(200),
-        country: z.string().regex(/^[A-Z]{2}$/, "must be an ISO 3166-1 alpha-2 code"),
-      }),
-    )
-    .min(1)
-    .max(20),
-  registeredAgent: z.boolean().default(false).describe("Add a registered agent for the first year"),
-});
-
-export const DomainsRegisterInput = z.strictObject({
-  domain: z
-    .string()
-    .max(253)
-    .regex(
-      /^(?!-)[a-z0-9-]{1,63}(?<!-)\.[a-z]{2,24}$/,
-      "must be a second-level domain such as example.com, lower-case",
-    ),
-  years: z.int().min(1).max(10).default(1),
-  privacy: z.boolean().default(true).describe("WHOIS privacy"),
-  nameservers: z.array(z.string().max(253)).max(6).default([]),
-});
-
-export const StoragePurchaseInput = z.strictObject({
-  tier: z.enum(["object", "archive"]),
-  sizeGb: z.int().min(1).max(100_000),
-  durationMonths: z.int().min(1).max(36),
-  region: z.enum(REGIONS),
-});
-
-export const AgentServicesPurchaseInput = z.strictObject({
-  serviceId: z
-    .string()
-    .regex(/^svc_[A-Za-z0-9]{1,40}$/)
-    .describe(
-      "Service to hire (svc_...); find one with POST /v1/agent-services/search (the MCP tool search_agent_services)",
-    ),
-  task: z.string().min(1).max(4000).describe("What the service should do"),
-  deliveryMode: z.enum(["json", "text"]).default("json"),
-  maxPrice: Money.optional().describe("Refuse if the service's price is above this"),
-});
 
 /** What an action's pricing needs to know about the caller's world (their servers). */
 export interface PricingWorld {

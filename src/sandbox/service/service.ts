@@ -10,6 +10,7 @@ import { newId } from "../../domain/ids.js";
 import { describeAction, findAction, ACTIONS, type PricingWorld } from "../providers/catalog.js";
 import { ApiError, invalidRequest, notFound, zodIssues } from "../http/errors.js";
 import { ProviderLifecycle } from "./lifecycle.js";
+import { quoteIdFromProof } from "./proofs.js";
 import { executionView, iso, type ExecutionRow, type Outcome, type PaymentRow, type QuoteRow } from "./records.js";
 import { createResource, readResource } from "./resources.js";
 import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
@@ -222,7 +223,7 @@ export class SandboxService {
       delayMs?: number;
     },
   ) {
-    let quoteId = req.quoteId ?? (req.proof ? this.payments.quoteIdFromProof(req.proof) : undefined);
+    const quoteId = req.quoteId ?? (req.proof ? quoteIdFromProof(req.proof) : undefined);
     if (!quoteId) {
       const { row } = this.createQuote(tenant, req.action, req.input, null);
       if (req.proof) this.payments.decodeProof(req.proof, row); // a malformed proof says so, with the challenge to pay

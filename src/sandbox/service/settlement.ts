@@ -1,8 +1,8 @@
 /**
- * x402 payments of quotes: the challenge (402 payment_required), decoding a proof, and
- * settlement through the x402 reference facilitator on the ledger — single-use, recorded
- * before the first await, and truthful: a settlement that failed after its transaction
- * was sent is answered from what the ledger holds, never as a rejected proof.
+ * x402 payments of quotes: the challenge (402 payment_required, challenges.ts), reading a
+ * proof (proofs.ts), and settlement through the x402 reference facilitator on the ledger —
+ * single-use, recorded before the first await, and truthful: a settlement that failed after
+ * its transaction was sent is answered from what the ledger holds, never as a rejected proof.
  */
 import type Database from "better-sqlite3";
 import { ExactSvmScheme as FacilitatorScheme } from "@x402/svm/exact/facilitator";
@@ -12,13 +12,14 @@ import type {
   SettleResponse,
 } from "@x402/core/types";
 import { formatDecimal } from "../../domain/money.js";
-import { PaymentPayload, type PaymentRequirements, type PaymentRequired } from "../../domain/wire.js";
+import type { PaymentPayload, PaymentRequirements, PaymentRequired } from "../../domain/wire.js";
 import { newId } from "../../domain/ids.js";
 import { ledgerFacilitatorSigner, type ServiceKeys } from "../ledger/chain.js";
 import { ApiError } from "../http/errors.js";
 import type { FacilitatorFaults } from "../facilitator/faults.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { blockhashOf, decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
+import { Challenges } from "./challenges.js";
+import { checkBinding, decodeProof, type DecodedProof, type RejectProof } from "./proofs.js";
 import { iso, type PaymentRow, type QuoteRow } from "./records.js";
 
 export interface PaymentsOptions {
@@ -33,10 +34,6 @@ export interface PaymentsOptions {
   log: (line: string) => void;
   facilitatorFaults?: FacilitatorFaults;
 }
-
-/** The fields of x402 `accepted` that bind a proof to its quote (decisions.md). */
-const BINDING_FIELDS = ["scheme", "network", "amount", "asset", "payTo", "maxTimeoutSeconds"] as const;
-const BINDING_EXTRA = ["feePayer", "memo"] as const;
 
 /**
  * Failure reasons of `@x402/svm`'s exact `settle()` that it returns after it has sent the
@@ -67,11 +64,6 @@ export function mayHaveBeenSent(result: Pick<SettleResponse, "errorReason" | "tr
 /** What the ledger says of a payment's transaction. */
 export type LedgerFate = "landed" | "in_flight" | "never";
 
-/** The x402 v2 header that repeats a 402's challenge: base64 JSON PaymentRequired. */
-const challengeHeader = (challenge: PaymentRequired) => ({
-  "PAYMENT-REQUIRED": Buffer.from(JSON.stringify(challenge)).toString("base64"),
-});
-
 export function quoteExpired(quote: QuoteRow): ApiError {
   return new ApiError(
     410,
@@ -86,71 +78,34 @@ export function quoteExpired(quote: QuoteRow): ApiError {
 
 export class Payments {
   private readonly facilitator: FacilitatorScheme;
+  private readonly challenges: Challenges;
   /** Message hashes being settled by a request of this process right now. */
   private readonly settlingNow = new Set<string>();
 
   constructor(private readonly o: PaymentsOptions) {
     const signer = ledgerFacilitatorSigner(o.ledger, o.keys.feePayer, o.network);
     this.facilitator = new FacilitatorScheme(o.facilitatorFaults ? o.facilitatorFaults.wrap(signer, o.ledger) : signer);
+    this.challenges = new Challenges(o);
   }
 
-  // ---- Challenges --------------------------------------------------------------------
-
-  /** The stored requirements with a fresh blockhash hint (not part of the binding). */
-  private freshRequirements(quote: QuoteRow): PaymentRequirements {
-    const stored = JSON.parse(quote.requirements) as PaymentRequirements;
-    const latest = this.o.ledger.latestBlockhash();
-    return {
-      ...stored,
-      extra: {
-        ...stored.extra,
-        recentBlockhash: latest.blockhash,
-        lastValidBlockHeight: latest.lastValidBlockHeight.toString(),
-      },
-    };
-  }
+  // ---- Challenges and proofs (challenges.ts, proofs.ts) ------------------------------
 
   paymentRequired(quote: QuoteRow, error?: string): PaymentRequired {
-    return {
-      x402Version: 2,
-      ...(error ? { error } : {}),
-      resource: {
-        url: `${this.o.baseUrl()}/executions`,
-        description: `${quote.action} (quote ${quote.quote_id})`,
-        mimeType: "application/json",
-      },
-      accepts: [this.freshRequirements(quote)],
-    };
+    return this.challenges.paymentRequired(quote, error);
   }
 
   paymentRequiredError(quote: QuoteRow, message: string): ApiError {
-    const challenge = this.paymentRequired(quote);
-    return new ApiError(
-      402,
-      "payment_required",
-      message,
-      {
-        quoteId: quote.quote_id,
-        amount: formatDecimal(BigInt(quote.amount)),
-        currency: "USDC",
-        expiresAt: iso(quote.expires_at),
-        paymentRequired: challenge,
-      },
-      challengeHeader(challenge),
-    );
+    return this.challenges.paymentRequiredError(quote, message);
   }
 
-  /** A rejected proof: like every 402, it carries the challenge in the body and in PAYMENT-REQUIRED (decisions.md). */
-  private paymentInvalid(reason: string, message: string, quote?: QuoteRow): ApiError {
-    if (!quote) return new ApiError(402, "payment_invalid", message, { reason });
-    const challenge = this.paymentRequired(quote, reason);
-    return new ApiError(
-      402,
-      "payment_invalid",
-      message,
-      { reason, quoteId: quote.quote_id, paymentRequired: challenge },
-      challengeHeader(challenge),
-    );
+  /** Refusals of a proof, carrying the quote's challenge when there is a quote. */
+  private rejectProof(quote?: QuoteRow): RejectProof {
+    return (reason, message) => this.challenges.paymentInvalid(reason, message, quote);
+  }
+
+  /** Decodes a proof header/body value: base64(JSON(x402 v2 PaymentPayload)). */
+  decodeProof(proof: string, quote?: QuoteRow): DecodedProof {
+    return decodeProof(proof, this.rejectProof(quote));
   }
 
   // ---- Records -----------------------------------------------------------------------
@@ -204,73 +159,6 @@ export class Payments {
     );
   }
 
-  // ---- Proofs ------------------------------------------------------------------------
-
-  /** Decodes a proof header/body value: base64(JSON(x402 v2 PaymentPayload)). */
-  decodeProof(proof: string, quote?: QuoteRow): { payload: PaymentPayload; messageHash: string; blockhash: string } {
-    const invalid = (reason: string, message: string) => this.paymentInvalid(reason, message, quote);
-    if (typeof proof !== "string" || proof.length === 0 || proof.length > 16_384) {
-      throw invalid("invalid_payload", "the payment proof is empty or too large");
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(Buffer.from(proof, "base64").toString("utf8"));
-    } catch {
-      throw invalid("invalid_payload", "the payment proof is not base64-encoded JSON");
-    }
-    const parsed = PaymentPayload.safeParse(json);
-    if (!parsed.success || parsed.data.x402Version !== 2) {
-      throw invalid(
-        "invalid_payload",
-        "the payment proof is not an x402 v2 PaymentPayload {x402Version: 2, accepted, payload: {transaction}}",
-      );
-    }
-    try {
-      const tx = decodeWireTransaction(parsed.data.payload.transaction);
-      return { payload: parsed.data, messageHash: messageHashOf(tx), blockhash: blockhashOf(tx) };
-    } catch {
-      throw invalid(
-        "invalid_exact_svm_payload_transaction_could_not_be_decoded",
-        "the proof's transaction cannot be decoded",
-      );
-    }
-  }
-
-  /** The quote a bare proof names through its memo (for stock x402 clients without X-Quote-Id). */
-  quoteIdFromProof(proof: string): string | undefined {
-    try {
-      const memo = (
-        JSON.parse(Buffer.from(proof, "base64").toString("utf8")) as { accepted?: { extra?: { memo?: unknown } } }
-      ).accepted?.extra?.memo;
-      return typeof memo === "string" && /^qt_[A-Za-z0-9]{1,64}$/.test(memo) ? memo : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  private checkBinding(quote: QuoteRow, payload: PaymentPayload): PaymentRequirements {
-    const stored = JSON.parse(quote.requirements) as PaymentRequirements;
-    for (const field of BINDING_FIELDS) {
-      if (payload.accepted[field] !== stored[field]) {
-        throw this.paymentInvalid(
-          `${field.toLowerCase()}_mismatch`,
-          `the proof's accepted.${field} does not match what quote ${quote.quote_id} requires`,
-          quote,
-        );
-      }
-    }
-    for (const field of BINDING_EXTRA) {
-      if (payload.accepted.extra[field] !== stored.extra[field]) {
-        throw this.paymentInvalid(
-          `${field.toLowerCase()}_mismatch`,
-          `the proof's accepted.extra.${field} does not match what quote ${quote.quote_id} requires`,
-          quote,
-        );
-      }
-    }
-    return stored;
-  }
-
   // ---- Settlement --------------------------------------------------------------------
 
   /**
@@ -298,7 +186,7 @@ export class Payments {
       if (this.settlingNow.has(messageHash)) throw this.settlingError(quote, used);
       // Sent before and may still land: sending the same transaction again is safe (one
       // message, one signature: it lands at most once) and is how a retry finishes it.
-      return this.runSettlement(quote, used, payload, this.checkBinding(quote, payload), true);
+      return this.runSettlement(quote, used, payload, checkBinding(quote, payload, this.rejectProof(quote)), true);
     }
     const existing = this.paymentOf(quote.quote_id);
     if (existing) {
@@ -315,7 +203,7 @@ export class Payments {
       );
     }
     if (this.o.now() > quote.expires_at) throw quoteExpired(quote);
-    const stored = this.checkBinding(quote, payload);
+    const stored = checkBinding(quote, payload, this.rejectProof(quote));
 
     // Check and record before the first await: a concurrent replay sees this row.
     const now = this.o.now();
@@ -382,10 +270,10 @@ export class Payments {
     const sent = sentBefore || result === undefined || mayHaveBeenSent(result);
     if (!sent) {
       this.deletePayment(payment);
-      throw this.paymentInvalid(reason, `payment proof rejected by the facilitator: ${reason}`, quote);
+      throw this.challenges.paymentInvalid(reason, `payment proof rejected by the facilitator: ${reason}`, quote);
     }
     if (fate === "in_flight") throw this.settlingError(quote, payment);
-    throw this.paymentInvalid(
+    throw this.challenges.paymentInvalid(
       reason,
       `the payment's transaction was sent but did not land, and can no longer land (its blockhash expired): nothing was charged. Sign a new proof (${reason})`,
       quote,
