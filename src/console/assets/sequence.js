@@ -16,9 +16,16 @@ import { arrowsOf, LIFELINES } from "./sequence-arrows.js";
  */
 
 /**
- * Where things go: the diagram's width and height, the x of each lifeline, the lifelines'
- * heads, the rows and their height, and when the call started (ms; NaN when unknown).
- * @typedef {{ W: number, H: number, X: (i: number) => number, headH: number, headW: number, rowH: number, rows: Row[], t0: number }} Layout
+ * Where things go.
+ * @typedef {object} Layout
+ * @property {number} W the diagram's width
+ * @property {number} H its height
+ * @property {(i: number) => number} X the x of lifeline i
+ * @property {number} headH the height above the first row (the lifelines' heads)
+ * @property {number} headW the width of a lifeline's head
+ * @property {number} rowH the height of a row
+ * @property {Row[]} rows one per arrow, top to bottom
+ * @property {number} t0 when the call started (ms; NaN when unknown)
  */
 
 /** @param {number} ms */

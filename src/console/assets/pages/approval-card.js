@@ -102,6 +102,16 @@ function outcomeOf(r) {
 // ---- Deciding -------------------------------------------------------------------------------
 
 /**
+ * What a decision reads and changes: the PIN field (when the session asks for one), the
+ * message line and the two buttons.
+ * @typedef {object} DecisionForm
+ * @property {HTMLInputElement | null} pin
+ * @property {HTMLElement} message
+ * @property {HTMLButtonElement} approveBtn
+ * @property {HTMLButtonElement} declineBtn
+ */
+
+/**
  * Marks the card decided and says how (nothing while `d` is still pending and unexpired).
  * @param {Decidable} parts
  * @param {Approval} r the approval the card was drawn from
@@ -139,7 +149,7 @@ function showOutcome({ card, actions, message }, r, d) {
  * Sends one decision; `decided(approval)` is told the outcome, the message line any failure.
  * @param {Approval} r
  * @param {"approve" | "decline"} kind
- * @param {{ pin: HTMLInputElement | null, message: HTMLElement, approveBtn: HTMLButtonElement, declineBtn: HTMLButtonElement }} form
+ * @param {DecisionForm} form
  * @param {(decided: Approval) => void} decided
  */
 async function submitDecision(r, kind, { pin, message, approveBtn, declineBtn }, decided) {

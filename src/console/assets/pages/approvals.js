@@ -14,9 +14,12 @@ import { approvalCard } from "./approval-card.js";
 /** @typedef {import("./approval-card.js").Card} Card */
 
 /**
- * The list page's parts: the pending cards, what shows when there are none, and the cards
- * decided on this page.
- * @typedef {{ list: HTMLElement, empty: HTMLElement, decidedList: HTMLElement, decidedBox: HTMLElement }} ListParts
+ * The list page's parts.
+ * @typedef {object} ListParts
+ * @property {HTMLElement} list the pending cards
+ * @property {HTMLElement} empty what shows when none is pending
+ * @property {HTMLElement} decidedList the cards decided on this page
+ * @property {HTMLElement} decidedBox the "Decided here" section around them, hidden until one is
  */
 
 /**

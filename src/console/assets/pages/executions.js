@@ -105,10 +105,20 @@ function executionsTable() {
 }
 
 /**
+ * What a load of the list reads and draws into.
+ * @typedef {object} ListView
+ * @property {HTMLElement} body the table's body
+ * @property {HTMLElement} info where a failure to load is told
+ * @property {HTMLElement} more the "Show older" button, shown while there are older ones
+ * @property {HTMLElement} actions the datalist of the actions seen
+ * @property {() => URLSearchParams} filters the query the filters ask for
+ */
+
+/**
  * What loads the executions the filters ask for into the table: `load()` draws the first page
  * again (as many rows as are shown, up to 100), `load(true)` appends the next one. The answer
  * of the newest load wins.
- * @param {{ body: HTMLElement, info: HTMLElement, more: HTMLElement, actions: HTMLElement, filters: () => URLSearchParams }} view
+ * @param {ListView} view
  */
 function loader({ body, info, more, actions, filters }) {
   /** @type {Set<string>} */
