@@ -6,7 +6,7 @@
  * step whose time nobody wrote down is not shown.
  */
 import { formatDecimal } from "../domain/money.js";
-import type { Intent, JournalStore, PaymentRecord, TranscriptEntry, Transcripts } from "../engine/index.js";
+import type { Approval, Intent, JournalStore, PaymentRecord, TranscriptEntry, Transcripts } from "../engine/index.js";
 
 export type TimelineStep =
   "quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error";
@@ -165,6 +165,119 @@ function refundEntries(intent: Intent): TimelineEntry[] {
   ];
 }
 
+/** The purchase asked for, and its quote once it had one. */
+function quoteEntries(intent: Intent): TimelineEntry[] {
+  const out: TimelineEntry[] = [
+    {
+      at: iso(intent.createdAt),
+      step: "quote",
+      title: `${intent.action} asked for`,
+      detail: `intent ${intent.intentId}`,
+    },
+  ];
+  if (intent.quotedAt !== null && intent.quoteId) {
+    const expires = intent.quoteExpiresAt !== null ? `; expires ${iso(intent.quoteExpiresAt)}` : "";
+    out.push({
+      at: iso(intent.quotedAt),
+      step: "quote",
+      title: `Quoted ${usdc(intent.amount)}`,
+      detail: `quote ${intent.quoteId}${intent.payee ? `; payee ${intent.payee}` : ""}${expires}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * A person's approval: when it was asked for (unless it was answered in the host's prompt at
+ * once) and how it was decided.
+ */
+function approvalEntries(approval: Approval | undefined): TimelineEntry[] {
+  if (!approval) return [];
+  const out: TimelineEntry[] = [];
+  const inPrompt = approval.decidedAt === approval.createdAt;
+  if (!inPrompt)
+    out.push({
+      at: iso(approval.createdAt),
+      step: "approval",
+      title: "A person's approval asked for",
+      detail: `approval ${approval.approvalId} for ${usdc(approval.amount)}`,
+      status: "pending",
+    });
+  if (approval.decidedAt !== null) {
+    const title =
+      approval.status === "declined"
+        ? inPrompt
+          ? "Declined in the host's prompt"
+          : "Declined by a person"
+        : approval.status === "approved"
+          ? "Approved by a person"
+          : inPrompt
+            ? "Approved in the host's prompt"
+            : "The person's approval used by the paying call";
+    out.push({
+      at: iso(approval.decidedAt),
+      step: "approval",
+      title,
+      detail: `approval ${approval.approvalId}`,
+      status: approval.status,
+    });
+  }
+  return out;
+}
+
+/** The budget reservation, as it stands now. */
+function reservationEntries(intent: Intent): TimelineEntry[] {
+  if (intent.budgetAt === null || intent.budgetState === "none") return [];
+  const what =
+    intent.budgetState === "released"
+      ? "released: nothing spent"
+      : intent.budgetState === "spent"
+        ? "counted as spent"
+        : "held until the payment's fate is known";
+  return [
+    {
+      at: iso(intent.budgetAt),
+      step: "reservation",
+      title: `${usdc(intent.budgetAmount)} of the budget reserved`,
+      detail: `now ${what}`,
+      status: intent.budgetState,
+    },
+  ];
+}
+
+/** Why a purchase stopped, and whether it needs a person; both at the record's last change. */
+function problemEntries(intent: Intent): TimelineEntry[] {
+  const out: TimelineEntry[] = [];
+  // The record's last change is when a purchase that stopped was stopped.
+  if (intent.error && (intent.state === "refused" || intent.state === "failed" || intent.state === "attention")) {
+    out.push({
+      at: iso(intent.updatedAt),
+      step: "error",
+      title: `Stopped: ${intent.error.code}`,
+      detail: intent.error.message,
+      status: intent.state,
+    });
+  }
+  if (intent.attention)
+    out.push({
+      at: iso(intent.updatedAt),
+      step: "error",
+      title: "Needs a person's attention (as of the last update)",
+      detail: intent.attention,
+      status: intent.state,
+    });
+  return out;
+}
+
+/** Oldest first; entries at the same time (or with no readable time) keep the order they were told in. */
+function byTime(entries: TimelineEntry[]): TimelineEntry[] {
+  const order = (e: TimelineEntry) => Date.parse(e.at) || 0;
+  return entries
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => order(a.e) - order(b.e) || a.i - b.i)
+    .map(({ e }) => e);
+}
+
 /** The purchase's timeline, oldest first, and the calls whose transcripts tell of it. */
 export async function timelineOf(
   journal: JournalStore,
@@ -177,94 +290,13 @@ export async function timelineOf(
     callsOf(journal, transcripts, intent),
   ]);
   const t: TimelineEntry[] = [
-    {
-      at: iso(intent.createdAt),
-      step: "quote",
-      title: `${intent.action} asked for`,
-      detail: `intent ${intent.intentId}`,
-    },
+    ...quoteEntries(intent),
+    ...approvalEntries(approval),
+    ...reservationEntries(intent),
+    ...payments.flatMap(paymentEntries),
+    ...executionEntries(intent, calls),
+    ...refundEntries(intent),
+    ...problemEntries(intent),
   ];
-  if (intent.quotedAt !== null && intent.quoteId) {
-    const expires = intent.quoteExpiresAt !== null ? `; expires ${iso(intent.quoteExpiresAt)}` : "";
-    t.push({
-      at: iso(intent.quotedAt),
-      step: "quote",
-      title: `Quoted ${usdc(intent.amount)}`,
-      detail: `quote ${intent.quoteId}${intent.payee ? `; payee ${intent.payee}` : ""}${expires}`,
-    });
-  }
-  if (approval) {
-    const inPrompt = approval.decidedAt === approval.createdAt;
-    if (!inPrompt)
-      t.push({
-        at: iso(approval.createdAt),
-        step: "approval",
-        title: "A person's approval asked for",
-        detail: `approval ${approval.approvalId} for ${usdc(approval.amount)}`,
-        status: "pending",
-      });
-    if (approval.decidedAt !== null) {
-      const title =
-        approval.status === "declined"
-          ? inPrompt
-            ? "Declined in the host's prompt"
-            : "Declined by a person"
-          : approval.status === "approved"
-            ? "Approved by a person"
-            : inPrompt
-              ? "Approved in the host's prompt"
-              : "The person's approval used by the paying call";
-      t.push({
-        at: iso(approval.decidedAt),
-        step: "approval",
-        title,
-        detail: `approval ${approval.approvalId}`,
-        status: approval.status,
-      });
-    }
-  }
-  if (intent.budgetAt !== null && intent.budgetState !== "none") {
-    const what =
-      intent.budgetState === "released"
-        ? "released: nothing spent"
-        : intent.budgetState === "spent"
-          ? "counted as spent"
-          : "held until the payment's fate is known";
-    t.push({
-      at: iso(intent.budgetAt),
-      step: "reservation",
-      title: `${usdc(intent.budgetAmount)} of the budget reserved`,
-      detail: `now ${what}`,
-      status: intent.budgetState,
-    });
-  }
-  for (const p of payments) t.push(...paymentEntries(p));
-  t.push(...executionEntries(intent, calls));
-  t.push(...refundEntries(intent));
-  // The record's last change is when a purchase that stopped was stopped.
-  if (intent.error && (intent.state === "refused" || intent.state === "failed" || intent.state === "attention")) {
-    t.push({
-      at: iso(intent.updatedAt),
-      step: "error",
-      title: `Stopped: ${intent.error.code}`,
-      detail: intent.error.message,
-      status: intent.state,
-    });
-  }
-  if (intent.attention)
-    t.push({
-      at: iso(intent.updatedAt),
-      step: "error",
-      title: "Needs a person's attention (as of the last update)",
-      detail: intent.attention,
-      status: intent.state,
-    });
-  const order = (e: TimelineEntry) => Date.parse(e.at) || 0;
-  return {
-    timeline: t
-      .map((e, i) => ({ e, i }))
-      .sort((a, b) => order(a.e) - order(b.e) || a.i - b.i)
-      .map(({ e }) => e),
-    transcripts: calls.map((c) => c.callId),
-  };
+  return { timeline: byTime(t), transcripts: calls.map((c) => c.callId) };
 }

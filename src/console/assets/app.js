@@ -6,6 +6,7 @@ import { ApiError, connectEvents, getFreeze, getSession, on, onState } from "./a
 import { ago, clear, fill, h, mono, notice, pageHead, timeEl, when } from "./dom.js";
 import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
+import * as execution from "./pages/execution.js";
 import * as executions from "./pages/executions.js";
 import * as spending from "./pages/spending.js";
 import * as transcripts from "./pages/transcripts.js";
@@ -27,7 +28,7 @@ const ROUTES = [
   [/^\/approvals\/?$/, "approvals", (m) => approvals.mountList(m)],
   [/^\/approvals\/([^/]+)\/?$/, "approvals", (m, [id = ""]) => approvals.mountOne(m, id)],
   [/^\/executions\/?$/, "executions", (m) => executions.mountList(m)],
-  [/^\/executions\/([^/]+)\/?$/, "executions", (m, [id = ""]) => executions.mountOne(m, id)],
+  [/^\/executions\/([^/]+)\/?$/, "executions", (m, [id = ""]) => execution.mountOne(m, id)],
   [/^\/spending\/?$/, "spending", (m) => spending.mount(m)],
   [/^\/transcripts\/?$/, "transcripts", (m) => transcripts.mountList(m)],
   [/^\/transcripts\/([^/]+)\/?$/, "transcripts", (m, [id = ""]) => transcripts.mountOne(m, id)],

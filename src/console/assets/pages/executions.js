@@ -1,15 +1,11 @@
 // @ts-check
 // Executions: what was bought, filterable by status and action (the filters live in the URL so
-// a view can be shared), each row leading to one execution: its timeline (quote, approval,
-// reservation, payment with its transaction, execution states, refund), its output and the
-// transcripts of the calls that drove it. Both follow the server's `executions` events.
-import { failure, getExecution, getExecutions, on } from "../api.js";
-import { clock, fill, h, jsonView, loading, mono, notice, pageHead, statusBadge, timeEl, when } from "../dom.js";
-import { usdc } from "../money.js";
+// a view can be shared), newest first, each row leading to one execution (execution.js). The
+// list follows the server's `executions` events.
+import { failure, getExecutions, on } from "../api.js";
+import { fill, h, loading, mono, notice, pageHead, statusBadge, timeEl } from "../dom.js";
 
-/** @typedef {import("../dom.js").Child} Child */
 /** @typedef {import("../wire.js").Execution} Execution */
-/** @typedef {import("../wire.js").TimelineEntry} TimelineEntry */
 
 const STATUSES = ["pending", "processing", "completed", "failed", "refunded"];
 
@@ -49,11 +45,10 @@ function row(x) {
 }
 
 /**
- * /executions?status=&action=
- * @param {HTMLElement} main
+ * The filters, as the URL's query set them, with the datalist that learns the actions seen.
+ * @param {URLSearchParams} params
  */
-export async function mountList(main) {
-  const params = new URLSearchParams(location.search);
+function filterForm(params) {
   const status = h(
     "select",
     { name: "status", "aria-label": "Status" },
@@ -77,6 +72,18 @@ export async function mountList(main) {
     actions,
     h("button", { type: "submit" }, "Filter"),
   );
+  /** The query the filters ask for (empty when they ask for nothing). */
+  const filters = () => {
+    const q = new URLSearchParams();
+    if (status.value) q.set("status", status.value);
+    if (action.value.trim()) q.set("action", action.value.trim());
+    return q;
+  };
+  return { form, status, actions, filters };
+}
+
+/** The table of executions, its body empty. */
+function executionsTable() {
   const body = h("tbody", {});
   const table = h(
     "table",
@@ -94,29 +101,33 @@ export async function mountList(main) {
     ),
     body,
   );
-  const more = h("button", { type: "button", class: "secondary", hidden: true }, "Show older");
-  const info = h("div", {});
-  main.append(
-    pageHead("Executions", "Every purchase that reached the service, newest first."),
-    form,
-    info,
-    h("div", { class: "table-wrap card" }, table),
-    h("p", {}, more),
-  );
+  return { table, body };
+}
 
-  const filters = () => {
-    const q = new URLSearchParams();
-    if (status.value) q.set("status", status.value);
-    if (action.value.trim()) q.set("action", action.value.trim());
-    return q;
-  };
+/**
+ * What a load of the list reads and draws into.
+ * @typedef {object} ListView
+ * @property {HTMLElement} body the table's body
+ * @property {HTMLElement} info where a failure to load is told
+ * @property {HTMLElement} more the "Show older" button, shown while there are older ones
+ * @property {HTMLElement} actions the datalist of the actions seen
+ * @property {() => URLSearchParams} filters the query the filters ask for
+ */
+
+/**
+ * What loads the executions the filters ask for into the table: `load()` draws the first page
+ * again (as many rows as are shown, up to 100), `load(true)` appends the next one. The answer
+ * of the newest load wins.
+ * @param {ListView} view
+ */
+function loader({ body, info, more, actions, filters }) {
   /** @type {Set<string>} */
   const known = new Set();
   /** @type {string | null} */
   let cursor = null;
   let shown = 20;
   let loads = 0;
-  async function load(append = false) {
+  return async function load(append = false) {
     const turn = ++loads;
     const q = filters();
     q.set("limit", String(append ? 20 : Math.max(20, Math.min(100, shown))));
@@ -154,7 +165,26 @@ export async function mountList(main) {
           ),
         ),
       );
-  }
+  };
+}
+
+/**
+ * /executions?status=&action=
+ * @param {HTMLElement} main
+ */
+export async function mountList(main) {
+  const { form, status, actions, filters } = filterForm(new URLSearchParams(location.search));
+  const { table, body } = executionsTable();
+  const more = h("button", { type: "button", class: "secondary", hidden: true }, "Show older");
+  const info = h("div", {});
+  main.append(
+    pageHead("Executions", "Every purchase that reached the service, newest first."),
+    form,
+    info,
+    h("div", { class: "table-wrap card" }, table),
+    h("p", {}, more),
+  );
+  const load = loader({ body, info, more, actions, filters });
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const q = filters().toString();
@@ -166,198 +196,4 @@ export async function mountList(main) {
   fill(body, h("tr", {}, h("td", { colspan: 6 }, loading("Loading…"))));
   await load();
   return on("executions", () => load());
-}
-
-// ---- One execution ----------------------------------------------------------------------------
-
-/** @type {Record<string, string>} */
-const STEP_LABEL = {
-  quote: "Quote",
-  approval: "Approval",
-  reservation: "Budget",
-  payment: "Payment",
-  settlement: "Settlement",
-  execution: "Execution",
-  refund: "Refund",
-  error: "Problem",
-};
-
-/** @param {TimelineEntry[] | undefined} entries */
-function timeline(entries) {
-  if (!entries?.length) return h("p", { class: "muted" }, "No steps recorded.");
-  const t0 = Date.parse(entries[0]?.at ?? "");
-  return h(
-    "ol",
-    { class: "timeline" },
-    entries.map((e) =>
-      h(
-        "li",
-        { class: ["tl-item", `tl-${e.step}`], "data-step": e.step },
-        h("span", { class: "tl-dot", "aria-hidden": "true" }),
-        h(
-          "div",
-          { class: "tl-body" },
-          h(
-            "div",
-            { class: "tl-top" },
-            h("span", { class: "tl-step" }, STEP_LABEL[e.step] ?? e.step),
-            h("strong", { class: "tl-title" }, e.title),
-            e.status ? statusBadge(e.status) : null,
-          ),
-          e.detail ? h("p", { class: "tl-detail" }, e.detail) : null,
-          e.transaction ? h("p", { class: "tl-tx" }, "Transaction ", mono(e.transaction)) : null,
-          h(
-            "time",
-            { class: "tl-time", datetime: e.at, title: when(e.at) },
-            `${clock(e.at)}${Number.isFinite(t0) && Date.parse(e.at) > t0 ? ` · +${fmtMs(Date.parse(e.at) - t0)}` : ""}`,
-          ),
-        ),
-      ),
-    ),
-  );
-}
-
-/** @param {number} ms */
-function fmtMs(ms) {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-/**
- * An execution's error as text: an object's code and message (else its JSON), or the value.
- * @param {unknown} error
- */
-function errorText(error) {
-  if (typeof error !== "object" || !error) return String(error);
-  const e = /** @type {Record<string, unknown>} */ (error);
-  return `${e.code ?? ""} ${e.message ?? JSON.stringify(error)}`;
-}
-
-/** @param {Execution} x */
-function facts(x) {
-  /** @type {Array<[string, Child]>} */
-  const pairs = [
-    ["Amount", x.amount ? usdc(x.amount) : "not priced"],
-    ["Pays", x.payee ? mono(x.payee) : "—"],
-    ["Payment transaction", x.paymentTransaction ? mono(x.paymentTransaction) : "—"],
-    [
-      "Settlement",
-      x.settlement === "verified"
-        ? "seen on chain, exactly as priced"
-        : x.settlement === "claimed"
-          ? "the service says settled; not yet seen on chain"
-          : x.settlement === "mismatch"
-            ? "the chain disagrees with the service"
-            : "none",
-    ],
-    ["Execution", mono(x.executionId ?? "none yet")],
-    ["Intent", mono(x.intentId)],
-    ["Quote", mono(x.quoteId ?? "—")],
-    ["Journal state", x.state],
-    ["Started", when(x.createdAt)],
-    ["Last change", when(x.updatedAt)],
-  ];
-  if (x.refundCredited) pairs.splice(4, 0, ["Refund credited", usdc(x.refundCredited)]);
-  return h(
-    "dl",
-    { class: "facts facts-wide" },
-    pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]),
-  );
-}
-
-/**
- * /executions/<executionId or intentId>
- * @param {HTMLElement} main
- * @param {string} id
- */
-export async function mountOne(main, id) {
-  const box = h("div", {}, loading("Loading the execution…"));
-  main.append(box);
-  let ids = new Set([id]);
-  async function load() {
-    let res;
-    try {
-      res = await getExecution(id);
-    } catch (caught) {
-      const e = failure(caught);
-      fill(
-        box,
-        pageHead("Execution"),
-        notice("error", e.code === "not_found" ? `There is no execution ${id} in this journal.` : e.message),
-      );
-      return;
-    }
-    const x = res.execution;
-    ids = new Set(/** @type {string[]} */ ([id, x.intentId, x.executionId].filter(Boolean)));
-    const transcripts = res.transcripts ?? [];
-    fill(
-      box,
-      pageHead(
-        h("span", {}, x.action, " ", statusBadge(x.status)),
-        h("a", { href: "/executions" }, "← all executions"),
-      ),
-      x.attention ? notice("error", h("strong", {}, "Needs a human: "), x.attention) : null,
-      x.error ? notice("error", h("strong", {}, "Error: "), errorText(x.error)) : null,
-      h(
-        "div",
-        { class: "two-col" },
-        h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline(res.timeline)),
-        h(
-          "div",
-          { class: "stack" },
-          h("section", { class: "card" }, h("h2", {}, "Record"), facts(x)),
-          h(
-            "section",
-            { class: "card" },
-            h("h2", {}, "Transcripts"),
-            transcripts.length
-              ? [
-                  h(
-                    "p",
-                    { class: "muted" },
-                    transcripts.length > 1
-                      ? "The tool calls that drove this purchase, first to last:"
-                      : "The tool call that drove this purchase:",
-                  ),
-                  h(
-                    "ol",
-                    { class: "links" },
-                    transcripts.map((c) =>
-                      h("li", {}, h("a", { href: `/transcripts/${encodeURIComponent(c)}` }, mono(c))),
-                    ),
-                  ),
-                ]
-              : h("p", { class: "muted" }, "No transcript names this execution."),
-          ),
-        ),
-      ),
-      h(
-        "section",
-        { class: "card" },
-        h("h2", {}, "Output"),
-        x.output !== undefined
-          ? jsonView(x.output)
-          : h(
-              "p",
-              { class: "muted" },
-              x.status === "completed"
-                ? "The service returned no output."
-                : "No output yet: the service has not finished.",
-            ),
-      ),
-      x.refund
-        ? h("section", { class: "card" }, h("h2", {}, "Refund (the service's claim)"), jsonView(x.refund))
-        : null,
-      x.providerMeta
-        ? h("details", { class: "card" }, h("summary", {}, "Provider details"), jsonView(x.providerMeta))
-        : null,
-    );
-  }
-  await load();
-  // Reload when this execution changed (the event names execution or intent ids).
-  return on("executions", (data) => {
-    const changed = Array.isArray(data?.changed) ? data.changed : null;
-    if (!changed || changed.some((c) => ids.has(c))) load();
-  });
 }

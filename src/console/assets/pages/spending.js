@@ -51,20 +51,95 @@ function limitsList(limits) {
 }
 
 /**
- * @param {HTMLElement} box
+ * The four figures at a glance: spent in 24 h and in total (coloured past "ok" against their
+ * caps), reserved now, and the refunds credited.
  * @param {Spending} sp
  */
-function render(box, sp) {
+function stats(sp) {
   const limits = sp.limits;
   const committed24 = sp.committedLast24h ?? sp.spentLast24h;
   const reserved = sp.reserved ?? "0";
   const reservedUnits = atomic(reserved) ?? 0n;
   const dayLevel = limits ? level(committed24, limits.maxPerDay) : "ok";
   const totalLevel = limits?.maxTotal ? level(sp.spentTotal, limits.maxTotal) : "ok";
+  return h(
+    "div",
+    { class: "stats" },
+    stat(
+      "Spent in the last 24 h",
+      usdc(sp.spentLast24h),
+      limits ? `${usdc(sp.remainingToday)} left today` : null,
+      dayLevel !== "ok" ? dayLevel : null,
+    ),
+    stat("Reserved now", usdc(reserved), reservedUnits > 0n ? "held for payments in flight" : "nothing in flight"),
+    stat(
+      "Spent in total",
+      usdc(sp.spentTotal),
+      sp.remainingTotal ? `${usdc(sp.remainingTotal)} left in total` : "no total cap",
+      totalLevel !== "ok" ? totalLevel : null,
+    ),
+    stat("Refunds credited", usdc(sp.refundsCredited), "seen on chain, counted back to the caps"),
+  );
+}
+
+/**
+ * The rolling 24 h and the total as bars against their caps.
+ * @param {Spending} sp
+ */
+function capsCard(sp) {
+  const limits = sp.limits;
+  return h(
+    "section",
+    { class: "card caps" },
+    h("h2", {}, "Against the caps"),
+    h(
+      "p",
+      { class: "muted" },
+      "Solid: paid. Lighter: reserved for payments in flight. The black line is the cap; the bar turns amber past 80 % of it and red at it.",
+    ),
+    fit(
+      (width) =>
+        capBar({
+          label: "Rolling 24 hours",
+          spent: sp.spentLast24h,
+          reserved: reservedOf(sp),
+          cap: limits?.maxPerDay ?? null,
+          width,
+        }),
+      "cap-day",
+    ),
+    fit((width) => capBar({ label: "Total", spent: sp.spentTotal, cap: limits?.maxTotal ?? null, width }), "cap-total"),
+  );
+}
+
+/**
+ * Spend per action, the most spent in total first, beside its per-call cap.
+ * @param {Spending} sp
+ */
+function perAction(sp) {
   const byAction = (sp.byAction ?? []).slice().sort((a, b) => {
     const d = (atomic(b.spentTotal) ?? 0n) - (atomic(a.spentTotal) ?? 0n);
     return d > 0n ? 1 : d < 0n ? -1 : a.action.localeCompare(b.action);
   });
+  return h(
+    "section",
+    { class: "card" },
+    h("h2", {}, "Per action"),
+    byAction.length
+      ? [
+          h("p", { class: "muted" }, "Dark: the last 24 h; light: in total. The dashed tick is the per-call cap."),
+          fit((width) => actionBars(byAction, width)),
+        ]
+      : h("p", { class: "muted" }, "Nothing bought yet."),
+  );
+}
+
+/**
+ * @param {HTMLElement} box
+ * @param {Spending} sp
+ */
+function render(box, sp) {
+  const limits = sp.limits;
   fill(
     box,
     sp.configIssues?.length
@@ -75,63 +150,12 @@ function render(box, sp) {
         )
       : null,
     !limits ? notice("neutral", "No limits are configured here: the console shows what the journal spent.") : null,
-    h(
-      "div",
-      { class: "stats" },
-      stat(
-        "Spent in the last 24 h",
-        usdc(sp.spentLast24h),
-        limits ? `${usdc(sp.remainingToday)} left today` : null,
-        dayLevel !== "ok" ? dayLevel : null,
-      ),
-      stat("Reserved now", usdc(reserved), reservedUnits > 0n ? "held for payments in flight" : "nothing in flight"),
-      stat(
-        "Spent in total",
-        usdc(sp.spentTotal),
-        sp.remainingTotal ? `${usdc(sp.remainingTotal)} left in total` : "no total cap",
-        totalLevel !== "ok" ? totalLevel : null,
-      ),
-      stat("Refunds credited", usdc(sp.refundsCredited), "seen on chain, counted back to the caps"),
-    ),
-    h(
-      "section",
-      { class: "card caps" },
-      h("h2", {}, "Against the caps"),
-      h(
-        "p",
-        { class: "muted" },
-        "Solid: paid. Lighter: reserved for payments in flight. The black line is the cap; the bar turns amber past 80 % of it and red at it.",
-      ),
-      fit(
-        (width) =>
-          capBar({
-            label: "Rolling 24 hours",
-            spent: sp.spentLast24h,
-            reserved: reservedOf(sp),
-            cap: limits?.maxPerDay ?? null,
-            width,
-          }),
-        "cap-day",
-      ),
-      fit(
-        (width) => capBar({ label: "Total", spent: sp.spentTotal, cap: limits?.maxTotal ?? null, width }),
-        "cap-total",
-      ),
-    ),
+    stats(sp),
+    capsCard(sp),
     h(
       "div",
       { class: "two-col" },
-      h(
-        "section",
-        { class: "card" },
-        h("h2", {}, "Per action"),
-        byAction.length
-          ? [
-              h("p", { class: "muted" }, "Dark: the last 24 h; light: in total. The dashed tick is the per-call cap."),
-              fit((width) => actionBars(byAction, width)),
-            ]
-          : h("p", { class: "muted" }, "Nothing bought yet."),
-      ),
+      perAction(sp),
       h(
         "section",
         { class: "card" },

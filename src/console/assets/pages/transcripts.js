@@ -5,7 +5,8 @@
 import { failure, getTranscript, getTranscripts } from "../api.js";
 import { clock, fill, h, jsonView, loading, mono, notice, pageHead, timeEl, when } from "../dom.js";
 import { fit } from "../charts.js";
-import { arrowsOf, field, sequenceDiagram } from "../sequence.js";
+import { sequenceDiagram } from "../sequence.js";
+import { arrowsOf, field } from "../sequence-arrows.js";
 
 /** @typedef {import("../dom.js").Child} Child */
 /** @typedef {import("../wire.js").TranscriptEntry} TranscriptEntry */
