@@ -15,7 +15,7 @@
  */
 
 /**
- * A freeze of every server on the journal (engine/freeze.ts freezeView).
+ * A freeze of every server on the journal (engine/intent/freeze.ts freezeView).
  * @typedef {object} Freeze
  * @property {string | null} reason
  * @property {string} since
@@ -23,7 +23,7 @@
  */
 
 /**
- * An approval as a person reviews it (engine/approval-review.ts ApprovalReview).
+ * An approval as a person reviews it (engine/approvals/review.ts ApprovalReview).
  * @typedef {object} Approval
  * @property {string} approvalId
  * @property {string} intentId
@@ -41,7 +41,7 @@
  */
 
 /**
- * One purchase (engine/types.ts ExecutionView).
+ * One purchase (engine/model/types.ts ExecutionView).
  * @typedef {object} Execution
  * @property {string} intentId
  * @property {string | null} executionId
@@ -81,7 +81,7 @@
  */
 
 /**
- * The limits as configured (engine/executions.ts limitsView).
+ * The limits as configured (engine/read/executions.ts limitsView).
  * @typedef {object} Limits
  * @property {string} maxPerCall
  * @property {string} maxPerDay
@@ -92,7 +92,7 @@
  */
 
 /**
- * GET /api/spending: engine/executions.ts spending() with engine/spending-view.ts
+ * GET /api/spending: engine/read/executions.ts spending() with engine/read/spending-view.ts
  * spendingBreakdown() (ActionSpendView, DaySpendView).
  * @typedef {object} Spending
  * @property {Limits | null} limits
@@ -119,13 +119,13 @@
  */
 
 /**
- * GET /api/transcripts: the recent tool calls (engine/recent-calls.ts); path is null when
+ * GET /api/transcripts: the recent tool calls (engine/read/recent-calls.ts); path is null when
  * another host keeps the file.
  * @typedef {{ callId: string, at: string | null, host: string | null, path: string | null }} RecentCall
  */
 
 /**
- * One step of a tool call's transcript (engine/transcripts.ts TranscriptEntry: t and step, then
+ * One step of a tool call's transcript (engine/read/transcripts.ts TranscriptEntry: t and step, then
  * whatever that step recorded, redacted). The fields the console reads, as the engine writes
  * them; the pages still look before trusting the nested ones.
  * @typedef {{
@@ -160,7 +160,7 @@
 
 /**
  * GET /api/audit: the AuditRun of `paid-actions-mcp audit` (app/audit.ts), whose report is
- * engine/audit.ts AuditReport with the scan it read.
+ * engine/audit/report.ts AuditReport with the scan it read.
  * @typedef {object} AuditReport
  * @property {boolean} ok
  * @property {string} since
@@ -178,7 +178,7 @@
  */
 
 /**
- * A journaled payment as the audit found it (engine/audit.ts PaymentView).
+ * A journaled payment as the audit found it (engine/audit/report.ts PaymentView).
  * @typedef {object} AuditPayment
  * @property {string} quoteId
  * @property {string} intentId
@@ -189,7 +189,7 @@
  */
 
 /**
- * A refund as the audit found it (engine/audit.ts RefundView).
+ * A refund as the audit found it (engine/audit/report.ts RefundView).
  * @typedef {object} AuditRefund
  * @property {string} intentId
  * @property {{ amount: string, transaction: string } | null} claimed
@@ -199,7 +199,7 @@
  */
 
 /**
- * One disagreement between the journal and the chain (engine/audit.ts Discrepancy).
+ * One disagreement between the journal and the chain (engine/audit/report.ts Discrepancy).
  * @typedef {object} Discrepancy
  * @property {string} kind
  * @property {string} message
