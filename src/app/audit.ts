@@ -118,6 +118,17 @@ export async function runAudit(
     payments,
     intents: [...intents.values()],
   });
-  const { txs: _txs, from: scannedFrom, ...counts } = scan;
-  return { report: { ...report, scan: { ...counts, from: new Date(scannedFrom).toISOString(), rpc } }, empty };
+  return { report: { ...report, scan: scanSummary(scan, rpc) }, empty };
+}
+
+/** What the audit says of its scan: the counts, where it read back to, through which RPC (the transactions stay out). */
+function scanSummary(scan: ChainScan, rpc: string): AuditRun["report"]["scan"] {
+  return {
+    signatures: scan.signatures,
+    transactionsRead: scan.transactionsRead,
+    failed: scan.failed,
+    pages: scan.pages,
+    from: new Date(scan.from).toISOString(),
+    rpc,
+  };
 }

@@ -109,7 +109,19 @@ export function rpcChain(config: Config): () => Promise<ChainPort> {
   };
 }
 
-export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
+/** What the phases of openPaidActions share once the home is open. */
+interface Opening {
+  o: OpenOptions;
+  now: () => number;
+  log: (line: string) => void;
+  configResult: ConfigResult;
+  home: string;
+  transcripts: Transcripts;
+  journal: JournalStore;
+}
+
+/** The home's journal and transcripts (opened here unless the caller has), each call's transcript indexed. */
+async function openHome(o: OpenOptions): Promise<Opening> {
   const now = o.now ?? Date.now;
   const log = o.log ?? ((line: string) => process.stderr.write(`[paid-actions] ${line}\n`));
   const configResult = loadConfig(o.env);
@@ -123,46 +135,67 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     void Promise.resolve(journal.indexTranscript({ callId, createdAt: at, host, home })).catch((e: unknown) =>
       log(`transcripts: could not index ${callId}: ${(e as Error).message}`),
     );
-  let sandbox: EmbeddedSandbox | undefined;
-  let config: Config | undefined;
+  return { o, now, log, configResult, home, transcripts, journal };
+}
+
+/**
+ * The configuration to run with, and the embedded sandbox when it names no service. A start
+ * that fails here closes the journal it opened.
+ */
+async function configureService(op: Opening): Promise<{ config?: Config; sandbox?: EmbeddedSandbox }> {
+  const { o, configResult, transcripts } = op;
   try {
-    if (configResult.ok) {
-      config = { ...configResult.config };
-      if (config.mode === "sandbox") {
-        sandbox = await embeddedSandbox(home, o.sandbox ?? {}, log, o.sandboxWatch);
-        config.baseUrl = sandbox.info.baseUrl;
-        config.apiKey = sandbox.info.apiKey;
-        // The embedded default pays in delegate mode: the agent key spends the demo wallet's
-        // USDC within the allowance granted on chain. A wallet configured here pays on its own.
-        if (!config.walletPath && sandbox.info.agentKeyPath && sandbox.info.owner) {
-          config.walletPath = sandbox.info.agentKeyPath;
-          config.owner ??= sandbox.info.owner;
-        }
-        config.walletPath ??= sandbox.info.walletPath;
-        config.rpcUrl ??= sandbox.info.rpcUrl;
-        config.serviceId = `sandbox:${sandbox.home}`;
-        followSandbox(config, sandbox, (secret) => transcripts.addSecret(secret));
-      }
-      transcripts.addSecret(config.apiKey);
-    }
+    if (!configResult.ok) return {};
+    const config: Config = { ...configResult.config };
+    const sandbox = config.mode === "sandbox" ? await pointAtSandbox(op, config) : undefined;
+    transcripts.addSecret(config.apiKey);
+    return { config, sandbox };
   } catch (e) {
-    if (!o.opened) await journal.close();
+    if (!o.opened) await op.journal.close();
     throw e;
   }
+}
 
-  const client = config
-    ? createServiceClient({
-        ...serviceTarget(config, sandbox),
-        timeoutMs: config.http.timeoutMs,
-        maxAttempts: config.http.maxAttempts,
-        now,
-        secrets: () => transcripts.secretsNow(),
-      })
-    : undefined;
-  const owner = `${process.pid}-${randomBytes(6).toString("hex")}`;
-  const engine = await createEngine({
+/** Points the configuration at the embedded sandbox (started here, or reused), and keeps it there when it moves. */
+async function pointAtSandbox(op: Opening, config: Config): Promise<EmbeddedSandbox> {
+  const sandbox = await embeddedSandbox(op.home, op.o.sandbox ?? {}, op.log, op.o.sandboxWatch);
+  config.baseUrl = sandbox.info.baseUrl;
+  config.apiKey = sandbox.info.apiKey;
+  // The embedded default pays in delegate mode: the agent key spends the demo wallet's
+  // USDC within the allowance granted on chain. A wallet configured here pays on its own.
+  if (!config.walletPath && sandbox.info.agentKeyPath && sandbox.info.owner) {
+    config.walletPath = sandbox.info.agentKeyPath;
+    config.owner ??= sandbox.info.owner;
+  }
+  config.walletPath ??= sandbox.info.walletPath;
+  config.rpcUrl ??= sandbox.info.rpcUrl;
+  config.serviceId = `sandbox:${sandbox.home}`;
+  followSandbox(config, sandbox, (secret) => op.transcripts.addSecret(secret));
+  return sandbox;
+}
+
+/** A client of the configured service (or the sandbox, wherever it moves). */
+function serviceClientFor(
+  op: Opening,
+  config: Config,
+  sandbox: EmbeddedSandbox | undefined,
+  maxAttempts: number,
+): ServiceClient {
+  return createServiceClient({
+    ...serviceTarget(config, sandbox),
+    timeoutMs: config.http.timeoutMs,
+    maxAttempts,
+    now: op.now,
+    secrets: () => op.transcripts.secretsNow(),
+  });
+}
+
+/** The engine over the opened parts; the payer and the chain port load with their first use. */
+function assembleEngine(op: Opening, config: Config | undefined, client: ServiceClient | undefined): Promise<Engine> {
+  const { o, configResult, transcripts, log } = op;
+  return createEngine({
     config: config ?? { issues: configResult.ok ? [] : configResult.issues },
-    journal,
+    journal: op.journal,
     client,
     // The Solana and x402 libraries load with the first payment, not at start-up.
     payer: () => loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
@@ -172,50 +205,66 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
         ? rpcChain(config)
         : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
     transcripts,
-    now,
+    now: op.now,
     newId: (prefix) => newId(prefix),
-    owner,
+    owner: `${process.pid}-${randomBytes(6).toString("hex")}`,
     log: (line) => log(transcripts.scrub(line)),
     onStep: o.onStep,
     challengeMaxAgeMs: o.challengeMaxAgeMs,
     settleWaitMs: o.settleWaitMs,
     settleWaitStepMs: o.settleWaitStepMs,
   });
+}
 
-  let reconciler: Reconciler | undefined;
+/**
+ * The reconciler, over a client that tries each request once (it polls again anyway), and
+ * the resume of unfinished purchases: awaited, or in the background (`o.resume`).
+ */
+async function startReconciler(
+  op: Opening,
+  config: Config,
+  sandbox: EmbeddedSandbox | undefined,
+  engine: Engine,
+  isClosing: () => boolean,
+): Promise<Reconciler> {
+  const { o, transcripts, log } = op;
+  const reconciler = await createReconciler({
+    engine,
+    journal: op.journal,
+    client: serviceClientFor(op, config, sandbox, 1),
+    now: op.now,
+    minIntervalMs: o.reconcilerIntervalMs?.min,
+    maxIntervalMs: o.reconcilerIntervalMs?.max,
+    log: (line) => log(transcripts.scrub(line)),
+  });
+  engine.on("scheduled", () => reconciler.schedule());
+  const resume = o.resume ?? true;
+  if (resume === "background") {
+    setImmediate(() => {
+      if (isClosing()) return;
+      engine
+        .resumeUnfinished()
+        .then(() => reconciler.schedule())
+        .catch((e: unknown) => {
+          if (!isClosing()) log(`resuming unfinished purchases: ${transcripts.scrub((e as Error).message)}`);
+        });
+    });
+  } else if (resume) await engine.resumeUnfinished();
+  if (o.reconcile ?? true) reconciler.start();
+  return reconciler;
+}
+
+export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
+  const op = await openHome(o);
+  const { configResult, journal, transcripts, home } = op;
+  const { config, sandbox } = await configureService(op);
+  const client = config ? serviceClientFor(op, config, sandbox, config.http.maxAttempts) : undefined;
+  const engine = await assembleEngine(op, config, client);
+
   let closing: Promise<void> | undefined;
-  if (config) {
-    const pollClient = createServiceClient({
-      ...serviceTarget(config, sandbox),
-      timeoutMs: config.http.timeoutMs,
-      maxAttempts: 1,
-      now,
-      secrets: () => transcripts.secretsNow(),
-    });
-    reconciler = await createReconciler({
-      engine,
-      journal,
-      client: pollClient,
-      now,
-      minIntervalMs: o.reconcilerIntervalMs?.min,
-      maxIntervalMs: o.reconcilerIntervalMs?.max,
-      log: (line) => log(transcripts.scrub(line)),
-    });
-    engine.on("scheduled", () => reconciler?.schedule());
-    const resume = o.resume ?? true;
-    if (resume === "background") {
-      setImmediate(() => {
-        if (closing) return;
-        engine
-          .resumeUnfinished()
-          .then(() => reconciler?.schedule())
-          .catch((e: unknown) => {
-            if (!closing) log(`resuming unfinished purchases: ${transcripts.scrub((e as Error).message)}`);
-          });
-      });
-    } else if (resume) await engine.resumeUnfinished();
-    if (o.reconcile ?? true) reconciler.start();
-  }
+  const reconciler = config
+    ? await startReconciler(op, config, sandbox, engine, () => closing !== undefined)
+    : undefined;
 
   return {
     configResult,

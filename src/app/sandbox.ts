@@ -118,6 +118,103 @@ async function find(
   );
 }
 
+type Start = (port: number, apiKeys?: string[]) => Promise<Sandbox>;
+
+/** What the handle of an embedded sandbox works with, and what it keeps between calls. */
+interface Held {
+  m: SandboxModule;
+  /** The sandbox's own home (under the server's). */
+  home: string;
+  start: Start;
+  /** The API keys this process is configured with, if any. */
+  apiKeys?: string[];
+  log?: (line: string) => void;
+  /** The pid whose lock names the running sandbox. */
+  owner: number;
+  closed: boolean;
+  recovering?: Promise<boolean>;
+  timer?: NodeJS.Timeout;
+  listeners: Array<(info: SandboxInfo, previous: SandboxInfo) => void>;
+}
+
+/**
+ * Finds the sandbox again once its owner is gone: this process takes it over (on the
+ * previous owner's port when it can), or follows whichever process did. Tells the listeners
+ * when it moved.
+ */
+async function takeOver(h: Held, sandbox: EmbeddedSandbox): Promise<boolean> {
+  const previous = sandbox.info;
+  const port = portOf(previous.baseUrl);
+  // The previous owner's port first: every URL this process holds stays valid. Its key
+  // too, should this process be configured with other keys.
+  const found = await find(
+    h.m,
+    h.home,
+    (p) => h.start(p, h.apiKeys ?? [previous.apiKey]),
+    port ? [port, 0] : [0],
+    false,
+  );
+  if (found.instance) {
+    if (h.closed) {
+      await found.instance.close();
+      return false;
+    }
+    sandbox.owned = true;
+    sandbox.instance = found.instance;
+    clearInterval(h.timer);
+    const moved = found.info.baseUrl !== previous.baseUrl ? ` (port ${port ?? "?"} is taken: the service moved)` : "";
+    h.log?.(
+      `the embedded sandbox's owner (pid ${h.owner}) is gone: this process took it over at ${found.info.baseUrl}${moved}`,
+    );
+  } else if (!sameInfo(found.info, previous)) {
+    h.log?.(`the embedded sandbox moved to ${found.info.baseUrl} (pid ${found.owner} runs it now)`);
+  }
+  h.owner = found.owner;
+  if (!sameInfo(found.info, previous)) {
+    sandbox.info = found.info;
+    for (const listener of h.listeners) listener(found.info, previous);
+  }
+  return true;
+}
+
+/** Checks every `intervalMs` (an unref'd timer reading its lock) whether a reused sandbox's owner is gone. */
+function watchOwner(h: Held, sandbox: EmbeddedSandbox, intervalMs: number): void {
+  h.timer = setInterval(() => {
+    if (h.closed || sandbox.owned || h.recovering || h.m.sandboxOwner(h.home) === h.owner) return;
+    sandbox
+      .recover()
+      .catch((e: unknown) =>
+        h.log?.(`the embedded sandbox's owner is gone, and taking it over failed: ${(e as Error).message}`),
+      );
+  }, intervalMs);
+  h.timer.unref();
+}
+
+/** The handle on a sandbox found (or started) for the first time. */
+function handleOn(h: Held, first: Found): EmbeddedSandbox {
+  const sandbox: EmbeddedSandbox = {
+    info: first.info,
+    owned: first.instance !== undefined,
+    home: h.home,
+    instance: first.instance,
+    recover() {
+      if (h.closed) return Promise.resolve(false);
+      if (sandbox.owned) return Promise.resolve(true);
+      return (h.recovering ??= takeOver(h, sandbox).finally(() => (h.recovering = undefined)));
+    },
+    onMove(listener) {
+      h.listeners.push(listener);
+    },
+    async close() {
+      h.closed = true;
+      clearInterval(h.timer);
+      await h.recovering?.catch(() => undefined);
+      if (sandbox.owned) await sandbox.instance?.close();
+    },
+  };
+  return sandbox;
+}
+
 /**
  * Reuses the sandbox running for this home, or starts one in this process. A reused one is
  * watched (an unref'd timer reading its lock) and taken over, or followed, once its owner
@@ -132,7 +229,7 @@ export async function embeddedSandbox(
   // Loaded only when needed: a configured service never pays for the ledger's start-up.
   const m = await import("../sandbox/index.js");
   const sandboxHome = join(home, "sandbox");
-  const start = (port: number, apiKeys = options.apiKeys) =>
+  const start: Start = (port, apiKeys = options.apiKeys) =>
     m.startSandbox({
       log: log ? (l) => log(`[sandbox] ${l}`) : () => undefined,
       ...options,
@@ -141,81 +238,19 @@ export async function embeddedSandbox(
       port,
     });
   const first = await find(m, sandboxHome, (port) => start(port), [options.port ?? 0], true);
-
-  let owner = first.owner;
-  let closed = false;
-  let recovering: Promise<boolean> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const listeners: Array<(info: SandboxInfo, previous: SandboxInfo) => void> = [];
-
-  async function takeOver(): Promise<boolean> {
-    const previous = sandbox.info;
-    const port = portOf(previous.baseUrl);
-    // The previous owner's port first: every URL this process holds stays valid. Its key
-    // too, should this process be configured with other keys.
-    const found = await find(
-      m,
-      sandboxHome,
-      (p) => start(p, options.apiKeys ?? [previous.apiKey]),
-      port ? [port, 0] : [0],
-      false,
-    );
-    if (found.instance) {
-      if (closed) {
-        await found.instance.close();
-        return false;
-      }
-      sandbox.owned = true;
-      sandbox.instance = found.instance;
-      clearInterval(timer);
-      const moved = found.info.baseUrl !== previous.baseUrl ? ` (port ${port ?? "?"} is taken: the service moved)` : "";
-      log?.(
-        `the embedded sandbox's owner (pid ${owner}) is gone: this process took it over at ${found.info.baseUrl}${moved}`,
-      );
-    } else if (!sameInfo(found.info, previous)) {
-      log?.(`the embedded sandbox moved to ${found.info.baseUrl} (pid ${found.owner} runs it now)`);
-    }
-    owner = found.owner;
-    if (!sameInfo(found.info, previous)) {
-      sandbox.info = found.info;
-      for (const listener of listeners) listener(found.info, previous);
-    }
-    return true;
-  }
-
-  const sandbox: EmbeddedSandbox = {
-    info: first.info,
-    owned: first.instance !== undefined,
+  const h: Held = {
+    m,
     home: sandboxHome,
-    instance: first.instance,
-    recover() {
-      if (closed) return Promise.resolve(false);
-      if (sandbox.owned) return Promise.resolve(true);
-      return (recovering ??= takeOver().finally(() => (recovering = undefined)));
-    },
-    onMove(listener) {
-      listeners.push(listener);
-    },
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await recovering?.catch(() => undefined);
-      if (sandbox.owned) await sandbox.instance?.close();
-    },
+    start,
+    apiKeys: options.apiKeys,
+    log,
+    owner: first.owner,
+    closed: false,
+    listeners: [],
   };
-
+  const sandbox = handleOn(h, first);
   const intervalMs = watch.intervalMs ?? DEFAULT_WATCH_MS;
-  if (!sandbox.owned && intervalMs > 0) {
-    timer = setInterval(() => {
-      if (closed || sandbox.owned || recovering || m.sandboxOwner(sandboxHome) === owner) return;
-      sandbox
-        .recover()
-        .catch((e: unknown) =>
-          log?.(`the embedded sandbox's owner is gone, and taking it over failed: ${(e as Error).message}`),
-        );
-    }, intervalMs);
-    timer.unref();
-  }
+  if (!sandbox.owned && intervalMs > 0) watchOwner(h, sandbox, intervalMs);
   return sandbox;
 }
 

@@ -15,6 +15,7 @@ import {
   loadConfig,
   PaidActionError,
   Transcripts,
+  type Config,
   type ConfigResult,
   type JournalStore,
 } from "../engine/index.js";
@@ -115,37 +116,110 @@ export function loadStateKey(home: string): Uint8Array {
   throw new Error(`${path} stayed empty`);
 }
 
+/** A promise made on first use and shared; forgotten when it fails, so that the next use tries again. */
+interface Retryable<T> {
+  get(): Promise<T>;
+  /** The promise made, if any (settled or not). */
+  readonly made: Promise<T> | undefined;
+}
+
+function retryable<T>(make: () => Promise<T>): Retryable<T> {
+  let made: Promise<T> | undefined;
+  return {
+    get: () =>
+      (made ??= make().catch((e: unknown) => {
+        made = undefined;
+        throw e;
+      })),
+    get made() {
+      return made;
+    },
+  };
+}
+
+/** What the MCP server's start-up keeps: the journal opened once, the runtime, the console. */
+interface ServingState {
+  o: Omit<OpenOptions, "resume" | "opened">;
+  home: string;
+  /** The journal and transcripts (a journal server briefly away: the next request tries again). */
+  opened: Retryable<{ journal: JournalStore; transcripts: Transcripts }>;
+  starting: Retryable<PaidActions>;
+  /** The started runtime, once start() has finished. */
+  pa?: PaidActions;
+  closing?: Promise<void>;
+  console: Retryable<ConsoleHandle>;
+}
+
+/** Which service the configuration names, as the catalog cache is keyed. */
+function serviceOf(config: Config | undefined, home: string): string {
+  return config?.mode === "sandbox"
+    ? `sandbox:${join(home, "sandbox")}`
+    : (config?.serviceId ?? config?.baseUrl ?? "unconfigured");
+}
+
+/** Assembles the runtime on the journal already opened (the heavy modules load now). */
+async function startRuntime(st: ServingState): Promise<PaidActions> {
+  if (st.closing) throw new Error("the server is stopping");
+  const [{ openPaidActions }, ready] = await Promise.all([
+    import("./index.js"),
+    st.opened.get().catch((e: unknown) => Promise.reject(journalAway(e))),
+  ]);
+  const started = await openPaidActions({ ...st.o, resume: "background", opened: ready });
+  if (st.closing) {
+    await started.close();
+    throw new Error("the server is stopping");
+  }
+  st.pa = started;
+  return started;
+}
+
+/** The console, started in this process for approvals on the first page asked of it. */
+async function startApprovalConsole(st: ServingState, running: PaidActions): Promise<ConsoleHandle> {
+  const [{ startConsole }, { runAudit }] = await Promise.all([import("../console/server.js"), import("./audit.js")]);
+  const handle = await startConsole({
+    engine: running.engine,
+    journal: running.journal,
+    transcripts: running.transcripts,
+    home: st.home,
+    config: running.config,
+    audit: async () => (await runAudit(running, { now: Date.now() })).report,
+    log: st.o.log,
+  });
+  st.o.log?.(`console: started for approvals on ${handle.origin}`);
+  return handle;
+}
+
+/** Stops what was started (the console, the runtime) or closes the journal opened for tools/list. */
+async function closeServing(st: ServingState): Promise<void> {
+  await st.starting.made?.catch(() => undefined);
+  await (await st.console.made?.catch(() => undefined))?.close();
+  if (st.pa) await st.pa.close();
+  else if (st.opened.made) await (await st.opened.made.catch(() => undefined))?.journal.close();
+}
+
 export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Serving {
   const configResult = loadConfig(o.env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const config = configResult.ok ? configResult.config : undefined;
-  const sandbox = config?.mode === "sandbox";
-  const service = sandbox
-    ? `sandbox:${join(home, "sandbox")}`
-    : (config?.serviceId ?? config?.baseUrl ?? "unconfigured");
-
-  let opened: Promise<{ journal: JournalStore; transcripts: Transcripts }> | undefined;
-  const open = () =>
-    (opened ??= (async () => {
+  const service = serviceOf(config, home);
+  const st: ServingState = {
+    o,
+    home,
+    opened: retryable(async () => {
       const { openJournalStore } = await import("./journal.js");
       const transcripts = new Transcripts(home);
       return { transcripts, journal: await openJournalStore(home, transcripts, journalOf(configResult)) };
-    })().catch((e: unknown) => {
-      opened = undefined; // a journal server briefly away: the next request tries again
-      throw e;
-    }));
-
-  let pa: PaidActions | undefined;
-  let starting: Promise<PaidActions> | undefined;
-  let closing: Promise<void> | undefined;
+    }),
+    starting: retryable(() => startRuntime(st)),
+    console: retryable(() => startApprovalConsole(st, st.pa!)),
+  };
   let key: Uint8Array | undefined;
-  let consoleStarted: Promise<ConsoleHandle> | undefined;
 
   const host: McpHost = {
-    sandbox,
+    sandbox: config?.mode === "sandbox",
     limits: limitsView(config),
     service,
-    journal: async () => (await open()).journal,
+    journal: async () => (await st.opened.get()).journal,
     catalogSnapshot: () => readCatalogSnapshot(home, service),
     saveCatalogSnapshot: (rows, now) => {
       try {
@@ -156,51 +230,13 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
         );
       }
     },
-    start: () =>
-      (starting ??= (async () => {
-        if (closing) throw new Error("the server is stopping");
-        const [{ openPaidActions }, ready] = await Promise.all([
-          import("./index.js"),
-          open().catch((e: unknown) => Promise.reject(journalAway(e))),
-        ]);
-        const started = await openPaidActions({ ...o, resume: "background", opened: ready });
-        if (closing) {
-          await started.close();
-          throw new Error("the server is stopping");
-        }
-        pa = started;
-        return started;
-      })().catch((e: unknown) => {
-        starting = undefined;
-        throw e;
-      })),
+    start: () => st.starting.get(),
     stateKey: () => (key ??= loadStateKey(home)),
     approvalPage: async (approvalId) => {
       await host.start();
-      const running = pa!;
-      consoleStarted ??= (async () => {
-        const [{ startConsole }, { runAudit }] = await Promise.all([
-          import("../console/server.js"),
-          import("./audit.js"),
-        ]);
-        const handle = await startConsole({
-          engine: running.engine,
-          journal: running.journal,
-          transcripts: running.transcripts,
-          home,
-          config: running.config,
-          audit: async () => (await runAudit(running, { now: Date.now() })).report,
-          log: o.log,
-        });
-        o.log?.(`console: started for approvals on ${handle.origin}`);
-        return handle;
-      })().catch((e: unknown) => {
-        consoleStarted = undefined;
-        throw e;
-      });
       // The host opens what it is handed with the OS's opener, whose command line every local
       // user can read: it gets the sign-in page's file:// URL, never a link with the token.
-      return (await (await consoleStarted).login(`/approvals/${encodeURIComponent(approvalId)}`).page()).url;
+      return (await (await st.console.get()).login(`/approvals/${encodeURIComponent(approvalId)}`).page()).url;
     },
   };
 
@@ -208,13 +244,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     host,
     configResult,
     home,
-    started: () => pa,
-    close: () =>
-      (closing ??= (async () => {
-        await starting?.catch(() => undefined);
-        await (await consoleStarted?.catch(() => undefined))?.close();
-        if (pa) await pa.close();
-        else if (opened) await (await opened.catch(() => undefined))?.journal.close();
-      })()),
+    started: () => st.pa,
+    close: () => (st.closing ??= closeServing(st)),
   };
 }

@@ -24,6 +24,7 @@ export const APPROVE_NEEDS_TTY = `${NO_TTY("approving a payment")}; nothing was 
  */
 export function safe(text: string): string {
   return text.replace(
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are escaped
     /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );

@@ -14,8 +14,146 @@ import { formatDecimal } from "../domain/money.js";
 const say = (line = "") => process.stdout.write(`${line}\n`);
 const step = (n: number, title: string) => say(`\n── ${n}. ${title} ${"─".repeat(Math.max(0, 60 - title.length))}`);
 
-function structured(result: unknown): any {
-  return (result as CallToolResult).structuredContent ?? {};
+/** What the demo reads of the tools' structured results (their output schemas say more). */
+interface Quote {
+  quoteId: string;
+  amount: string;
+  breakdown: unknown;
+  payable: boolean;
+}
+interface PaidCall {
+  callId: string;
+  executionId: string;
+  status: string;
+  next: string;
+  resourceUri: string;
+  transcriptUri: string;
+  payment: { amount: string; transaction: string };
+}
+interface Refusal {
+  error: { code: string; message: string; whatToDo: string };
+}
+interface Spending {
+  spentLast24h: string;
+  remainingToday: string;
+  limits: { maxPerDay: string };
+}
+/** An execution resource's record, as the demo narrates it. */
+interface ExecutionRecord {
+  status: string;
+  output?: { serverId?: string; ipv4?: string; expiresAt?: string };
+}
+
+/** A tool result's structured content, in the shape its tool's output schema gives it. */
+function structured<T>(result: unknown): T {
+  return ((result as CallToolResult).structuredContent ?? {}) as T;
+}
+
+async function readRecord(client: Client, uri: string): Promise<ExecutionRecord> {
+  const read = await client.readResource({ uri });
+  return JSON.parse((read.contents[0] as { text: string }).text) as ExecutionRecord;
+}
+
+/** The small server for 24 hours the agent prices and buys. */
+const SERVER_INPUT = { region: "eu-west-1", plan: "small", durationHours: 24 };
+
+async function listTools(client: Client): Promise<void> {
+  step(1, "The agent lists the tools");
+  const { tools } = await client.listTools();
+  const paid = tools.filter((t) => t.annotations?.readOnlyHint === false);
+  say(`Paid tools (one per action of the service): ${paid.map((t) => t.name).join(", ")}`);
+  say(
+    `Free tools: ${tools
+      .filter((t) => t.annotations?.readOnlyHint !== false)
+      .map((t) => t.name)
+      .join(", ")}`,
+  );
+}
+
+async function quoteServer(client: Client): Promise<void> {
+  step(2, "It prices a small server for 24 hours (quote_action, pays nothing)");
+  const quote = structured<Quote>(
+    await client.callTool({ name: "quote_action", arguments: { action: "servers.provision", input: SERVER_INPUT } }),
+  );
+  say(
+    `Quote ${quote.quoteId}: ${quote.amount} USDC (${JSON.stringify(quote.breakdown)}), payable now: ${quote.payable}`,
+  );
+}
+
+/** The purchase, or undefined when it was refused (said already). */
+async function buyServer(client: Client): Promise<PaidCall | undefined> {
+  step(3, "It buys it (servers_provision)");
+  const bought = await client.callTool({ name: "servers_provision", arguments: SERVER_INPUT });
+  if (bought.isError) {
+    say(`Unexpected refusal: ${JSON.stringify(structured<Refusal>(bought).error)}`);
+    return undefined;
+  }
+  const paidCall = structured<PaidCall>(bought);
+  say(`Paid ${paidCall.payment.amount} USDC — transaction ${paidCall.payment.transaction}`);
+  say(
+    `Execution ${paidCall.executionId} is ${paidCall.status}; the tool returned at once, the provider is still working.`,
+  );
+  say(`Next, the tool says: ${paidCall.next}`);
+  return paidCall;
+}
+
+async function tryOverTheLimit(client: Client): Promise<void> {
+  step(4, "It tries something over the per-call limit (companies_create, 89 USDC)");
+  const refused = await client.callTool({
+    name: "companies_create",
+    arguments: {
+      jurisdiction: "US-DE",
+      companyType: "llc",
+      name: "Demo Robotics LLC",
+      owners: [{ type: "individual", fullName: "Ada Lovelace", country: "GB" }],
+    },
+  });
+  const refusal = structured<Refusal>(refused).error;
+  say(`Refused (isError: ${String(refused.isError)}), code ${refusal.code}: ${refusal.message}`);
+  say(`What to do: ${refusal.whatToDo}`);
+}
+
+/** Follows the execution until it is final (or 30 s have passed); its record then. */
+async function followExecution(client: Client, paidCall: PaidCall): Promise<ExecutionRecord> {
+  step(5, "It follows the execution: a subscription and resource reads");
+  const uri = paidCall.resourceUri;
+  let updates = 0;
+  let lastStatus = paidCall.status;
+  const finished = new Promise<void>((resolve) => {
+    client.setNotificationHandler("notifications/resources/updated", async (n) => {
+      if (n.params.uri !== uri) return;
+      updates++;
+      const record = await readRecord(client, uri);
+      if (record.status !== lastStatus) say(`  update: ${uri} is now ${record.status}`);
+      lastStatus = record.status;
+      if (record.status === "completed" || record.status === "refunded") resolve();
+    });
+  });
+  await client.subscribeResource({ uri });
+  say(`Subscribed to ${uri}; waiting for the provider…`);
+  const timeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000));
+  await Promise.race([finished, timeout]);
+  const record = await readRecord(client, uri);
+  say(
+    `Final record (${updates} update notification(s)): status ${record.status}, server ${record.output?.serverId} at ${record.output?.ipv4}, until ${record.output?.expiresAt}`,
+  );
+  return record;
+}
+
+async function checkSpending(client: Client, home: string): Promise<void> {
+  step(6, "It checks what was spent (get_spending)");
+  const spending = structured<Spending>(await client.callTool({ name: "get_spending", arguments: {} }));
+  say(
+    `Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`,
+  );
+  say(await onChainCeiling(home));
+}
+
+function whereTheRecordIs(paidCall: PaidCall, home: string): void {
+  step(7, "Where the record is");
+  say(`Every tool call leaves a redacted transcript. This purchase: ${paidCall.transcriptUri}`);
+  say(`  paid-actions-mcp transcript ${paidCall.callId}        (with PAID_ACTIONS_HOME=${home})`);
+  say(`  paid-actions-mcp executions                 lists what was bought`);
 }
 
 export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?: boolean }): Promise<number> {
@@ -43,89 +181,14 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
   const client = new Client({ name: "demo-agent", version: "1.0.0" });
   try {
     await client.connect(transport);
-
-    step(1, "The agent lists the tools");
-    const { tools } = await client.listTools();
-    const paid = tools.filter((t) => t.annotations?.readOnlyHint === false);
-    say(`Paid tools (one per action of the service): ${paid.map((t) => t.name).join(", ")}`);
-    say(
-      `Free tools: ${tools
-        .filter((t) => t.annotations?.readOnlyHint !== false)
-        .map((t) => t.name)
-        .join(", ")}`,
-    );
-
-    const input = { region: "eu-west-1", plan: "small", durationHours: 24 };
-    step(2, "It prices a small server for 24 hours (quote_action, pays nothing)");
-    const quote = structured(
-      await client.callTool({ name: "quote_action", arguments: { action: "servers.provision", input } }),
-    );
-    say(
-      `Quote ${quote.quoteId}: ${quote.amount} USDC (${JSON.stringify(quote.breakdown)}), payable now: ${quote.payable}`,
-    );
-
-    step(3, "It buys it (servers_provision)");
-    const bought = await client.callTool({ name: "servers_provision", arguments: input });
-    const paidCall = structured(bought);
-    if (bought.isError) {
-      say(`Unexpected refusal: ${JSON.stringify(paidCall.error)}`);
-      return 1;
-    }
-    say(`Paid ${paidCall.payment.amount} USDC — transaction ${paidCall.payment.transaction}`);
-    say(
-      `Execution ${paidCall.executionId} is ${paidCall.status}; the tool returned at once, the provider is still working.`,
-    );
-    say(`Next, the tool says: ${paidCall.next}`);
-
-    step(4, "It tries something over the per-call limit (companies_create, 89 USDC)");
-    const refused = await client.callTool({
-      name: "companies_create",
-      arguments: {
-        jurisdiction: "US-DE",
-        companyType: "llc",
-        name: "Demo Robotics LLC",
-        owners: [{ type: "individual", fullName: "Ada Lovelace", country: "GB" }],
-      },
-    });
-    const refusal = structured(refused).error;
-    say(`Refused (isError: ${String(refused.isError)}), code ${refusal.code}: ${refusal.message}`);
-    say(`What to do: ${refusal.whatToDo}`);
-
-    step(5, "It follows the execution: a subscription and resource reads");
-    const uri = paidCall.resourceUri as string;
-    let updates = 0;
-    let lastStatus = paidCall.status as string;
-    const finished = new Promise<void>((resolve) => {
-      client.setNotificationHandler("notifications/resources/updated", async (n) => {
-        if (n.params.uri !== uri) return;
-        updates++;
-        const read = await client.readResource({ uri });
-        const record = JSON.parse((read.contents[0] as { text: string }).text);
-        if (record.status !== lastStatus) say(`  update: ${uri} is now ${record.status}`);
-        lastStatus = record.status;
-        if (record.status === "completed" || record.status === "refunded") resolve();
-      });
-    });
-    await client.subscribeResource({ uri });
-    say(`Subscribed to ${uri}; waiting for the provider…`);
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000));
-    await Promise.race([finished, timeout]);
-    const record = JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
-    say(
-      `Final record (${updates} update notification(s)): status ${record.status}, server ${record.output?.serverId} at ${record.output?.ipv4}, until ${record.output?.expiresAt}`,
-    );
-
-    step(6, "It checks what was spent (get_spending)");
-    const spending = structured(await client.callTool({ name: "get_spending", arguments: {} }));
-    say(
-      `Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`,
-    );
-    say(await onChainCeiling(home));
-
-    step(7, "Where the record is");
-    say(`Every tool call leaves a redacted transcript. This purchase: ${paidCall.transcriptUri}`);
-    say(`  paid-actions-mcp transcript ${paidCall.callId}        (with PAID_ACTIONS_HOME=${home})`);
-    say(`  paid-actions-mcp executions                 lists what was bought`);
+    await listTools(client);
+    await quoteServer(client);
+    const paidCall = await buyServer(client);
+    if (!paidCall) return 1;
+    await tryOverTheLimit(client);
+    const record = await followExecution(client, paidCall);
+    await checkSpending(client, home);
+    whereTheRecordIs(paidCall, home);
     say("\nDone. Point a host at this server with mcp.json (see the README).");
     return record.status === "completed" ? 0 : 1;
   } catch (e) {

@@ -25,6 +25,7 @@ export function reasonProblem(reason: string): string | undefined {
   if (reason.trim() === "") return "--reason must say something (or leave it out)";
   if ([...reason].length > MAX_REASON) return `--reason must be at most ${MAX_REASON} characters`;
   // Shown in terminals, the console and the agent's refusal: one plain line.
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point: they are refused
   if (/[\u0000-\u001f\u007f-\u009f]/.test(reason)) return "--reason must be one line without control characters";
   return undefined;
 }

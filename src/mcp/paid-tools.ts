@@ -1,27 +1,15 @@
 /**
- * One paid tool per catalog action: the service's input schema merged with the extras
- * (budget, intentKey, approvalId), a title and a description that say it spends money and
- * within which limits, argument parsing, and the call itself — with its cancellation
- * signal, its progress, and the human's approval (approvals.ts) when the amount needs one.
+ * One paid tool per catalog action, as the agent sees it: the service's input schema merged
+ * with the extras (budget, intentKey, approvalId), a title and a description that say it
+ * spends money and within which limits, and the parsing of a call's arguments. The call
+ * itself is paid-calls.ts; the human's approval, when the amount needs one, paid-approvals.ts.
  */
-import type { CallToolResult, InputRequiredResult, ProtocolEra, Server, Tool } from "@modelcontextprotocol/server";
+import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { newId } from "../domain/ids.js";
-import { isCode, PaidActionError } from "../engine/index.js";
-import {
-  approvalAnswer,
-  approvalStates,
-  askApproval,
-  askApprovalAtUrl,
-  canElicit,
-  canElicitUrl,
-  stateFor,
-  waitForDecision,
-  type ApprovalState,
-} from "./approvals.js";
+import { PaidActionError } from "../engine/index.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
-import type { LimitsView, McpContext, McpPaidActions, RequestCtx } from "./context.js";
-import { failure, jsonSchema, PAID_OUTPUT_SCHEMA, paidResult } from "./results.js";
+import type { LimitsView, McpContext } from "./context.js";
+import { jsonSchema, PAID_OUTPUT_SCHEMA } from "./results.js";
 
 const EXTRAS = ["budget", "intentKey", "approvalId"] as const;
 
@@ -142,8 +130,17 @@ export function buildPaidTools(
   return map;
 }
 
+/**
+ * A call's arguments without the extras: the action's own input. Own properties, whatever
+ * their names: assigning a "__proto__" key would set the object's prototype instead, hiding
+ * the key from the schema and lending its fields to the input.
+ */
+export function withoutExtras(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)));
+}
+
 /** Validates a paid tool's arguments; returns the action input and the extras. */
-function parsePaidArgs(tool: PaidTool, args: unknown) {
+export function parsePaidArgs(tool: PaidTool, args: unknown) {
   if (!args || typeof args !== "object" || Array.isArray(args)) {
     throw new PaidActionError("invalid_input", "arguments must be an object");
   }
@@ -155,11 +152,7 @@ function parsePaidArgs(tool: PaidTool, args: unknown) {
       issues: extras.error.issues.slice(0, 10).map((x) => ({ path: x.path.join("."), message: x.message })),
     });
   }
-  // Own properties, whatever their names: assigning a "__proto__" key would set the object's
-  // prototype instead, hiding the key from the schema and lending its fields to the input.
-  const rawInput: Record<string, unknown> = Object.fromEntries(
-    Object.entries(all).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)),
-  );
+  const rawInput = withoutExtras(all);
   tool.validator ??= inputValidator(tool.entry.detail);
   const input = tool.validator.safeParse(rawInput);
   if (!input.success) {
@@ -173,222 +166,4 @@ function parsePaidArgs(tool: PaidTool, args: unknown) {
     );
   }
   return { input: input.data, ...extras.data };
-}
-
-/** Progress notifications for a call that carries a progress token (none otherwise). */
-function progressReporter(rctx: RequestCtx): ((message: string) => void) | undefined {
-  const token = rctx.mcpReq._meta?.progressToken;
-  if (token === undefined) return undefined;
-  let progress = 0;
-  return (message) => {
-    progress += 1;
-    void rctx.mcpReq
-      .notify({ method: "notifications/progress", params: { progressToken: token, progress, message } })
-      .catch(() => undefined);
-  };
-}
-
-export type PaidCallResult = CallToolResult | InputRequiredResult;
-
-export interface PaidCalls {
-  /**
-   * A paid call: returns as soon as the execution has started, or the call was refused, or
-   * (when the amount needs a human's approval and the client can ask its user) with the
-   * input_required question; the same handler takes the answer when the call comes back.
-   */
-  call(
-    tool: PaidTool,
-    args: unknown,
-    rctx: RequestCtx,
-    on: { server: Server; era: ProtocolEra },
-  ): Promise<PaidCallResult>;
-  /** The `requestState.verify` hook of every connection's server. */
-  verifyState: ReturnType<typeof approvalStates>["verify"];
-}
-
-export function createPaidCalls(ctx: McpContext): PaidCalls {
-  const { sandbox, scrub } = ctx;
-  const states = approvalStates(() => ctx.host.stateKey());
-
-  /** The approval a call came back with, given (or refused) as the human answered. */
-  async function answered(
-    pa: McpPaidActions,
-    state: ApprovalState,
-    tool: PaidTool,
-    args: unknown,
-    rctx: RequestCtx,
-  ): Promise<PaidCallResult | undefined> {
-    const approvalId = state.approvalId;
-    const answer = approvalAnswer(rctx);
-    if (state.via === "url") return answeredAtUrl(pa, state, answer, tool, args, rctx);
-    if (answer.kind === "approved") {
-      await pa.engine.approve(approvalId, "host"); // single use: a replayed answer finds it used and is refused
-      return undefined;
-    }
-    if (answer.kind === "refused") {
-      await pa.engine.decline(approvalId, "host");
-      throw new PaidActionError(
-        "approval_declined",
-        `the human did not approve this payment (${answer.how}); nothing was paid`,
-        { approvalId, answer: answer.how },
-      );
-    }
-    // No answer came back with the state: ask again, for the same pending approval.
-    return askApproval(states, rctx, tool.tool.name, args, await pendingQuestion(pa, approvalId), sandbox);
-  }
-
-  /**
-   * The person was sent to the console's page: going there is all the answer says. The call
-   * waits for the decision made on that page (or in a terminal), read from the journal.
-   */
-  async function answeredAtUrl(
-    pa: McpPaidActions,
-    state: ApprovalState,
-    answer: ReturnType<typeof approvalAnswer>,
-    tool: PaidTool,
-    args: unknown,
-    rctx: RequestCtx,
-  ): Promise<PaidCallResult | undefined> {
-    const approvalId = state.approvalId;
-    if (answer.kind === "missing") {
-      const q = await pendingQuestion(pa, approvalId);
-      const url = await ctx.host.approvalPage?.(approvalId);
-      if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, sandbox);
-    } else if (answer.kind === "refused" && answer.how === "decline") {
-      await pa.engine.decline(approvalId, "host");
-      throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, {
-        approvalId,
-        answer: "decline",
-      });
-    } else if (answer.kind === "approved" || answer.how === "not checked") {
-      // An accepted URL question carries no content: the person went to the page.
-      const progress = progressReporter(rctx);
-      let told = -1;
-      const decision = await waitForDecision(async (id) => pa.engine.approval(id), approvalId, {
-        now: ctx.now,
-        deadline: ctx.now() + ctx.approvalWaitMs,
-        signal: rctx.mcpReq.signal,
-        onWait: (ms) => {
-          if (Math.floor(ms / 5_000) === told) return;
-          told = Math.floor(ms / 5_000);
-          progress?.(
-            `waiting for a person to approve approval ${approvalId} in the paid-actions console (${Math.round(ms / 1000)} s)`,
-          );
-        },
-      });
-      if (decision === "approved") return undefined;
-      if (decision === "declined")
-        throw new PaidActionError(
-          "approval_declined",
-          `a person declined this payment in the console; nothing was paid`,
-          { approvalId },
-        );
-      if (decision === "gone")
-        throw new PaidActionError(
-          "approval_invalid",
-          `approval ${approvalId} expired or is gone; call again without it for a new quote. Nothing was paid`,
-          { approvalId },
-        );
-    }
-    // Dismissed, or no decision in time: the approval stays waiting for a person, and the
-    // engine answers the call with it (approval_required and its approvalId, to call again).
-    return undefined;
-  }
-
-  /** The question to ask again about a pending approval (as a person reviews it: payee from the challenge too). */
-  async function pendingQuestion(pa: McpPaidActions, approvalId: string) {
-    const r = await pa.engine.approvalReview(approvalId);
-    if (!r || r.status !== "pending")
-      throw new PaidActionError(
-        "approval_invalid",
-        `approval ${approvalId} is ${r?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`,
-        { approvalId },
-      );
-    return question(r.approvalId, r.action, r.amount, r.payee, r.expiresAt, r.input);
-  }
-
-  function question(
-    approvalId: string,
-    action: string,
-    amount: string,
-    payee: string | null | undefined,
-    expiresAt: string,
-    input: unknown,
-  ) {
-    return {
-      approvalId,
-      action,
-      amount,
-      currency: "USDC",
-      payee: payee ?? "(named in the payment challenge)",
-      expiresAt,
-      input,
-    };
-  }
-
-  /**
-   * Asks a person about a payment that needs approval, through the host: the console's page
-   * when the client opens URLs, else the host's own form; undefined when it can do neither.
-   */
-  async function ask(
-    e: PaidActionError<"approval_required">,
-    tool: PaidTool,
-    args: unknown,
-    rctx: RequestCtx,
-    on: { server: Server; era: ProtocolEra },
-  ): Promise<InputRequiredResult | undefined> {
-    const c = e.context;
-    const input = (args as Record<string, unknown>) ?? {};
-    const inputOnly = Object.fromEntries(
-      Object.entries(input).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)),
-    );
-    const q = question(c.approvalId, c.action, c.amount, c.payee ?? null, c.expiresAt, inputOnly);
-    if (canElicitUrl(on.era, on.server, rctx)) {
-      const url = await ctx.host.approvalPage?.(q.approvalId).catch((err: unknown) => {
-        ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
-        return undefined;
-      });
-      if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, sandbox);
-    }
-    if (canElicit(on.era, on.server, rctx)) return askApproval(states, rctx, tool.tool.name, args, q, sandbox);
-    return undefined;
-  }
-
-  async function call(
-    tool: PaidTool,
-    args: unknown,
-    rctx: RequestCtx,
-    on: { server: Server; era: ProtocolEra },
-  ): Promise<PaidCallResult> {
-    const callId = newId("call");
-    let pa: McpPaidActions | undefined;
-    let retried = false;
-    try {
-      pa = await ctx.runtime();
-      const state = stateFor(rctx, tool.tool.name, args);
-      const { input, budget, intentKey, approvalId } = parsePaidArgs(tool, args);
-      retried = state !== undefined;
-      if (state) {
-        const again = await answered(pa, state, tool, args, rctx);
-        if (again) return again;
-      }
-      const paid = await pa.engine.pay(
-        { action: tool.entry.name, input, budget, intentKey, approvalId: state?.approvalId ?? approvalId },
-        { callId, signal: rctx.mcpReq.signal, onProgress: progressReporter(rctx) },
-      );
-      return paidResult(paid, undefined, sandbox);
-    } catch (e) {
-      if (pa && !retried && isCode(e, "approval_required")) {
-        const asked = await ask(e, tool, args, rctx, on).catch(() => undefined);
-        if (asked) return asked;
-      }
-      pa?.transcripts.append(callId, "tool_error", {
-        tool: tool.tool.name,
-        error: e instanceof PaidActionError ? e.toJSON() : String(e),
-      });
-      return failure(e, sandbox, scrub);
-    }
-  }
-
-  return { call, verifyState: states.verify };
 }

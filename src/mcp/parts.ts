@@ -8,7 +8,7 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { PaidActionError } from "../engine/index.js";
 import type { McpContext, RequestCtx } from "./context.js";
 import { droppedKeys } from "./guards.js";
-import { createPaidCalls } from "./paid-tools.js";
+import { createPaidCalls } from "./paid-calls.js";
 import { createToolList } from "./tool-list.js";
 import { callMirrorTool, registerMirrorTools, type MirrorTools } from "./tools/index.js";
 import { failure } from "./results.js";

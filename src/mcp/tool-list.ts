@@ -31,116 +31,135 @@ export interface ToolList {
 
 const RETRY_MS = 15_000;
 
-export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
-  const { host, log, now } = ctx;
-  let catalog: Catalog = { entries: [], source: "none" };
-  let paidTools = new Map<string, PaidTool>();
-  let pa: McpPaidActions | undefined;
-  const listeners = new Set<() => void>();
-  let retryTimer: NodeJS.Timeout | undefined;
+/** What the tool list keeps between calls; the functions below take it explicitly. */
+interface ListState {
+  ctx: McpContext;
+  mirror: MirrorTools;
+  catalog: Catalog;
+  paidTools: Map<string, PaidTool>;
+  /** The runtime, once started. */
+  pa?: McpPaidActions;
+  listeners: Set<() => void>;
+  retryTimer?: NodeJS.Timeout;
+  loading?: Promise<void>;
+  refreshing?: Promise<void>;
+}
 
-  const toolsOf = (map: Map<string, PaidTool>) => [
-    ...[...map.values()].map((t) => t.tool),
-    ...[...mirror.values()].map((m) => m.tool),
-  ];
+const toolsOf = (s: ListState, map: Map<string, PaidTool>) => [
+  ...[...map.values()].map((t) => t.tool),
+  ...[...s.mirror.values()].map((m) => m.tool),
+];
 
-  function use(next: Catalog): boolean {
-    const before = JSON.stringify(toolsOf(paidTools));
-    catalog = next;
-    paidTools = buildPaidTools(ctx, next.entries, (name) => mirror.has(name));
-    pa?.engine.useCatalog(next.entries.map((e) => e.name));
-    return JSON.stringify(toolsOf(paidTools)) !== before;
-  }
+/** Makes `next` the catalog; true when the tools changed. */
+function use(s: ListState, next: Catalog): boolean {
+  const before = JSON.stringify(toolsOf(s, s.paidTools));
+  s.catalog = next;
+  s.paidTools = buildPaidTools(s.ctx, next.entries, (name) => s.mirror.has(name));
+  s.pa?.engine.useCatalog(next.entries.map((e) => e.name));
+  return JSON.stringify(toolsOf(s, s.paidTools)) !== before;
+}
 
-  let loading: Promise<void> | undefined;
-  function load(): Promise<void> {
-    loading ??= (async () => {
-      const snapshot = host.catalogSnapshot();
-      const cached = snapshot ? catalogFromRows(snapshot) : await cachedCatalog(await host.journal(), host.service);
-      if (cached.entries.length > 0) {
-        use(cached);
-        return;
-      }
-      // Nothing cached (a first start): the service's catalog is needed now.
-      const started = await ctx.runtime();
-      await fetchInto(started);
-    })().catch((e: unknown) => {
-      loading = undefined;
-      log(`catalog: could not be loaded (${ctx.scrub((e as Error).message)})`);
+function load(s: ListState): Promise<void> {
+  const { ctx } = s;
+  const { host } = ctx;
+  s.loading ??= (async () => {
+    const snapshot = host.catalogSnapshot();
+    const cached = snapshot ? catalogFromRows(snapshot) : await cachedCatalog(await host.journal(), host.service);
+    if (cached.entries.length > 0) {
+      use(s, cached);
+      return;
+    }
+    // Nothing cached (a first start): the service's catalog is needed now.
+    const started = await ctx.runtime();
+    await fetchInto(s, started);
+  })().catch((e: unknown) => {
+    s.loading = undefined;
+    ctx.log(`catalog: could not be loaded (${ctx.scrub((e as Error).message)})`);
+  });
+  return s.loading;
+}
+
+/** Reads the service's catalog (the cache when it does not answer); true when the tools changed. */
+async function fetchInto(s: ListState, p: McpPaidActions): Promise<boolean> {
+  const { host, log, now } = s.ctx;
+  const fresh = await loadCatalog(p.client, p.journal, host.service, now());
+  if (fresh.source === "service")
+    host.saveCatalogSnapshot(
+      fresh.entries.map((e) => ({ name: e.name, detail: e.detail })),
+      fresh.fetchedAt ?? now(),
+    );
+  if (fresh.problem)
+    log(
+      `catalog: the service did not answer (${s.ctx.scrub(fresh.problem)}); using ${fresh.source === "cache" ? "the cached catalog" : "no paid tools yet"}`,
+    );
+  if (fresh.source === "none" && s.catalog.source !== "none") return false;
+  if (fresh.source === "cache" && s.catalog.source === "cache") return false;
+  const changed = use(s, fresh);
+  if (fresh.source !== "service") scheduleRetry(s);
+  return changed;
+}
+
+function refresh(s: ListState): Promise<void> {
+  const { ctx } = s;
+  s.refreshing ??= (async () => {
+    const p = await ctx.runtime();
+    if (ctx.isClosed()) return;
+    if (await fetchInto(s, p)) for (const l of s.listeners) l();
+  })()
+    .catch((e: unknown) => ctx.log(`catalog: refresh failed (${ctx.scrub((e as Error).message)})`))
+    .finally(() => {
+      s.refreshing = undefined;
     });
-    return loading;
-  }
+  return s.refreshing;
+}
 
-  async function fetchInto(p: McpPaidActions): Promise<boolean> {
-    const fresh = await loadCatalog(p.client, p.journal, host.service, now());
-    if (fresh.source === "service")
-      host.saveCatalogSnapshot(
-        fresh.entries.map((e) => ({ name: e.name, detail: e.detail })),
-        fresh.fetchedAt ?? now(),
-      );
-    if (fresh.problem)
-      log(
-        `catalog: the service did not answer (${ctx.scrub(fresh.problem)}); using ${fresh.source === "cache" ? "the cached catalog" : "no paid tools yet"}`,
-      );
-    if (fresh.source === "none" && catalog.source !== "none") return false;
-    if (fresh.source === "cache" && catalog.source === "cache") return false;
-    const changed = use(fresh);
-    if (fresh.source !== "service") scheduleRetry();
-    return changed;
-  }
+/** Until the service's catalog is in, asks again every RETRY_MS. */
+function scheduleRetry(s: ListState): void {
+  if (s.retryTimer || s.ctx.isClosed()) return;
+  s.retryTimer = setInterval(() => {
+    if (s.catalog.source === "service" || s.ctx.isClosed()) {
+      clearInterval(s.retryTimer);
+      s.retryTimer = undefined;
+      return;
+    }
+    void refresh(s);
+  }, RETRY_MS);
+  s.retryTimer.unref();
+}
 
-  let refreshing: Promise<void> | undefined;
-  function refresh(): Promise<void> {
-    refreshing ??= (async () => {
-      const p = await ctx.runtime();
-      if (ctx.isClosed()) return;
-      if (await fetchInto(p)) for (const l of listeners) l();
-    })()
-      .catch((e: unknown) => log(`catalog: refresh failed (${ctx.scrub((e as Error).message)})`))
-      .finally(() => {
-        refreshing = undefined;
-      });
-    return refreshing;
-  }
-
-  function scheduleRetry(): void {
-    if (retryTimer || ctx.isClosed()) return;
-    retryTimer = setInterval(() => {
-      if (catalog.source === "service" || ctx.isClosed()) {
-        clearInterval(retryTimer);
-        retryTimer = undefined;
-        return;
-      }
-      void refresh();
-    }, RETRY_MS);
-    retryTimer.unref();
-  }
-
+export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
+  const s: ListState = {
+    ctx,
+    mirror,
+    catalog: { entries: [], source: "none" },
+    paidTools: new Map<string, PaidTool>(),
+    listeners: new Set<() => void>(),
+  };
   return {
     get catalog() {
-      return catalog;
+      return s.catalog;
     },
     async list() {
-      if (catalog.source === "none") await load();
-      return toolsOf(paidTools);
+      if (s.catalog.source === "none") await load(s);
+      return toolsOf(s, s.paidTools);
     },
-    paid: (name) => paidTools.get(name),
+    paid: (name) => s.paidTools.get(name),
     mirror: (name) => mirror.get(name),
-    load,
-    refresh,
+    load: () => load(s),
+    refresh: () => refresh(s),
     started(p) {
-      pa = p;
-      p.engine.useCatalog(catalog.entries.map((e) => e.name));
+      s.pa = p;
+      p.engine.useCatalog(s.catalog.entries.map((e) => e.name));
       // A cached catalog is revalidated against the service, in the background.
-      if (catalog.source === "cache") setImmediate(() => void refresh());
+      if (s.catalog.source === "cache") setImmediate(() => void refresh(s));
     },
     onChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+      s.listeners.add(listener);
+      return () => s.listeners.delete(listener);
     },
     close() {
-      if (retryTimer) clearInterval(retryTimer);
-      listeners.clear();
+      if (s.retryTimer) clearInterval(s.retryTimer);
+      s.listeners.clear();
     },
   };
 }

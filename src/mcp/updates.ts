@@ -65,48 +65,6 @@ export function createUpdates(ctx: McpContext): Updates {
     });
   }
 
-  async function waitFor(
-    pa: McpPaidActions,
-    executionId: string,
-    timeoutMs: number,
-    rctx: RequestCtx,
-  ): Promise<ExecutionView> {
-    const { engine } = pa;
-    let view = await engine.getExecution(executionId, true);
-    if (!view)
-      throw new PaidActionError("not_found", `no execution ${executionId} in this server's journal`, { executionId });
-    const token = rctx.mcpReq._meta?.progressToken;
-    const signal = rctx.mcpReq.signal;
-    const started = now();
-    let progress = 0;
-    let reported = false;
-    const report = async (status: string) => {
-      if (token === undefined || isFinal(status)) return;
-      progress += 1;
-      reported = true;
-      await rctx.mcpReq
-        .notify({
-          method: "notifications/progress",
-          params: {
-            progressToken: token,
-            progress,
-            message: `${executionId} is ${status} (${Math.round((now() - started) / 1000)} s)`,
-          },
-        })
-        .catch(() => undefined);
-    };
-    await report(view.status);
-    while (!isFinal(view.status) && now() - started < timeoutMs && !signal.aborted) {
-      await nextUpdate(executionId, Math.min(1_000, timeoutMs - (now() - started)), signal);
-      const next = await engine.getExecution(executionId, true);
-      if (next) view = next;
-      if (!isFinal(view.status) && now() - started < timeoutMs) await report(view.status);
-    }
-    // The result leaves at least one turn of the event loop after the last progress.
-    if (reported) await nextTick();
-    return view;
-  }
-
   return {
     attach(pa) {
       if (detach) return;
@@ -118,10 +76,64 @@ export function createUpdates(ctx: McpContext): Updates {
       return () => listeners.delete(listener);
     },
     nextUpdate,
-    waitFor,
+    waitFor: (pa, executionId, timeoutMs, rctx) => waitForFinal({ now, nextUpdate }, pa, executionId, timeoutMs, rctx),
     close: () => {
       detach?.();
       listeners.clear();
     },
   };
+}
+
+/**
+ * Progress for a wait: a notification per non-final status, when the request carries a
+ * progress token; `reported` says whether one went out.
+ */
+function statusProgress(rctx: RequestCtx, executionId: string, now: () => number, started: number) {
+  const token = rctx.mcpReq._meta?.progressToken;
+  let progress = 0;
+  let reported = false;
+  const report = async (status: string) => {
+    if (token === undefined || isFinal(status)) return;
+    progress += 1;
+    reported = true;
+    await rctx.mcpReq
+      .notify({
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress,
+          message: `${executionId} is ${status} (${Math.round((now() - started) / 1000)} s)`,
+        },
+      })
+      .catch(() => undefined);
+  };
+  return { report, reported: () => reported };
+}
+
+/** Updates["waitFor"], over the clock and the next-status-change signal it needs. */
+async function waitForFinal(
+  o: { now: () => number; nextUpdate: Updates["nextUpdate"] },
+  pa: McpPaidActions,
+  executionId: string,
+  timeoutMs: number,
+  rctx: RequestCtx,
+): Promise<ExecutionView> {
+  const { now, nextUpdate } = o;
+  const { engine } = pa;
+  let view = await engine.getExecution(executionId, true);
+  if (!view)
+    throw new PaidActionError("not_found", `no execution ${executionId} in this server's journal`, { executionId });
+  const signal = rctx.mcpReq.signal;
+  const started = now();
+  const { report, reported } = statusProgress(rctx, executionId, now, started);
+  await report(view.status);
+  while (!isFinal(view.status) && now() - started < timeoutMs && !signal.aborted) {
+    await nextUpdate(executionId, Math.min(1_000, timeoutMs - (now() - started)), signal);
+    const next = await engine.getExecution(executionId, true);
+    if (next) view = next;
+    if (!isFinal(view.status) && now() - started < timeoutMs) await report(view.status);
+  }
+  // The result leaves at least one turn of the event loop after the last progress.
+  if (reported()) await nextTick();
+  return view;
 }

@@ -15,34 +15,43 @@ export interface MirrorCall {
   rctx: RequestCtx;
 }
 
+/** The arguments of a tools/call checked against a tool's schema: its run on them, or why they do not fit. */
+export type MirrorArgs =
+  { ok: true; run: (call: MirrorCall) => Promise<CallToolResult> } | { ok: false; issues: z.core.$ZodIssue[] };
+
 export interface MirrorTool {
   tool: Tool;
-  schema: z.ZodType;
-  run: (args: any, call: MirrorCall) => Promise<CallToolResult>;
+  /** Checks the arguments against the tool's schema (nothing runs yet). */
+  accept(args: unknown): MirrorArgs;
 }
 
 /** The mirror tools by name, in the order tools/list shows them. */
 export type MirrorTools = Map<string, MirrorTool>;
 
-export interface MirrorToolSpec {
+export interface MirrorToolSpec<S extends z.ZodType> {
   name: string;
   title: string;
   description: string;
-  schema: z.ZodType;
-  run: MirrorTool["run"];
+  schema: S;
+  /** Runs on the arguments as the schema parsed them. */
+  run: (args: z.output<S>, call: MirrorCall) => Promise<CallToolResult>;
   /** Default true. */
   readOnly?: boolean;
   /** Whether it reaches beyond this server; default: when it is not read-only. */
   openWorld?: boolean;
 }
 
-export function addMirrorTool(tools: MirrorTools, ctx: McpContext, spec: MirrorToolSpec): void {
+export function addMirrorTool<S extends z.ZodType>(tools: MirrorTools, ctx: McpContext, spec: MirrorToolSpec<S>): void {
   const { name, title, description, schema, run, readOnly = true } = spec;
   // The JSON Schema is built on the first tools/list, not before the first answer.
   let tool: Tool | undefined;
   tools.set(name, {
-    schema,
-    run,
+    accept(args) {
+      const parsed = schema.safeParse(args);
+      return parsed.success
+        ? { ok: true, run: (call) => run(parsed.data, call) }
+        : { ok: false, issues: parsed.error.issues };
+    },
     get tool() {
       return (tool ??= {
         name,
@@ -72,9 +81,9 @@ export async function callMirrorTool(
   rctx: RequestCtx,
 ): Promise<CallToolResult> {
   const name = m.tool.name;
-  const parsed = m.schema.safeParse(args ?? {});
-  if (!parsed.success) {
-    const issues = parsed.error.issues
+  const parsed = m.accept(args ?? {});
+  if (!parsed.ok) {
+    const issues = parsed.issues
       .slice(0, 10)
       .map((x) => ({ path: x.path.join(".") || "(arguments)", message: x.message.slice(0, 200) }));
     return failure(
@@ -88,7 +97,7 @@ export async function callMirrorTool(
     );
   }
   try {
-    return await m.run(parsed.data, { pa: await ctx.runtime(), rctx });
+    return await parsed.run({ pa: await ctx.runtime(), rctx });
   } catch (e) {
     return failure(e, ctx.sandbox, ctx.scrub);
   }

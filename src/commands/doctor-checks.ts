@@ -1,0 +1,232 @@
+/**
+ * The checks `doctor` makes on an opened runtime, each saying what is wrong and how to fix
+ * it: the configuration and its limits, the service, the wallet (its key, its balance or
+ * the allowance it spends, the chain against the journal), approvals, the freeze, the journal.
+ */
+import type { PaidActions } from "../app/index.js";
+import { rpcChain } from "../app/index.js";
+import { formatDecimal } from "../domain/money.js";
+import {
+  loadPayer,
+  pinFileProblem,
+  pinIsSet,
+  readAllowance,
+  serviceApi,
+  shortfall,
+  type ConfigIssue,
+  type Payer,
+} from "../engine/index.js";
+import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
+import { describeFreeze } from "./freeze.js";
+import { interactive } from "./tty.js";
+
+export type Level = "ok" | "warn" | "fail";
+/** Records and prints one check's outcome. */
+export type Check = (level: Level, text: string) => void;
+
+const DAY_MS = 24 * 3_600_000;
+
+/** Each configuration issue, a failed check. */
+export function issueChecks(issues: readonly ConfigIssue[], check: Check): void {
+  for (const i of issues) check("fail", `config: ${i.key}: ${i.message}`);
+}
+
+async function rpc(url: string, method: string, params: unknown[]): Promise<unknown> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(5_000),
+  });
+  const json = (await res.json()) as { result?: unknown; error?: { message: string } };
+  if (json.error) throw new Error(json.error.message);
+  return json.result;
+}
+
+/**
+ * Every check of an opened runtime, in the order doctor prints them. Returns whether a
+ * person froze payments.
+ */
+export async function setupChecks(pa: PaidActions, check: Check): Promise<boolean> {
+  await configCheck(pa, check);
+  await serviceCheck(pa, check);
+  await walletChecks(pa, check);
+  await approvalsCheck(pa, check);
+  const frozen = await freezeCheck(pa, check);
+  await journalCheck(pa, check);
+  return frozen;
+}
+
+/** The configuration (which service, network, home) and the limits it sets. */
+async function configCheck(pa: PaidActions, check: Check): Promise<void> {
+  const cfg = pa.configResult;
+  if (!cfg.ok) {
+    issueChecks(cfg.issues, check);
+    return;
+  }
+  const c = pa.config!;
+  const s = await pa.engine.spending();
+  check(
+    "ok",
+    `config: ${c.mode === "sandbox" ? "sandbox mode (no PAID_ACTIONS_BASE_URL): the embedded reference service" : `service ${c.baseUrl}`}; network ${c.network}; home ${c.home}${c.configFile ? `; file ${c.configFile}` : ""}`,
+  );
+  check(
+    "ok",
+    `limits: ${s.limits!.maxPerCall} USDC per call, ${s.limits!.maxPerDay} per 24 h${s.limits!.maxTotal ? `, ${s.limits!.maxTotal} in total` : ""}, approval above ${s.limits!.approvalAbove}; actions ${s.limits!.allowActions.join(", ")}`,
+  );
+}
+
+/** The service answers, with its catalog; and every per-action limit names one of its actions. */
+async function serviceCheck(pa: PaidActions, check: Check): Promise<void> {
+  if (!pa.client) return;
+  try {
+    const res = await serviceApi(pa.client).listActions();
+    if (res.ok) {
+      check(
+        "ok",
+        `service: reachable, ${res.body.items.length} action(s): ${res.body.items.map((i) => i.name).join(", ")}`,
+      );
+      // A per-action limit naming no action of the catalog caps nothing: paying refuses until it is fixed.
+      issueChecks(pa.engine.useCatalog(res.body.items.map((a) => a.name)), check);
+    } else
+      check(
+        "fail",
+        `service: GET /actions answered HTTP ${res.status} ${res.error.code}: ${res.error.message}${res.status === 401 ? " (check PAID_ACTIONS_API_KEY)" : ""}`,
+      );
+  } catch (e) {
+    check("fail", `service: not reachable (${(e as Error).message})`);
+  }
+}
+
+/**
+ * The wallet's key and how it pays (its own account, or as an owner's delegate); with an
+ * RPC, its balance or allowance, and the chain against the journal.
+ */
+async function walletChecks(pa: PaidActions, check: Check): Promise<void> {
+  const config = pa.config;
+  if (!config?.walletPath) return;
+  try {
+    const payer = await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner });
+    if (payer.owner) {
+      check(
+        "ok",
+        `wallet: agent key ${config.walletPath} (address ${payer.address}), paying as the delegate of the owner ${payer.owner}`,
+      );
+    } else {
+      check("ok", `wallet: ${config.walletPath} (address ${payer.address})`);
+      check(
+        "warn",
+        "wallet: the key in this home can spend everything in its account: set PAID_ACTIONS_OWNER and grant this key an allowance (delegate mode), so that the chain caps what it can spend",
+      );
+    }
+    if (config.rpcUrl) {
+      if (payer.owner) await allowanceCheck(pa, payer, check);
+      else await balanceCheck(config.rpcUrl, config.network, payer, check);
+      await chainCheck(pa, check);
+    }
+  } catch (e) {
+    check("fail", `wallet: ${(e as Error).message}`);
+  }
+}
+
+/** Own-account mode: the USDC balance of the wallet's token account. */
+async function balanceCheck(rpcUrl: string, network: string, payer: Payer, check: Check): Promise<void> {
+  try {
+    const bal = (await rpc(rpcUrl, "getTokenAccountBalance", [payer.source])) as {
+      value: { amount: string };
+    };
+    const amount = BigInt(bal.value.amount);
+    check(
+      amount > 0n ? "ok" : "warn",
+      `balance: ${formatDecimal(amount)} USDC on ${network} (via ${urlOrigin(rpcUrl)})`,
+    );
+  } catch (e) {
+    check(
+      "warn",
+      `balance: could not read the USDC balance (${(e as Error).message.split(rpcUrl).join(urlOrigin(rpcUrl)).slice(0, 120)}); the wallet may hold no USDC yet`,
+    );
+  }
+}
+
+/** Delegate mode: the allowance left to the agent key on the owner's account, and the owner's balance. */
+async function allowanceCheck(pa: PaidActions, payer: Payer, check: Check): Promise<void> {
+  const rpcUrl = pa.config!.rpcUrl!;
+  try {
+    const v = await readAllowance(await rpcChain(pa.config!)(), payer);
+    const short = shortfall(v, 1n);
+    check(
+      short ? "warn" : "ok",
+      `allowance: ${formatDecimal(v.allowance)} USDC left to spend from the owner's ${formatDecimal(v.ownerBalance)} USDC (account ${v.tokenAccount}, via ${urlOrigin(rpcUrl)})${short ? `; ${short}: the owner must grant one (paid-actions-mcp allowance grant)` : ""}`,
+    );
+  } catch (e) {
+    check(
+      "warn",
+      `allowance: could not read it (${(e as Error).message.split(rpcUrl).join(urlOrigin(rpcUrl)).slice(0, 160)})`,
+    );
+  }
+}
+
+/** The audit over the last 24 h: each discrepancy makes a FAIL; an RPC that does not answer, a warning. */
+async function chainCheck(pa: Parameters<typeof runAudit>[0], check: Check): Promise<void> {
+  const now = Date.now();
+  try {
+    // A 24 h history is small; bounded tighter than the audit command so doctor stays quick.
+    const { report } = await runAudit(pa, { since: now - DAY_MS, now, scan: { maxSignatures: 2_000, attempts: 2 } });
+    const n = report.discrepancies.length;
+    if (n === 0) {
+      check(
+        "ok",
+        `chain: the journal and the chain agree for the last 24 h (${report.payments.length} payment(s), ${report.scan.transactionsRead} transaction(s) read${report.inFlight.length > 0 ? `, ${report.inFlight.length} in flight` : ""})`,
+      );
+    } else {
+      const kinds = [...new Set(report.discrepancies.map((d) => d.kind))].join(", ");
+      check(
+        "fail",
+        `chain: ${n} discrepanc${n === 1 ? "y" : "ies"} between the journal and the chain in the last 24 h (${kinds}) — see: paid-actions-mcp audit --since ${report.since}`,
+      );
+    }
+  } catch (e) {
+    const why = e instanceof AuditUnavailable ? e.message : `${(e as Error).name}: ${(e as Error).message}`;
+    check("warn", `chain: could not compare the journal with the chain (${why.slice(0, 300)})`);
+  }
+}
+
+/** Approvals waiting for a person, and whether the approval PIN is set (and readable). */
+async function approvalsCheck(pa: PaidActions, check: Check): Promise<void> {
+  const waiting = (await pa.journal.pendingApprovals(Date.now())).length;
+  const pinBroken = pinIsSet(pa.home) ? pinFileProblem(pa.home) : undefined;
+  check(
+    pinBroken ? "warn" : "ok",
+    `approvals: ${waiting} waiting for a person (the console or \`approve\` at a terminal); ` +
+      (pinBroken
+        ? `${pinBroken}: every PIN is refused until the file is deleted (and \`set-pin\` run again)`
+        : pinIsSet(pa.home)
+          ? "an approval PIN is set"
+          : "no approval PIN (optional: paid-actions-mcp set-pin)"),
+  );
+}
+
+/** Whether a person froze payments (a warning: nothing is wrong, but nothing is paid). */
+async function freezeCheck(pa: PaidActions, check: Check): Promise<boolean> {
+  const freeze = await pa.journal.frozen();
+  // The command that lifts it only for a person at a terminal: doctor may run in an agent's shell.
+  const lift = interactive() ? "runs `paid-actions-mcp unfreeze` at a terminal" : "unfreezes payments at a terminal";
+  if (freeze)
+    check(
+      "warn",
+      `freeze: payments are frozen (${describeFreeze(freeze)}): no server on this journal signs a new payment until a person ${lift}`,
+    );
+  else check("ok", "freeze: payments are not frozen");
+  return freeze !== undefined;
+}
+
+/** The journal's store, schema and integrity, and the intents that need attention. */
+async function journalCheck(pa: PaidActions, check: Check): Promise<void> {
+  const h = await pa.journal.health();
+  check(
+    h.integrity === "ok" ? "ok" : "fail",
+    `journal: ${h.store} at ${h.location}, schema ${h.schemaVersion}, integrity ${h.integrity}, ${h.total} intent(s), ${h.unfinished} unfinished, ${h.following} being followed`,
+  );
+  if (h.attention > 0)
+    check("warn", `journal: ${h.attention} intent(s) need attention — see: paid-actions-mcp executions --attention`);
+}
