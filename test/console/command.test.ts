@@ -27,9 +27,7 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 const env = () => ({ PATH: process.env.PATH ?? "", PAID_ACTIONS_HOME: home });
 
 /** Spawns the console and resolves with the first stdout line that names the console URL. */
-function startCli(
-  args: string[],
-): Promise<{
+function startCli(args: string[]): Promise<{
   child: ChildProcess;
   url: string;
   stdout: () => string;

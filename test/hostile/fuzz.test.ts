@@ -546,14 +546,12 @@ const callArb: fc.Arbitrary<GenCall> = fc.oneof(
   // A valid input with an approvalId the server handed out (approval_required) — never approved by a human.
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(fc.oneof(payableInput, approvalBandInput), fc.nat())
-      .map(([v, pick]) => ({
-        kind: "approval-pool",
-        name: v.name,
-        args: { ...v.args },
-        poolRef: { field: "approvalId" as const, pick },
-      })),
+    arbitrary: fc.tuple(fc.oneof(payableInput, approvalBandInput), fc.nat()).map(([v, pick]) => ({
+      kind: "approval-pool",
+      name: v.name,
+      args: { ...v.args },
+      poolRef: { field: "approvalId" as const, pick },
+    })),
   },
   // Any known tool, arbitrary arguments.
   {
@@ -596,22 +594,18 @@ const callArb: fc.Arbitrary<GenCall> = fc.oneof(
           { requiredKeys: ["executionId"] },
         )
         .map((args) => ({ kind: "mirror", name: "wait_for_execution", args })),
-      fc
-        .tuple(fc.nat(), fc.constantFrom(0, 0.2, 1))
-        .map(([pick, timeoutSeconds]) => ({
-          kind: "mirror-pool",
-          name: "wait_for_execution",
-          args: { timeoutSeconds },
-          poolRef: { field: "executionId" as const, pick },
-        })),
-      fc
-        .nat()
-        .map((pick) => ({
-          kind: "mirror-pool",
-          name: "get_execution",
-          args: {},
-          poolRef: { field: "executionId" as const, pick },
-        })),
+      fc.tuple(fc.nat(), fc.constantFrom(0, 0.2, 1)).map(([pick, timeoutSeconds]) => ({
+        kind: "mirror-pool",
+        name: "wait_for_execution",
+        args: { timeoutSeconds },
+        poolRef: { field: "executionId" as const, pick },
+      })),
+      fc.nat().map((pick) => ({
+        kind: "mirror-pool",
+        name: "get_execution",
+        args: {},
+        poolRef: { field: "executionId" as const, pick },
+      })),
       fc
         .record(
           {
