@@ -1,10 +1,10 @@
 /**
  * What every part of the engine is handed: its injected ports (journal, service client,
  * payer, chain, transcripts, clock, ids) and small helpers over them. Built once by the
- * Engine; nothing here reads the environment.
+ * Engine (createCtx); nothing here reads the environment.
  */
 import type { EventEmitter } from "node:events";
-import type { AllowanceGate } from "./payment/allowance.js";
+import { AllowanceGate } from "./payment/allowance.js";
 import type { ChainPort } from "./chain/chain.js";
 import type { Config, ConfigIssue } from "./config/config.js";
 import type { JournalStore } from "./journal/port.js";
@@ -82,4 +82,53 @@ export function makeTrace(d: EngineDeps) {
         durationMs: e.durationMs,
       });
     };
+}
+
+/**
+ * The engine's context over a valid config and a service client. The payer, the chain and
+ * the wallet's token account load on first use, once; a failed load is tried again on the
+ * next use.
+ */
+export function createCtx(
+  d: EngineDeps,
+  config: Config,
+  client: ServiceClient,
+  events: EventEmitter,
+  executionChanged: (intent: Intent, previous: string | null) => void,
+): Ctx {
+  let payerPromise: Promise<Payer> | undefined;
+  let chainPromise: Promise<ChainPort> | undefined;
+  let ataPromise: Promise<{ wallet: string; ata: string }> | undefined;
+  const ctx: Ctx = {
+    d,
+    config,
+    client,
+    journal: d.journal,
+    now: d.now,
+    payer: () =>
+      (payerPromise ??= d.payer().catch((e: unknown) => {
+        payerPromise = undefined; // a failed load is retried on the next call
+        throw e;
+      })),
+    chain: () =>
+      (chainPromise ??= d.chain().catch((e: unknown) => {
+        chainPromise = undefined;
+        throw e;
+      })),
+    walletAta: () =>
+      (ataPromise ??= (async () => {
+        const payer = await ctx.payer();
+        return { wallet: payer.address, ata: payer.source };
+      })().catch((e: unknown) => {
+        ataPromise = undefined;
+        throw e;
+      })),
+    allowance: new AllowanceGate(d.now),
+    events,
+    executionChanged,
+    transcript: makeTranscript(d),
+    trace: makeTrace(d),
+    step: (step, intent) => d.onStep?.(step, intent.intentId),
+  };
+  return ctx;
 }

@@ -46,6 +46,9 @@ export class ChainScanError extends Error {
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** One RPC read, tried again (with growing pauses) on a failure or while `again` says its answer is not there yet. */
+type Retried = <T>(what: string, read: () => Promise<T>, again?: (value: T) => boolean) => Promise<T>;
+
 /**
  * Reads the token account's history, newest first, back to `fromMs` (entries without a block
  * time are kept), then each successful transaction. Complete or throws ChainScanError: an
@@ -59,9 +62,24 @@ export async function scanWalletHistory(
 ): Promise<ChainScan> {
   const pageSize = Math.min(1000, Math.max(1, o.pageSize ?? 1000));
   const maxSignatures = o.maxSignatures ?? 5000;
-  const attempts = Math.max(1, o.attempts ?? 3);
-  const sleep = o.sleep ?? pause;
-  const retried = async <T>(what: string, read: () => Promise<T>, again?: (value: T) => boolean): Promise<T> => {
+  const retried = retrier(Math.max(1, o.attempts ?? 3), o.sleep ?? pause);
+  const { entries, pages } = await readSignatures(chain, walletAta, fromMs, pageSize, maxSignatures, retried);
+  const wanted = entries.filter((e) => !e.failed);
+  const txs = await readTransactions(chain, wanted, o.concurrency ?? 4, retried);
+  txs.reverse(); // the node lists newest first (its order within a slot too): oldest first here
+  return {
+    txs,
+    signatures: entries.length,
+    transactionsRead: wanted.length,
+    failed: entries.length - wanted.length,
+    pages,
+    from: fromMs,
+  };
+}
+
+/** Reads as `Retried` says, `attempts` tries each; the last failure is "cannot tell" (rpc_unavailable). */
+function retrier(attempts: number, sleep: (ms: number) => Promise<void>): Retried {
+  return async <T>(what: string, read: () => Promise<T>, again?: (value: T) => boolean): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       let value: T;
       try {
@@ -79,7 +97,17 @@ export async function scanWalletHistory(
       await sleep(250 * 4 ** (attempt - 1));
     }
   };
+}
 
+/** The history's entries back to `fromMs`, newest first, page by page (with `before`), each once. */
+async function readSignatures(
+  chain: ChainPort,
+  walletAta: string,
+  fromMs: number,
+  pageSize: number,
+  maxSignatures: number,
+  retried: Retried,
+): Promise<{ entries: SignatureEntry[]; pages: number }> {
   const entries: SignatureEntry[] = [];
   const seen = new Set<string>();
   let before: string | undefined;
@@ -115,8 +143,16 @@ export async function scanWalletHistory(
       );
     before = page[page.length - 1]!.signature;
   }
+  return { entries, pages };
+}
 
-  const wanted = entries.filter((e) => !e.failed);
+/** Each entry's transaction, in the entries' order, `concurrency` reads in flight at once. */
+async function readTransactions(
+  chain: ChainPort,
+  wanted: SignatureEntry[],
+  concurrency: number,
+  retried: Retried,
+): Promise<ChainTx[]> {
   const txs: ChainTx[] = new Array(wanted.length);
   let next = 0;
   let stopped = false;
@@ -139,19 +175,9 @@ export async function scanWalletHistory(
     }
   };
   try {
-    await Promise.all(
-      Array.from({ length: Math.min(Math.max(1, o.concurrency ?? 4), Math.max(1, wanted.length)) }, worker),
-    );
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, concurrency), Math.max(1, wanted.length)) }, worker));
   } finally {
     stopped = true; // one failed read ends the scan: the other workers ask nothing more
   }
-  txs.reverse(); // the node lists newest first (its order within a slot too): oldest first here
-  return {
-    txs,
-    signatures: entries.length,
-    transactionsRead: wanted.length,
-    failed: entries.length - wanted.length,
-    pages,
-    from: fromMs,
-  };
+  return txs;
 }

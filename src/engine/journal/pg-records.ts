@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL journal's pool, and the records it keeps beside the intents: approvals, the
- * index of tool-call transcripts, the catalog cache and the freeze. postgres.ts builds the
- * store on it with the intents, the budget and the payments.
+ * index of tool-call transcripts, the catalog cache and the freeze. pg-intents.ts builds the
+ * intents on it, and postgres.ts the store with the budget and the payments.
  *
  * The freeze is taken under an exclusive advisory lock; recording a signed proof takes the
  * same lock shared and reads the freeze after it (postgres.ts): a freeze waits for the proofs

@@ -1,13 +1,17 @@
 /**
  * The journal on PostgreSQL, for a fleet of servers on many machines sharing one journal and
- * one budget. Same tables, same answers as sqlite.ts, method by method; where SQLite relies
- * on its single writer, this store says how it gets the same guarantee across machines:
+ * one budget: the store itself (its pool, opening and migrating, health) and the money it
+ * keeps — the budget each intent holds and every signed proof — over the intents
+ * (pg-intents.ts) and the records beside them (pg-records.ts). Same tables, same answers as
+ * the SQLite journal (sqlite.ts), method by method; where SQLite relies on its single writer,
+ * this store says how it gets the same guarantee across machines:
  *
  * - A reservation takes a database-wide advisory lock first (pg_advisory_xact_lock), then
  *   reads usage and writes the reservation in the same READ COMMITTED transaction: all
  *   reservations on the database happen one after another, so no two servers can both fit
  *   under a cap that admits one of them.
- * - Every other state change is a compare-and-set (a single UPDATE … WHERE, rowCount 1).
+ * - Every other state change is a compare-and-set (a single UPDATE … WHERE, rowCount 1;
+ *   pg-intents.ts).
  * - A signed proof is recorded under a shared advisory lock that a freeze takes exclusively
  *   (pg-records.ts): once freeze() has returned, no server records (and so sends) a new proof.
  * - Migrations run once, in one transaction under another advisory lock, however many
@@ -26,8 +30,8 @@
  */
 import pg from "pg";
 import type { Usage } from "../budget/policy.js";
-import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
-import { UNFINISHED_STATES } from "../model/types.js";
+import type { IntentPatch, PaymentRecord } from "../model/types.js";
+import { PgIntents, UNFINISHED } from "./pg-intents.js";
 import { migrate } from "./pg-schema.js";
 import {
   changed,
@@ -35,7 +39,6 @@ import {
   LOCK,
   paymentInsert,
   paymentStatement,
-  pgValue,
   redactUrl,
   reservation,
   rows,
@@ -43,11 +46,8 @@ import {
   TYPES,
   updateStatement,
   type Db,
-  type Row,
 } from "./pg-sql.js";
-import { PgRecords } from "./pg-records.js";
 import {
-  IntentKeyTaken,
   LeaseLost,
   PaymentsFrozen,
   SchemaTooNew,
@@ -56,15 +56,13 @@ import {
   type JournalHealth,
   type JournalOptions,
   type JournalStore,
-  type NewIntent,
   type ActionSpend,
   type DaySpend,
 } from "./port.js";
-import { toIntent, toPayment } from "./rows.js";
+import { toPayment } from "./rows.js";
 import { PG_BY_ACTION, PG_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
 const DAY_MS = 24 * 3_600_000;
-const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
 
 export interface PostgresOptions extends JournalOptions {
   /** Any one statement, a wait for a lock included, is cancelled after this long (default 15 s). */
@@ -130,7 +128,7 @@ function unavailable(e: unknown, url: string, location: string): JournalUnavaila
   );
 }
 
-export class PostgresJournal extends PgRecords implements JournalStore {
+export class PostgresJournal extends PgIntents implements JournalStore {
   readonly kind = "postgres" as const;
   private closed = false;
 
@@ -138,175 +136,15 @@ export class PostgresJournal extends PgRecords implements JournalStore {
     pool: pg.Pool,
     readonly location: string,
     readonly schemaVersion: number,
-    private readonly o: JournalOptions = {},
+    o: JournalOptions = {},
   ) {
-    super(pool);
+    super(pool, o);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
-  }
-
-  private intentRow(row: Row | undefined): Intent | undefined {
-    if (!row) return undefined;
-    const intent = toIntent(row);
-    if (intent.proof) this.o.onSecret?.(intent.proof);
-    return intent;
-  }
-
-  private async intents(text: string, params: unknown[] = []): Promise<Intent[]> {
-    return (await rows(this.pool, text, params)).map((r) => this.intentRow(r)!);
-  }
-
-  private async first(text: string, params: unknown[]): Promise<Intent | undefined> {
-    return this.intentRow((await rows(this.pool, text, params))[0]);
-  }
-
-  // ---- Intents ------------------------------------------------------------------
-
-  async insertIntent(n: NewIntent): Promise<void> {
-    try {
-      await this.pool.query(
-        `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
-           lease_owner, lease_until, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', $9, $10, $11, $12, $12)`,
-        [
-          n.intentId,
-          n.intentKey,
-          n.idemKey,
-          n.service,
-          n.action,
-          JSON.stringify(n.input),
-          n.fingerprint,
-          n.agentBudget?.toString() ?? null,
-          n.callId ?? null,
-          n.leaseOwner,
-          n.leaseUntil,
-          n.createdAt,
-        ].map(pgValue),
-      );
-    } catch (e) {
-      const err = e as { code?: string; constraint?: string };
-      if (err.code === "23505" && err.constraint === "intents_intent_key") throw new IntentKeyTaken(n.intentKey);
-      throw e;
-    }
-  }
-
-  intent(intentId: string): Promise<Intent | undefined> {
-    return this.first(`SELECT * FROM intents WHERE intent_id = $1`, [intentId]);
-  }
-
-  intentByKey(intentKey: string): Promise<Intent | undefined> {
-    return this.first(`SELECT * FROM intents WHERE intent_key = $1`, [intentKey]);
-  }
-
-  intentByExecution(executionId: string): Promise<Intent | undefined> {
-    return this.first(`SELECT * FROM intents WHERE execution_id = $1`, [executionId]);
-  }
-
-  async update(
-    intentId: string,
-    patch: IntentPatch,
-    now: number,
-    expect: Expect = {},
-    payment?: { quoteId: string; patch: Partial<PaymentRecord> },
-  ): Promise<boolean> {
-    const [text, params] = updateStatement(intentId, patch, now, expect);
-    const pay = payment && paymentStatement(payment.quoteId, payment.patch);
-    if (!pay) return changed(this.pool, text, params);
-    try {
-      return await transaction(this.pool, async (c) => {
-        if (!(await changed(c, text, params))) throw new LeaseLost(intentId);
-        await c.query(...pay);
-        return true;
-      });
-    } catch (e) {
-      if (e instanceof LeaseLost) return false;
-      throw e;
-    }
-  }
-
-  /**
-   * The owner may run on another machine, so its pid tells nothing here: a lease is taken
-   * over only when it has expired, is free, or is already ours.
-   */
-  claim(intentId: string, owner: string, now: number, ttlMs: number): Promise<boolean> {
-    return changed(
-      this.pool,
-      `UPDATE intents SET lease_owner = $2, lease_until = $4 WHERE intent_id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < $3)`,
-      [intentId, owner, now, now + ttlMs],
-    );
-  }
-
-  renew(intentId: string, owner: string, now: number, ttlMs: number): Promise<boolean> {
-    return changed(this.pool, `UPDATE intents SET lease_until = $1 WHERE intent_id = $2 AND lease_owner = $3`, [
-      now + ttlMs,
-      intentId,
-      owner,
-    ]);
-  }
-
-  async release(intentId: string, owner: string): Promise<void> {
-    await this.pool.query(
-      `UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = $1 AND lease_owner = $2`,
-      [intentId, owner],
-    );
-  }
-
-  unfinished(service: string): Promise<Intent[]> {
-    return this.intents(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = $1 ORDER BY created_at`, [
-      service,
-    ]);
-  }
-
-  duePolls(now: number, limit: number): Promise<Intent[]> {
-    return this.intents(
-      `SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
-      [now, limit],
-    );
-  }
-
-  async nextPollAt(): Promise<number | undefined> {
-    const [row] = await rows(this.pool, `SELECT MIN(next_poll_at) AS at FROM intents WHERE next_poll_at IS NOT NULL`);
-    return (row?.at as number | null | undefined) ?? undefined;
-  }
-
-  async refundTxOwner(tx: string): Promise<string | undefined> {
-    const [row] = await rows(this.pool, `SELECT intent_id FROM intents WHERE refund_tx = $1`, [tx]);
-    return row?.intent_id as string | undefined;
-  }
-
-  // ---- Read model -------------------------------------------------------------------
-
-  executions(o: {
-    before: number;
-    beforeId: string;
-    status?: string;
-    action?: string;
-    limit: number;
-  }): Promise<Intent[]> {
-    return this.intents(
-      `SELECT * FROM intents
-       WHERE (created_at < $1 OR (created_at = $1 AND intent_id < $2))
-         AND execution_id IS NOT NULL
-         AND ($3::text IS NULL OR exec_status = $3)
-         AND ($4::text IS NULL OR action = $4)
-       ORDER BY created_at DESC, intent_id DESC LIMIT $5`,
-      [o.before, o.beforeId, o.status ?? null, o.action ?? null, o.limit],
-    );
-  }
-
-  needingAttention(limit: number): Promise<Intent[]> {
-    return this.intents(
-      `SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT $1`,
-      [limit],
-    );
-  }
-
-  intentsSince(since: number): Promise<Intent[]> {
-    return this.intents(`SELECT * FROM intents WHERE created_at >= $1 ORDER BY created_at`, [since]);
   }
 
   /** Counts for `doctor`; "ok" when the server answers, writably, at the schema this build knows. */

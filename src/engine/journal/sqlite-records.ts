@@ -1,7 +1,7 @@
 /**
  * The SQLite journal's connection, and the records it keeps beside the intents: approvals,
- * the index of tool-call transcripts, the catalog cache and the freeze. sqlite.ts builds the
- * store on it with the intents, the budget and the payments.
+ * the index of tool-call transcripts, the catalog cache and the freeze. sqlite-intents.ts
+ * builds the intents on it, and sqlite.ts the store with the budget and the payments.
  */
 import type Database from "better-sqlite3";
 import type { Approval, ApprovalStatus } from "../model/types.js";

@@ -1,11 +1,11 @@
 /**
- * The journal on SQLite: one row per intent, with its state and every identifier as soon as
- * it exists, the budget it holds, every signed proof by its memo, approvals and the catalog
- * cache (those beside the intents in sqlite-records.ts, with the freeze). WAL +
- * synchronous=FULL: a committed step survives a kill -9. Budget reservations are taken in
- * BEGIN IMMEDIATE transactions, so processes sharing one journal can never jointly exceed a
- * cap; a signed proof is recorded under the same write lock as a freeze, so none is
- * recorded once payments are frozen.
+ * The journal on SQLite: the store itself (its file, migrations, health) and the money it
+ * keeps — the budget each intent holds and every signed proof by its memo — over the intents
+ * (sqlite-intents.ts) and the records beside them: approvals, the catalog cache and the freeze
+ * (sqlite-records.ts). WAL + synchronous=FULL: a committed step survives a kill -9. Budget
+ * reservations are taken in BEGIN IMMEDIATE transactions, so processes sharing one journal
+ * can never jointly exceed a cap; a signed proof is recorded under the same write lock as a
+ * freeze, so none is recorded once payments are frozen.
  *
  * Proofs are secrets: each one read from here is handed to `onSecret` (for scrubbing) before
  * the row is returned.
@@ -14,10 +14,8 @@ import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Usage } from "../budget/policy.js";
-import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
-import { UNFINISHED_STATES } from "../model/types.js";
+import type { IntentPatch, PaymentRecord } from "../model/types.js";
 import {
-  IntentKeyTaken,
   LeaseLost,
   PaymentsFrozen,
   SchemaTooNew,
@@ -26,14 +24,12 @@ import {
   type JournalHealth,
   type JournalOptions,
   type JournalStore,
-  type NewIntent,
   type ActionSpend,
   type DaySpend,
 } from "./port.js";
-import { leaseOwnerAlive } from "./lease.js";
-import { intentColumns, paymentColumns, toIntent, toPayment } from "./rows.js";
+import { paymentColumns, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
-import { SqliteRecords } from "./sqlite-records.js";
+import { SqliteIntents, UNFINISHED } from "./sqlite-intents.js";
 import { SQLITE_BY_ACTION, SQLITE_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
 
 export {
@@ -46,7 +42,6 @@ export {
 } from "./port.js";
 
 const DAY_MS = 24 * 3_600_000;
-const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
 
 function openDatabase(path: string): Database.Database {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -59,14 +54,14 @@ function openDatabase(path: string): Database.Database {
 }
 
 /** The journal in one SQLite file: synchronous, as SQLite is; the engine awaits it all the same. */
-export class Journal extends SqliteRecords implements JournalStore {
+export class Journal extends SqliteIntents implements JournalStore {
   readonly kind = "sqlite" as const;
 
   constructor(
     readonly path: string,
-    private readonly o: JournalOptions = {},
+    o: JournalOptions = {},
   ) {
-    super(openDatabase(path));
+    super(openDatabase(path), o);
     this.migrate();
     for (const suffix of ["", "-wal", "-shm"]) {
       if (existsSync(path + suffix)) chmodSync(path + suffix, 0o600);
@@ -101,188 +96,6 @@ export class Journal extends SqliteRecords implements JournalStore {
 
   close(): void {
     this.db.close();
-  }
-
-  private intentRow(row: unknown): Intent | undefined {
-    if (!row) return undefined;
-    const intent = toIntent(row as Record<string, unknown>);
-    if (intent.proof) this.o.onSecret?.(intent.proof);
-    return intent;
-  }
-
-  private intentRows(rows: unknown[]): Intent[] {
-    return rows.map((r) => this.intentRow(r)!);
-  }
-
-  // ---- Intents ------------------------------------------------------------------
-
-  insertIntent(n: NewIntent): void {
-    try {
-      this.insertIntentRow(n);
-    } catch (e) {
-      if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" && this.intentByKey(n.intentKey))
-        throw new IntentKeyTaken(n.intentKey);
-      throw e;
-    }
-  }
-
-  private insertIntentRow(n: NewIntent): void {
-    this.sql(
-      `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
-         lease_owner, lease_until, created_at, updated_at)
-       VALUES (@intentId, @intentKey, @idemKey, @service, @action, @input, @fingerprint, @agentBudget, 'new', @callId,
-         @leaseOwner, @leaseUntil, @createdAt, @createdAt)`,
-    ).run({ ...n, input: JSON.stringify(n.input), agentBudget: n.agentBudget?.toString() ?? null });
-  }
-
-  intent(intentId: string): Intent | undefined {
-    return this.intentRow(this.sql(`SELECT * FROM intents WHERE intent_id = ?`).get(intentId));
-  }
-
-  intentByKey(intentKey: string): Intent | undefined {
-    return this.intentRow(this.sql(`SELECT * FROM intents WHERE intent_key = ?`).get(intentKey));
-  }
-
-  intentByExecution(executionId: string): Intent | undefined {
-    return this.intentRow(this.sql(`SELECT * FROM intents WHERE execution_id = ?`).get(executionId));
-  }
-
-  /**
-   * Commits fields of one intent. With `expect`, only if the intent is still in that state
-   * and/or held by that owner: returns false when it is not (someone else moved it).
-   */
-  update(
-    intentId: string,
-    patch: IntentPatch,
-    now: number,
-    expect: Expect = {},
-    payment?: { quoteId: string; patch: Partial<PaymentRecord> },
-  ): boolean {
-    if (!payment) return this.updateRow(intentId, patch, now, expect);
-    return this.atomically(() => {
-      if (!this.updateRow(intentId, patch, now, expect)) return false;
-      this.updatePayment(payment.quoteId, payment.patch);
-      return true;
-    });
-  }
-
-  private updateRow(intentId: string, patch: IntentPatch, now: number, expect: Expect): boolean {
-    const columns = intentColumns(patch);
-    const sets = [...columns.map(([c]) => `${c} = ?`), "updated_at = ?"].join(", ");
-    const where = [
-      "intent_id = ?",
-      ...(expect.state ? ["state = ?"] : []),
-      ...(expect.owner ? ["lease_owner = ?"] : []),
-    ].join(" AND ");
-    const params = [
-      ...columns.map(([, v]) => v),
-      now,
-      intentId,
-      ...(expect.state ? [expect.state] : []),
-      ...(expect.owner ? [expect.owner] : []),
-    ];
-    return this.sql(`UPDATE intents SET ${sets} WHERE ${where}`).run(...params).changes === 1;
-  }
-
-  /** Claims an intent for `owner` unless another live owner holds an unexpired lease. */
-  claim(intentId: string, owner: string, now: number, ttlMs: number): boolean {
-    const held = this.sql(`SELECT lease_owner, lease_until FROM intents WHERE intent_id = ?`).get(intentId) as
-      { lease_owner: string | null; lease_until: number | null } | undefined;
-    if (held?.lease_owner && held.lease_owner !== owner && !leaseOwnerAlive(held.lease_owner)) {
-      // The process that held it is gone (a crash): its lease means nothing any more.
-      this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(
-        intentId,
-        held.lease_owner,
-      );
-    }
-    return (
-      this.sql(
-        `UPDATE intents SET lease_owner = @owner, lease_until = @until
-         WHERE intent_id = @id AND (lease_owner IS NULL OR lease_owner = @owner OR lease_until < @now)`,
-      ).run({ id: intentId, owner, now, until: now + ttlMs }).changes === 1
-    );
-  }
-
-  /** Extends a lease this owner still holds; false when it was lost. */
-  renew(intentId: string, owner: string, now: number, ttlMs: number): boolean {
-    return (
-      this.sql(`UPDATE intents SET lease_until = ? WHERE intent_id = ? AND lease_owner = ?`).run(
-        now + ttlMs,
-        intentId,
-        owner,
-      ).changes === 1
-    );
-  }
-
-  release(intentId: string, owner: string): void {
-    this.sql(`UPDATE intents SET lease_owner = NULL, lease_until = NULL WHERE intent_id = ? AND lease_owner = ?`).run(
-      intentId,
-      owner,
-    );
-  }
-
-  unfinished(service: string): Intent[] {
-    return this.intentRows(
-      this.sql(`SELECT * FROM intents WHERE state IN (${UNFINISHED}) AND service = ? ORDER BY created_at`).all(service),
-    );
-  }
-
-  /** Intents the reconciler should look at now: only those with a due poll, via the partial index. */
-  duePolls(now: number, limit: number): Intent[] {
-    return this.intentRows(
-      this.sql(
-        `SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
-      ).all(now, limit),
-    );
-  }
-
-  nextPollAt(): number | undefined {
-    const row = this.sql(`SELECT MIN(next_poll_at) AS at FROM intents WHERE next_poll_at IS NOT NULL`).get() as {
-      at: number | null;
-    };
-    return row.at ?? undefined;
-  }
-
-  /** Another intent that already counts this refund transaction, if any. */
-  refundTxOwner(tx: string): string | undefined {
-    return (this.sql(`SELECT intent_id FROM intents WHERE refund_tx = ?`).get(tx) as { intent_id: string } | undefined)
-      ?.intent_id;
-  }
-
-  // ---- Read model -------------------------------------------------------------------
-
-  /** Intents with an execution, newest first, after a (createdAt, intentId) cursor. */
-  executions(o: { before: number; beforeId: string; status?: string; action?: string; limit: number }): Intent[] {
-    return this.intentRows(
-      this.sql(
-        `SELECT * FROM intents INDEXED BY intents_created
-         WHERE (created_at < @before OR (created_at = @before AND intent_id < @beforeId))
-           AND execution_id IS NOT NULL
-           AND (@status IS NULL OR exec_status = @status)
-           AND (@action IS NULL OR action = @action)
-         ORDER BY created_at DESC, intent_id DESC LIMIT @limit`,
-      ).all({
-        before: o.before,
-        beforeId: o.beforeId,
-        status: o.status ?? null,
-        action: o.action ?? null,
-        limit: o.limit,
-      }),
-    );
-  }
-
-  /** Intents a human should look at, newest first. */
-  needingAttention(limit: number): Intent[] {
-    return this.intentRows(
-      this.sql(
-        `SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT ?`,
-      ).all(limit),
-    );
-  }
-
-  /** Every intent created at or after `since` (ms), oldest first: for audits. */
-  intentsSince(since: number): Intent[] {
-    return this.intentRows(this.sql(`SELECT * FROM intents WHERE created_at >= ? ORDER BY created_at`).all(since));
   }
 
   /** Counts for `doctor`, and SQLite's own integrity check. */

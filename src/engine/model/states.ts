@@ -21,7 +21,7 @@ export const INTENT_STATES = [
 ] as const;
 export type IntentState = (typeof INTENT_STATES)[number];
 
-/** The step of the drive (intent/drive.ts) that moves an intent on from a state. */
+/** The step of the drive (intent/drive.ts; each one in intent/steps/) that moves an intent on from a state. */
 export type DriveStep = "quote" | "decide" | "sign" | "send" | "establish" | "execute";
 
 /** Where an intent's money is, in a state. */

@@ -76,6 +76,26 @@ async function preflight(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<
 /** The challenge to sign, checked against the quote; throws quote_drift / quote_expired / quote_rejected. */
 export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements> {
   const from402 = await preflight(c, intent, signal);
+  const { accepts, source } = await pickChallenge(c, intent, from402, signal);
+  if (!accepts || accepts.length === 0) {
+    throw new PaidActionError(
+      "quote_rejected",
+      "the service gave no payment challenge for this quote (none in the quote, /payments/prepare or the 402); nothing was signed",
+    );
+  }
+  return checkAgainstQuote(c, intent, accepts, source);
+}
+
+/**
+ * Which challenge to check: the quote's own while it is fresh, else /payments/prepare's, else
+ * (no prepare endpoint) the preflight 402's, else the quote's own after all.
+ */
+async function pickChallenge(
+  c: Ctx,
+  intent: Intent,
+  from402: PaymentRequirements[] | undefined,
+  signal?: AbortSignal,
+): Promise<{ accepts: PaymentRequirements[] | undefined; source: string }> {
   let accepts = intent.quote!.paymentRequirement.accepts;
   let source = "quote";
   const fresh = c.now() - (intent.quotedAt ?? 0) < (c.d.challengeMaxAgeMs ?? 15_000);
@@ -115,12 +135,16 @@ export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal)
       );
     }
   }
-  if (!accepts || accepts.length === 0) {
-    throw new PaidActionError(
-      "quote_rejected",
-      "the service gave no payment challenge for this quote (none in the quote, /payments/prepare or the 402); nothing was signed",
-    );
-  }
+  return { accepts, source };
+}
+
+/** The challenge's requirement that matches what the quote fixed (budget/policy.ts checks), recorded in the transcript. */
+async function checkAgainstQuote(
+  c: Ctx,
+  intent: Intent,
+  accepts: PaymentRequirements[],
+  source: string,
+): Promise<PaymentRequirements> {
   const payer = await c.payer();
   const check = checkChallenge(
     {

@@ -5,10 +5,12 @@
  * credited back by the chain, in the reconciler, never by a status).
  */
 import { formatDecimal } from "../../domain/money.js";
-import type { Execution } from "../../domain/wire.js";
+import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../../domain/wire.js";
 import type { Config, ConfigIssue } from "../config/config.js";
 import { PaidActionError } from "../errors.js";
 import type { JournalStore } from "../journal/port.js";
+import { serviceApi } from "../service/api.js";
+import type { ServiceClient } from "../service/client.js";
 import type { ExecutionView, Intent, IntentPatch, PaidCall } from "../model/types.js";
 
 export function view(intent: Intent): ExecutionView {
@@ -122,6 +124,64 @@ export function executionPatch(intent: Intent, e: Execution, now: number): Inten
     patch.refundSeenAt = intent.refundSeenAt ?? now;
   }
   return patch;
+}
+
+/** What folding an execution record in needs: the journal, the clock, the call's transcript, and the listeners. */
+export interface Folding {
+  journal: JournalStore;
+  now: () => number;
+  transcript: (intent: Intent, step: string, data?: Record<string, unknown>) => void;
+  /** Tells listeners an execution's record changed. */
+  emitUpdate: (intent: Intent, previous: string | null) => void;
+}
+
+/**
+ * Folds a fresh execution record from the service into the journal, with `extra` in the
+ * same commit (the reconciler's own findings); emits on a status change.
+ */
+export async function applyExecution(
+  f: Folding,
+  intent: Intent,
+  e: Execution,
+  extra: IntentPatch = {},
+): Promise<Intent> {
+  const now = f.now();
+  const patch: IntentPatch = executionPatch(intent, e, now);
+  if (
+    FINAL_STATUSES.has(e.status) &&
+    intent.settlement === "verified" &&
+    patch.refundState !== "pending" &&
+    intent.refundState !== "pending"
+  )
+    patch.nextPollAt = null;
+  Object.assign(patch, extra);
+  await f.journal.update(intent.intentId, patch, now);
+  const next = { ...intent, ...patch, updatedAt: now };
+  if (intent.execStatus !== e.status) {
+    f.transcript(next, "status", { executionId: e.executionId, from: intent.execStatus, to: e.status });
+    f.emitUpdate(next, intent.execStatus);
+  }
+  return next;
+}
+
+/** An execution from the journal, refreshed from the service when it is not final. */
+export async function getExecution(
+  f: Folding,
+  client: ServiceClient | undefined,
+  executionId: string,
+  refresh: boolean,
+): Promise<ExecutionView | undefined> {
+  let intent = await f.journal.intentByExecution(executionId);
+  if (!intent) return undefined;
+  if (refresh && client && !FINAL_STATUSES.has((intent.execStatus ?? "pending") as ExecutionStatus)) {
+    try {
+      const res = await serviceApi(client).getExecution(executionId);
+      if (res.ok && res.body.executionId === executionId) intent = await applyExecution(f, intent, res.body);
+    } catch {
+      // The journal's copy is still the best answer.
+    }
+  }
+  return view(intent);
 }
 
 /** What a paid call answers for an intent at rest: its execution, or the error it stopped with. */

@@ -1,0 +1,241 @@
+/**
+ * The paid calls of this process, and how each reaches its outcome: it finds or records its
+ * intent, then drives it (intent/drive.ts), or waits for the call that drives it, or looks
+ * again while the outcome is being settled.
+ *
+ * At most one call drives an intent at a time: in this process a second call on the same
+ * intent waits for the first and gets the same outcome; across processes the intent's lease
+ * (renewed while held, every state change compare-and-set) does the same.
+ */
+import type { BudgetDecision } from "../budget/policy.js";
+import { LEASE_MS, type Ctx, type EngineDeps } from "../context.js";
+import { PaidActionError } from "../errors.js";
+import { restartable, resting } from "../model/transitions.js";
+import type { Intent, PaidCall, PayOptions, PayRequest } from "../model/types.js";
+import { paidCallOf } from "../read/executions.js";
+import { Drive } from "./drive.js";
+import { asError } from "./failures.js";
+import { refuseIfFrozen, stoppedByFreeze } from "./freeze.js";
+import { findIntent, recordIntent } from "./record.js";
+import { Turns } from "./turns.js";
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** What a resumed intent may end with that is no news for the log. */
+const QUIET_ON_RESUME = new Set([
+  "approval_required",
+  "budget_exceeded",
+  "action_not_allowed",
+  "quote_expired",
+  "cancelled",
+  "frozen",
+]);
+
+/** Errors after which a call may wait a little and look again: the outcome is being settled. */
+const WAITABLE = new Set(["outcome_unknown", "busy"]);
+
+/** The intent a call found or recorded, and the drive it started when it recorded it. */
+interface Found {
+  intent: Intent;
+  started?: Promise<PaidCall>;
+}
+
+export class Calls {
+  /** Intents a call of this process is driving now, with that call's outcome. */
+  private readonly driving = new Map<string, Promise<PaidCall>>();
+  /** Finding or recording an intent: one call at a time per intent key in this process. */
+  private readonly turns = new Turns();
+
+  constructor(
+    private readonly d: EngineDeps,
+    /** The service new intents are recorded for. */
+    private readonly service: string,
+  ) {}
+
+  /** Whether a call of this process drives the intent now. */
+  isDriving(intentId: string): boolean {
+    return this.driving.has(intentId);
+  }
+
+  /**
+   * Finds or records the intent `req` names (fingerprinted `fp`) and reaches its outcome.
+   * `early` is the policy's answer before anything is recorded: a refusal throws once the
+   * call's intent is known (an intent the call names is checked first).
+   */
+  async pay(
+    c: Ctx,
+    req: PayRequest,
+    fp: string,
+    agentBudget: bigint | undefined,
+    early: BudgetDecision,
+    opts: PayOptions,
+  ): Promise<PaidCall> {
+    // Finding or recording the intent, and starting its drive, happen one call at a time per
+    // key in this process: a second call with the key then finds the first one's drive.
+    const found = await this.turns.run(req.intentKey, () => this.findOrRecord(c, req, fp, agentBudget, early, opts));
+    return this.outcome(c, found, agentBudget, opts);
+  }
+
+  private async findOrRecord(
+    c: Ctx,
+    req: PayRequest,
+    fp: string,
+    agentBudget: bigint | undefined,
+    early: BudgetDecision,
+    opts: PayOptions,
+  ): Promise<Found> {
+    const intent = await findIntent(c, req, fp);
+    if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
+    // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
+    if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
+    if (intent) return { intent };
+    const created = await recordIntent(c, this.service, req, fp, agentBudget, opts);
+    if ("conflict" in created) {
+      // Another process recorded the same key a moment ago: it is that intent.
+      if (created.conflict.fingerprint !== fp)
+        throw new PaidActionError(
+          "intent_conflict",
+          `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`,
+          { intentKey: req.intentKey, intentId: created.conflict.intentId },
+        );
+      return { intent: created.conflict };
+    }
+    return {
+      intent: created.intent,
+      started: this.tracked(created.intent.intentId, this.drive(c, created.intent, opts)),
+    };
+  }
+
+  /**
+   * The call's outcome: its own drive's, else that of the call of this process driving the
+   * intent, else a drive of its own; while the outcome is being settled, it looks again
+   * (settleWaitMs, with progress) before answering.
+   */
+  private async outcome(c: Ctx, found: Found, agentBudget: bigint | undefined, opts: PayOptions): Promise<PaidCall> {
+    const intent = found.intent;
+    let started = found.started;
+    const intentId = intent.intentId;
+    const deadline = this.d.now() + (this.d.settleWaitMs ?? 15_000);
+    for (let looks = 1; ; looks++) {
+      try {
+        if (started) {
+          const mine = started;
+          started = undefined;
+          return await mine;
+        }
+        const inFlight = this.driving.get(intentId);
+        if (inFlight) return await this.waitFor(inFlight, deadline, opts);
+        return await this.tracked(intentId, this.driveExisting(c, intentId, agentBudget, opts));
+      } catch (e) {
+        const error = asError(e);
+        const waitMore = WAITABLE.has(error.code) && this.d.now() < deadline && !opts.signal?.aborted;
+        if (!waitMore) throw error;
+        opts.onProgress?.(
+          `${error.code === "busy" ? "another call is finishing this purchase" : "the payment is still settling"}; looking again (${looks})`,
+        );
+        await sleep(this.d.settleWaitStepMs ?? 1_000);
+      }
+    }
+  }
+
+  /**
+   * Drives one unfinished intent no call of this process drives, as far as it goes without a
+   * human; false when another process holds it.
+   */
+  async resume(c: Ctx, intent: Intent): Promise<boolean> {
+    if (!(await c.journal.claim(intent.intentId, this.d.owner, this.d.now(), LEASE_MS))) return false;
+    const claimed = await c.journal.intent(intent.intentId);
+    if (!claimed) return false;
+    const p = this.drive(c, claimed, {});
+    this.tracked(intent.intentId, p).catch(() => undefined);
+    try {
+      await p;
+    } catch (e) {
+      const error = asError(e);
+      // A resumed purchase the limits now refuse simply ends refused (its record says so).
+      if (!QUIET_ON_RESUME.has(error.code))
+        this.d.log(`resuming ${intent.intentId}: ${error.code}: ${this.d.transcripts.scrub(error.message)}`);
+    }
+    return true;
+  }
+
+  private tracked(intentId: string, p: Promise<PaidCall>): Promise<PaidCall> {
+    this.driving.set(intentId, p);
+    const forget = () => {
+      if (this.driving.get(intentId) === p) this.driving.delete(intentId);
+    };
+    p.then(forget, forget);
+    return p;
+  }
+
+  /** Waits for the call of this process that drives the intent; its outcome is ours. */
+  private async waitFor(inFlight: Promise<PaidCall>, deadline: number, opts: PayOptions): Promise<PaidCall> {
+    opts.onProgress?.("another call is driving this purchase; waiting for its outcome");
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new PaidActionError(
+              "busy",
+              "another call is still driving this purchase (it may be waiting for a human's approval); call again in a little while with the same intentKey",
+              {},
+              true,
+            ),
+          ),
+        Math.max(0, deadline - this.d.now()),
+      );
+    });
+    try {
+      return await Promise.race([inFlight, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async driveExisting(
+    c: Ctx,
+    intentId: string,
+    agentBudget: bigint | undefined,
+    opts: PayOptions,
+  ): Promise<PaidCall> {
+    if (!(await c.journal.claim(intentId, this.d.owner, this.d.now(), LEASE_MS))) {
+      throw new PaidActionError(
+        "busy",
+        "another process is driving this purchase right now; call again in a few seconds with the same intentKey",
+        { intentId },
+        true,
+      );
+    }
+    let intent = (await c.journal.intent(intentId))!;
+    const lower = agentBudget !== undefined && (intent.agentBudget === null || agentBudget < intent.agentBudget);
+    if (opts.callId || lower) {
+      await c.journal.update(
+        intentId,
+        { ...(opts.callId ? { callId: opts.callId } : {}), ...(lower ? { agentBudget } : {}) },
+        this.d.now(),
+      );
+      intent = (await c.journal.intent(intentId))!;
+    }
+    const fate = intent.proof && intent.quoteId ? (await c.journal.payment(intent.quoteId))?.fate : undefined;
+    const fresh = restartable(intent.state, intent.proof, fate);
+    c.transcript(intent, "resume", {
+      state: intent.state,
+      intentKey: intent.intentKey,
+      attempt: intent.attempt,
+      ...(fresh ? { decision: "a fresh attempt" } : {}),
+    });
+    return this.drive(c, intent, opts, fresh);
+  }
+
+  private async drive(c: Ctx, intent: Intent, opts: PayOptions, restart = false): Promise<PaidCall> {
+    const drive = new Drive(c, intent, this.d.owner, opts);
+    try {
+      if (restart) await drive.restart();
+      const done = resting(drive.intent.state) ? drive.intent : await drive.run();
+      return paidCallOf(done, opts.callId);
+    } finally {
+      drive.stopRenewing();
+      await c.journal.release(intent.intentId, this.d.owner);
+    }
+  }
+}

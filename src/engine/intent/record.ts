@@ -1,0 +1,83 @@
+/**
+ * The intent a paid call is about: the one it names — by its approval (for exactly the input
+ * that was approved) or by its intent key (for the same action and input only) — or a new one,
+ * recorded with its lease before anything is asked of the service.
+ */
+import { LEASE_MS, type Ctx } from "../context.js";
+import { PaidActionError } from "../errors.js";
+import { IntentKeyTaken } from "../journal/port.js";
+import type { Intent, PayOptions, PayRequest } from "../model/types.js";
+
+/**
+ * The recorded intent a call names by its approvalId or its intentKey, when its action and
+ * input (`fp`) are the ones recorded; undefined when it names none yet.
+ */
+export async function findIntent(c: Ctx, req: PayRequest, fp: string): Promise<Intent | undefined> {
+  let intent: Intent | undefined;
+  if (req.approvalId !== undefined) {
+    const approval = typeof req.approvalId === "string" ? await c.journal.approval(req.approvalId) : undefined;
+    if (!approval)
+      throw new PaidActionError("approval_invalid", `approval ${String(req.approvalId).slice(0, 60)} does not exist`, {
+        approvalId: req.approvalId,
+      });
+    intent = await c.journal.intent(approval.intentId);
+    if (!intent || intent.fingerprint !== fp) {
+      throw new PaidActionError(
+        "approval_invalid",
+        `approval ${req.approvalId} was given for a different action or input; send exactly the input that was approved`,
+        { approvalId: req.approvalId },
+      );
+    }
+  } else if (req.intentKey !== undefined) {
+    intent = await c.journal.intentByKey(req.intentKey);
+    if (intent && intent.fingerprint !== fp) {
+      throw new PaidActionError(
+        "intent_conflict",
+        `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`,
+        { intentKey: req.intentKey, intentId: intent.intentId },
+      );
+    }
+  }
+  return intent;
+}
+
+/** Records a new intent, leased to this process; or finds the one another process just recorded under the same key. */
+export async function recordIntent(
+  c: Ctx,
+  service: string,
+  req: PayRequest,
+  fp: string,
+  agentBudget: bigint | undefined,
+  opts: PayOptions,
+): Promise<{ intent: Intent } | { conflict: Intent }> {
+  const now = c.d.now();
+  const intentId = c.d.newId("int");
+  const intentKey = req.intentKey ?? `pam-${intentId}`;
+  try {
+    await c.journal.insertIntent({
+      intentId,
+      intentKey,
+      idemKey: intentKey,
+      service,
+      action: req.action,
+      input: req.input,
+      fingerprint: fp,
+      agentBudget: agentBudget ?? null,
+      callId: opts.callId ?? null,
+      createdAt: now,
+      leaseOwner: c.d.owner,
+      leaseUntil: now + LEASE_MS,
+    });
+  } catch (e) {
+    const existing =
+      req.intentKey !== undefined && e instanceof IntentKeyTaken
+        ? await c.journal.intentByKey(req.intentKey)
+        : undefined;
+    if (existing) return { conflict: existing };
+    throw e;
+  }
+  const created = (await c.journal.intent(intentId))!;
+  c.transcript(created, "intent", { action: req.action, input: req.input, budget: req.budget ?? null, intentKey });
+  c.step("intent_recorded", created);
+  return { intent: created };
+}

@@ -1,0 +1,90 @@
+/**
+ * The sign step (from `reserved`): the last checks (expiry, the tightest cap, the on-chain
+ * allowance, the freeze), then the proof, signed with a blockhash from our own RPC and
+ * recorded with its payment record before it can leave.
+ */
+import { formatDecimal } from "../../../domain/money.js";
+import { PaidActionError } from "../../errors.js";
+import { refuseIfFrozen } from "../freeze.js";
+import { LeaseLost } from "../../journal/port.js";
+import { callCeiling } from "../../budget/policy.js";
+import { paidResourceUrl } from "../../service/api.js";
+import { transition } from "../../model/transitions.js";
+import type { IntentPatch } from "../../model/types.js";
+import type { HeldIntent } from "../held.js";
+
+export async function sign(h: HeldIntent): Promise<void> {
+  const { c } = h;
+  const intent = h.intent;
+  h.checkCancelled("before anything was signed");
+  if (c.now() >= intent.quoteExpiresAt!)
+    throw new PaidActionError(
+      "quote_expired",
+      `quote ${intent.quoteId} expired before it was signed; nothing was signed`,
+      { quoteId: intent.quoteId },
+    );
+  // The lowest budget any call on this intent gave applies, even to a reservation made earlier.
+  const { ceiling, by } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
+  if (intent.amount! > ceiling) {
+    throw new PaidActionError(
+      "budget_exceeded",
+      `the price ${formatDecimal(intent.amount!)} USDC is above the ${by === "budget" ? "budget given for this call" : `limit ${by}`} of ${formatDecimal(ceiling)} USDC; nothing was signed`,
+      { limit: by, amount: formatDecimal(intent.amount!), ceiling: formatDecimal(ceiling) },
+    );
+  }
+  const requirements = intent.requirements!;
+  const payer = await c.payer();
+  // Delegate mode: a price the allowance left on chain cannot cover is refused unsigned.
+  if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount!);
+  // The lifetime is ours: the latest blockhash our own RPC gives, never the challenge's hint.
+  const lifetime = await (await c.chain()).latestBlockhash().catch((e: unknown) => {
+    throw new PaidActionError(
+      "payment_failed",
+      `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`,
+      {},
+      true,
+    );
+  });
+  // Last look before anything is signed (the journal looks again when it records the proof).
+  await refuseIfFrozen(c.journal);
+  const { proof } = await payer.createProof(
+    requirements,
+    lifetime,
+    c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined,
+  );
+  c.d.transcripts.addSecret(proof, { ephemeral: true });
+  const now = c.now();
+  const patch: IntentPatch = { state: transition(intent.state, "sign").state, proof };
+  const recorded = await c.journal.recordSigned(
+    {
+      quoteId: intent.quoteId!,
+      intentId: intent.intentId,
+      attempt: intent.attempt,
+      amount: intent.amount!,
+      payee: requirements.payTo,
+      payer: payer.address,
+      mint: c.config.mint,
+      source: payer.source,
+      blockhash: lifetime.blockhash,
+      lastValidHeight: lifetime.lastValidHeight,
+      signedAt: now,
+      sentAt: null,
+      fate: "pending",
+      tx: null,
+      claimedTx: null,
+      checkedAt: null,
+      watch: false,
+    },
+    { intentId: intent.intentId, patch, now, expect: { state: intent.state, owner: h.owner } },
+  );
+  if (!recorded) throw new LeaseLost(intent.intentId);
+  h.intent = { ...h.intent, ...patch, updatedAt: now };
+  c.transcript(h.intent, "signed", {
+    amount: formatDecimal(intent.amount!),
+    payTo: requirements.payTo,
+    wallet: payer.address,
+    blockhash: lifetime.blockhash,
+    lastValidHeight: lifetime.lastValidHeight.toString(),
+  });
+  c.step("signed", h.intent);
+}
