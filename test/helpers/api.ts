@@ -1,6 +1,7 @@
 /**
- * Shared pieces for the sandbox's HTTP tests: valid inputs for every action, the error
- * body check of decisions.md, a paid execution in one call, and a webhook receiver.
+ * Shared pieces for the sandbox's HTTP tests: valid inputs for every action, the shapes of
+ * wire values, the error body check of decisions.md, a paid execution in one call, and a
+ * webhook receiver.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
@@ -32,6 +33,16 @@ export const AGENT_PURCHASE_INPUT = {
   deliveryMode: "json",
 };
 export { SERVER_INPUT };
+
+/** servers.provision on SERVER_INPUT: the body of POST /executions. */
+export const SERVER = { action: "servers.provision", input: SERVER_INPUT };
+/** The same intent as a POST /quotes body, with a budget it fits (0.288 USDC). */
+export const QUOTE_BODY = { ...SERVER, budget: { amount: "5", currency: "USDC" } };
+
+/** Shapes of the wire's values: an ISO 8601 UTC time, a decimal amount, a base58 key or signature. */
+export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+export const DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+export const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,88}$/;
 
 /** A domain nobody registered yet (domains are unique across the whole sandbox). */
 export function freshDomain(tld = "xyz"): string {

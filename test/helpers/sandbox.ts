@@ -64,6 +64,12 @@ export async function rpcCall<T = any>(rpcUrl: string, method: string, params: u
   return json.result as T;
 }
 
+/** A raw JSON-RPC POST: the HTTP status and the parsed answer, errors included (for protocol tests). */
+export async function rawRpc(url: string, body: string): Promise<{ status: number; json: any }> {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+  return { status: res.status, json: await res.json() };
+}
+
 export interface TestSandbox {
   sb: Sandbox;
   call: Call;

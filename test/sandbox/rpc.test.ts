@@ -1,7 +1,8 @@
 /**
  * The sandbox's Solana JSON-RPC endpoint, driven by a standard client (@solana/kit's
  * createSolanaRpc) over real HTTP: every answer must parse with kit's own response
- * transformers and agree with the ledger's real state.
+ * transformers and agree with the ledger's real state. (Its rate limit:
+ * rpc-rate-limit.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -31,7 +32,7 @@ import {
   getTransferCheckedInstruction,
 } from "@solana-program/token";
 import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
-import { SERVER_INPUT, rpcCall, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { SERVER_INPUT, rawRpc, rpcCall, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const SYSTEM_PROGRAM = address("11111111111111111111111111111111");
 const USDC = 1_000_000n;
@@ -51,11 +52,6 @@ function systemTransfer(from: KeyPairSigner, to: Address, lamports: bigint): Ins
     ],
     data,
   };
-}
-
-async function rawRpc(url: string, body: string): Promise<{ status: number; json: any }> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
-  return { status: res.status, json: await res.json() };
 }
 
 describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit client", () => {
@@ -367,42 +363,5 @@ describe("the sandbox Solana JSON-RPC endpoint answers a standard @solana/kit cl
 
     const empty = await rawRpc(t.sb.rpcUrl, "[]");
     expect(empty.json).toMatchObject({ id: null, error: { code: -32600 } });
-  });
-});
-
-describe("the Solana JSON-RPC endpoint is rate-limited per client address", () => {
-  let t: TestSandbox;
-  const RATE = { perSecond: 2, burst: 4 };
-  beforeAll(async () => {
-    t = await startTestSandbox({ rateLimit: RATE });
-  });
-  afterAll(() => t?.close());
-
-  it("past the burst: HTTP 429 with Retry-After and a JSON-RPC error; a batch costs one per call; /v1 keeps its own budget; it recovers", async () => {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getSlot", params: [] });
-    const first = await Promise.all(Array.from({ length: RATE.burst }, () => rawRpc(t.sb.rpcUrl, body)));
-    expect(first.map((r) => r.status)).toEqual(Array(RATE.burst).fill(200));
-    const res = await fetch(t.sb.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
-    expect(res.status).toBe(429);
-    const wait = Number(res.headers.get("retry-after"));
-    expect(wait).toBeGreaterThanOrEqual(1);
-    expect(await res.json()).toMatchObject({
-      jsonrpc: "2.0",
-      id: null,
-      error: { code: -32005, data: { retryAfter: wait } },
-    });
-    // A standard client sees the 429 as an error.
-    await expect(createSolanaRpc(t.sb.rpcUrl).getSlot().send()).rejects.toThrow();
-    // The API key's budget on /v1 is separate.
-    expect((await t.call("GET", "/actions")).status).toBe(200);
-
-    await new Promise((r) => setTimeout(r, (RATE.burst / RATE.perSecond) * 1000 + 100));
-    const batch = JSON.stringify(
-      Array.from({ length: RATE.burst }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "getSlot", params: [] })),
-    );
-    const full = await rawRpc(t.sb.rpcUrl, batch);
-    expect(full.status).toBe(200);
-    expect(full.json).toHaveLength(RATE.burst);
-    expect((await rawRpc(t.sb.rpcUrl, body)).status).toBe(429);
   });
 });

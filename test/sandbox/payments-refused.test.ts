@@ -1,13 +1,13 @@
 /**
- * x402 payments against a real sandbox over HTTP: every proof goes through the x402
- * reference facilitator and settles (or not) on the sandbox's LiteSVM ledger. Each
- * refusal is checked on the wire (status, code, reason) and on the ledger (no balance
- * moved, the quote still unpaid).
+ * x402 proofs a real sandbox refuses over HTTP: every proof goes through the x402 reference
+ * facilitator on the sandbox's LiteSVM ledger, and each refusal is checked on the wire
+ * (status, code, reason) and on the ledger (no balance moved, the quote still unpaid).
  */
 import { generateKeyPairSigner } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTokenAccount, fundWallet } from "../../src/sandbox/ledger/chain.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
+import { ACTION, AMOUNT, paymentChecks } from "../helpers/payment-checks.js";
 import {
   createSecondMint,
   decodeProof,
@@ -20,23 +20,11 @@ import {
   withAccepted,
   withTransaction,
 } from "../helpers/proofs.js";
-import {
-  rpcCall,
-  SERVER_INPUT,
-  startTestSandbox,
-  waitForExecution,
-  type ApiResponse,
-  type TestSandbox,
-} from "../helpers/sandbox.js";
-
-const ACTION = "servers.provision";
-const AMOUNT = 288_000n; // 0.288 USDC for SERVER_INPUT
+import { SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 describe("x402 payments through the reference facilitator on the ledger", () => {
   let t: TestSandbox;
   let treasury: string;
-  let seq = 0;
-  const key = (what: string) => `${what}-${++seq}`;
 
   beforeAll(async () => {
     t = await startTestSandbox();
@@ -44,110 +32,18 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
   });
   afterAll(() => t.close());
 
-  async function newQuote(): Promise<{ quoteId: string; reqs: PaymentRequirements; quote: any }> {
-    const quote = await t.quote(ACTION, SERVER_INPUT);
-    expect(quote.amount).toBe("0.288");
-    const reqs = quote.paymentRequirement.accepts[0] as PaymentRequirements;
-    expect(reqs.amount).toBe(AMOUNT.toString());
-    return { quoteId: quote.quoteId, reqs, quote };
-  }
-
-  const confirm = (quoteId: string, paymentProof: string, idem = key("confirm")) =>
-    t.call("POST", "/payments/confirm", { body: { quoteId, paymentProof }, headers: { "idempotency-key": idem } });
-
-  const execute = (quoteId: string, proof?: string, extra: Record<string, string> = {}, idem = key("exec")) =>
-    t.call("POST", "/executions", {
-      body: { action: ACTION, input: SERVER_INPUT },
-      headers: {
-        "idempotency-key": idem,
-        "x-quote-id": quoteId,
-        ...(proof ? { "x-payment-proof": proof } : {}),
-        ...extra,
-      },
-    });
-
-  type Via = "confirm" | "execute";
-  const present = (via: Via, quoteId: string, proof: string) =>
-    via === "confirm" ? confirm(quoteId, proof) : execute(quoteId, proof);
-
-  /** USDC balances of the payer, the treasury and any other owners. */
-  async function balances(...others: string[]): Promise<Record<string, bigint>> {
-    const owners = [t.wallet.address, treasury, ...others];
-    const out: Record<string, bigint> = {};
-    for (const o of owners) out[o] = await t.usdc(o);
-    return out;
-  }
-
-  async function expectBalances(expected: Record<string, bigint>): Promise<void> {
-    const now = await balances(...Object.keys(expected).filter((o) => o !== t.wallet.address && o !== treasury));
-    expect(now).toEqual(expected);
-  }
-
-  function expectInvalid(res: ApiResponse, reason: string | RegExp, quoteId?: string): void {
-    expect(res.status, res.text).toBe(402);
-    expect(res.body.error.code).toBe("payment_invalid");
-    expect(typeof res.body.error.reason).toBe("string");
-    if (typeof reason === "string") expect(res.body.error.reason).toBe(reason);
-    else expect(res.body.error.reason).toMatch(reason);
-    expect(res.body.error.requestId).toMatch(/^req_/);
-    if (quoteId) {
-      expect(res.body.error.quoteId).toBe(quoteId);
-      // The refusal carries a fresh challenge for the same quote.
-      expect(res.body.error.paymentRequired.accepts[0].extra.memo).toBe(quoteId);
-    }
-  }
-
-  /** No payment is recorded for the quote: an execution without proof is asked to pay. */
-  async function expectStillUnpaid(quoteId: string): Promise<void> {
-    const res = await execute(quoteId);
-    expect(res.status, res.text).toBe(402);
-    expect(res.body.error.code).toBe("payment_required");
-  }
-
-  async function executionsOf(quoteId: string): Promise<any[]> {
-    const res = await t.call("GET", "/executions?limit=100");
-    expect(res.status).toBe(200);
-    return (res.body.items as any[]).filter((e) => e.quoteId === quoteId);
-  }
-
-  /** Token balance change of `owner` (USDC) in a landed transaction, from RPC getTransaction. */
-  function usdcDelta(tx: any, owner: string): bigint {
-    const pick = (list: any[]) =>
-      BigInt(list.find((b: any) => b.owner === owner && b.mint === t.sb.asset)?.uiTokenAmount.amount ?? "0");
-    return pick(tx.meta.postTokenBalances) - pick(tx.meta.preTokenBalances);
-  }
-
-  it("a valid proof settles and moves exactly the quoted amount from the payer to the treasury", async () => {
-    const { quoteId, reqs } = await newQuote();
-    expect(reqs).toMatchObject({ scheme: "exact", network: t.sb.network, asset: t.sb.asset, payTo: treasury });
-    expect(reqs.extra).toMatchObject({ feePayer: t.sb.keys.feePayer.address, memo: quoteId });
-    const before = await balances();
-
-    const res = await confirm(quoteId, await t.proof(reqs));
-    expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({
-      quoteId,
-      status: "settled",
-      amount: "0.288",
-      currency: "USDC",
-      network: t.sb.network,
-      payer: t.wallet.address,
-    });
-    expect(res.body.paymentId).toMatch(/^pay_/);
-
-    await expectBalances({
-      [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
-      [treasury]: before[treasury]! + AMOUNT,
-    });
-    const tx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
-      res.body.transaction,
-      { encoding: "base64", maxSupportedTransactionVersion: 0 },
-    ]);
-    expect(tx).not.toBeNull();
-    expect(usdcDelta(tx, t.wallet.address)).toBe(-AMOUNT);
-    expect(usdcDelta(tx, treasury)).toBe(AMOUNT);
-  });
-
+  const {
+    key,
+    newQuote,
+    confirm,
+    execute,
+    present,
+    balances,
+    expectBalances,
+    expectInvalid,
+    expectStillUnpaid,
+    executionsOf,
+  } = paymentChecks(() => t);
   describe("refused proofs move nothing", () => {
     it("a. wrong amount: accepted matches the quote, the transaction transfers another amount (facilitator rejects)", async () => {
       for (const [via, amount] of [
@@ -446,86 +342,6 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
 
       await expectBalances(before);
       await expectStillUnpaid(quoteId);
-    });
-  });
-
-  it("a failed execution is refunded on the ledger, back to the payer's balance before the payment", async () => {
-    const { quoteId, reqs } = await newQuote();
-    const before = await balances();
-    const created = await execute(quoteId, await t.proof(reqs), { "x-sandbox-outcome": "fail" });
-    expect(created.status, created.text).toBe(201);
-    const settle = JSON.parse(Buffer.from(created.headers["payment-response"]!, "base64").toString("utf8"));
-    expect(settle).toMatchObject({ success: true, payer: t.wallet.address, network: t.sb.network });
-
-    const done = await waitForExecution(t.call, created.body.executionId, (e) => e.status === "refunded");
-    expect(done.error).toMatchObject({ code: expect.any(String) });
-    expect(done.refund).toMatchObject({ amount: "0.288", currency: "USDC", transaction: expect.any(String) });
-    expect(done.refund.transaction).not.toBe(settle.transaction);
-
-    const paymentTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
-      settle.transaction,
-      { encoding: "base64", maxSupportedTransactionVersion: 0 },
-    ]);
-    expect(paymentTx).not.toBeNull();
-    expect(usdcDelta(paymentTx, t.wallet.address)).toBe(-AMOUNT);
-    const refundTx = await rpcCall(t.sb.rpcUrl, "getTransaction", [
-      done.refund.transaction,
-      { encoding: "base64", maxSupportedTransactionVersion: 0 },
-    ]);
-    expect(refundTx).not.toBeNull();
-    expect(usdcDelta(refundTx, t.wallet.address)).toBe(AMOUNT);
-    expect(usdcDelta(refundTx, treasury)).toBe(-AMOUNT);
-
-    await expectBalances(before);
-    // Final: nothing changes afterwards, and it is refunded once.
-    await new Promise((r) => setTimeout(r, 150));
-    const later = await t.call("GET", `/executions/${created.body.executionId}`);
-    expect(later.body.status).toBe("refunded");
-    expect(later.body.refund.transaction).toBe(done.refund.transaction);
-    await expectBalances(before);
-  });
-
-  it("the 402 branch: POST /executions without proof gets the challenge; paying it and retrying with the same key gives 201", async () => {
-    const { quoteId, reqs } = await newQuote();
-    const idem = key("pay-and-retry");
-    const before = await balances();
-
-    const unpaid = await execute(quoteId, undefined, {}, idem);
-    expect(unpaid.status, unpaid.text).toBe(402);
-    expect(unpaid.body.error.code).toBe("payment_required");
-    expect(unpaid.body.error.quoteId).toBe(quoteId);
-    const header = unpaid.headers["payment-required"];
-    expect(header).toBeDefined();
-    const challenge = JSON.parse(Buffer.from(header!, "base64").toString("utf8"));
-    expect(challenge).toEqual(unpaid.body.error.paymentRequired);
-    expect(challenge.x402Version).toBe(2);
-    expect(challenge.resource.url).toBe(`${t.sb.baseUrl}/executions`);
-    expect(challenge.accepts).toHaveLength(1);
-    const offered = challenge.accepts[0] as PaymentRequirements;
-    for (const f of ["scheme", "network", "amount", "asset", "payTo", "maxTimeoutSeconds"] as const)
-      expect(offered[f]).toEqual(reqs[f]);
-    expect(offered.extra.feePayer).toBe(reqs.extra.feePayer);
-    expect(offered.extra.memo).toBe(quoteId);
-    await expectBalances(before);
-
-    const proof = await t.proof(offered);
-    const paid = await execute(quoteId, proof, {}, idem);
-    expect(paid.status, paid.text).toBe(201);
-    expect(paid.body).toMatchObject({ quoteId, status: "pending", action: ACTION });
-    await expectBalances({
-      [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
-      [treasury]: before[treasury]! + AMOUNT,
-    });
-
-    // The same key again is a replay of the 201: same execution, nothing charged.
-    const replayed = await execute(quoteId, proof, {}, idem);
-    expect(replayed.status).toBe(201);
-    expect(replayed.headers["idempotent-replayed"]).toBe("true");
-    expect(replayed.body.executionId).toBe(paid.body.executionId);
-    expect(await executionsOf(quoteId)).toHaveLength(1);
-    await expectBalances({
-      [t.wallet.address]: before[t.wallet.address]! - AMOUNT,
-      [treasury]: before[treasury]! + AMOUNT,
     });
   });
 });
