@@ -139,6 +139,7 @@ const RULE_MODULES = [
   "engine/budget/policy.ts",
   "engine/chain/rules.ts",
   "engine/intent/answers.ts",
+  "engine/intent/verdicts.ts",
   "engine/config/action-names.ts",
 ];
 const GROUND = (t: string) => t.startsWith("domain/") || t.startsWith("engine/model/") || t === "engine/errors.ts";

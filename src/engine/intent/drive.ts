@@ -12,12 +12,11 @@
  * state; each step is its own module under steps/.
  */
 import { STATES, type DriveStep } from "../model/states.js";
-import type { Outcome } from "../model/transitions.js";
 import type { Intent } from "../model/types.js";
 import { LeaseLost } from "../journal/port.js";
-import type { PaidActionError } from "../errors.js";
 import { asError, Paused } from "./failures.js";
 import { HeldIntent } from "./held.js";
+import { failureOutcome } from "./verdicts.js";
 import { decide } from "./steps/decide.js";
 import { establish } from "./steps/establish.js";
 import { execute } from "./steps/execute.js";
@@ -38,7 +37,7 @@ export class Drive extends HeldIntent {
         const error = asError(e);
         if (e instanceof LeaseLost || error.code === "approval_required") throw error;
         try {
-          await this.settle(this.outcomeOf(error), error);
+          await this.settle(failureOutcome(this.intent.state, error), error);
         } catch (paused) {
           if (paused instanceof Paused) throw paused.error;
           throw asError(paused);
@@ -57,11 +56,4 @@ export class Drive extends HeldIntent {
     establish: () => establish(this),
     execute: () => execute(this),
   };
-
-  /** How a thrown error counts at the current state. */
-  private outcomeOf(error: PaidActionError): Outcome {
-    if (error.code === "cancelled") return "cancelled";
-    if (error.retryable) return "transient";
-    return STATES[this.intent.state].onFailure ?? "refused";
-  }
 }

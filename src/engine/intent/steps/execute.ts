@@ -6,9 +6,9 @@
 import { FINAL_STATUSES, type Execution } from "../../../domain/wire.js";
 import { settledTransaction } from "../answers.js";
 import { POLL_START_MS } from "../../context.js";
-import { PaidActionError } from "../../errors.js";
 import { serviceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
+import { executionProblem, executionRefusalVerdict, isOurs, type ForAHuman } from "../verdicts.js";
 import { proofRefused } from "./establish.js";
 
 export async function execute(h: HeldIntent): Promise<void> {
@@ -21,41 +21,26 @@ export async function execute(h: HeldIntent): Promise<void> {
   c.step("execution_sent", intent);
   c.transcript(intent, "execution", { status: res.status, body: res.ok ? res.body : res.error });
   if (res.ok) return recordExecution(h, res.body, res.headers["payment-response"], sentAt);
-  if (res.error.code === "idempotency_in_progress")
-    throw new PaidActionError(
-      "outcome_unknown",
-      "the execution request is still running at the service; the engine will check again",
-      {},
-      true,
-    );
-  if (intent.state === "signed") return proofRefused(h, res.status, res.error, sentAt); // the proof travelled with this request
-  if (res.status === 402) {
-    await h.settle(
-      "refused_after_payment",
-      new PaidActionError(
-        "payment_loop",
-        `the service asked for payment again after quote ${intent.quoteId} was paid${intent.paymentTx ? ` (transaction ${intent.paymentTx})` : ""}; nothing more was paid — a human should check`,
-        { quoteId: intent.quoteId, transaction: intent.paymentTx },
-      ),
-      { attention: "402 after payment" },
-    );
-    return;
+  const verdict = executionRefusalVerdict(res, intent);
+  switch (verdict.kind) {
+    case "in_progress":
+      throw verdict.error;
+    case "proof_refused":
+      return proofRefused(h, res.status, res.error, sentAt); // the proof travelled with this request
+    case "maybe_ours": {
+      // The quote already funded an execution: if it is ours, adopt it.
+      const get = await serviceApi(c.client).getExecution(verdict.executionId, { trace: c.trace(intent) });
+      if (get.ok && isOurs(get.body, intent)) return recordExecution(h, get.body, undefined, sentAt);
+      return forAHuman(h, verdict.otherwise);
+    }
+    case "for_a_human":
+      return forAHuman(h, verdict);
   }
-  if (res.error.code === "quote_consumed" && typeof res.error.executionId === "string") {
-    // The quote already funded an execution: if it is ours, adopt it.
-    const get = await serviceApi(c.client).getExecution(res.error.executionId, { trace: c.trace(intent) });
-    if (get.ok && get.body.quoteId === intent.quoteId && get.body.action === intent.action)
-      return recordExecution(h, get.body, undefined, sentAt);
-  }
-  await h.settle(
-    "refused_after_payment",
-    new PaidActionError(
-      "execution_rejected",
-      `the payment settled but the service refused the execution (HTTP ${res.status} ${res.error.code}): ${res.error.message}; a human should ask the service for the execution or a refund`,
-      { serviceCode: res.error.code, quoteId: intent.quoteId, transaction: intent.paymentTx },
-    ),
-    { attention: `execution refused: ${res.error.code}` },
-  );
+}
+
+/** A paid intent whose execution the service will not give: recorded for a human. */
+async function forAHuman(h: HeldIntent, { error, attention }: ForAHuman): Promise<void> {
+  await h.settle("refused_after_payment", error, { attention });
 }
 
 export async function recordExecution(
@@ -65,25 +50,8 @@ export async function recordExecution(
   sentAt: number,
 ): Promise<void> {
   const { c, intent } = h;
-  if (!/^[A-Za-z0-9_-]{1,128}$/.test(e.executionId)) {
-    await h.settle(
-      "refused_after_payment",
-      new PaidActionError("service_error", "the service returned an execution id with characters an id cannot have"),
-      { attention: "bad execution id" },
-    );
-    return;
-  }
-  if (e.action !== intent.action || (e.quoteId !== undefined && e.quoteId !== intent.quoteId)) {
-    await h.settle(
-      "refused_after_payment",
-      new PaidActionError(
-        "service_error",
-        `the service returned an execution for ${e.action.slice(0, 60)} / ${String(e.quoteId).slice(0, 64)}, not for this intent`,
-      ),
-      { attention: "execution mismatch" },
-    );
-    return;
-  }
+  const problem = executionProblem(e, intent);
+  if (problem) return forAHuman(h, problem);
   const claimed = intent.paymentTx ?? settledTransaction(paymentResponse);
   // With /payments/confirm, the payment record was completed then; without it, now.
   const payment = intent.state === "signed" ? { sentAt, ...(claimed ? { claimedTx: claimed } : {}) } : undefined;

@@ -4,10 +4,9 @@
  * refusal the chain must judge. A service without the endpoint gets the proof with the
  * execution request instead (steps/execute.ts).
  */
-import { PaidActionError } from "../../errors.js";
-import { quoteAmount } from "../../budget/policy.js";
 import { serviceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
+import { confirmationVerdict } from "../verdicts.js";
 import { execute } from "./execute.js";
 import { proofRefused } from "./establish.js";
 
@@ -21,38 +20,34 @@ export async function send(h: HeldIntent): Promise<void> {
   );
   c.step("confirm_sent", intent);
   c.transcript(intent, "confirm", { status: res.status, body: res.ok ? res.body : res.error });
-  if (res.ok) {
-    const p = res.body;
-    if (p.quoteId !== intent.quoteId || quoteAmount(p.amount) !== intent.amount) {
-      const e = new PaidActionError(
-        "payment_invalid",
-        `the service confirmed a payment that does not match the quote (quote ${p.quoteId.slice(0, 64)}, amount ${p.amount.slice(0, 40)}); the budget stays held until a human checks transaction ${p.transaction.slice(0, 100)}`,
-        { transaction: p.transaction },
+  const verdict = confirmationVerdict(res, intent);
+  switch (verdict.kind) {
+    case "settled": {
+      const p = verdict.payment;
+      await h.settle(
+        "settled",
+        null,
+        { payment: p, paymentTx: p.transaction, settlement: "claimed" },
+        { sentAt, claimedTx: p.transaction },
       );
+      c.step("confirm_recorded", h.intent);
+      return;
+    }
+    case "mismatch": {
+      const p = verdict.payment;
       await h.settle(
         "settlement_mismatch",
-        e,
+        verdict.error,
         { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" },
         { sentAt },
       );
       return;
     }
-    await h.settle(
-      "settled",
-      null,
-      { payment: p, paymentTx: p.transaction, settlement: "claimed" },
-      { sentAt, claimedTx: p.transaction },
-    );
-    c.step("confirm_recorded", h.intent);
-    return;
+    case "no_endpoint":
+      return execute(h); // the proof settles with the execution request
+    case "in_progress":
+      throw verdict.error;
+    case "refused":
+      return proofRefused(h, verdict.refusal.status, verdict.refusal.error, sentAt);
   }
-  if (res.status === 404 || res.status === 405 || res.status === 501) return execute(h); // no confirm: the proof settles with the execution request
-  if (res.error.code === "idempotency_in_progress")
-    throw new PaidActionError(
-      "outcome_unknown",
-      "the payment is still being settled by the service; the engine will check again",
-      {},
-      true,
-    );
-  await proofRefused(h, res.status, res.error, sentAt);
 }

@@ -1,0 +1,156 @@
+/**
+ * What the service's answers to a paid intent's requests mean, and how a failure counts, as
+ * pure functions beside checkChallenge and checkQuote: the confirmation of a proof, a refused
+ * execution request, an execution that is not this intent's, and the outcome a thrown error
+ * is at a state. The steps (steps/send.ts, steps/execute.ts) act on these verdicts; nothing
+ * here sends or records anything. Table-tested.
+ */
+import type { Execution, Payment } from "../../domain/wire.js";
+import { PaidActionError } from "../errors.js";
+import { quoteAmount } from "../budget/policy.js";
+import { STATES } from "../model/states.js";
+import type { Outcome } from "../model/transitions.js";
+import type { IntentState } from "../model/types.js";
+
+/** A refusal as the service client hands it on. */
+export interface Refusal {
+  status: number;
+  error: { code: string; message: string; [k: string]: unknown };
+}
+
+/** The service's answer to a request, as the service client hands it on. */
+export type Answer<T> = ({ ok: true; body: T } | ({ ok: false } & Refusal)) & { status: number };
+
+/** What the intent knows of its purchase when an answer comes. */
+export interface Purchase {
+  state: IntentState;
+  action: string;
+  quoteId?: string | null;
+  amount?: bigint | null;
+  paymentTx?: string | null;
+}
+
+/** An answer that leaves the paid intent to a human, and the attention note it is recorded with. */
+export interface ForAHuman {
+  error: PaidActionError;
+  attention: string;
+}
+
+export type ConfirmationVerdict =
+  /** The service settled exactly what was priced. */
+  | { kind: "settled"; payment: Payment }
+  /** The service confirmed a payment that is not the quote's: the budget stays held for a human. */
+  | { kind: "mismatch"; payment: Payment; error: PaidActionError }
+  /** No /payments/confirm: the proof settles with the execution request instead. */
+  | { kind: "no_endpoint" }
+  /** The same key is still being settled: ask again later. */
+  | { kind: "in_progress"; error: PaidActionError }
+  /** Refused: whether money moved is for the chain to say. */
+  | { kind: "refused"; refusal: Refusal };
+
+/** What the answer to `POST /payments/confirm` means for an intent whose proof left. */
+export function confirmationVerdict(answer: Answer<Payment>, purchase: Purchase): ConfirmationVerdict {
+  if (answer.ok) {
+    const p = answer.body;
+    if (p.quoteId === purchase.quoteId && quoteAmount(p.amount) === purchase.amount)
+      return { kind: "settled", payment: p };
+    const error = new PaidActionError(
+      "payment_invalid",
+      `the service confirmed a payment that does not match the quote (quote ${p.quoteId.slice(0, 64)}, amount ${p.amount.slice(0, 40)}); the budget stays held until a human checks transaction ${p.transaction.slice(0, 100)}`,
+      { transaction: p.transaction },
+    );
+    return { kind: "mismatch", payment: p, error };
+  }
+  if (answer.status === 404 || answer.status === 405 || answer.status === 501) return { kind: "no_endpoint" };
+  if (answer.error.code === "idempotency_in_progress")
+    return {
+      kind: "in_progress",
+      error: new PaidActionError(
+        "outcome_unknown",
+        "the payment is still being settled by the service; the engine will check again",
+        {},
+        true,
+      ),
+    };
+  return { kind: "refused", refusal: { status: answer.status, error: answer.error } };
+}
+
+export type ExecutionRefusalVerdict =
+  /** The same key is still running at the service: ask again later. */
+  | { kind: "in_progress"; error: PaidActionError }
+  /** The proof travelled with this request and was refused: the chain must judge. */
+  | { kind: "proof_refused" }
+  /** The quote already funded an execution: adopt it if it is ours, else a human checks. */
+  | { kind: "maybe_ours"; executionId: string; otherwise: ForAHuman }
+  /** Paid, and refused: a human checks (402 again is a payment loop). */
+  | ({ kind: "for_a_human" } & ForAHuman);
+
+/** What a refused `POST /executions` means for the intent (state `signed` or `paid`). */
+export function executionRefusalVerdict(refusal: Refusal, purchase: Purchase): ExecutionRefusalVerdict {
+  const { status, error } = refusal;
+  if (error.code === "idempotency_in_progress")
+    return {
+      kind: "in_progress",
+      error: new PaidActionError(
+        "outcome_unknown",
+        "the execution request is still running at the service; the engine will check again",
+        {},
+        true,
+      ),
+    };
+  if (purchase.state === "signed") return { kind: "proof_refused" };
+  if (status === 402)
+    return {
+      kind: "for_a_human",
+      attention: "402 after payment",
+      error: new PaidActionError(
+        "payment_loop",
+        `the service asked for payment again after quote ${purchase.quoteId} was paid${purchase.paymentTx ? ` (transaction ${purchase.paymentTx})` : ""}; nothing more was paid — a human should check`,
+        { quoteId: purchase.quoteId, transaction: purchase.paymentTx },
+      ),
+    };
+  const rejected: ForAHuman = {
+    attention: `execution refused: ${error.code}`,
+    error: new PaidActionError(
+      "execution_rejected",
+      `the payment settled but the service refused the execution (HTTP ${status} ${error.code}): ${error.message}; a human should ask the service for the execution or a refund`,
+      { serviceCode: error.code, quoteId: purchase.quoteId, transaction: purchase.paymentTx },
+    ),
+  };
+  if (error.code === "quote_consumed" && typeof error.executionId === "string")
+    return { kind: "maybe_ours", executionId: error.executionId, otherwise: rejected };
+  return { kind: "for_a_human", ...rejected };
+}
+
+/** Whether an execution the service names is this intent's: its action, and its quote. */
+export function isOurs(e: Pick<Execution, "action" | "quoteId">, purchase: Purchase): boolean {
+  return e.quoteId === purchase.quoteId && e.action === purchase.action;
+}
+
+/** Why an execution the service returned cannot be recorded for this intent; undefined when it can. */
+export function executionProblem(e: Execution, purchase: Purchase): ForAHuman | undefined {
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(e.executionId))
+    return {
+      attention: "bad execution id",
+      error: new PaidActionError(
+        "service_error",
+        "the service returned an execution id with characters an id cannot have",
+      ),
+    };
+  if (e.action !== purchase.action || (e.quoteId !== undefined && e.quoteId !== purchase.quoteId))
+    return {
+      attention: "execution mismatch",
+      error: new PaidActionError(
+        "service_error",
+        `the service returned an execution for ${e.action.slice(0, 60)} / ${String(e.quoteId).slice(0, 64)}, not for this intent`,
+      ),
+    };
+  return undefined;
+}
+
+/** How a thrown error counts at a state: a cancellation, a transient failure, or the state's own failure. */
+export function failureOutcome(state: IntentState, error: Pick<PaidActionError, "code" | "retryable">): Outcome {
+  if (error.code === "cancelled") return "cancelled";
+  if (error.retryable) return "transient";
+  return STATES[state].onFailure ?? "refused";
+}
