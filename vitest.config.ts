@@ -11,10 +11,12 @@ const common = {
  * The engine's behaviour tests that go through the journal, run a second time on a
  * PostgreSQL journal: test/helpers/engine.ts reads PAM_TEST_JOURNAL and gives each fixture
  * a fresh database on one test server per file. (test/engine/journal.test.ts is about the
- * SQLite file alone; the PostgreSQL store's own contract is test/engine/journal-pg.test.ts.)
+ * SQLite file alone; the PostgreSQL store's own contract is test/engine/journal-pg-intents.test.ts
+ * and journal-pg-reads.test.ts.)
  */
 const ENGINE_ON_POSTGRES = [
   "test/engine/paid-call.test.ts",
+  "test/engine/paid-call-refusals.test.ts",
   "test/engine/concurrency.test.ts",
   "test/engine/crash.test.ts",
   "test/engine/audit.test.ts",

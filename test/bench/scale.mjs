@@ -30,7 +30,7 @@ export async function reconciler() {
   const slow = await startSandbox("sandbox-slow", 3_600_000);
   const { openPaidActions } = await import(join(ROOT, "dist", "app", "index.js"));
   const { Reconciler } = await import(join(ROOT, "dist", "engine", "reconciler.js"));
-  const { createServiceClient } = await import(join(ROOT, "dist", "engine", "service-client.js"));
+  const { createServiceClient } = await import(join(ROOT, "dist", "engine", "service", "client.js"));
   const home = join(work, "reconcile-home");
   const pa = await openPaidActions({
     env: serviceEnv(slow.info, home),

@@ -5,57 +5,37 @@
  * agent's next call pays, or pays nothing — the live approvals stream, and the read API
  * (timeline, spending by action, transcripts without secrets, audit), and the assets.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openJournal } from "../../src/app/index.js";
-import { consoleAudit } from "../../src/commands/console.js";
 import { startConsole, type ConsoleHandle } from "../../src/console/server.js";
 import { parseDecimal } from "../../src/domain/money.js";
 import { clearPin, setPin } from "../../src/engine/approvals/pin.js";
+import { startConsoleWithAgent, type ConsoleWithAgent, type HomeJournal } from "../helpers/console-with-agent.js";
 import { loginAsPerson, type ConsolePerson } from "../helpers/console-person.js";
 import { openEvents, rawRequest } from "../helpers/console-http.js";
-import { serviceEnv } from "../helpers/engine.js";
-import { callTool, startInProcess, type InProcServer } from "../helpers/inproc.js";
+import { SMALL_SERVER } from "../helpers/engine.js";
+import { callTool, type InProcServer } from "../helpers/inproc.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
-const SMALL_SERVER = { region: "eu-west-1", plan: "small", durationHours: 24 } as const; // 0.288 USDC
 const PRICE = 288_000n;
 const sc = (r: unknown) => (r as { structuredContent?: any }).structuredContent;
 
 let t: TestSandbox;
 let home: string;
-let env: Record<string, string>;
 let agent: InProcServer;
-let j: Awaited<ReturnType<typeof openJournal>>;
+let j: HomeJournal;
 let handle: ConsoleHandle;
 let person: ConsolePerson;
+let withAgent: ConsoleWithAgent | undefined;
 
 beforeAll(async () => {
   t = await startTestSandbox({ providerDelayMs: 300 });
-  home = mkdtempSync(join(tmpdir(), "pam-console-"));
-  env = { ...serviceEnv(t, home), PAID_ACTIONS_APPROVAL_ABOVE: "0.1" };
-  agent = await startInProcess({ env, era: "legacy" });
-  j = await openJournal(env);
-  if (!j.configResult.ok) throw new Error("the test's configuration is invalid");
-  handle = await startConsole({
-    engine: j.engine,
-    journal: j.journal,
-    transcripts: j.transcripts,
-    home,
-    config: j.configResult.config,
-    audit: consoleAudit(env),
-  });
-  person = await loginAsPerson(handle.loginUrl("/"));
+  withAgent = await startConsoleWithAgent(t, { PAID_ACTIONS_APPROVAL_ABOVE: "0.1" });
+  ({ home, agent, j, handle, person } = withAgent);
 }, 60_000);
 
 afterAll(async () => {
-  await handle?.close();
-  await agent?.close();
-  await j?.close();
+  await withAgent?.close();
   await t?.close();
-  rmSync(home, { recursive: true, force: true });
 });
 
 const balance = () => t.usdc(t.wallet.address);

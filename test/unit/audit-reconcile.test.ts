@@ -1,149 +1,28 @@
+/**
+ * The audit's reconciliation (src/engine/audit/reconcile.ts), row by row: the wallet's
+ * history on chain against the journal's payments and intents, and each discrepancy it must
+ * name (or not). Pure: hand-built transactions, no chain.
+ */
 import { describe, expect, it } from "vitest";
 import { reconcile, walletMovement, type AuditInput, type DiscrepancyKind } from "../../src/engine/audit/reconcile.js";
-import { ChainScanError, scanWalletHistory } from "../../src/engine/audit/scan.js";
-import type { ChainPort, ChainTx, SignatureEntry } from "../../src/engine/chain/chain.js";
+import type { ChainTx } from "../../src/engine/chain/chain.js";
 import type { Intent, PaymentRecord } from "../../src/engine/model/types.js";
-import { parseSince, urlOrigin } from "../../src/commands/audit.js";
-
-const WALLET = "Wa11et1111111111111111111111111111111111111";
-const ATA = "Wa11etAta11111111111111111111111111111111111";
-const MINT = "Mint111111111111111111111111111111111111111";
-const PAYEE = "Payee11111111111111111111111111111111111111";
-const PAYEE_ATA = "PayeeAta1111111111111111111111111111111111";
-const STRANGER = "Stranger111111111111111111111111111111111111";
-const STRANGER_ATA = "StrangerAta11111111111111111111111111111111";
-
-const T0 = Date.parse("2026-11-01T12:00:00Z");
-const MIN = 60_000;
-const sec = (ms: number) => Math.floor(ms / 1000);
-const usdc = (n: number) => BigInt(Math.round(n * 1_000_000));
-let slot = 100n;
-
-/** A payment transfer from the wallet to `to`, carrying `memo`, at `at` (ms). */
-function payTx(
-  sig: string,
-  memo: string | null,
-  amount: bigint,
-  at = T0 + MIN,
-  o: { to?: string; toOwner?: string; noBalances?: boolean; failed?: boolean } = {},
-): ChainTx {
-  const to = o.to ?? PAYEE_ATA;
-  return {
-    signature: sig,
-    slot: slot++,
-    blockTime: sec(at),
-    failed: o.failed ?? false,
-    feePayer: PAYEE,
-    transfers: [{ source: ATA, destination: to, authority: WALLET, mint: MINT, amount }],
-    memos: memo === null ? [] : [memo],
-    balanceChanges: o.noBalances
-      ? []
-      : [
-          { account: ATA, owner: WALLET, mint: MINT, delta: -amount },
-          { account: to, owner: o.toOwner ?? PAYEE, mint: MINT, delta: amount },
-        ],
-  };
-}
-
-/** Money into the wallet from `fromOwner`'s account. */
-function inTx(sig: string, amount: bigint, at = T0 + 2 * MIN, fromOwner = PAYEE): ChainTx {
-  const from = fromOwner === PAYEE ? PAYEE_ATA : STRANGER_ATA;
-  return {
-    signature: sig,
-    slot: slot++,
-    blockTime: sec(at),
-    failed: false,
-    feePayer: fromOwner,
-    transfers: [{ source: from, destination: ATA, authority: fromOwner, mint: MINT, amount }],
-    memos: [],
-    balanceChanges: [
-      { account: from, owner: fromOwner, mint: MINT, delta: -amount },
-      { account: ATA, owner: WALLET, mint: MINT, delta: amount },
-    ],
-  };
-}
-
-function payment(
-  quoteId: string,
-  intentId: string,
-  amount: bigint,
-  fate: PaymentRecord["fate"],
-  o: Partial<PaymentRecord> = {},
-): PaymentRecord {
-  return {
-    quoteId,
-    intentId,
-    attempt: 1,
-    amount,
-    payee: PAYEE,
-    payer: WALLET,
-    mint: MINT,
-    source: ATA,
-    blockhash: "bh",
-    lastValidHeight: 1_150n,
-    signedAt: T0,
-    sentAt: T0,
-    fate,
-    tx: null,
-    claimedTx: null,
-    checkedAt: null,
-    watch: false,
-    ...o,
-  };
-}
-
-function intent(intentId: string, o: Partial<Intent> = {}): Intent {
-  return {
-    intentId,
-    intentKey: `k-${intentId}`,
-    attempt: 1,
-    idemKey: `k-${intentId}`,
-    service: "svc",
-    action: "servers.provision",
-    input: {},
-    fingerprint: "f",
-    agentBudget: null,
-    state: "executed",
-    quoteId: null,
-    quote: null,
-    amount: null,
-    payee: PAYEE,
-    quoteExpiresAt: null,
-    quotedAt: null,
-    requirements: null,
-    proof: null,
-    payment: null,
-    paymentTx: null,
-    settlement: "verified",
-    executionId: null,
-    execution: null,
-    execStatus: "completed",
-    output: null,
-    refund: null,
-    refundState: "none",
-    refundCredit: 0n,
-    refundTx: null,
-    refundSeenAt: null,
-    budgetState: "spent",
-    budgetAmount: null,
-    budgetAt: null,
-    approvalId: null,
-    error: null,
-    attention: null,
-    callId: null,
-    leaseOwner: null,
-    leaseUntil: null,
-    nextPollAt: null,
-    pollIntervalMs: null,
-    createdAt: T0 - 1000,
-    updatedAt: T0,
-    ...o,
-  };
-}
-
-/** An intent that paid `quoteId` (`amount`) and executed, its settlement verified. */
-const paid = (intentId: string, quoteId: string, amount: bigint, o: Partial<Intent> = {}) =>
-  intent(intentId, { quoteId, amount, budgetAmount: amount, paymentTx: `tx-${quoteId}`, ...o });
+import {
+  ATA,
+  inTx,
+  intent,
+  MIN,
+  MINT,
+  paid,
+  payment,
+  payTx,
+  sec,
+  STRANGER,
+  STRANGER_ATA,
+  T0,
+  usdc,
+  WALLET,
+} from "./audit.fixtures.js";
 
 interface Row {
   name: string;
@@ -465,158 +344,5 @@ describe("reconcile: the wallet's history against the journal", () => {
     expect(walletMovement(tx, ATA, MINT)).toEqual({ out: A + B, in: 0n });
     expect(walletMovement(inTx("r", A), ATA, MINT)).toEqual({ out: 0n, in: A });
     expect(walletMovement(payTx("s", null, A, T0, { failed: true }), ATA, MINT)).toEqual({ out: 0n, in: 0n });
-  });
-});
-
-// ---- The scan, over a scripted chain port ------------------------------------------
-
-/** A history of `n` entries, newest first, one per minute back from `newest`. */
-function history(n: number, newest: number, failedEvery = 0): SignatureEntry[] {
-  return Array.from({ length: n }, (_, i) => ({
-    signature: `sig${i}`,
-    slot: BigInt(10_000 - i),
-    blockTime: sec(newest - i * MIN),
-    failed: failedEvery > 0 && i % failedEvery === failedEvery - 1,
-    memo: null,
-  }));
-}
-
-/** A scripted chain port: pages `entries` as a node would; records each call; throws on what it was not told to expect. */
-function scripted(
-  entries: SignatureEntry[],
-  o: { failSignatures?: number; nullTimes?: number; repeatPage?: boolean } = {},
-) {
-  const calls: string[] = [];
-  let failures = o.failSignatures ?? 0;
-  const nulls = new Map<string, number>();
-  const port: ChainPort = {
-    latestBlockhash: () => {
-      throw new Error("unexpected latestBlockhash");
-    },
-    finalizedHeight: () => {
-      throw new Error("unexpected finalizedHeight");
-    },
-    tokenAccount: () => {
-      throw new Error("unexpected tokenAccount");
-    },
-    blockhashValid: () => {
-      throw new Error("unexpected blockhashValid");
-    },
-    signaturesFor: async (address, { before, until, limit }) => {
-      calls.push(`sigs ${before ?? "-"} ${limit}`);
-      if (address !== ATA) throw new Error(`unexpected address ${address}`);
-      if (until) throw new Error("unexpected until");
-      if (failures > 0) {
-        failures--;
-        throw new Error("HTTP 503");
-      }
-      const start = before && !o.repeatPage ? entries.findIndex((e) => e.signature === before) + 1 : 0;
-      return entries.slice(start, start + limit);
-    },
-    transaction: async (sig) => {
-      calls.push(`tx ${sig}`);
-      const entry = entries.find((e) => e.signature === sig);
-      if (!entry) throw new Error(`unexpected transaction ${sig}`);
-      const seen = nulls.get(sig) ?? 0;
-      if (seen < (o.nullTimes ?? 0)) {
-        nulls.set(sig, seen + 1);
-        return null;
-      }
-      return { ...payTx(sig, null, 1n), slot: entry.slot, blockTime: entry.blockTime };
-    },
-  };
-  return { port, calls };
-}
-
-const noSleep = async () => undefined;
-
-describe("scanWalletHistory: the token account's history back to a time", () => {
-  it("pages with `before` until it reaches an entry older than `from`, and reads each successful transaction", async () => {
-    const entries = history(300, T0, 10); // every 10th failed
-    const from = T0 - 249.5 * MIN; // entries 0..249 are inside
-    const { port, calls } = scripted(entries);
-    const scan = await scanWalletHistory(port, ATA, from, { pageSize: 100, concurrency: 3, sleep: noSleep });
-    expect(calls.filter((c) => c.startsWith("sigs"))).toEqual(["sigs - 100", "sigs sig99 100", "sigs sig199 100"]);
-    expect(scan.signatures).toBe(250);
-    expect(scan.failed).toBe(25);
-    expect(scan.transactionsRead).toBe(225);
-    expect(scan.pages).toBe(3);
-    expect(calls.filter((c) => c.startsWith("tx"))).toHaveLength(225);
-    expect(calls).not.toContain("tx sig9"); // failed on chain: moved nothing, not fetched
-    expect(scan.txs.map((t) => t.slot)).toEqual([...scan.txs.map((t) => t.slot)].sort((a, b) => (a < b ? -1 : 1))); // oldest first
-  });
-
-  it("returns the history oldest first, keeping the node's order within one slot", async () => {
-    const entries = history(4, T0).map((e) => ({ ...e, slot: 7n }));
-    const scan = await scanWalletHistory(scripted(entries).port, ATA, 0, { sleep: noSleep });
-    expect(scan.txs.map((t) => t.signature)).toEqual(["sig3", "sig2", "sig1", "sig0"]);
-  });
-
-  it("stops at the end of a short history without asking for another page", async () => {
-    const { port, calls } = scripted(history(42, T0));
-    const scan = await scanWalletHistory(port, ATA, 0, { pageSize: 100, sleep: noSleep });
-    expect(calls.filter((c) => c.startsWith("sigs"))).toHaveLength(1);
-    expect(scan.txs).toHaveLength(42);
-  });
-
-  it("an exactly full last page is followed by one more (empty) page", async () => {
-    const { port, calls } = scripted(history(200, T0));
-    const scan = await scanWalletHistory(port, ATA, 0, { pageSize: 100, sleep: noSleep });
-    expect(calls.filter((c) => c.startsWith("sigs"))).toEqual(["sigs - 100", "sigs sig99 100", "sigs sig199 100"]);
-    expect(scan.signatures).toBe(200);
-  });
-
-  it("retries an RPC that fails once, and gives up with rpc_unavailable when it keeps failing", async () => {
-    const once = scripted(history(5, T0), { failSignatures: 1 });
-    expect((await scanWalletHistory(once.port, ATA, 0, { sleep: noSleep })).signatures).toBe(5);
-    const down = scripted(history(5, T0), { failSignatures: 99 });
-    const err = await scanWalletHistory(down.port, ATA, 0, { attempts: 3, sleep: noSleep }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ChainScanError);
-    expect((err as ChainScanError).reason).toBe("rpc_unavailable");
-    expect(down.calls).toHaveLength(3);
-  });
-
-  it("asks again for a transaction the node lists but does not serve yet; one never served is transaction_missing", async () => {
-    const lagging = scripted(history(3, T0), { nullTimes: 1 });
-    expect((await scanWalletHistory(lagging.port, ATA, 0, { sleep: noSleep })).txs).toHaveLength(3);
-    const pruned = scripted(history(3, T0), { nullTimes: 99 });
-    await expect(scanWalletHistory(pruned.port, ATA, 0, { attempts: 2, sleep: noSleep })).rejects.toMatchObject({
-      reason: "transaction_missing",
-    });
-  });
-
-  it("refuses a history longer than its bound, and a node that repeats a page", async () => {
-    await expect(
-      scanWalletHistory(scripted(history(500, T0)).port, ATA, 0, { pageSize: 100, maxSignatures: 250, sleep: noSleep }),
-    ).rejects.toMatchObject({ reason: "history_too_long" });
-    await expect(
-      scanWalletHistory(scripted(history(500, T0), { repeatPage: true }).port, ATA, 0, {
-        pageSize: 100,
-        sleep: noSleep,
-      }),
-    ).rejects.toMatchObject({ reason: "rpc_unavailable" });
-  });
-});
-
-describe("audit command helpers", () => {
-  it.each([
-    ["2026-11-01", Date.parse("2026-11-01T00:00:00Z")],
-    ["2026-11-01T12:00:00Z", Date.parse("2026-11-01T12:00:00Z")],
-    ["2026-11-01T12:00", Date.parse("2026-11-01T12:00:00Z")],
-    ["2026-11-01T12:00:00.250+02:00", Date.parse("2026-11-01T10:00:00.250Z")],
-    ["2026-02-30", undefined],
-    ["2026-11-01T25:00:00Z", undefined],
-    ["yesterday", undefined],
-    ["1730000000", undefined],
-    ["", undefined],
-  ])("parseSince(%j)", (text, expected) => {
-    expect(parseSince(text)).toBe(expected);
-  });
-
-  it("an RPC URL is shown by its origin only (an API key may be in its path or query)", () => {
-    expect(urlOrigin("https://user:pw@rpc.example.com:8443/v2/SECRETKEY?api-key=SECRET")).toBe(
-      "https://rpc.example.com:8443",
-    );
-    expect(urlOrigin("not a url")).toBe("(an invalid URL)");
   });
 });

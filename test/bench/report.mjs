@@ -1,0 +1,91 @@
+// `npm run bench`: the printed report of a full run — each section's figures as a table or a
+// line, against its target where it has one.
+import { ms } from "./common.mjs";
+import { formatStartup } from "./startup.mjs";
+
+/** The report's lines, from the results that are also written to .bench/results.json. */
+export function formatReport(results) {
+  const { machine } = results;
+  const p = results.paidCall;
+  const ratio = (a, b) => (a / b).toFixed(2);
+  const pass = (ok) => (ok ? "meets target" : "MISSES target");
+  const lines = [];
+  const row = (...cells) => lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
+  lines.push("");
+  row("Paid call latency (ms)", "median", "p95", "min", "max", "");
+  for (const [name, s] of [
+    ["MCP server over stdio (SQLite journal)", p.mcp],
+    ["MCP server, PostgreSQL journal", p.mcpPostgres],
+    ["floor (undici + same proofs + commits)", p.floor],
+    ["peer (@x402/fetch + @x402/svm)", p.peer],
+  ])
+    row(`  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
+  lines.push(
+    `  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`,
+  );
+  lines.push("");
+  row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
+  for (const [label, c] of Object.entries(results.coldStart)) {
+    if (c.firstStart) {
+      row(
+        `  ${label}, first start (catalog fetched)`,
+        ms(c.firstStart.median),
+        ms(c.firstStart.p95),
+        ms(c.firstStart.min),
+        ms(c.firstStart.max),
+        "",
+      );
+      row(
+        `  ${label}, cached catalog`,
+        ms(c.cachedCatalog.median),
+        ms(c.cachedCatalog.p95),
+        ms(c.cachedCatalog.min),
+        ms(c.cachedCatalog.max),
+        "",
+      );
+    } else
+      row(
+        `  ${label}${label.startsWith("floor") ? "" : ", restart"}`,
+        ms(c.restart.median),
+        ms(c.restart.p95),
+        ms(c.restart.min),
+        ms(c.restart.max),
+        "",
+      );
+  }
+  const c6 = results.coldStart["6 actions"].firstStart.median;
+  const c500 = results.coldStart["500 actions"].firstStart.median;
+  lines.push(
+    `  targets: 6 actions < 300 ms (${pass(c6 < 300)}), 500 actions < 600 ms (${pass(c500 < 600)}) — first start`,
+  );
+  lines.push(...formatStartup(results.startup));
+  lines.push("");
+  const m = results.memory;
+  lines.push(
+    `Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls`,
+  );
+  lines.push("");
+  lines.push(
+    `Reconciler over ${results.reconciler.windowMs / 1000} s windows, with 10,000 finished executions in the journal:`,
+  );
+  for (const l of results.reconciler.levels)
+    lines.push(
+      `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core`,
+    );
+  lines.push("");
+  lines.push("list_executions latency (ms, in process):");
+  for (const j of results.journal)
+    lines.push(
+      `  ${String(j.rows).padStart(9)} rows: latest page p50 ${ms(j.latest.median)} p95 ${ms(j.latest.p95)}; by status p50 ${ms(j.byStatus.median)}; next page p50 ${ms(j.secondPage.median)}`,
+    );
+  const big = results.journal[results.journal.length - 1];
+  lines.push(`  target: p50 < 20 ms at ${big.rows.toLocaleString("en-US")} rows (${pass(big.latest.median < 20)})`);
+  lines.push("");
+  lines.push(
+    `Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s`,
+  );
+  lines.push(
+    `\nTotal ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`,
+  );
+  return lines;
+}
