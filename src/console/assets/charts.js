@@ -1,7 +1,7 @@
 // @ts-check
 // Charts in SVG, drawn from decimal strings: a spend-against-cap bar (big on the spending page,
 // small on an approval), per-action bars with the per-call cap, and a column chart of days.
-// Sizes come from ratios of BigInt atomic units (money.js); colours from classes in style.css:
+// Sizes come from ratios of BigInt atomic units (money.js); colours from classes in approvals-charts.css:
 // ok below 80 % of a cap, warn past it, over at the cap.
 import { h, s } from "./dom.js";
 import { atomic, decimal, level, maxUnits, percent, ratio, remaining, sum } from "./money.js";

@@ -1,7 +1,7 @@
 // @ts-check
 // DOM helpers: elements built with createElement (never innerHTML, so journal text can never
 // become markup), SVG elements, times, and a pretty JSON view. No inline styles: the console's
-// CSP (style-src 'self') blocks style attributes, so looks come from classes in style.css.
+// CSP (style-src 'self') blocks style attributes, so looks come from classes in the stylesheets index.html links.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 

@@ -11,7 +11,7 @@
  */
 
 /**
- * How close spend is to a cap (`level`); each names a class in style.css.
+ * How close spend is to a cap (`level`); each names a class in the stylesheets (blocks.css, approvals-charts.css).
  * @typedef {"ok" | "warn" | "over"} Level
  */
 
