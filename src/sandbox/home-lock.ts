@@ -1,22 +1,13 @@
 /**
  * One sandbox per home: `sandbox.pid` names the process that runs it. The file appears whole
  * (written aside, then hard-linked into place, which fails when one exists), so a reader never
- * sees it empty. A lock whose process is gone is broken only if it is still the very file
- * found stale: it is renamed aside and its inode compared, and a fresh lock another process
- * took meanwhile is put back. Two survivors of an owner that died therefore cannot both take
- * the home over.
+ * sees it empty. A lock whose process is gone is broken under a second lock,
+ * `sandbox.pid.breaking`, held for an instant: under it the lock is read again and removed only
+ * if it is still the very file found stale (same inode, same dead pid). While the stale file
+ * exists nobody can link a fresh one, and only a breaker removes it, so two survivors of an
+ * owner that died cannot both take the home over. A breaker whose process died is cleared.
  */
-import {
-  closeSync,
-  fstatSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 
@@ -58,25 +49,42 @@ function readLock(lock: string): { pid: number; ino: number } | undefined {
   }
 }
 
-/** Removes the lock only if it is still the file (inode) found stale. */
-function breakStale(lock: string, staleIno: number): void {
-  const aside = `${lock}.stale.${unique()}`;
+/** Sleeps this thread for `ms` (the lock is taken synchronously, before anything else runs). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Clears a breaker lock left by a process that died holding it. */
+function clearAbandonedBreaker(breaker: string): void {
+  const held = readLock(breaker);
+  if (held && Number.isInteger(held.pid) && held.pid > 0 && !isAlive(held.pid)) rmSync(breaker, { force: true });
+}
+
+/**
+ * Removes the lock only if it is still the stale file found (inode and pid), under the
+ * breaker lock; false when another process is breaking it (the caller tries again).
+ */
+function breakStale(lock: string, stale: { pid: number; ino: number }): boolean {
+  const breaker = `${lock}.breaking`;
+  const mine = `${breaker}.${unique()}`;
+  writeFileSync(mine, String(process.pid), { mode: 0o600 });
   try {
-    renameSync(lock, aside);
-  } catch (e) {
-    if (code(e) === "ENOENT") return; // another process broke it first
-    throw e;
-  }
-  try {
-    if (statSync(aside).ino === staleIno) return;
-    // Another process took the home between our read and the rename: its lock goes back.
     try {
-      linkSync(aside, lock);
+      linkSync(mine, breaker);
     } catch (e) {
       if (code(e) !== "EEXIST") throw e;
+      clearAbandonedBreaker(breaker);
+      return false;
     }
+    try {
+      const now = readLock(lock);
+      if (now && now.ino === stale.ino && Object.is(now.pid, stale.pid)) rmSync(lock, { force: true });
+    } finally {
+      rmSync(breaker, { force: true });
+    }
+    return true;
   } finally {
-    rmSync(aside, { force: true });
+    rmSync(mine, { force: true });
   }
 }
 
@@ -86,7 +94,7 @@ export function lockHome(home: string): string {
   const mine = `${lock}.${unique()}`;
   writeFileSync(mine, String(process.pid), { mode: 0o600 });
   try {
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < 50; attempt++) {
       try {
         linkSync(mine, lock);
         return lock;
@@ -97,7 +105,7 @@ export function lockHome(home: string): string {
       if (!held) continue;
       if (Number.isInteger(held.pid) && held.pid > 0 && held.pid !== process.pid && isAlive(held.pid))
         throw new SandboxBusyError(home, held.pid);
-      breakStale(lock, held.ino);
+      if (!breakStale(lock, held)) pause(2);
     }
     throw new Error(`could not lock ${home}: its sandbox.pid kept changing`);
   } finally {

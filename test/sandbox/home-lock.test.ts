@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, PROJECT_ROOT } from "../helpers/process.js";
+import { lockHome, SandboxBusyError } from "../../src/sandbox/home-lock.js";
 
 const homes: string[] = [];
 beforeAll(() => ensureBuilt(), 120_000);
@@ -69,4 +70,36 @@ describe("the sandbox's home lock", () => {
       expect(readdirSync(home).sort()).toEqual(["sandbox.pid"]);
     }
   }, 60_000);
+
+  it("takes over a lock that names no process (garbage, empty) and one left by a breaker that died", () => {
+    for (const content of ["not a pid", "", "-7"]) {
+      const home = mkdtempSync(join(tmpdir(), "pam-home-lock-"));
+      homes.push(home);
+      writeFileSync(join(home, "sandbox.pid"), content);
+      expect(lockHome(home)).toBe(join(home, "sandbox.pid"));
+      expect(readFileSync(join(home, "sandbox.pid"), "utf8")).toBe(String(process.pid));
+      expect(readdirSync(home)).toEqual(["sandbox.pid"]);
+    }
+    // A process died while breaking a stale lock: its breaker lock is cleared, not waited on forever.
+    const home = mkdtempSync(join(tmpdir(), "pam-home-lock-"));
+    homes.push(home);
+    writeFileSync(join(home, "sandbox.pid"), String(deadPid()));
+    writeFileSync(join(home, "sandbox.pid.breaking"), String(deadPid()));
+    expect(lockHome(home)).toBe(join(home, "sandbox.pid"));
+    expect(readdirSync(home)).toEqual(["sandbox.pid"]);
+  });
+
+  it("refuses a home a live process holds, and leaves its lock alone", () => {
+    const home = mkdtempSync(join(tmpdir(), "pam-home-lock-"));
+    homes.push(home);
+    const holder = spawn(process.execPath, ["-e", "setTimeout(() => {}, 10000)"], { stdio: "ignore" });
+    try {
+      writeFileSync(join(home, "sandbox.pid"), String(holder.pid));
+      expect(() => lockHome(home)).toThrow(SandboxBusyError);
+      expect(readFileSync(join(home, "sandbox.pid"), "utf8")).toBe(String(holder.pid));
+      expect(readdirSync(home)).toEqual(["sandbox.pid"]);
+    } finally {
+      holder.kill();
+    }
+  });
 });
