@@ -68,6 +68,15 @@ export interface ErrorContexts {
   /** Delegate mode: the allowance left on chain (decimal USDC), below the price. */
   allowance_exhausted: { owner: string; delegate: string; allowance: string; amount: string };
   frozen: { reason: string | null; since: string; frozenBy: string };
+  /** Addressed to the person: `reason` names what refused it (not listed, or the address it resolves to). */
+  origin_not_allowed: { origin: string; reason?: string; allowOrigins?: readonly string[] };
+  /**
+   * An outbound request of paid_fetch failed: `reason` is timeout, too_large, network, redirects or
+   * cancelled; `sent` is false only when no connection was made (else the request may have reached the server).
+   */
+  fetch_failed: { origin?: string; reason?: string; status?: number; sent?: boolean };
+  /** A 402 this server cannot pay: `offered` is what it asked for, one line per accepted way to pay. */
+  payment_unsupported: { origin?: string; offered?: readonly string[] };
 }
 
 export type ErrorCode = keyof ErrorContexts;
@@ -101,6 +110,9 @@ export const ERROR_CODES = [
   "cancelled",
   "allowance_exhausted",
   "frozen",
+  "origin_not_allowed",
+  "fetch_failed",
+  "payment_unsupported",
 ] as const satisfies readonly ErrorCode[];
 
 /** The context, then whether to retry: a code whose context needs nothing lets the caller leave it out. */

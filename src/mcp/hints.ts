@@ -44,6 +44,14 @@ const HINTS: PerCode<string> = {
     "Nothing was signed or paid. The wallet's owner must grant this server's key more allowance on chain; tell the user. The agent cannot raise it. Call again once they have.",
   frozen: () =>
     "A person has frozen all payments on purpose; nothing new was paid. Tell the user that payments are frozen (with the reason, if one is given) and that only a person can unfreeze them, at a terminal: you cannot, and must not try. Do not call paid tools again until the user says payments are unfrozen; quote_action still prices actions.",
+  origin_not_allowed: () =>
+    "Nothing was sent or paid. Only the person who set this server up can allow this origin (PAID_ACTIONS_ALLOW_ORIGINS, or allowOrigins in the configuration); tell the user which origin you need and why. Do not retry another spelling of the same address.",
+  fetch_failed: (e) =>
+    e.context.sent === false
+      ? "No connection was made, so the request did not reach the server. Check the URL, or try again later."
+      : "The request may have reached the server. Do not start a new purchase for it: call again with the same intentKey (a paid answer is returned, never paid twice), or tell the user.",
+  payment_unsupported: () =>
+    "This resource asks to be paid in a way this server cannot pay (see offered); nothing was paid. Look for another resource, or tell the user.",
 };
 
 export function hintFor(e: PaidActionError): string {
