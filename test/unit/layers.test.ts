@@ -141,6 +141,10 @@ const RULE_MODULES = [
   "engine/intent/answers.ts",
   "engine/intent/verdicts.ts",
   "engine/config/action-names.ts",
+  "engine/x402-http/request.ts",
+  "engine/x402-http/origins.ts",
+  "engine/x402-http/challenge.ts",
+  "engine/x402-http/response.ts",
 ];
 const GROUND = (t: string) => t.startsWith("domain/") || t.startsWith("engine/model/") || t === "engine/errors.ts";
 
