@@ -19,7 +19,7 @@ export type OriginStanding = "exact" | "public" | "refused";
 /**
  * An origin as URL parsing spells it (`HTTPS://Api.Example.com:443/` is
  * `https://api.example.com`), or undefined when the text is not an http(s) origin: a path,
- * a query, a fragment or credentials make it something else.
+ * a query, a fragment, credentials or a wildcard make it something else.
  */
 export function normalizeOrigin(text: string): string | undefined {
   if (/[?#]/.test(text)) return undefined;
@@ -31,6 +31,8 @@ export function normalizeOrigin(text: string): string | undefined {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return undefined;
   if (url.username !== "" || url.password !== "" || url.pathname !== "/") return undefined;
+  // A host name (IDN already in punycode) or an address: no wildcard, nothing URL parsing lets through beside.
+  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$/.test(url.hostname)) return undefined;
   return url.origin;
 }
 
