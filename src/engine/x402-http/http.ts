@@ -184,12 +184,18 @@ function flatHeaders(h: Record<string, string | string[] | undefined>): Record<s
   return out;
 }
 
+/** A body not to be read: destroyed, its abort error swallowed (no reader is left to see it). */
+function discard(body: Dispatcher.ResponseData["body"]): void {
+  body.on("error", () => undefined);
+  body.destroy();
+}
+
 /** A body read whole, at most maxBytes; past it, the stream is destroyed and too_large thrown. */
 async function readBody(x: Exchange, res: Dispatcher.ResponseData, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(res.headers["content-length"]);
   const tooLarge = () => failed(x, "too_large", `${x.origin} answered more than ${maxBytes} bytes`, res.statusCode);
   if (Number.isFinite(declared) && declared > maxBytes) {
-    res.body.destroy();
+    discard(res.body);
     throw tooLarge();
   }
   const chunks: Buffer[] = [];
@@ -197,7 +203,7 @@ async function readBody(x: Exchange, res: Dispatcher.ResponseData, maxBytes: num
   for await (const chunk of res.body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > maxBytes) {
-      res.body.destroy();
+      discard(res.body);
       throw tooLarge();
     }
     chunks.push(chunk);
