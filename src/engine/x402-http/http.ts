@@ -259,6 +259,10 @@ export async function guardedFetch(req: OutboundRequest, o: GuardedFetchOptions)
   };
   let client: Dispatcher | undefined;
   try {
+    if (o.standing !== "exact" && o.standing !== "public")
+      throw new PaidActionError("origin_not_allowed", `${req.origin} is not allowed; nothing was sent`, {
+        origin: req.origin,
+      });
     const url = new URL(req.url);
     const target = await resolveTarget(x, url, o);
     const { Client, buildConnector } = await loadUndici();
