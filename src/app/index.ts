@@ -30,7 +30,14 @@ import {
 } from "../engine/index.js";
 import type { SandboxOptions } from "../sandbox/index.js";
 import { openJournalStore } from "./journal.js";
-import { embeddedSandbox, followSandbox, serviceTarget, type EmbeddedSandbox, type WatchOptions } from "./sandbox.js";
+import {
+  embeddedSandbox,
+  followSandbox,
+  pointFetchingAtSandbox,
+  serviceTarget,
+  type EmbeddedSandbox,
+  type WatchOptions,
+} from "./sandbox.js";
 
 export { embeddedSandbox, type EmbeddedSandbox } from "./sandbox.js";
 
@@ -170,6 +177,7 @@ async function pointAtSandbox(op: Opening, config: Config): Promise<EmbeddedSand
   config.walletPath ??= sandbox.info.walletPath;
   config.rpcUrl ??= sandbox.info.rpcUrl;
   config.serviceId = `sandbox:${sandbox.home}`;
+  pointFetchingAtSandbox(config, sandbox.info);
   followSandbox(config, sandbox, (secret) => op.transcripts.addSecret(secret));
   return sandbox;
 }

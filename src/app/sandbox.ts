@@ -264,7 +264,23 @@ export function followSandbox(config: Config, sandbox: EmbeddedSandbox, addSecre
     }
     // An RPC the user configured is theirs: only the sandbox's own follows it.
     if (config.rpcUrl === previous.rpcUrl) config.rpcUrl = info.rpcUrl;
+    pointFetchingAtSandbox(config, info, previous);
   });
+}
+
+/**
+ * In sandbox mode paid_fetch may pay the sandbox's own resources (test money, on this
+ * machine's loopback): its origin is allowed beside what the human allowed, and its
+ * facilitator is the one searched unless another is configured. Both follow it when it moves.
+ */
+export function pointFetchingAtSandbox(config: Config, info: SandboxInfo, previous?: SandboxInfo): void {
+  const own = new URL(info.baseUrl).origin;
+  const before = previous ? new URL(previous.baseUrl).origin : undefined;
+  const others = (config.allowOrigins ?? []).filter((o) => o !== before && o !== own);
+  config.allowOrigins = [...others, own];
+  const facilitator = `${own}/facilitator`;
+  if (config.facilitatorUrl === undefined || (before && config.facilitatorUrl === `${before}/facilitator`))
+    config.facilitatorUrl = facilitator;
 }
 
 /**

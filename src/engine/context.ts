@@ -12,6 +12,7 @@ import type { Payer } from "./payment/payer.js";
 import type { Exchange, ServiceClient } from "./service/client.js";
 import type { Transcripts } from "./read/transcripts.js";
 import type { Intent, Step } from "./model/types.js";
+import type { guardedFetch } from "./x402-http/http.js";
 
 export interface EngineDeps {
   config: Config | { issues: ConfigIssue[] };
@@ -35,6 +36,8 @@ export interface EngineDeps {
   settleWaitMs?: number;
   /** Pause between looks while waiting (default 1 s). */
   settleWaitStepMs?: number;
+  /** The transport x402 resources are fetched through (default: x402-http/http.ts's guarded one). */
+  resourceTransport?: typeof guardedFetch;
 }
 
 export interface Ctx {

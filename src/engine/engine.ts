@@ -17,6 +17,9 @@ import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } f
 import { createCtx, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { PaidActionError } from "./errors.js";
 import { Calls } from "./intent/calls.js";
+import { payFetch, type FetchOutcome } from "./intent/fetch.js";
+import { standingOf } from "./intent/resource.js";
+import { describeDiscovery, fetchDiscovery, type DiscoveredResource } from "./x402-http/discovery.js";
 import { stoppedByFreeze } from "./intent/freeze.js";
 import { fingerprint, validateRequest } from "./intent/input.js";
 import { applyExecution, getExecution, listExecutions, spending, view, type Folding } from "./read/executions.js";
@@ -28,6 +31,7 @@ import { STATES } from "./model/states.js";
 import type {
   ExecutionEvent,
   ExecutionView,
+  FetchRequest,
   Intent,
   IntentPatch,
   PaidCall,
@@ -120,6 +124,51 @@ export class Engine extends EventEmitter {
     // Refuse early what the policy would refuse anyway, before anything is recorded.
     const early = evaluateBudget(c.config.limits, { day: 0n, total: 0n }, { action: req.action, amount: 0n });
     return this.calls.pay(c, req, fp, agentBudget, early, opts);
+  }
+
+  /**
+   * Buys an x402 resource (paid_fetch): the answer as is when it asks for no payment, else
+   * the purchase driven like any other, answered with the resource once delivered (or from
+   * the journal, for a call with the intentKey of one already delivered).
+   */
+  async payFetch(req: FetchRequest, opts: PayOptions = {}): Promise<FetchOutcome> {
+    return payFetch(this.ctx(), this.calls, req, opts);
+  }
+
+  /**
+   * The resources the configured facilitator lists (search_paid_resources), filtered by
+   * `query`, each with its price and whether its origin is allowed. Pays nothing.
+   */
+  async searchPaidResources(o: { query?: string; limit: number }): Promise<{
+    facilitator: string;
+    resources: DiscoveredResource[];
+  }> {
+    const c = this.ctx();
+    const facilitator = c.config.facilitatorUrl;
+    if (!facilitator)
+      throw new PaidActionError(
+        "config_invalid",
+        "no facilitator is configured to search: a person can set PAID_ACTIONS_FACILITATOR_URL (or facilitatorUrl in the config file)",
+        { key: "PAID_ACTIONS_FACILITATOR_URL" },
+      );
+    // Read a few pages' worth, filter here: a facilitator may not search.
+    const body = await fetchDiscovery(facilitator, {
+      limit: o.query ? 200 : o.limit,
+      timeoutMs: c.config.http.timeoutMs,
+    });
+    const want = {
+      network: c.config.network,
+      mint: c.config.mint,
+      allowed: (origin: string) => standingOf(c, origin) !== "refused",
+    };
+    return { facilitator, resources: describeDiscovery(body, want, o.query).slice(0, o.limit) };
+  }
+
+  /** A fetch purchase, as recorded, with the body of its answer (undefined: no such purchase). */
+  async purchase(intentId: string): Promise<{ intent: Intent; body: Uint8Array | undefined } | undefined> {
+    const intent = await this.d.journal.intent(intentId);
+    if (!intent || intent.kind !== "fetch") return undefined;
+    return { intent, body: intent.response ? await this.d.journal.responseBody(intentId) : undefined };
   }
 
   emitUpdate(intent: Intent, previous: string | null): void {

@@ -57,6 +57,10 @@ export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } f
 export { freezeView } from "./intent/freeze.js";
 export { readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
 export { limitsView, view } from "./read/executions.js";
+export { purchaseView, type PurchaseView } from "./read/purchases.js";
+export { shapeBody, TEXT_LIMIT, type ShapedBody } from "./x402-http/response.js";
+export type { FetchOutcome } from "./intent/fetch.js";
+export type { DiscoveredResource } from "./x402-http/discovery.js";
 export { recentCalls } from "./read/recent-calls.js";
 export { spendingBreakdown } from "./read/spending-view.js";
 export { Transcripts, type TranscriptEntry } from "./read/transcripts.js";

@@ -6,7 +6,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context.js";
-import { recentCalls } from "../engine/index.js";
+import { purchaseView, recentCalls, shapeBody } from "../engine/index.js";
 import { executionUri, transcriptUri } from "./uris.js";
 
 const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spending)$/;
@@ -24,6 +24,19 @@ export const RESOURCE_TEMPLATES = [
     description: "Status, output and refund of one execution; subscribe for updates.",
   },
   {
+    uriTemplate: "paid-actions://purchases/{intentId}",
+    name: "purchase",
+    title: "An x402 resource bought with paid_fetch",
+    mimeType: "application/json",
+    description: "Origin, method, URL (query values redacted), price, payee, transaction and the answer's status.",
+  },
+  {
+    uriTemplate: "paid-actions://purchases/{intentId}/body",
+    name: "purchase-body",
+    title: "The whole body a paid_fetch purchase got",
+    description: "The answer's body as the resource sent it (text, or base64 for binary).",
+  },
+  {
     uriTemplate: "paid-actions://transcripts/{callId}",
     name: "transcript",
     title: "A tool call's transcript",
@@ -34,8 +47,6 @@ export const RESOURCE_TEMPLATES = [
 
 /** Registers the resource handlers on one connection's server; `subscriptions` holds its subscribed URIs. */
 export function registerResources(server: Server, ctx: McpContext, subscriptions: Set<string>): void {
-  const { sandbox } = ctx;
-
   server.setRequestHandler("resources/list", async () => {
     const { engine, journal, transcripts } = await ctx.runtime();
     const recent = await engine.listExecutions({ limit: 50 });
@@ -75,31 +86,7 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
 
   server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
 
-  server.setRequestHandler("resources/read", async (request) => {
-    const uri = request.params.uri;
-    const { engine, transcripts } = await ctx.runtime();
-    if (uri === "paid-actions://executions")
-      return json(uri, { ...(await engine.listExecutions({ limit: 50 })), ...(sandbox ? { sandbox: true } : {}) });
-    if (uri === "paid-actions://spending")
-      return json(uri, { ...(await engine.spending()), ...(sandbox ? { sandbox: true } : {}) });
-    let m = /^paid-actions:\/\/executions\/([A-Za-z0-9_-]{1,128})$/.exec(uri);
-    if (m) {
-      const view = await engine.getExecution(m[1]!, true);
-      if (!view) throw new ResourceNotFoundError(uri, `no execution ${m[1]} in this server's journal`);
-      return json(uri, { ...view, ...(sandbox ? { sandbox: true } : {}) });
-    }
-    m = /^paid-actions:\/\/transcripts\/(call_[A-Za-z0-9]{1,40})$/.exec(uri);
-    if (m) {
-      const entries = transcripts.read(m[1]!);
-      if (!entries)
-        throw new ResourceNotFoundError(
-          uri,
-          `no transcript ${m[1]} in this server's home (a server sharing the journal on another host may keep it)`,
-        );
-      return json(uri, { callId: m[1], path: transcripts.pathOf(m[1]!), entries });
-    }
-    throw new ResourceNotFoundError(uri.slice(0, 200), `unknown resource ${uri.slice(0, 200)}`);
-  });
+  server.setRequestHandler("resources/read", async (request) => readResource(ctx, request.params.uri));
 
   server.setRequestHandler("resources/subscribe", async (request) => {
     if (!SUBSCRIBABLE.test(request.params.uri))
@@ -115,4 +102,48 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
     subscriptions.delete(request.params.uri);
     return {};
   });
+}
+
+/** A body as a resource: text as text (whole), anything else as a base64 blob. */
+function bodyContents(uri: string, contentType: string | null, body: Uint8Array) {
+  const mimeType = contentType ?? "application/octet-stream";
+  const kind = shapeBody(contentType ?? undefined, body.subarray(0, 1)).kind;
+  if (kind === "json" || kind === "text")
+    return { contents: [{ uri, mimeType, text: Buffer.from(body).toString("utf8") }] };
+  return { contents: [{ uri, mimeType, blob: Buffer.from(body).toString("base64") }] };
+}
+
+/** One resource, read: the lists, an execution, a purchase and its body, a transcript. */
+async function readResource(ctx: McpContext, uri: string) {
+  const { sandbox } = ctx;
+  const { engine, transcripts } = await ctx.runtime();
+  if (uri === "paid-actions://executions")
+    return json(uri, { ...(await engine.listExecutions({ limit: 50 })), ...(sandbox ? { sandbox: true } : {}) });
+  if (uri === "paid-actions://spending")
+    return json(uri, { ...(await engine.spending()), ...(sandbox ? { sandbox: true } : {}) });
+  let m = /^paid-actions:\/\/executions\/([A-Za-z0-9_-]{1,128})$/.exec(uri);
+  if (m) {
+    const view = await engine.getExecution(m[1]!, true);
+    if (!view) throw new ResourceNotFoundError(uri, `no execution ${m[1]} in this server's journal`);
+    return json(uri, { ...view, ...(sandbox ? { sandbox: true } : {}) });
+  }
+  m = /^paid-actions:\/\/purchases\/([A-Za-z0-9_-]{1,128})(\/body)?$/.exec(uri);
+  if (m) {
+    const found = await engine.purchase(m[1]!);
+    if (!found) throw new ResourceNotFoundError(uri, `no purchase ${m[1]} in this server's journal`);
+    if (!m[2]) return json(uri, { ...purchaseView(found.intent), ...(sandbox ? { sandbox: true } : {}) });
+    if (!found.body) throw new ResourceNotFoundError(uri, `purchase ${m[1]} has no answer yet`);
+    return bodyContents(uri, found.intent.response?.contentType ?? null, found.body);
+  }
+  m = /^paid-actions:\/\/transcripts\/(call_[A-Za-z0-9]{1,40})$/.exec(uri);
+  if (m) {
+    const entries = transcripts.read(m[1]!);
+    if (!entries)
+      throw new ResourceNotFoundError(
+        uri,
+        `no transcript ${m[1]} in this server's home (a server sharing the journal on another host may keep it)`,
+      );
+    return json(uri, { callId: m[1], path: transcripts.pathOf(m[1]!), entries });
+  }
+  throw new ResourceNotFoundError(uri.slice(0, 200), `unknown resource ${uri.slice(0, 200)}`);
 }

@@ -22,6 +22,8 @@ export const SANDBOX_TOOLS = [
   "get_spending",
   "search_agent_services",
   "get_company",
+  "paid_fetch",
+  "search_paid_resources",
 ];
 
 /** What one install-and-smoke run must show, whichever Node ran it. */

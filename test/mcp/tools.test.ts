@@ -33,7 +33,10 @@ const MIRROR_TOOLS = [
   "get_spending",
   "search_agent_services",
   "get_company",
+  "search_paid_resources",
 ];
+/** Tools beyond the catalog that can spend money. */
+const FETCH_TOOLS = ["paid_fetch"];
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
 beforeAll(() => ensureBuilt(), 90_000);
@@ -46,7 +49,7 @@ describe("mcp e2e: tools", () => {
     const names = tools.map((t) => t.name);
     expect(new Set(names).size).toBe(names.length);
     for (const name of names) expect(name).toMatch(TOOL_NAME);
-    expect([...names].sort()).toEqual([...PAID_TOOLS, ...MIRROR_TOOLS].sort());
+    expect([...names].sort()).toEqual([...PAID_TOOLS, ...MIRROR_TOOLS, ...FETCH_TOOLS].sort());
 
     // One tool per action of the service's catalog, named by the documented rule.
     const catalog = (await serviceGet(s.home, "/actions")) as { items: { name: string }[] };
@@ -89,6 +92,14 @@ describe("mcp e2e: tools", () => {
       expect(toolProps.intentKey.type).toBe("string");
       expect(toolProps.approvalId.type).toBe("string");
     }
+
+    const fetch = tools.find((t) => t.name === "paid_fetch")!;
+    expect(fetch.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, openWorldHint: true });
+    expect(fetch.description).toMatch(/SPEND MONEY/);
+    expect(Object.keys((fetch.inputSchema.properties ?? {}) as object).sort()).toEqual(
+      ["approvalId", "body", "budget", "headers", "intentKey", "method", "url"].sort(),
+    );
+    expect(fetch.inputSchema.required).toEqual(["url"]);
 
     for (const name of MIRROR_TOOLS) {
       const tool = tools.find((t) => t.name === name)!;

@@ -97,6 +97,11 @@ export function payment(
 export function intent(intentId: string, o: Partial<Intent> = {}): Intent {
   return {
     intentId,
+    kind: "action",
+    origin: null,
+    request: null,
+    offer: null,
+    response: null,
     intentKey: `k-${intentId}`,
     attempt: 1,
     idemKey: `k-${intentId}`,

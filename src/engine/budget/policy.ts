@@ -26,13 +26,27 @@ export type BudgetDecision =
 
 /**
  * The highest price this one call may pay: maxPerCall, lowered by every perAction key that
- * matches the action (an exact name or a pattern; the lowest wins, an exact name on a tie),
- * then by the agent's budget. `by` names what set it: `maxPerCall`, `perAction[<key>]` or
+ * matches the action (an exact name or a pattern; the lowest wins, an exact name on a tie) —
+ * or, for a fetch (`origin` given), by its origin's perOrigin cap — then by the agent's
+ * budget. `by` names what set it: `maxPerCall`, `perAction[<key>]`, `perOrigin[<origin>]` or
  * `budget`.
  */
-export function callCeiling(limits: Limits, action: string, agentBudget?: bigint): { ceiling: bigint; by: string } {
+export function callCeiling(
+  limits: Limits,
+  action: string,
+  agentBudget?: bigint,
+  origin?: string,
+): { ceiling: bigint; by: string } {
   let ceiling = limits.maxPerCall;
   let by = "maxPerCall";
+  if (origin !== undefined) {
+    const cap = limits.perOrigin?.[origin];
+    if (cap !== undefined && cap < ceiling) {
+      ceiling = cap;
+      by = `perOrigin[${origin}]`;
+    }
+    return lowerToBudget(ceiling, by, agentBudget);
+  }
   const exact = limits.perAction[action];
   if (exact !== undefined && exact < ceiling) {
     ceiling = exact;
@@ -44,11 +58,11 @@ export function callCeiling(limits: Limits, action: string, agentBudget?: bigint
       by = `perAction[${key}]`;
     }
   }
-  if (agentBudget !== undefined && agentBudget < ceiling) {
-    ceiling = agentBudget;
-    by = "budget";
-  }
-  return { ceiling, by };
+  return lowerToBudget(ceiling, by, agentBudget);
+}
+
+function lowerToBudget(ceiling: bigint, by: string, agentBudget: bigint | undefined): { ceiling: bigint; by: string } {
+  return agentBudget !== undefined && agentBudget < ceiling ? { ceiling: agentBudget, by: "budget" } : { ceiling, by };
 }
 
 /**
@@ -58,10 +72,11 @@ export function callCeiling(limits: Limits, action: string, agentBudget?: bigint
 export function evaluateBudget(
   limits: Limits,
   usage: Usage,
-  charge: { action: string; amount: bigint; payee?: string; agentBudget?: bigint },
+  charge: { action: string; amount: bigint; payee?: string; agentBudget?: bigint; origin?: string },
 ): BudgetDecision {
   const usdc = formatDecimal;
-  if (!actionAllowed(limits.allowActions, charge.action)) {
+  // A fetch is allowed by its origin (x402-http/origins.ts, checked before anything is sent), not by action name.
+  if (charge.origin === undefined && !actionAllowed(limits.allowActions, charge.action)) {
     return {
       ok: false,
       code: "action_not_allowed",
@@ -77,7 +92,7 @@ export function evaluateBudget(
       context: { payee: charge.payee },
     };
   }
-  const { ceiling, by } = callCeiling(limits, charge.action, charge.agentBudget);
+  const { ceiling, by } = callCeiling(limits, charge.action, charge.agentBudget, charge.origin);
   if (charge.amount > ceiling) {
     return {
       ok: false,

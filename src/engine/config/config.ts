@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseDecimal } from "../../domain/money.js";
 import { resolveNetwork, SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../domain/networks.js";
+import { fetchingOf } from "./fetching.js";
 import { readConfigFile, type FileConfig } from "./file.js";
 import { checkJournalUrl, checkSecureUrl, passwordOf } from "./urls.js";
 
@@ -29,6 +30,8 @@ export interface Limits {
    * maxPerCall to matter; every key matching an action applies and the lowest wins.
    */
   perAction: Record<string, bigint>;
+  /** Per-origin caps for paid_fetch, keyed by exact origin (`https://api.example.com`), lower than maxPerCall to matter. */
+  perOrigin?: Record<string, bigint>;
   /** When set, only these payees may be paid. */
   allowedPayees?: string[];
 }
@@ -59,6 +62,10 @@ export interface Config {
   limits: Limits;
   http: { timeoutMs: number; maxAttempts: number };
   configFile?: string;
+  /** paid_fetch may pay these origins (exact, normalized), or any public one with `*`; none by default. */
+  allowOrigins?: string[];
+  /** The x402 facilitator whose discovery list search_paid_resources reads (sandbox mode: the sandbox's). */
+  facilitatorUrl?: string;
 }
 
 export interface ConfigIssue {
@@ -313,7 +320,8 @@ export function loadConfig(
   const chain = chainOf(r, service.mode);
   const [journalUrl, journalKey] = r.pick(ENV.journalUrl, file.journalUrl, "journalUrl");
   if (journalUrl !== undefined) checkJournalUrl(journalUrl, journalKey, issues);
-  const limits = limitsOf(r);
+  const fetching = fetchingOf(r);
+  const limits = { ...limitsOf(r), perOrigin: fetching.perOrigin };
   if (issues.length > 0) {
     const journalInvalid = issues.some((i) => i.key === journalKey);
     const journal =
@@ -338,6 +346,8 @@ export function loadConfig(
     limits,
     http: { timeoutMs: file.http?.timeoutMs ?? 10_000, maxAttempts: file.http?.maxAttempts ?? 4 },
     configFile,
+    allowOrigins: fetching.allowOrigins,
+    ...(fetching.facilitatorUrl ? { facilitatorUrl: fetching.facilitatorUrl } : {}),
   };
   return { ok: true, config };
 }

@@ -17,6 +17,8 @@ export const FileSchema = z.strictObject({
   journalUrl: z.string().optional(),
   network: z.string().optional(),
   home: z.string().optional(),
+  allowOrigins: z.union([z.string(), z.array(z.string())]).optional(),
+  facilitatorUrl: z.string().optional(),
   limits: z
     .strictObject({
       maxPerCall: Amount.optional(),
@@ -25,6 +27,7 @@ export const FileSchema = z.strictObject({
       approvalAbove: Amount.optional(),
       allowActions: z.union([z.string(), z.array(z.string())]).optional(),
       perAction: z.record(z.string(), Amount).optional(),
+      perOrigin: z.record(z.string(), Amount).optional(),
       allowedPayees: z.array(z.string()).optional(),
     })
     .optional(),

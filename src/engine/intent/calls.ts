@@ -11,8 +11,9 @@ import type { BudgetDecision } from "../budget/policy.js";
 import { LEASE_MS, type Ctx, type EngineDeps } from "../context.js";
 import { PaidActionError } from "../errors.js";
 import { restartable, resting } from "../model/transitions.js";
-import type { Intent, PaidCall, PayOptions, PayRequest } from "../model/types.js";
-import { paidCallOf } from "../read/executions.js";
+import type { Intent, PaidCall, PayOptions, PayRequest, StoredRequest } from "../model/types.js";
+import { executedOrThrow, paidCallOf } from "../read/executions.js";
+import type { FetchedResponse } from "../x402-http/http.js";
 import { Drive } from "./drive.js";
 import { asError } from "./failures.js";
 import { refuseIfFrozen, stoppedByFreeze } from "./freeze.js";
@@ -36,12 +37,19 @@ const WAITABLE = new Set(["outcome_unknown", "busy"]);
 /** The intent a call found or recorded, and the drive it started when it recorded it. */
 interface Found {
   intent: Intent;
-  started?: Promise<PaidCall>;
+  started?: Promise<Intent>;
+}
+
+/** A fetch's own: its origin and request (recorded with a new intent), and the unpaid answer already in hand. */
+export interface FetchTarget {
+  origin: string;
+  request: StoredRequest;
+  probe?: FetchedResponse;
 }
 
 export class Calls {
   /** Intents a call of this process is driving now, with that call's outcome. */
-  private readonly driving = new Map<string, Promise<PaidCall>>();
+  private readonly driving = new Map<string, Promise<Intent>>();
   /** Finding or recording an intent: one call at a time per intent key in this process. */
   private readonly turns = new Turns();
 
@@ -69,9 +77,24 @@ export class Calls {
     early: BudgetDecision,
     opts: PayOptions,
   ): Promise<PaidCall> {
+    return paidCallOf(await this.run(c, req, fp, agentBudget, early, opts), opts.callId);
+  }
+
+  /** The same for any intent (an action, or a fetch given its target): the executed intent, or its refusal thrown. */
+  async run(
+    c: Ctx,
+    req: PayRequest,
+    fp: string,
+    agentBudget: bigint | undefined,
+    early: BudgetDecision,
+    opts: PayOptions,
+    fetch?: FetchTarget,
+  ): Promise<Intent> {
     // Finding or recording the intent, and starting its drive, happen one call at a time per
     // key in this process: a second call with the key then finds the first one's drive.
-    const found = await this.turns.run(req.intentKey, () => this.findOrRecord(c, req, fp, agentBudget, early, opts));
+    const found = await this.turns.run(req.intentKey, () =>
+      this.findOrRecord(c, req, fp, agentBudget, early, opts, fetch),
+    );
     return this.outcome(c, found, agentBudget, opts);
   }
 
@@ -82,13 +105,14 @@ export class Calls {
     agentBudget: bigint | undefined,
     early: BudgetDecision,
     opts: PayOptions,
+    fetch?: FetchTarget,
   ): Promise<Found> {
     const intent = await findIntent(c, req, fp);
     if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
     // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
     if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
     if (intent) return { intent };
-    const created = await recordIntent(c, this.service, req, fp, agentBudget, opts);
+    const created = await recordIntent(c, this.service, req, fp, agentBudget, opts, fetch);
     if ("conflict" in created) {
       // Another process recorded the same key a moment ago: it is that intent.
       if (created.conflict.fingerprint !== fp)
@@ -101,7 +125,7 @@ export class Calls {
     }
     return {
       intent: created.intent,
-      started: this.tracked(created.intent.intentId, this.drive(c, created.intent, opts)),
+      started: this.tracked(created.intent.intentId, this.drive(c, created.intent, opts, false, fetch?.probe)),
     };
   }
 
@@ -110,7 +134,7 @@ export class Calls {
    * intent, else a drive of its own; while the outcome is being settled, it looks again
    * (settleWaitMs, with progress) before answering.
    */
-  private async outcome(c: Ctx, found: Found, agentBudget: bigint | undefined, opts: PayOptions): Promise<PaidCall> {
+  private async outcome(c: Ctx, found: Found, agentBudget: bigint | undefined, opts: PayOptions): Promise<Intent> {
     const intent = found.intent;
     let started = found.started;
     const intentId = intent.intentId;
@@ -158,7 +182,7 @@ export class Calls {
     return true;
   }
 
-  private tracked(intentId: string, p: Promise<PaidCall>): Promise<PaidCall> {
+  private tracked(intentId: string, p: Promise<Intent>): Promise<Intent> {
     this.driving.set(intentId, p);
     const forget = () => {
       if (this.driving.get(intentId) === p) this.driving.delete(intentId);
@@ -168,7 +192,7 @@ export class Calls {
   }
 
   /** Waits for the call of this process that drives the intent; its outcome is ours. */
-  private async waitFor(inFlight: Promise<PaidCall>, deadline: number, opts: PayOptions): Promise<PaidCall> {
+  private async waitFor(inFlight: Promise<Intent>, deadline: number, opts: PayOptions): Promise<Intent> {
     opts.onProgress?.("another call is driving this purchase; waiting for its outcome");
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -197,7 +221,7 @@ export class Calls {
     intentId: string,
     agentBudget: bigint | undefined,
     opts: PayOptions,
-  ): Promise<PaidCall> {
+  ): Promise<Intent> {
     if (!(await c.journal.claim(intentId, this.d.owner, this.d.now(), LEASE_MS))) {
       throw new PaidActionError(
         "busy",
@@ -227,12 +251,18 @@ export class Calls {
     return this.drive(c, intent, opts, fresh);
   }
 
-  private async drive(c: Ctx, intent: Intent, opts: PayOptions, restart = false): Promise<PaidCall> {
-    const drive = new Drive(c, intent, this.d.owner, opts);
+  private async drive(
+    c: Ctx,
+    intent: Intent,
+    opts: PayOptions,
+    restart = false,
+    probe?: FetchedResponse,
+  ): Promise<Intent> {
+    const drive = new Drive(c, intent, this.d.owner, opts).withProbe(probe);
     try {
       if (restart) await drive.restart();
       const done = resting(drive.intent.state) ? drive.intent : await drive.run();
-      return paidCallOf(done, opts.callId);
+      return executedOrThrow(done);
     } finally {
       drive.stopRenewing();
       await c.journal.release(intent.intentId, this.d.owner);

@@ -18,6 +18,8 @@ import { asError, Paused } from "./failures.js";
 import { HeldIntent } from "./held.js";
 import { failureOutcome } from "./verdicts.js";
 import { decide } from "./steps/decide.js";
+import { deliver, undelivered } from "./steps/deliver.js";
+import { probe } from "./steps/probe.js";
 import { establish } from "./steps/establish.js";
 import { execute } from "./steps/execute.js";
 import { requestQuote } from "./steps/quote.js";
@@ -47,13 +49,27 @@ export class Drive extends HeldIntent {
     return this.intent;
   }
 
-  /** The step that moves the intent on from each state (model/states.ts names it). */
-  private readonly steps: Record<DriveStep, () => Promise<void>> = {
+  /** The step that moves the intent on from each state (model/states.ts names it), for what the intent buys. */
+  private get steps(): Record<DriveStep, () => Promise<void>> {
+    return this.intent.kind === "fetch" ? this.fetchSteps : this.actionSteps;
+  }
+
+  private readonly actionSteps: Record<DriveStep, () => Promise<void>> = {
     quote: () => requestQuote(this),
     decide: () => decide(this),
     sign: () => sign(this),
     send: () => send(this),
     establish: () => establish(this),
     execute: () => execute(this),
+  };
+
+  /** An x402 resource: its price is its 402, its delivery the paid request itself. */
+  private readonly fetchSteps: Record<DriveStep, () => Promise<void>> = {
+    quote: () => probe(this),
+    decide: () => decide(this),
+    sign: () => sign(this),
+    send: () => deliver(this),
+    establish: () => establish(this),
+    execute: () => undelivered(this),
   };
 }

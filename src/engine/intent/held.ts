@@ -10,9 +10,24 @@ import { cancelled, Paused } from "./failures.js";
 import { LeaseLost } from "../journal/port.js";
 import { budgetAfter, transition, type Outcome, type Transition } from "../model/transitions.js";
 import type { Intent, IntentPatch, PaymentRecord, PayOptions } from "../model/types.js";
+import type { FetchedResponse } from "../x402-http/http.js";
 
 export class HeldIntent {
   private renewTimer: NodeJS.Timeout | undefined;
+  /** A fetch: the unpaid answer the call already got before recording the intent (used once, by the probe step). */
+  private probed: FetchedResponse | undefined;
+
+  /** Hands the probe step the answer the call already has, so the request is not sent twice. */
+  withProbe(res: FetchedResponse | undefined): this {
+    this.probed = res;
+    return this;
+  }
+
+  takeProbe(): FetchedResponse | undefined {
+    const res = this.probed;
+    this.probed = undefined;
+    return res;
+  }
 
   constructor(
     readonly c: Ctx,

@@ -30,30 +30,38 @@ export function validateRequest(req: PayRequest): { input: string; agentBudget?:
   }
   if (Buffer.byteLength(input) > 60 * 1024)
     throw new PaidActionError("invalid_input", "input is larger than 60 KiB", { field: "input" });
-  let agentBudget: bigint | undefined;
-  if (req.budget !== undefined) {
-    if (req.budget.currency !== "USDC") {
-      throw new PaidActionError(
-        "invalid_input",
-        `budget.currency must be USDC, not ${JSON.stringify(req.budget.currency).slice(0, 40)}`,
-        { field: "budget.currency" },
-      );
-    }
-    agentBudget = typeof req.budget.amount === "string" ? parseDecimal(req.budget.amount) : undefined;
-    if (agentBudget === undefined)
-      throw new PaidActionError(
-        "invalid_input",
-        'budget.amount must be a decimal string such as "2.50" (at most 6 decimals)',
-        { field: "budget.amount" },
-      );
+  const agentBudget = agentBudgetOf(req.budget);
+  checkIntentKey(req.intentKey);
+  return { input, agentBudget };
+}
+
+/** The agent's budget for one call, in atomic units: it can only lower the human's limits. */
+export function agentBudgetOf(budget: PayRequest["budget"]): bigint | undefined {
+  if (budget === undefined) return undefined;
+  if (budget.currency !== "USDC") {
+    throw new PaidActionError(
+      "invalid_input",
+      `budget.currency must be USDC, not ${JSON.stringify(budget.currency).slice(0, 40)}`,
+      { field: "budget.currency" },
+    );
   }
-  if (
-    req.intentKey !== undefined &&
-    (typeof req.intentKey !== "string" || !/^[A-Za-z0-9_.:-]{8,100}$/.test(req.intentKey))
-  ) {
+  const agentBudget = typeof budget.amount === "string" ? parseDecimal(budget.amount) : undefined;
+  if (agentBudget === undefined)
+    throw new PaidActionError(
+      "invalid_input",
+      'budget.amount must be a decimal string such as "2.50" (at most 6 decimals)',
+      {
+        field: "budget.amount",
+      },
+    );
+  return agentBudget;
+}
+
+/** An intent key the agent chose: 8-100 characters of a safe alphabet. */
+export function checkIntentKey(intentKey: unknown): void {
+  if (intentKey !== undefined && (typeof intentKey !== "string" || !/^[A-Za-z0-9_.:-]{8,100}$/.test(intentKey))) {
     throw new PaidActionError("invalid_input", "intentKey must be 8-100 characters of A-Z a-z 0-9 _ . : -", {
       field: "intentKey",
     });
   }
-  return { input, agentBudget };
 }

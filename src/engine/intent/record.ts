@@ -6,7 +6,7 @@
 import { LEASE_MS, type Ctx } from "../context.js";
 import { PaidActionError } from "../errors.js";
 import { IntentKeyTaken } from "../journal/port.js";
-import type { Intent, PayOptions, PayRequest } from "../model/types.js";
+import type { Intent, PayOptions, PayRequest, StoredRequest } from "../model/types.js";
 
 /**
  * The recorded intent a call names by its approvalId or its intentKey, when its action and
@@ -49,6 +49,7 @@ export async function recordIntent(
   fp: string,
   agentBudget: bigint | undefined,
   opts: PayOptions,
+  fetch?: { origin: string; request: StoredRequest },
 ): Promise<{ intent: Intent } | { conflict: Intent }> {
   const now = c.d.now();
   const intentId = c.d.newId("int");
@@ -67,6 +68,7 @@ export async function recordIntent(
       createdAt: now,
       leaseOwner: c.d.owner,
       leaseUntil: now + LEASE_MS,
+      ...(fetch ? { fetch: { origin: fetch.origin, request: fetch.request } } : {}),
     });
   } catch (e) {
     const existing =

@@ -46,8 +46,8 @@ export abstract class PgIntents extends PgRecords {
     try {
       await this.pool.query(
         `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
-           lease_owner, lease_until, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', $9, $10, $11, $12, $12)`,
+           lease_owner, lease_until, created_at, updated_at, kind, origin, request)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', $9, $10, $11, $12, $12, $13, $14, $15)`,
         [
           n.intentId,
           n.intentKey,
@@ -61,6 +61,9 @@ export abstract class PgIntents extends PgRecords {
           n.leaseOwner,
           n.leaseUntil,
           n.createdAt,
+          n.fetch ? "fetch" : "action",
+          n.fetch?.origin ?? null,
+          n.fetch ? JSON.stringify(n.fetch.request) : null,
         ].map(pgValue),
       );
     } catch (e) {

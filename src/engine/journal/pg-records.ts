@@ -101,6 +101,19 @@ export abstract class PgRecords {
     });
   }
 
+  async saveResponseBody(intentId: string, body: Uint8Array, now: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES ($1, $2, $3)
+       ON CONFLICT (intent_id) DO UPDATE SET body = EXCLUDED.body, stored_at = EXCLUDED.stored_at`,
+      [intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now],
+    );
+  }
+
+  async responseBody(intentId: string): Promise<Uint8Array | undefined> {
+    const [row] = await rows(this.pool, `SELECT body FROM response_bodies WHERE intent_id = $1`, [intentId]);
+    return row ? new Uint8Array(row.body as Buffer) : undefined;
+  }
+
   async catalog(service: string): Promise<CatalogRecord[]> {
     const found = await rows(
       this.pool,

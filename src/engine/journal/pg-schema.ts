@@ -163,6 +163,22 @@ export const PG_MIGRATIONS: string[] = [
     frozen_by ${T} NOT NULL
   );
   `,
+  // 6: x402 resources bought with paid_fetch, beside the actions (see schema.ts).
+  `
+  ALTER TABLE intents ADD COLUMN kind ${T} NOT NULL DEFAULT 'action';
+  ALTER TABLE intents ADD COLUMN origin ${T};
+  ALTER TABLE intents ADD COLUMN request ${T};
+  ALTER TABLE intents ADD COLUMN offer ${T};
+  ALTER TABLE intents ADD COLUMN response ${T};
+  CREATE INDEX intents_origin ON intents(origin, created_at DESC) WHERE origin IS NOT NULL;
+  CREATE INDEX intents_kind ON intents(kind, created_at DESC, intent_id DESC);
+
+  CREATE TABLE response_bodies (
+    intent_id ${T} PRIMARY KEY,
+    body BYTEA NOT NULL,
+    stored_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 /**

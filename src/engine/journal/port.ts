@@ -7,7 +7,15 @@
  * a compare-and-set, an approval is decided once.
  */
 import type { Usage } from "../budget/policy.js";
-import type { Approval, ApprovalStatus, Intent, IntentPatch, IntentState, PaymentRecord } from "../model/types.js";
+import type {
+  Approval,
+  ApprovalStatus,
+  Intent,
+  IntentPatch,
+  IntentState,
+  PaymentRecord,
+  StoredRequest,
+} from "../model/types.js";
 
 /** A store answers now (SQLite) or later (PostgreSQL); the engine awaits either. */
 export type Awaitable<T> = T | Promise<T>;
@@ -80,6 +88,8 @@ export type NewIntent = Pick<
 > & {
   leaseOwner: string;
   leaseUntil: number;
+  /** A fetch (absent: an action): its origin and its request, a secret. */
+  fetch?: { origin: string; request: StoredRequest };
 };
 
 /** A compare-and-set on one intent, as part of a larger write. */
@@ -116,6 +126,8 @@ export interface TranscriptRecord {
  * refunds credited), in atomic units: the actions' shares add up to usage and reserved.
  */
 export interface ActionSpend {
+  /** An action's share, or (`fetch`) an origin's: `action` then names the origin. */
+  kind: "action" | "fetch";
   action: string;
   /** Held in the rolling 24 h window (by the reservation's time), minus refunds credited. */
   day: bigint;
@@ -257,6 +269,11 @@ export interface JournalStore {
   indexTranscript(r: TranscriptRecord): Awaitable<void>;
   /** The most recent tool calls, newest first, on every host sharing the journal. */
   transcriptIndex(limit: number): Awaitable<TranscriptRecord[]>;
+
+  // ---- Fetch answers' bodies (kept apart from the intents, by intent) ----
+  /** Keeps (or replaces) the body of the answer an intent's fetch got. */
+  saveResponseBody(intentId: string, body: Uint8Array, now: number): Awaitable<void>;
+  responseBody(intentId: string): Awaitable<Uint8Array | undefined>;
 
   // ---- Catalog cache ----
   saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): Awaitable<void>;

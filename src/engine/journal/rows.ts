@@ -26,6 +26,11 @@ const bigintZero: Codec = {
 
 const INTENT: Record<keyof Intent, [string, Codec]> = {
   intentId: ["intent_id", plain],
+  kind: ["kind", { read: (v) => v ?? "action", write: (v) => v ?? "action" }],
+  origin: ["origin", plain],
+  request: ["request", json],
+  offer: ["offer", json],
+  response: ["response", json],
   intentKey: ["intent_key", plain],
   attempt: ["attempt", plain],
   idemKey: ["idem_key", plain],

@@ -149,4 +149,22 @@ export const MIGRATIONS: string[] = [
     frozen_by TEXT NOT NULL
   );
   `,
+  // 6: x402 resources bought with paid_fetch, beside the actions: what an intent buys, the
+  // resource's origin, its request (a secret, like a proof), what its 402 offered, the answer
+  // it got; the answer's body is kept apart, by intent.
+  `
+  ALTER TABLE intents ADD COLUMN kind TEXT NOT NULL DEFAULT 'action';
+  ALTER TABLE intents ADD COLUMN origin TEXT;
+  ALTER TABLE intents ADD COLUMN request TEXT;
+  ALTER TABLE intents ADD COLUMN offer TEXT;
+  ALTER TABLE intents ADD COLUMN response TEXT;
+  CREATE INDEX intents_origin ON intents(origin, created_at DESC) WHERE origin IS NOT NULL;
+  CREATE INDEX intents_kind ON intents(kind, created_at DESC, intent_id DESC);
+
+  CREATE TABLE response_bodies (
+    intent_id TEXT PRIMARY KEY,
+    body BLOB NOT NULL,
+    stored_at INTEGER NOT NULL
+  );
+  `,
 ];

@@ -54,10 +54,26 @@ export abstract class SqliteIntents extends SqliteRecords {
   private insertIntentRow(n: NewIntent): void {
     this.sql(
       `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, agent_budget, state, call_id,
-         lease_owner, lease_until, created_at, updated_at)
+         lease_owner, lease_until, created_at, updated_at, kind, origin, request)
        VALUES (@intentId, @intentKey, @idemKey, @service, @action, @input, @fingerprint, @agentBudget, 'new', @callId,
-         @leaseOwner, @leaseUntil, @createdAt, @createdAt)`,
-    ).run({ ...n, input: JSON.stringify(n.input), agentBudget: n.agentBudget?.toString() ?? null });
+         @leaseOwner, @leaseUntil, @createdAt, @createdAt, @kind, @origin, @request)`,
+    ).run({
+      intentId: n.intentId,
+      intentKey: n.intentKey,
+      idemKey: n.idemKey,
+      service: n.service,
+      action: n.action,
+      input: JSON.stringify(n.input),
+      fingerprint: n.fingerprint,
+      agentBudget: n.agentBudget?.toString() ?? null,
+      callId: n.callId,
+      leaseOwner: n.leaseOwner,
+      leaseUntil: n.leaseUntil,
+      createdAt: n.createdAt,
+      kind: n.fetch ? "fetch" : "action",
+      origin: n.fetch?.origin ?? null,
+      request: n.fetch ? JSON.stringify(n.fetch.request) : null,
+    });
   }
 
   intent(intentId: string): Intent | undefined {

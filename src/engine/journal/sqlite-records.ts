@@ -86,6 +86,19 @@ export abstract class SqliteRecords {
     })();
   }
 
+  saveResponseBody(intentId: string, body: Uint8Array, now: number): void {
+    this.sql(
+      `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES (?, ?, ?)
+       ON CONFLICT (intent_id) DO UPDATE SET body = excluded.body, stored_at = excluded.stored_at`,
+    ).run(intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now);
+  }
+
+  responseBody(intentId: string): Uint8Array | undefined {
+    const row = this.sql(`SELECT body FROM response_bodies WHERE intent_id = ?`).get(intentId) as
+      { body: Buffer } | undefined;
+    return row ? new Uint8Array(row.body) : undefined;
+  }
+
   catalog(service: string): CatalogRecord[] {
     const rows = this.sql(`SELECT name, detail, fetched_at FROM catalog WHERE service = ? ORDER BY name`).all(
       service,

@@ -35,9 +35,53 @@ export type RefundState = "none" | "pending" | "verified" | "unverified";
 export type { StoredError } from "../errors.js";
 import type { StoredError } from "../errors.js";
 
+/** What an intent buys: a catalog action of the v1 service, or an x402 resource (`paid_fetch`). */
+export type IntentKind = "action" | "fetch";
+
+/** A fetch's request as the agent gave it: a secret (its URL and headers may carry credentials), in its own column. */
+export interface StoredRequest {
+  url: string;
+  origin: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+/** What a resource's 402 offered (x402 v2 `PAYMENT-REQUIRED`), kept for signing and for the record. */
+export interface StoredOffer {
+  resource?: { url: string; description?: string; mimeType?: string };
+  /** The extensions the proof carries: the `payment-identifier`, when the resource declared that extension. */
+  extensions?: Record<string, unknown>;
+  /** That payment identifier (one per attempt, the same on every resend). */
+  paymentId?: string;
+}
+
+/** The answer a fetch got (the body itself is kept apart, by intent). */
+export interface StoredResponse {
+  status: number;
+  /** The allow-listed headers (x402-http/response.ts). */
+  headers: Record<string, string>;
+  contentType: string | null;
+  /** The body's size in bytes. */
+  size: number;
+  /** A cross-origin redirect that was not followed. */
+  redirectRefused?: string;
+  /** Whether the answer came with the payment (false: the unpaid answer, or one after a refused proof). */
+  paid: boolean;
+}
+
 /** One intent as the journal holds it: typed, amounts in atomic units. */
 export interface Intent {
   intentId: string;
+  kind: IntentKind;
+  /** A fetch: the resource's origin (`https://host[:port]`); null for an action. */
+  origin: string | null;
+  /** A fetch: the request, a secret: lives in its own column and nowhere else. */
+  request: StoredRequest | null;
+  /** A fetch: what its 402 offered besides the requirement (`requirements`). */
+  offer: StoredOffer | null;
+  /** A fetch: the answer it got, once it got one. */
+  response: StoredResponse | null;
   /** The caller's key for this intent (or a generated one). */
   intentKey: string;
   /** Fresh attempts after a definite stop with nothing spent. */
@@ -210,4 +254,40 @@ export interface ExecutionEvent {
   status: string;
   previous: string | null;
   view: ExecutionView;
+}
+
+// ---- paid_fetch ----------------------------------------------------------------------
+
+/** A paid_fetch call, as the agent gave it (checked by x402-http/request.ts). */
+export interface FetchRequest {
+  url: unknown;
+  method?: unknown;
+  headers?: unknown;
+  body?: unknown;
+  budget?: { amount: string; currency: string };
+  intentKey?: string;
+  approvalId?: string;
+}
+
+/** What paid_fetch answers: the resource's answer, and the payment when there was one. */
+export interface FetchResult {
+  /** The purchase, when the resource asked for payment (null: it answered without asking). */
+  intentId: string | null;
+  intentKey: string | null;
+  status: number;
+  headers: Record<string, string>;
+  contentType: string | null;
+  /** The body's size in bytes (the whole, also when the body shown is cut or left out). */
+  size: number;
+  payment: {
+    amount: string;
+    currency: "USDC";
+    payTo: string;
+    transaction: string | null;
+    network: string;
+    settlement: SettlementCheck;
+  } | null;
+  attention?: string;
+  /** A cross-origin redirect that was not followed. */
+  redirectRefused?: string;
 }

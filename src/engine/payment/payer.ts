@@ -42,7 +42,20 @@ export interface Payer {
   /** Delegate mode: the owner of `source`, whose allowance the agent key spends. */
   owner?: string;
   /** Signs the challenge's transfer with `lifetime` (from our RPC), whatever blockhash the challenge names. */
-  createProof(requirements: PaymentRequirements, lifetime: Lifetime, resourceUrl?: string): Promise<SignedProof>;
+  createProof(requirements: PaymentRequirements, lifetime: Lifetime, o?: ProofOptions): Promise<SignedProof>;
+}
+
+/** What a proof carries besides the challenge it accepts. */
+export interface ProofOptions {
+  /** The paid resource, as the payload names it. */
+  resource?: { url: string; description?: string; mimeType?: string };
+  /**
+   * The memo the transfer carries when the challenge names none (an x402 resource's): ours,
+   * so that the chain can tell this payment apart. `accepted` stays the challenge as given.
+   */
+  memo?: string;
+  /** The payload's extensions (e.g. the payment identifier the resource declared). */
+  extensions?: Record<string, unknown>;
 }
 
 export interface PayerOptions {
@@ -105,10 +118,14 @@ export async function loadPayer(
     address: signer.address,
     source,
     ...(o.owner ? { owner: o.owner } : {}),
-    async createProof(requirements, lifetime, resourceUrl) {
+    async createProof(requirements, lifetime, o = {}) {
       let transaction: string;
+      const toSign =
+        o.memo !== undefined && requirements.extra?.memo === undefined
+          ? { ...requirements, extra: { ...requirements.extra, memo: o.memo } }
+          : requirements;
       try {
-        transaction = await build(requirements, lifetime);
+        transaction = await build(toSign, lifetime);
       } catch (e) {
         throw new PaidActionError(
           "payment_failed",
@@ -125,10 +142,11 @@ export async function loadPayer(
       }
       const payload = {
         x402Version: 2,
-        ...(resourceUrl ? { resource: { url: resourceUrl } } : {}),
+        ...(o.resource ? { resource: o.resource } : {}),
         // The challenge as the service gave it: it binds the payment, its blockhash hint does not.
         accepted: requirements,
         payload: { transaction },
+        ...(o.extensions ? { extensions: o.extensions } : {}),
       };
       return { proof: Buffer.from(JSON.stringify(payload)).toString("base64") };
     },

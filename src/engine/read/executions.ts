@@ -4,6 +4,7 @@
  * execution record from the service is folded in (its status and claims only: money is
  * credited back by the chain, in the reconciler, never by a status).
  */
+import { originShares } from "./spending-view.js";
 import { formatDecimal } from "../../domain/money.js";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../../domain/wire.js";
 import type { Config, ConfigIssue } from "../config/config.js";
@@ -88,11 +89,12 @@ export async function spending(
   configIssues: ConfigIssue[] | undefined,
   now: number,
 ) {
-  const [usage, reservedToday, reserved, refunded] = await Promise.all([
+  const [usage, reservedToday, reserved, refunded, shares] = await Promise.all([
     journal.usage(now),
     journal.reserved(now),
     journal.reserved(),
     journal.refundedTotal(),
+    journal.spendingByAction(now),
   ]);
   const limits = config?.limits;
   const fmt = formatDecimal;
@@ -107,6 +109,9 @@ export async function spending(
     refundsCredited: fmt(refunded),
     remainingTotal:
       limits?.maxTotal !== undefined ? fmt(limits.maxTotal > usage.total ? limits.maxTotal - usage.total : 0n) : null,
+    /** paid_fetch's purchases, by origin. */
+    byOrigin: originShares(shares, config),
+    allowOrigins: config?.allowOrigins ?? [],
     ...(configIssues ? { configIssues } : {}),
   };
 }
@@ -185,8 +190,9 @@ export async function getExecution(
 }
 
 /** What a paid call answers for an intent at rest: its execution, or the error it stopped with. */
-export function paidCallOf(intent: Intent, callId?: string): PaidCall {
-  if (intent.state !== "executed" || !intent.executionId) {
+/** The intent when it was carried out (an action's execution created, a fetch's resource delivered); else its refusal, thrown. */
+export function executedOrThrow(intent: Intent): Intent {
+  if (intent.state !== "executed" || (intent.kind !== "fetch" && !intent.executionId)) {
     const error = intent.error;
     if (error)
       throw new PaidActionError(
@@ -202,6 +208,15 @@ export function paidCallOf(intent: Intent, callId?: string): PaidCall {
       true,
     );
   }
+  return intent;
+}
+
+export function paidCallOf(intent: Intent, callId?: string): PaidCall {
+  executedOrThrow(intent);
+  if (!intent.executionId)
+    throw new PaidActionError("outcome_unknown", `intent ${intent.intentId} has no execution`, {
+      intentId: intent.intentId,
+    });
   const amount = formatDecimal(intent.amount!);
   return {
     intentId: intent.intentId,

@@ -8,7 +8,7 @@
 import { formatDecimal } from "../../domain/money.js";
 import type { Config } from "../config/config.js";
 import { DAY_MS } from "../journal/spending-sql.js";
-import type { JournalStore } from "../journal/port.js";
+import type { ActionSpend, JournalStore } from "../journal/port.js";
 import { callCeiling } from "../budget/policy.js";
 
 export interface ActionSpendView {
@@ -24,6 +24,29 @@ export interface ActionSpendView {
   count: number;
 }
 
+/** An origin's share, for x402 resources bought with paid_fetch. */
+export interface OriginSpendView {
+  origin: string;
+  spentLast24h: string;
+  spentTotal: string;
+  /** The highest price one paid_fetch to this origin may pay (maxPerCall lowered by perOrigin). */
+  perCallCap: string | null;
+  count: number;
+}
+
+/** The origins' shares of the spend (paid_fetch), as the caps count it. */
+export function originShares(shares: readonly ActionSpend[], config: Config | undefined): OriginSpendView[] {
+  return shares
+    .filter((a) => a.kind === "fetch")
+    .map((a) => ({
+      origin: a.action,
+      spentLast24h: formatDecimal(a.day - a.reservedDay),
+      spentTotal: formatDecimal(a.total),
+      perCallCap: config ? formatDecimal(callCeiling(config.limits, "paid_fetch", undefined, a.action).ceiling) : null,
+      count: a.count,
+    }));
+}
+
 export interface DaySpendView {
   /** YYYY-MM-DD (UTC). */
   day: string;
@@ -37,20 +60,23 @@ export async function spendingBreakdown(
   config: Config | undefined,
   now: number,
   days = 14,
-): Promise<{ byAction: ActionSpendView[]; days: DaySpendView[] }> {
+): Promise<{ byAction: ActionSpendView[]; byOrigin: OriginSpendView[]; days: DaySpendView[] }> {
   const today = Math.floor(now / DAY_MS);
   const first = today - (days - 1);
   const [actions, perDay] = await Promise.all([journal.spendingByAction(now), journal.spendingByDay(first * DAY_MS)]);
   const held = new Map(perDay.map((d) => [d.day, d.held]));
   return {
-    byAction: actions.map((a) => ({
-      action: a.action,
-      spentLast24h: formatDecimal(a.day - a.reservedDay),
-      spentTotal: formatDecimal(a.total),
-      refunded: formatDecimal(a.refunded),
-      perCallCap: config ? formatDecimal(callCeiling(config.limits, a.action).ceiling) : null,
-      count: a.count,
-    })),
+    byAction: actions
+      .filter((a) => a.kind === "action")
+      .map((a) => ({
+        action: a.action,
+        spentLast24h: formatDecimal(a.day - a.reservedDay),
+        spentTotal: formatDecimal(a.total),
+        refunded: formatDecimal(a.refunded),
+        perCallCap: config ? formatDecimal(callCeiling(config.limits, a.action).ceiling) : null,
+        count: a.count,
+      })),
+    byOrigin: originShares(actions, config),
     days: Array.from({ length: days }, (_, i) => {
       const day = first + i;
       return { day: new Date(day * DAY_MS).toISOString().slice(0, 10), spent: formatDecimal(held.get(day) ?? 0n) };

@@ -6,6 +6,8 @@ import { registerGetExecutionTool } from "./get-execution.js";
 import { registerGetSpendingTool } from "./get-spending.js";
 import { registerListExecutionsTool } from "./list-executions.js";
 import type { MirrorTools } from "./mirror.js";
+import { registerPaidFetchTool } from "./paid-fetch.js";
+import { registerSearchPaidResourcesTool } from "./search-paid-resources.js";
 import { registerQuoteActionTool } from "./quote-action.js";
 import { registerSearchAgentServicesTool } from "./search-agent-services.js";
 import { registerWaitForExecutionTool } from "./wait-for-execution.js";
@@ -20,4 +22,6 @@ export function registerMirrorTools(tools: MirrorTools, ctx: McpContext, updates
   registerGetSpendingTool(tools, ctx);
   registerSearchAgentServicesTool(tools, ctx);
   registerGetCompanyTool(tools, ctx);
+  registerPaidFetchTool(tools, ctx);
+  registerSearchPaidResourcesTool(tools, ctx);
 }

@@ -39,6 +39,8 @@ export interface MirrorToolSpec<S extends z.ZodType> {
   readOnly?: boolean;
   /** Whether it reaches beyond this server; default: when it is not read-only. */
   openWorld?: boolean;
+  /** Whether calling it twice does what calling it once does; default true. */
+  idempotent?: boolean;
 }
 
 export function addMirrorTool<S extends z.ZodType>(tools: MirrorTools, ctx: McpContext, spec: MirrorToolSpec<S>): void {
@@ -62,7 +64,7 @@ export function addMirrorTool<S extends z.ZodType>(tools: MirrorTools, ctx: McpC
           title,
           readOnlyHint: readOnly,
           destructiveHint: false,
-          idempotentHint: true,
+          idempotentHint: spec.idempotent ?? true,
           openWorldHint: spec.openWorld ?? !readOnly,
         },
       });

@@ -23,6 +23,8 @@ const MIRROR_TOOLS = [
   "get_spending",
   "search_agent_services",
   "get_company",
+  "paid_fetch",
+  "search_paid_resources",
 ] as const;
 export const ALL_TOOLS = [...PAID_TOOLS, ...MIRROR_TOOLS] as const;
 export const KNOWN = new Set<string>(ALL_TOOLS);

@@ -11,6 +11,7 @@ import { PaidActionError } from "../../errors.js";
 import { evaluateBudget } from "../../budget/policy.js";
 import { transition } from "../../model/transitions.js";
 import type { HeldIntent } from "../held.js";
+import { originRefused, standingOf } from "../resource.js";
 
 /** Budget decision, approval, challenge and drift checks, then the reservation. Signs nothing. */
 export async function decide(h: HeldIntent): Promise<void> {
@@ -29,13 +30,17 @@ export async function decide(h: HeldIntent): Promise<void> {
     amount,
     payee: intent.payee ?? undefined,
     agentBudget: intent.agentBudget ?? undefined,
+    origin: intent.origin ?? undefined,
   };
+  // The human's allowOrigins may have changed since the price was recorded.
+  if (intent.kind === "fetch" && standingOf(c, intent.origin!) === "refused") throw originRefused(c, intent.origin!);
   const withTotal = c.config.limits.maxTotal !== undefined;
   const pre = evaluateBudget(c.config.limits, await c.journal.usage(c.now(), withTotal), charge);
   if (!pre.ok) throw new PaidActionError(pre.code, pre.message, { quoteId: intent.quoteId, ...pre.context });
   if (pre.needsApproval) await ensureApproved(c, h, h.opts);
   h.checkCancelled("before the payment was reserved");
-  const requirements = await challengeFor(c, h.intent, h.opts.signal);
+  // A fetch's challenge is its 402's requirement, read and checked when it was priced (steps/probe.ts).
+  const requirements = intent.kind === "fetch" ? intent.requirements! : await challengeFor(c, h.intent, h.opts.signal);
   h.checkCancelled("before the payment was reserved");
   const payee = h.intent.payee ?? requirements.payTo;
   const reserved = await c.journal.reserve(

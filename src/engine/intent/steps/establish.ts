@@ -72,7 +72,8 @@ export async function establish(h: HeldIntent): Promise<void> {
     { quoteId: intent.quoteId, serviceCode },
   );
   await h.settle("never_landed", e);
-  if (intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
+  // A fetch is not sent again unasked: the agent's next call with the same intentKey starts afresh.
+  if (intent.kind === "action" && intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
     c.transcript(h.intent, "retry", { decision: "the refused proof can never land: a fresh attempt" });
     await h.restart();
   }

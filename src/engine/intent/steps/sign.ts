@@ -10,8 +10,21 @@ import { LeaseLost } from "../../journal/port.js";
 import { callCeiling } from "../../budget/policy.js";
 import { paidResourceUrl } from "../../service/api.js";
 import { transition } from "../../model/transitions.js";
-import type { IntentPatch } from "../../model/types.js";
+import type { Intent, IntentPatch } from "../../model/types.js";
+import type { ProofOptions } from "../../payment/payer.js";
+import { redactUrl } from "../../x402-http/request.js";
 import type { HeldIntent } from "../held.js";
+
+/** An action's proof names the v1 service's paid resource; a fetch's, the resource's own, with our memo. */
+function proofOptions(baseUrl: string | undefined, intent: Intent): ProofOptions {
+  if (intent.kind === "fetch")
+    return {
+      resource: intent.offer?.resource ?? { url: redactUrl(intent.request!.url) },
+      memo: intent.quoteId!,
+      ...(intent.offer?.extensions ? { extensions: intent.offer.extensions } : {}),
+    };
+  return baseUrl ? { resource: { url: paidResourceUrl(baseUrl) } } : {};
+}
 
 export async function sign(h: HeldIntent): Promise<void> {
   const { c } = h;
@@ -24,7 +37,12 @@ export async function sign(h: HeldIntent): Promise<void> {
       { quoteId: intent.quoteId },
     );
   // The lowest budget any call on this intent gave applies, even to a reservation made earlier.
-  const { ceiling, by } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
+  const { ceiling, by } = callCeiling(
+    c.config.limits,
+    intent.action,
+    intent.agentBudget ?? undefined,
+    intent.origin ?? undefined,
+  );
   if (intent.amount! > ceiling) {
     throw new PaidActionError(
       "budget_exceeded",
@@ -47,11 +65,7 @@ export async function sign(h: HeldIntent): Promise<void> {
   });
   // Last look before anything is signed (the journal looks again when it records the proof).
   await refuseIfFrozen(c.journal);
-  const { proof } = await payer.createProof(
-    requirements,
-    lifetime,
-    c.config.baseUrl ? paidResourceUrl(c.config.baseUrl) : undefined,
-  );
+  const { proof } = await payer.createProof(requirements, lifetime, proofOptions(c.config.baseUrl, h.intent));
   c.d.transcripts.addSecret(proof, { ephemeral: true });
   const now = c.now();
   const patch: IntentPatch = { state: transition(intent.state, "sign").state, proof };

@@ -1,0 +1,83 @@
+/**
+ * A fetch's steps after signing. `deliver` (from `signed`): the request sent again with the
+ * proof in `PAYMENT-SIGNATURE`; an answer below 400 is the resource, delivered — kept, with
+ * the settlement `PAYMENT-RESPONSE` claims, for the reconciler to verify on chain. Anything
+ * else after the proof left (an error, another 402, no answer) may still have been settled:
+ * the chain decides (steps/establish.ts), and nothing is signed again meanwhile.
+ * `undelivered` (from `paid`): the chain shows the payment landed but the resource was not
+ * delivered — a person looks; it is never paid twice.
+ */
+import { PaidActionError } from "../../errors.js";
+import { POLL_START_MS } from "../../context.js";
+import { asError } from "../failures.js";
+import { readPaymentResponse } from "../../x402-http/challenge.js";
+import type { FetchedResponse } from "../../x402-http/http.js";
+import { keptHeaders } from "../../x402-http/response.js";
+import { fetchResource, keepResponse } from "../resource.js";
+import type { HeldIntent } from "../held.js";
+import { proofRefused } from "./establish.js";
+
+export async function deliver(h: HeldIntent): Promise<void> {
+  const { c, intent } = h;
+  const sentAt = c.now();
+  let res: FetchedResponse;
+  try {
+    res = await fetchResource(c, intent, { proof: intent.proof! });
+  } catch (e) {
+    // No answer: the proof may have reached the resource, and the resource may have settled it.
+    c.step("confirm_sent", intent);
+    const error = asError(e);
+    return proofRefused(h, 0, { code: error.code, message: error.message }, sentAt);
+  }
+  c.step("confirm_sent", intent);
+  const settlement = readPaymentResponse(res.headers["payment-response"]);
+  c.transcript(intent, "request", {
+    paid: true,
+    status: res.status,
+    headers: keptHeaders(res.headers),
+    settlement: settlement ?? null,
+  });
+  if (res.status >= 400) {
+    // The resource may have settled and still answered an error, or asked again: never paid twice.
+    await h.commit({ response: await keepResponse(c, intent, res, false) });
+    const code = res.status === 402 ? "payment_required_again" : `http_${res.status}`;
+    const message =
+      res.status === 402
+        ? "the resource answered 402 again to the paid request"
+        : `the resource answered HTTP ${res.status} to the paid request`;
+    return proofRefused(h, res.status, { code, message, reason: settlement?.errorReason }, sentAt);
+  }
+  const response = await keepResponse(c, intent, res, true);
+  const claimed = settlement?.success && settlement.transaction ? settlement.transaction.slice(0, 128) : null;
+  await h.settle(
+    "executed",
+    null,
+    {
+      response,
+      execStatus: "completed",
+      paymentTx: claimed,
+      settlement: "claimed",
+      // Followed until its settlement is verified on chain.
+      nextPollAt: c.now() + POLL_START_MS,
+      pollIntervalMs: POLL_START_MS,
+      leaseOwner: null,
+      leaseUntil: null,
+    },
+    { sentAt, ...(claimed ? { claimedTx: claimed } : {}) },
+  );
+  c.step("execution_recorded", h.intent);
+  c.events.emit("scheduled");
+}
+
+/** The payment landed, but the resource did not deliver: a person looks; nothing is paid again. */
+export async function undelivered(h: HeldIntent): Promise<void> {
+  const { intent } = h;
+  const answer = intent.response ? `it answered HTTP ${intent.response.status}` : "it gave no answer";
+  const tx = intent.paymentTx ? ` in ${intent.paymentTx}` : "";
+  const error = new PaidActionError(
+    "execution_rejected",
+    `the payment for ${intent.origin ?? "the resource"} landed on chain${tx}, but the resource was not delivered (${answer}); it is not paid again — a person should ask the seller for it or for a refund`,
+    { transaction: intent.paymentTx },
+  );
+  await h.settle("refused_after_payment", error, { attention: error.message });
+}

@@ -1,0 +1,94 @@
+/**
+ * The probe step (a fetch's `new`): the request sent without payment, and the resource's 402
+ * read as its price — the requirement this server can pay (scheme `exact`, the configured
+ * network and USDC mint), the memo the transfer will carry, the payment identifier when the
+ * resource declares that extension. Pays nothing. The first attempt's probe is the one the
+ * call already made before recording the intent (handed in); a fresh attempt sends it again.
+ */
+import { formatDecimal } from "../../../domain/money.js";
+import { PaidActionError } from "../../errors.js";
+import {
+  declaresPaymentIdentifier,
+  paymentExtensions,
+  pickRequirement,
+  readPaymentRequired,
+} from "../../x402-http/challenge.js";
+import type { FetchedResponse } from "../../x402-http/http.js";
+import { keptHeaders } from "../../x402-http/response.js";
+import { fetchResource, keepResponse } from "../resource.js";
+import type { HeldIntent } from "../held.js";
+
+/** How long a resource's price is used before it is asked for again, at most. */
+const MAX_OFFER_MS = 300_000;
+
+/** The JSON a 402's body holds, when it holds JSON (the v2 challenge travels in a header; some put it here). */
+export function jsonOf(res: FetchedResponse): unknown {
+  if (res.body.byteLength === 0 || res.body.byteLength > 65_536) return undefined;
+  try {
+    return JSON.parse(Buffer.from(res.body).toString("utf8")) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function probe(h: HeldIntent): Promise<void> {
+  h.checkCancelled("before the request");
+  const { c, intent } = h;
+  const res = h.takeProbe() ?? (await fetchResource(c, intent, { signal: h.opts.signal }));
+  c.transcript(intent, "request", { paid: false, status: res.status, headers: keptHeaders(res.headers) });
+  if (res.status !== 402) {
+    await h.commit({ response: await keepResponse(c, intent, res, false) });
+    throw new PaidActionError(
+      "payment_unsupported",
+      `the resource answered HTTP ${res.status} without asking for payment this time; nothing was paid`,
+      { origin: intent.origin ?? undefined },
+    );
+  }
+  const offer = readPaymentRequired(res.headers, jsonOf(res));
+  if (!offer)
+    throw new PaidActionError(
+      "payment_unsupported",
+      "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid",
+      { origin: intent.origin ?? undefined },
+    );
+  const pick = pickRequirement(offer, { network: c.config.network, mint: c.config.mint });
+  if (!pick.ok)
+    throw new PaidActionError(
+      "payment_unsupported",
+      `the resource asks for no payment this server can make (scheme exact on ${c.config.network} in USDC ${c.config.mint}); it offered: ${pick.offered.join("; ").slice(0, 400) || "nothing"}; nothing was paid`,
+      { origin: intent.origin ?? undefined, offered: pick.offered },
+    );
+  const requirement = pick.requirement;
+  const sellerMemo = typeof requirement.extra?.memo === "string" ? requirement.extra.memo : undefined;
+  // The memo is how the chain tells this payment apart: one already journaled would hide it.
+  if (sellerMemo !== undefined && (await c.journal.payment(sellerMemo)))
+    throw new PaidActionError(
+      "payment_unsupported",
+      `the resource asks for a transfer memo (${sellerMemo.slice(0, 64)}) that another payment of this wallet already carries; nothing was paid`,
+      { origin: intent.origin ?? undefined },
+    );
+  const quoteId = sellerMemo ?? c.d.newId("fq");
+  const paymentId = declaresPaymentIdentifier(offer) ? `pam_${quoteId}` : undefined;
+  const now = c.now();
+  const ttl = Math.min(Math.max(requirement.maxTimeoutSeconds ?? 60, 1) * 1000, MAX_OFFER_MS);
+  await h.advance("quote_recorded", {
+    quoteId,
+    amount: BigInt(requirement.amount),
+    payee: requirement.payTo,
+    quoteExpiresAt: now + ttl,
+    quotedAt: now,
+    requirements: requirement,
+    offer: {
+      ...(offer.resource ? { resource: offer.resource } : {}),
+      ...(paymentId ? { paymentId, extensions: paymentExtensions(offer, paymentId) } : {}),
+    },
+  });
+  c.transcript(h.intent, "price", {
+    amount: formatDecimal(BigInt(requirement.amount)),
+    payTo: requirement.payTo,
+    network: requirement.network,
+    memo: sellerMemo ? "the resource's" : "ours",
+  });
+  c.step("quote_recorded", h.intent);
+  h.checkCancelled("after the price");
+}
