@@ -93,6 +93,8 @@ function resourceServer() {
 // ---- The request log -------------------------------------------------------------------------
 
 const seen = [];
+/** Behind a lying proxy, the proxy is the public face and keeps the log. */
+const appLogs = !config.lie;
 
 function header(headers, name) {
   const v = headers[name];
@@ -122,8 +124,10 @@ async function expressApp() {
   const app = express();
   app.use((req, res, next) => {
     if (req.path === LOG_PATH) return res.json(seen);
-    const entry = record(req.method, req.originalUrl, req.headers);
-    res.on("finish", () => (entry.status = res.statusCode));
+    if (appLogs) {
+      const entry = record(req.method, req.originalUrl, req.headers);
+      res.on("finish", () => (entry.status = res.statusCode));
+    }
     next();
   });
   app.use(express.json());
@@ -150,6 +154,7 @@ async function honoApp() {
   const app = new Hono();
   app.use(async (c, next) => {
     if (c.req.path === LOG_PATH) return c.json(seen);
+    if (!appLogs) return next();
     const url = new URL(c.req.url);
     const entry = record(c.req.method, url.pathname + url.search, Object.fromEntries(c.req.raw.headers));
     await next();
