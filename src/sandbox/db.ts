@@ -136,6 +136,43 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   },
   // 3: a payment's blockhash, to tell a transaction that may still land from one that never will.
   `ALTER TABLE payments ADD COLUMN blockhash TEXT;`,
+  // 4: the x402 facilitator (facilitator/): what it settled, and the Bazaar catalog of the
+  // resources whose payments declared the discovery extension.
+  `
+  CREATE TABLE facilitator_settlements (
+    message_hash TEXT PRIMARY KEY,  -- sha256 of the transaction's message: the payment's identity
+    status TEXT NOT NULL CHECK (status IN ('settling', 'settled')),
+    network TEXT NOT NULL,
+    pay_to TEXT NOT NULL,
+    asset TEXT NOT NULL,
+    amount TEXT NOT NULL,           -- atomic units
+    blockhash TEXT NOT NULL,        -- to tell a transaction that may still land from one that never will
+    resource_url TEXT,
+    transaction_sig TEXT,
+    payer TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE discovery_resources (
+    resource TEXT NOT NULL,         -- the resource URL, without query or fragment
+    method TEXT NOT NULL,           -- the HTTP method, or 'tool:<name>' for an MCP tool
+    type TEXT NOT NULL,             -- 'http' or 'mcp'
+    x402_version INTEGER NOT NULL,
+    accepts TEXT NOT NULL,          -- JSON PaymentRequirements[] of the latest settlement
+    scheme TEXT NOT NULL,
+    network TEXT NOT NULL,
+    pay_to TEXT NOT NULL,
+    description TEXT,
+    mime_type TEXT,
+    metadata TEXT NOT NULL,         -- JSON {serviceName?, tags?, iconUrl?}
+    extensions TEXT NOT NULL,       -- JSON {bazaar: {info, schema, ...}}
+    settlements INTEGER NOT NULL,
+    first_settled_at INTEGER NOT NULL,
+    last_updated INTEGER NOT NULL,
+    PRIMARY KEY (resource, method)
+  );
+  `,
 ];
 
 export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {

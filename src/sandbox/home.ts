@@ -1,8 +1,8 @@
 /**
  * A sandbox home's durable state as the sandbox opens it: the SQLite store (its API keys,
  * the service's own keys), and the ledger with its genesis — the USDC mint, the demo wallet
- * funded with 1000 USDC — and, on first start, the agent key the demo wallet lets spend a
- * demo allowance of its USDC as its delegate.
+ * funded with 1000 USDC, the seller's token account — and, on first start, the agent key the
+ * demo wallet lets spend a demo allowance of its USDC as its delegate.
  */
 import { chmodSync, existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { generateKeypairBytes, readKeypairFile, signerFromBytes, writeKeypairFil
 import { formatDecimal, parseDecimal } from "../domain/money.js";
 import { openDatabase } from "./db.js";
 import { clearUnfinishedIdempotency } from "./http/handler.js";
-import { genesis, grantDemoAllowance, type ServiceKeys } from "./ledger/chain.js";
+import { ensureTokenAccount, genesis, grantDemoAllowance, type ServiceKeys } from "./ledger/chain.js";
 import { Ledger } from "./ledger/ledger.js";
 
 const WALLET_FUNDING = parseDecimal("1000")!;
@@ -30,22 +30,20 @@ function setMeta(db: Database.Database, key: string, value: string): void {
   );
 }
 
+/** The service's keys, each generated once and kept; a home made before a key existed gets it on its next start. */
 export async function loadServiceKeys(db: Database.Database): Promise<ServiceKeys> {
-  let stored = meta(db, "service_keys");
-  if (!stored) {
-    stored = JSON.stringify({
-      feePayer: Buffer.from(generateKeypairBytes()).toString("base64"),
-      treasury: Buffer.from(generateKeypairBytes()).toString("base64"),
-      mintAuthority: Buffer.from(generateKeypairBytes()).toString("base64"),
-    });
-    setMeta(db, "service_keys", stored);
-  }
-  const raw = JSON.parse(stored) as Record<keyof ServiceKeys, string>;
-  const load = (b64: string) => signerFromBytes(new Uint8Array(Buffer.from(b64, "base64")));
+  const stored = meta(db, "service_keys");
+  const raw = (stored ? JSON.parse(stored) : {}) as Partial<Record<keyof ServiceKeys, string>>;
+  const names = ["feePayer", "treasury", "mintAuthority", "seller"] as const;
+  const missing = names.filter((name) => !raw[name]);
+  for (const name of missing) raw[name] = Buffer.from(generateKeypairBytes()).toString("base64");
+  if (missing.length > 0) setMeta(db, "service_keys", JSON.stringify(raw));
+  const load = (name: keyof ServiceKeys) => signerFromBytes(new Uint8Array(Buffer.from(raw[name]!, "base64")));
   return {
-    feePayer: await load(raw.feePayer),
-    treasury: await load(raw.treasury),
-    mintAuthority: await load(raw.mintAuthority),
+    feePayer: await load("feePayer"),
+    treasury: await load("treasury"),
+    mintAuthority: await load("mintAuthority"),
+    seller: await load("seller"),
   };
 }
 
@@ -116,6 +114,8 @@ export async function openLedger(
     setMeta(db, "genesis_done", "1");
     log(`new sandbox in ${home}: demo wallet ${wallet.address} funded with 1000 USDC`);
   }
+  // The seller's token account must exist before its first payment (an upgraded home gets it now).
+  await ensureTokenAccount(ledger, keys, keys.seller.address, mint);
   const agentKeyPath = join(home, "agent-key.json");
   const owner = await signerFromBytes(readKeypairFile(walletPath));
   if (meta(db, "agent_key_done") !== "1") {

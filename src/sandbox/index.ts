@@ -1,7 +1,8 @@
 /**
  * Starting and stopping a reference service ("sandbox") on a home directory: the SQLite
- * file, the ledger, the service keys, the demo wallet, the HTTP server on loopback, and
- * `sandbox.json` describing how to reach it. One sandbox per home directory at a time.
+ * file, the ledger, the service keys, the demo wallet, the x402 facilitator and the paid
+ * resources it settles, the HTTP server on loopback, and `sandbox.json` describing how to
+ * reach it. One sandbox per home directory at a time.
  */
 import type { Server } from "node:http";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync, renameSync } from "node:fs";
@@ -13,8 +14,13 @@ import { isAlive, lockHome } from "./home-lock.js";
 import { loadServiceKeys, openLedger, openStore } from "./home.js";
 import { createHttpHandler, type HttpOptions, type RateLimit } from "./http/handler.js";
 import { listen, stopServer } from "./http/server.js";
+import { createFacilitatorApi } from "./facilitator/api.js";
+import { inProcessFacilitatorClient } from "./facilitator/client.js";
+import { DiscoveryCatalog } from "./facilitator/discovery.js";
+import { SandboxFacilitator } from "./facilitator/facilitator.js";
 import type { FacilitatorFaults } from "./facilitator/faults.js";
 export { FacilitatorFaults } from "./facilitator/faults.js";
+import { createPaidResources } from "./resources/server.js";
 import type { Ledger } from "./ledger/ledger.js";
 import { SandboxService } from "./service/service.js";
 import { systemResolver, type Resolver } from "./service/webhook-guard.js";
@@ -54,7 +60,8 @@ export interface SandboxOptions {
   log?: (line: string) => void;
   /**
    * Test hook: settlements the x402 facilitator reports as failed after sending
-   * (`new FacilitatorFaults().pendingAfterSend(1)`, see faults.ts). Absent: no hook.
+   * (`new FacilitatorFaults().pendingAfterSend(1)`, see faults.ts), for the v1 payments and
+   * the /facilitator endpoint alike. Absent: no hook.
    */
   facilitatorFaults?: FacilitatorFaults;
 }
@@ -73,9 +80,18 @@ export interface SandboxInfo {
   /** The agent key: no USDC of its own, it spends the owner's as its delegate, within the demo allowance. */
   agentKeyPath?: string;
   agentAddress?: string;
+  /**
+   * The sandbox's x402 facilitator (`/supported`, `/verify`, `/settle`, `/discovery/resources`),
+   * for stock sellers' `HTTPFacilitatorClient`; absent in a sandbox.json written before it.
+   */
+  facilitatorUrl?: string;
 }
 
 export interface Sandbox extends SandboxInfo {
+  facilitatorUrl: string;
+  /** The facilitator behind `facilitatorUrl`, and its Bazaar catalog. */
+  facilitator: SandboxFacilitator;
+  catalog: DiscoveryCatalog;
   apiKeys: string[];
   home: string;
   port: number;
@@ -148,6 +164,38 @@ function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: 
   return { webhooks, service };
 }
 
+/**
+ * The x402 side: the facilitator (settling on the ledger, cataloguing for the Bazaar), its
+ * HTTP surface, and the sandbox's own paid resources settled through it in process.
+ */
+function createX402(options: SandboxOptions, ground: ServiceGround, origin: () => string) {
+  const { db, ledger, keys, network, mint, now, log } = ground;
+  const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const catalog = new DiscoveryCatalog(db, now);
+  const facilitator = new SandboxFacilitator({
+    db,
+    ledger,
+    keys,
+    network,
+    catalog,
+    now,
+    log,
+    faults: options.facilitatorFaults,
+  });
+  const facilitatorApi = createFacilitatorApi({ facilitator, catalog, rateLimit, now, log });
+  const paidResources = createPaidResources({
+    facilitator: inProcessFacilitatorClient(facilitator),
+    network,
+    asset: mint,
+    payTo: keys.seller.address,
+    origin,
+    rateLimit,
+    now,
+    log,
+  });
+  return { catalog, facilitator, facilitatorApi, paidResources };
+}
+
 /** The HTTP handler over the service, listening on 127.0.0.1. */
 async function serve(
   options: SandboxOptions,
@@ -186,18 +234,31 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       { db, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS },
       cleanups,
     );
-    let baseUrl = "";
+    let origin = "";
+    const baseUrl = () => `${origin}/v1`;
     const ground = { db, ledger, keys, network, mint, now, log };
-    const { webhooks, service } = createService(options, ground, () => baseUrl);
-    const { handler, server, port } = await serve(options, { service, webhooks, ledger, db, apiKeys, now, log });
-    baseUrl = `http://127.0.0.1:${port}/v1`;
-    const info: SandboxInfo = {
-      baseUrl,
+    const { webhooks, service } = createService(options, ground, baseUrl);
+    const x402 = createX402(options, ground, () => origin);
+    const { handler, server, port } = await serve(options, {
+      service,
+      webhooks,
+      facilitator: x402.facilitatorApi,
+      paidResources: x402.paidResources,
+      ledger,
+      db,
+      apiKeys,
+      now,
+      log,
+    });
+    origin = `http://127.0.0.1:${port}`;
+    const info: SandboxInfo & { facilitatorUrl: string } = {
+      baseUrl: baseUrl(),
       apiKey: apiKeys[0]!,
-      rpcUrl: `http://127.0.0.1:${port}/solana`,
+      rpcUrl: `${origin}/solana`,
       network,
       asset: mint,
       ...accounts,
+      facilitatorUrl: `${origin}/facilitator`,
     };
     writeJsonAtomic(join(home, "sandbox.json"), info);
     service.recover();
@@ -217,6 +278,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       home,
       port,
       service,
+      facilitator: x402.facilitator,
+      catalog: x402.catalog,
       ledger,
       db,
       keys,

@@ -1,8 +1,9 @@
 /**
- * The sandbox's HTTP surface: routing of the v1 API and the Solana JSON-RPC endpoint,
- * and what every request goes through first — request ids, bearer auth (constant time),
- * per-key (and per-address, unauthenticated) rate limiting (auth.ts), body limits and JSON
- * parsing, and Stripe-style idempotency.
+ * The sandbox's HTTP surface: routing of the v1 API, the Solana JSON-RPC endpoint, the x402
+ * facilitator (/facilitator, facilitator/api.ts) and the paid resources (/x402,
+ * resources/server.ts), and what every request goes through first — request ids, bearer
+ * auth (constant time), per-key (and per-address, unauthenticated) rate limiting (auth.ts),
+ * body limits and JSON parsing, and Stripe-style idempotency.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Database from "better-sqlite3";
@@ -22,8 +23,15 @@ export { MAX_BODY_BYTES } from "./io.js";
 export { clearUnfinishedIdempotency } from "./idempotency.js";
 export type { RateLimit } from "./rate-limit.js";
 
+/** A part of the surface with a path prefix of its own; `url.pathname` starts with its prefix. */
+export type PrefixHandler = (req: IncomingMessage, res: ServerResponse, url: URL, requestId: string) => Promise<void>;
+
 export interface HttpOptions {
   service: SandboxService;
+  /** Everything under /facilitator. */
+  facilitator: PrefixHandler;
+  /** Everything under /x402. */
+  paidResources: PrefixHandler;
   webhooks: Webhooks;
   ledger: Ledger;
   db: Database.Database;
@@ -70,6 +78,10 @@ export function createHttpHandler(o: HttpOptions) {
         return await handleSolana(o.ledger, takeRpcToken, req, res, requestId);
       }
       if (url.pathname === "/health") return send(res, { status: 200, body: { ok: true } });
+      if (url.pathname === "/facilitator" || url.pathname.startsWith("/facilitator/")) {
+        return await o.facilitator(req, res, url, requestId);
+      }
+      if (url.pathname.startsWith("/x402/")) return await o.paidResources(req, res, url, requestId);
       if (!url.pathname.startsWith("/v1/"))
         throw new ApiError(404, "not_found", `no such path ${url.pathname}; the API lives under /v1`);
       const path = url.pathname.slice(3);

@@ -1,6 +1,7 @@
 /**
  * The sandbox's own accounts on its ledger, and the transactions it signs itself:
- * genesis (USDC mint, fee payer, treasury, demo wallet), refunds back to payers, and the
+ * genesis (USDC mint, fee payer, treasury, demo wallet), the seller's token account,
+ * refunds back to payers, and the
  * LiteSVM-backed signer the x402 reference facilitator settles through.
  */
 import {
@@ -37,6 +38,8 @@ export interface ServiceKeys {
   feePayer: KeyPairSigner;
   treasury: KeyPairSigner;
   mintAuthority: KeyPairSigner;
+  /** The payee of the sandbox's own x402 resources (resources/), apart from the v1 treasury. */
+  seller: KeyPairSigner;
 }
 
 export { associatedTokenAddress } from "../../domain/token.js";
