@@ -17,6 +17,7 @@ const common = {
 const ENGINE_ON_POSTGRES = [
   "test/engine/paid-call.test.ts",
   "test/engine/paid-call-refusals.test.ts",
+  "test/engine/paid-fetch.test.ts",
   "test/engine/concurrency.test.ts",
   "test/engine/crash.test.ts",
   "test/engine/audit.test.ts",

@@ -140,8 +140,37 @@ async function followExecution(client: Client, paidCall: PaidCall): Promise<Exec
   return record;
 }
 
+/** Any x402 resource, bought under the same limits: the sandbox's own weather, then found in discovery. */
+async function fetchPaidResource(client: Client, home: string): Promise<boolean> {
+  step(6, "It buys an x402 resource on the web (paid_fetch): the sandbox's weather");
+  const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as { baseUrl: string };
+  const url = `${new URL(info.baseUrl).origin}/x402/weather?city=Berlin`;
+  const result = await client.callTool({ name: "paid_fetch", arguments: { url, intentKey: "demo-weather-berlin" } });
+  const fetched = structured<{
+    status: number;
+    body: unknown;
+    payment: { amount: string; payTo: string; transaction: string | null } | null;
+    error?: Refusal["error"];
+  }>(result);
+  if (result.isError || !fetched.payment) {
+    say(`Unexpected answer: ${JSON.stringify(fetched.error ?? fetched).slice(0, 300)}`);
+    return false;
+  }
+  say(
+    `GET ${url} answered 402; paid ${fetched.payment.amount} USDC to ${fetched.payment.payTo}, then HTTP ${fetched.status}:`,
+  );
+  say(`  ${JSON.stringify(fetched.body).slice(0, 200)}`);
+  const found = structured<{ resources: Array<{ url: string; price: string | null }> }>(
+    await client.callTool({ name: "search_paid_resources", arguments: { query: "weather" } }),
+  );
+  say(
+    `The sandbox's facilitator now lists it (search_paid_resources): ${found.resources.map((r) => `${r.url} at ${r.price ?? "?"} USDC`).join(", ") || "nothing yet"}`,
+  );
+  return true;
+}
+
 async function checkSpending(client: Client, home: string): Promise<void> {
-  step(6, "It checks what was spent (get_spending)");
+  step(7, "It checks what was spent (get_spending)");
   const spending = structured<Spending>(await client.callTool({ name: "get_spending", arguments: {} }));
   say(
     `Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`,
@@ -150,7 +179,7 @@ async function checkSpending(client: Client, home: string): Promise<void> {
 }
 
 function whereTheRecordIs(paidCall: PaidCall, home: string): void {
-  step(7, "Where the record is");
+  step(8, "Where the record is");
   say(`Every tool call leaves a redacted transcript. This purchase: ${paidCall.transcriptUri}`);
   say(`  paid-actions-mcp transcript ${paidCall.callId}        (with PAID_ACTIONS_HOME=${home})`);
   say(`  paid-actions-mcp executions                 lists what was bought`);
@@ -187,6 +216,7 @@ export async function demo(env: NodeJS.ProcessEnv, opts: { home?: string; keep?:
     if (!paidCall) return 1;
     await tryOverTheLimit(client);
     const record = await followExecution(client, paidCall);
+    if (!(await fetchPaidResource(client, home))) return 1;
     await checkSpending(client, home);
     whereTheRecordIs(paidCall, home);
     say("\nDone. Point a host at this server with mcp.json (see the README).");

@@ -69,6 +69,7 @@ export async function probe(h: HeldIntent): Promise<void> {
     );
   const quoteId = sellerMemo ?? c.d.newId("fq");
   const paymentId = declaresPaymentIdentifier(offer) ? `pam_${quoteId}` : undefined;
+  const extensions = paymentId ? paymentExtensions(offer, paymentId) : offer.extensions;
   const now = c.now();
   const ttl = Math.min(Math.max(requirement.maxTimeoutSeconds ?? 60, 1) * 1000, MAX_OFFER_MS);
   await h.advance("quote_recorded", {
@@ -80,7 +81,9 @@ export async function probe(h: HeldIntent): Promise<void> {
     requirements: requirement,
     offer: {
       ...(offer.resource ? { resource: offer.resource } : {}),
-      ...(paymentId ? { paymentId, extensions: paymentExtensions(offer, paymentId) } : {}),
+      // The declared extensions echoed back, as the stock client does (a facilitator's discovery reads them there).
+      ...(paymentId ? { paymentId } : {}),
+      ...(extensions ? { extensions } : {}),
     },
   });
   c.transcript(h.intent, "price", {
