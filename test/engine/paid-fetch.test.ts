@@ -168,6 +168,49 @@ describe("engine: paid_fetch against the sandbox's own x402 resources", () => {
     });
   }
 
+  it("above the approval threshold a person approves (seeing method, URL, amount, payee); the approvalId then pays, once", async () => {
+    const { f, resource } = await setUp([], { PAID_ACTIONS_APPROVAL_ABOVE: "0.005" });
+    const before = await t.usdc(t.wallet.address);
+    const request = { url: `${resource.url}/x402/summarize`, method: "POST", body: { text: "Approve me. Then pay." } };
+    const asked = await refusal(f.pa.engine.payFetch(request));
+    expect(asked.code).toBe("approval_required");
+    const approvalId = (asked.context as { approvalId: string }).approvalId;
+    expect(asked.context).toMatchObject({ amount: "0.01", payee: t.sb.keys.seller.address });
+    const review = (await f.pa.engine.approvalReview(approvalId))!;
+    expect(JSON.stringify(review)).toContain(`${resource.url}/x402/summarize`);
+    expect(JSON.stringify(review)).not.toContain("Approve me");
+    expect(paidRequests(resource)).toBe(0);
+
+    const other = await refusal(f.pa.engine.payFetch({ ...request, body: { text: "something else" }, approvalId }));
+    expect(other.code).toBe("approval_invalid");
+    await f.pa.engine.approve(approvalId);
+    const out = await f.pa.engine.payFetch({ ...request, approvalId });
+    expect(out.result).toMatchObject({ status: 200, payment: { amount: "0.01" } });
+    const again = await f.pa.engine.payFetch({ ...request, approvalId });
+    expect(again.result.intentId).toBe(out.result.intentId);
+    expect(paidRequests(resource)).toBe(1);
+    expect(await t.usdc(t.wallet.address)).toBe(before - 10_000n);
+  });
+
+  it("the transcript and the journal's views keep no header value, query value or body of the request", async () => {
+    const { f, resource } = await setUp();
+    const secret = "sk_live_abcdefghijklmnop1234";
+    const out = await f.pa.engine.payFetch(
+      {
+        url: `${resource.url}/x402/weather?city=Zurich&token=${secret}`,
+        headers: { authorization: `Bearer ${secret}` },
+      },
+      { callId: "call_fetchsecret" },
+    );
+    expect(out.result.status).toBe(200);
+    const transcript = JSON.stringify(f.pa.transcripts.read("call_fetchsecret"));
+    expect(transcript).toContain("/x402/weather?city=");
+    expect(transcript).not.toContain(secret);
+    const row = (await f.pa.journal.intent(out.result.intentId!))!;
+    expect(JSON.stringify(row.input)).not.toContain(secret);
+    expect(JSON.stringify(await f.pa.engine.purchase(row.intentId).then((p) => p?.intent.input))).not.toContain(secret);
+  });
+
   it("an answer other than 402 is returned as is: nothing paid, nothing recorded", async () => {
     const { f, resource } = await setUp();
     const out = await f.pa.engine.payFetch({ url: `${resource.url}/health` });
