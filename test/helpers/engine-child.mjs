@@ -1,7 +1,7 @@
 // A child process running the engine (built dist/), for crash and multi-process tests.
 // Input (env): the engine's configuration, plus
 //   CHILD_CRASH_AT   a step name: SIGKILL this process when the engine reaches it
-//   CHILD_CALLS      JSON array of pay requests to run concurrently
+//   CHILD_CALLS      JSON array of pay requests to run concurrently ({fetch: {...}}: a paid_fetch)
 // Output (stdout): one JSON line per call: {ok, result} or {ok: false, code, message}.
 import { openPaidActions } from "../../dist/app/index.js";
 
@@ -17,7 +17,8 @@ const pa = await openPaidActions({
 });
 const results = await Promise.all(
   calls.map((req) =>
-    pa.engine.pay(req).then(
+    // A call with `fetch` is a paid_fetch (its answer's body left out), else a paid action.
+    (req.fetch ? pa.engine.payFetch(req.fetch).then(({ result }) => result) : pa.engine.pay(req)).then(
       (result) => ({ ok: true, result }),
       (e) => ({ ok: false, code: e.code ?? "error", message: String(e.message) }),
     ),
