@@ -70,7 +70,7 @@ export function registerPaidFetchTool(tools: MirrorTools, ctx: McpContext): void
           signal: rctx.mcpReq.signal,
           onProgress: progressReporter(rctx),
         });
-        return answer(out, callId, sandbox);
+        return fetchAnswer(out, callId, sandbox);
       } catch (e) {
         pa.transcripts.append(callId, "tool_error", {
           tool: "paid_fetch",
@@ -82,7 +82,8 @@ export function registerPaidFetchTool(tools: MirrorTools, ctx: McpContext): void
   });
 }
 
-function answer({ result, body }: FetchOutcome, callId: string, sandbox: boolean) {
+/** The tool result of a fetch: the body parsed, cut (the whole kept as the purchase's body resource) or left out when binary. */
+export function fetchAnswer({ result, body }: FetchOutcome, callId: string, sandbox: boolean) {
   const shaped = shapeBody(result.contentType ?? undefined, body);
   const kept = result.intentId ? purchaseBodyUri(result.intentId) : undefined;
   const bodyFields =
