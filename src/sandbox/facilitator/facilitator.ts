@@ -149,7 +149,7 @@ export class SandboxFacilitator {
       return this.runScheme(r).catch((e: Error) => this.failure(r, "invalid_payload", e.message));
     }
     const claim = this.o.db.transaction(() => this.claim(r, id)).immediate();
-    if (claim !== "go") return claim;
+    if (typeof claim !== "string") return claim;
     this.settlingNow.add(id.messageHash);
     let result: SettleResponse | undefined;
     try {
@@ -163,14 +163,14 @@ export class SandboxFacilitator {
       this.markSettled(r, id.messageHash, result.transaction, result.payer ?? "");
       return result;
     }
-    return this.afterFailure(r, id, result);
+    return this.afterFailure(r, id, result, claim === "resend");
   }
 
   /**
-   * Synchronous, in one SQLite transaction: what to answer without settling, or "go" once
-   * the payment is recorded 'settling'.
+   * Synchronous, in one SQLite transaction: what to answer without settling, or "send" once
+   * the payment is recorded 'settling' ("resend": it was, by an earlier request).
    */
-  private claim(r: FacilitatorRequest, id: Claimed): SettleResponse | "go" {
+  private claim(r: FacilitatorRequest, id: Claimed): SettleResponse | "send" | "resend" {
     const row = this.row(id.messageHash);
     if (row?.status === "settled" || (row && this.settlingNow.has(id.messageHash))) {
       return this.failure(r, DUPLICATE_SETTLEMENT, "this payment's transaction is already settled or being settled");
@@ -184,8 +184,9 @@ export class SandboxFacilitator {
     // A row already there was sent before and has not landed: sending the same transaction
     // again is safe (one message, one signature: it lands at most once), and a transaction
     // whose blockhash expired is refused by the ledger before anything moves.
-    if (!row) this.insertRow(r, id);
-    return "go";
+    if (row) return "resend";
+    this.insertRow(r, id);
+    return "send";
   }
 
   private async runScheme(r: FacilitatorRequest): Promise<SettleResponse> {
@@ -193,17 +194,22 @@ export class SandboxFacilitator {
   }
 
   /**
-   * The scheme did not report success: believed when nothing was sent; otherwise the ledger
-   * decides — landed (a success), still able to land (kept, the scheme's answer passed on),
+   * The scheme did not report success: believed when nothing was sent, by this request or an
+   * earlier one; otherwise the ledger decides — landed (a success), still able to land (kept, the scheme's answer passed on),
    * or never (forgotten, the scheme's answer passed on).
    */
-  private afterFailure(r: FacilitatorRequest, id: Claimed, result: SettleResponse | undefined): SettleResponse {
+  private afterFailure(
+    r: FacilitatorRequest,
+    id: Claimed,
+    result: SettleResponse | undefined,
+    sentBefore: boolean,
+  ): SettleResponse {
     const landed = this.o.ledger.transactionByMessageHash(id.messageHash);
     if (landed) {
       this.o.log(`facilitator: ${landed.signature} landed although the scheme said ${result?.errorReason ?? "error"}`);
       return this.markSettled(r, id.messageHash, landed.signature, this.payerOf(r, landed));
     }
-    const sent = result === undefined || mayHaveBeenSent(result);
+    const sent = sentBefore || result === undefined || mayHaveBeenSent(result);
     if (!sent || !this.o.ledger.isBlockhashValid(id.blockhash)) this.deleteRow(id.messageHash);
     return result ?? this.failure(r, "settlement_pending", "the settlement's outcome is not known yet; retry");
   }
