@@ -159,6 +159,9 @@ describe("the facilitator's HTTP surface", () => {
     expect(await client.settle(payload, requirements)).toMatchObject({ success: false });
     expect(await t.usdc(payer.address)).toBe(before);
     expect(faults.landHeld().every((r) => r.ok)).toBe(true);
+    // Landed: reported settled only against the terms it was sent for.
+    const elsewhere = { ...requirements, payTo: payer.address };
+    expect(await client.settle(payload, elsewhere)).toMatchObject({ errorReason: "duplicate_settlement" });
     const landed = await client.settle(payload, requirements);
     expect(landed).toMatchObject({ success: true, transaction: first.transaction, payer: payer.address });
     expect(await client.settle(payload, requirements)).toMatchObject({

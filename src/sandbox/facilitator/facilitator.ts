@@ -49,6 +49,10 @@ export interface FacilitatorRequest {
 interface SettlementRow {
   message_hash: string;
   status: "settling" | "settled";
+  network: string;
+  pay_to: string;
+  asset: string;
+  amount: string;
   blockhash: string;
   transaction_sig: string | null;
   payer: string | null;
@@ -59,6 +63,9 @@ interface Claimed {
   messageHash: string;
   blockhash: string;
 }
+
+const sameTerms = (row: SettlementRow, req: PaymentRequirements) =>
+  row.network === req.network && row.pay_to === req.payTo && row.asset === req.asset && row.amount === req.amount;
 
 /** The reason a facilitator answers an already settled transaction with (the scheme's own word for it). */
 export const DUPLICATE_SETTLEMENT = "duplicate_settlement";
@@ -178,7 +185,10 @@ export class SandboxFacilitator {
     const landed = this.o.ledger.transactionByMessageHash(id.messageHash);
     if (landed) {
       // Recorded 'settling' (an earlier answer was settlement_pending, or a crash): it landed.
-      if (row) return this.markSettled(r, id.messageHash, landed.signature, this.payerOf(r, landed));
+      // Reported settled once, and only against the requirements it was sent for.
+      if (row && sameTerms(row, r.paymentRequirements)) {
+        return this.markSettled(r, id.messageHash, landed.signature, this.payerOf(r, landed));
+      }
       return this.failure(r, DUPLICATE_SETTLEMENT, `this payment's transaction is already on the ledger`);
     }
     // A row already there was sent before and has not landed: sending the same transaction
@@ -194,9 +204,9 @@ export class SandboxFacilitator {
   }
 
   /**
-   * The scheme did not report success: believed when nothing was sent, by this request or an
-   * earlier one; otherwise the ledger decides — landed (a success), still able to land (kept, the scheme's answer passed on),
-   * or never (forgotten, the scheme's answer passed on).
+   * The scheme did not report success: believed when nothing was sent, by this request or
+   * an earlier one; otherwise the ledger decides — landed (a success), still able to land
+   * (kept, the scheme's answer passed on), or never (forgotten, the scheme's answer passed on).
    */
   private afterFailure(
     r: FacilitatorRequest,
