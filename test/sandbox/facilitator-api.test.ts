@@ -8,6 +8,7 @@
 import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -97,10 +98,36 @@ describe("the facilitator's HTTP surface", () => {
     expect(empty).toEqual({ x402Version: 2, items: [], pagination: { limit: 5, offset: 0, total: 0 } });
   });
 
+  it("a settled payment is catalogued under its http(s) URL, query dropped, only with a valid Bazaar extension", async () => {
+    const bazaar = declareDiscoveryExtension({
+      input: { q: "x" },
+      inputSchema: { properties: { q: { type: "string" } } },
+    });
+    (bazaar.bazaar!.info.input as { method?: string }).method = "GET";
+    const settle = async (url: string, extensions?: Record<string, unknown>) => {
+      const { payload, requirements } = await payment("1000");
+      const result = await client.settle(
+        { ...payload, resource: { url }, ...(extensions ? { extensions } : {}) },
+        requirements,
+      );
+      expect(result.success).toBe(true);
+    };
+    await settle("http://127.0.0.1:9/listed?secret=1", bazaar);
+    await settle("ftp://127.0.0.1/not-http", bazaar);
+    await settle("http://127.0.0.1:9/no-extension");
+    await settle("http://127.0.0.1:9/invalid", {
+      bazaar: { info: { input: { type: "http" } }, schema: { type: "string" } },
+    });
+    const listed: any = await (await fetch(`${t.sb.facilitatorUrl}/discovery/resources`)).json();
+    expect(listed.items.map((i: any) => i.resource)).toEqual(["http://127.0.0.1:9/listed"]);
+    expect(listed.items[0].extensions).toEqual(bazaar);
+  });
+
   it("verify accepts a good payment and moves nothing", async () => {
     const { payload, requirements } = await payment("1000");
+    const before = await t.usdc(payer.address);
     expect(await client.verify(payload, requirements)).toMatchObject({ isValid: true, payer: payer.address });
-    expect(await t.usdc(payer.address)).toBe(1_000_000n);
+    expect(await t.usdc(payer.address)).toBe(before);
   });
 
   it("a confirmation that times out: the stock seller's one retry is answered from the ledger, paid once", async () => {
@@ -132,6 +159,9 @@ describe("the facilitator's HTTP surface", () => {
     expect(await client.settle(payload, requirements)).toMatchObject({ success: false });
     expect(await t.usdc(payer.address)).toBe(before);
     expect(faults.landHeld().every((r) => r.ok)).toBe(true);
+    // Landed: reported settled only against the terms it was sent for.
+    const elsewhere = { ...requirements, payTo: payer.address };
+    expect(await client.settle(payload, elsewhere)).toMatchObject({ errorReason: "duplicate_settlement" });
     const landed = await client.settle(payload, requirements);
     expect(landed).toMatchObject({ success: true, transaction: first.transaction, payer: payer.address });
     expect(await client.settle(payload, requirements)).toMatchObject({

@@ -293,14 +293,15 @@ describe("the address index of an older sandbox is built from its ledger log", (
     expect(before.map((i) => i.signature)).toContain(confirm.body.transaction);
     await t.close();
 
-    // Back to what version 1 had: no index, no payment blockhash.
+    // Back to what version 1 had: no index, no payment blockhash, no facilitator.
     const db = new Database(join(home, "sandbox.sqlite"));
-    db.exec(`DROP TABLE ledger_addresses; ALTER TABLE payments DROP COLUMN blockhash; PRAGMA user_version = 1;`);
+    db.exec(`DROP TABLE ledger_addresses; ALTER TABLE payments DROP COLUMN blockhash;
+      DROP TABLE facilitator_settlements; DROP TABLE discovery_resources; PRAGMA user_version = 1;`);
     db.close();
 
     t = await startTestSandbox({ home });
     try {
-      expect(t.sb.db.pragma("user_version", { simple: true })).toBe(3);
+      expect(t.sb.db.pragma("user_version", { simple: true })).toBe(4);
       const after = await rpcCall<Array<{ signature: string; memo: string | null }>>(
         t.sb.rpcUrl,
         "getSignaturesForAddress",

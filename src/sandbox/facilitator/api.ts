@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { PaymentPayload, PaymentRequirements } from "../../domain/wire.js";
 import { ApiError } from "../http/errors.js";
-import { readJsonBody, send, type Reply } from "../http/io.js";
+import { errorReply, readJsonBody, send, type Reply } from "../http/io.js";
 import { createRateLimiter, type RateLimit } from "../http/rate-limit.js";
 import type { DiscoveryCatalog, DiscoveryFilter } from "./discovery.js";
 import type { FacilitatorRequest, SandboxFacilitator } from "./facilitator.js";
@@ -161,8 +161,8 @@ export function createFacilitatorApi(o: FacilitatorApiOptions) {
     try {
       send(res, await route.run(o, req, url), requestId);
     } catch (e) {
-      o.log(`facilitator: internal error on ${requestId}: ${(e as Error)?.stack ?? String(e)}`);
-      send(res, plainError(500, `internal error (request ${requestId})`), requestId);
+      // Storage busy: 503, retry; anything else: 500 naming only the request id.
+      send(res, errorReply(e, requestId, o.log), requestId);
     }
   };
 }

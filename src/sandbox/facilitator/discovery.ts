@@ -110,7 +110,7 @@ export class DiscoveryCatalog {
     } catch {
       return undefined; // a resource URL that does not parse: nothing to list
     }
-    if (!found) return undefined;
+    if (!found || !/^https?:\/\//.test(found.resourceUrl)) return undefined;
     const method = "toolName" in found ? `tool:${found.toolName}` : (found.method ?? "");
     const accepted = catalogRequirements(requirements);
     const metadata = {

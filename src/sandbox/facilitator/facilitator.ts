@@ -49,6 +49,10 @@ export interface FacilitatorRequest {
 interface SettlementRow {
   message_hash: string;
   status: "settling" | "settled";
+  network: string;
+  pay_to: string;
+  asset: string;
+  amount: string;
   blockhash: string;
   transaction_sig: string | null;
   payer: string | null;
@@ -59,6 +63,9 @@ interface Claimed {
   messageHash: string;
   blockhash: string;
 }
+
+const sameTerms = (row: SettlementRow, req: PaymentRequirements) =>
+  row.network === req.network && row.pay_to === req.payTo && row.asset === req.asset && row.amount === req.amount;
 
 /** The reason a facilitator answers an already settled transaction with (the scheme's own word for it). */
 export const DUPLICATE_SETTLEMENT = "duplicate_settlement";
@@ -149,7 +156,7 @@ export class SandboxFacilitator {
       return this.runScheme(r).catch((e: Error) => this.failure(r, "invalid_payload", e.message));
     }
     const claim = this.o.db.transaction(() => this.claim(r, id)).immediate();
-    if (claim !== "go") return claim;
+    if (typeof claim !== "string") return claim;
     this.settlingNow.add(id.messageHash);
     let result: SettleResponse | undefined;
     try {
@@ -163,14 +170,14 @@ export class SandboxFacilitator {
       this.markSettled(r, id.messageHash, result.transaction, result.payer ?? "");
       return result;
     }
-    return this.afterFailure(r, id, result);
+    return this.afterFailure(r, id, result, claim === "resend");
   }
 
   /**
-   * Synchronous, in one SQLite transaction: what to answer without settling, or "go" once
-   * the payment is recorded 'settling'.
+   * Synchronous, in one SQLite transaction: what to answer without settling, or "send" once
+   * the payment is recorded 'settling' ("resend": it was, by an earlier request).
    */
-  private claim(r: FacilitatorRequest, id: Claimed): SettleResponse | "go" {
+  private claim(r: FacilitatorRequest, id: Claimed): SettleResponse | "send" | "resend" {
     const row = this.row(id.messageHash);
     if (row?.status === "settled" || (row && this.settlingNow.has(id.messageHash))) {
       return this.failure(r, DUPLICATE_SETTLEMENT, "this payment's transaction is already settled or being settled");
@@ -178,14 +185,18 @@ export class SandboxFacilitator {
     const landed = this.o.ledger.transactionByMessageHash(id.messageHash);
     if (landed) {
       // Recorded 'settling' (an earlier answer was settlement_pending, or a crash): it landed.
-      if (row) return this.markSettled(r, id.messageHash, landed.signature, this.payerOf(r, landed));
+      // Reported settled once, and only against the requirements it was sent for.
+      if (row && sameTerms(row, r.paymentRequirements)) {
+        return this.markSettled(r, id.messageHash, landed.signature, this.payerOf(r, landed));
+      }
       return this.failure(r, DUPLICATE_SETTLEMENT, `this payment's transaction is already on the ledger`);
     }
     // A row already there was sent before and has not landed: sending the same transaction
     // again is safe (one message, one signature: it lands at most once), and a transaction
     // whose blockhash expired is refused by the ledger before anything moves.
-    if (!row) this.insertRow(r, id);
-    return "go";
+    if (row) return "resend";
+    this.insertRow(r, id);
+    return "send";
   }
 
   private async runScheme(r: FacilitatorRequest): Promise<SettleResponse> {
@@ -193,17 +204,22 @@ export class SandboxFacilitator {
   }
 
   /**
-   * The scheme did not report success: believed when nothing was sent; otherwise the ledger
-   * decides — landed (a success), still able to land (kept, the scheme's answer passed on),
-   * or never (forgotten, the scheme's answer passed on).
+   * The scheme did not report success: believed when nothing was sent, by this request or
+   * an earlier one; otherwise the ledger decides — landed (a success), still able to land
+   * (kept, the scheme's answer passed on), or never (forgotten, the scheme's answer passed on).
    */
-  private afterFailure(r: FacilitatorRequest, id: Claimed, result: SettleResponse | undefined): SettleResponse {
+  private afterFailure(
+    r: FacilitatorRequest,
+    id: Claimed,
+    result: SettleResponse | undefined,
+    sentBefore: boolean,
+  ): SettleResponse {
     const landed = this.o.ledger.transactionByMessageHash(id.messageHash);
     if (landed) {
       this.o.log(`facilitator: ${landed.signature} landed although the scheme said ${result?.errorReason ?? "error"}`);
       return this.markSettled(r, id.messageHash, landed.signature, this.payerOf(r, landed));
     }
-    const sent = result === undefined || mayHaveBeenSent(result);
+    const sent = sentBefore || result === undefined || mayHaveBeenSent(result);
     if (!sent || !this.o.ledger.isBlockhashValid(id.blockhash)) this.deleteRow(id.messageHash);
     return result ?? this.failure(r, "settlement_pending", "the settlement's outcome is not known yet; retry");
   }
