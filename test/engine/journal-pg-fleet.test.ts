@@ -49,6 +49,7 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
         "pam_schema",
         "payment_freeze",
         "payments",
+        "response_bodies",
         "transcripts",
       ]);
     } finally {

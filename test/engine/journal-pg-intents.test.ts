@@ -34,6 +34,11 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
         const fresh = await j.intent("i1");
         expect(fresh).toEqual({
           ...newIntent("i1", { agentBudget: U64_MAX, callId: "c1" }),
+          kind: "action",
+          origin: null,
+          request: null,
+          offer: null,
+          response: null,
           attempt: 0,
           state: "new",
           quoteId: null,
@@ -72,6 +77,11 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
         expect(await j.intentByKey("key-x")).toEqual(full);
         expect(await j.intentByExecution("ex-1")).toEqual(full);
         expect(await j.intent("nope")).toBeUndefined();
+        // A fetch's answer body, kept apart and replaced whole.
+        expect(await j.responseBody("i1")).toBeUndefined();
+        await j.saveResponseBody("i1", new Uint8Array([0, 1, 2, 255]), NOW);
+        await j.saveResponseBody("i1", new Uint8Array([9, 0, 9]), NOW + 1);
+        expect(await j.responseBody("i1")).toEqual(new Uint8Array([9, 0, 9]));
       },
       { onSecret: (s) => secrets.push(s) },
     );

@@ -16,6 +16,23 @@ import type { TestPostgres } from "../helpers/postgres.mjs";
 
 /** Every field a patch can write, with values that test each codec: u64 amounts, JSON, text, numbers. */
 export const FULL_PATCH: IntentPatch = {
+  kind: "fetch",
+  origin: "https://api.example.com",
+  request: {
+    url: "https://api.example.com/data?key=secret",
+    origin: "https://api.example.com",
+    method: "POST",
+    headers: { authorization: "Bearer x" },
+    body: '{"q":1}',
+  },
+  offer: { resource: { url: "https://api.example.com/data" }, paymentId: "pay_1", extensions: { a: { b: 1 } } },
+  response: {
+    status: 200,
+    headers: { "content-type": "application/json" },
+    contentType: "application/json",
+    size: 7,
+    paid: true,
+  },
   intentKey: "key-x",
   attempt: 2,
   idemKey: "idem-x2",

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { MIGRATIONS } from "../../src/engine/journal/schema.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
+import { newIntent } from "../helpers/journal-records.js";
 import { ensureBuilt, PROJECT_ROOT } from "../helpers/process.js";
 
 describe("the journal", () => {
@@ -36,6 +37,31 @@ describe("the journal", () => {
       expect(j.schemaVersion).toBe(MIGRATIONS.length);
       j.close();
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a fetch (schema 6): its kind, origin and request recorded with it, its answer's body kept apart and replaced whole", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pam-journal-"));
+    const j = new Journal(join(dir, "journal.sqlite"));
+    try {
+      const request = {
+        url: "https://api.example.com/data?key=s3cret",
+        origin: "https://api.example.com",
+        method: "GET" as const,
+        headers: { authorization: "Bearer x" },
+        body: null,
+      };
+      j.insertIntent({ ...newIntent("f1"), fetch: { origin: request.origin, request } });
+      j.insertIntent(newIntent("a1"));
+      expect(j.intent("f1")).toMatchObject({ kind: "fetch", origin: request.origin, request, response: null });
+      expect(j.intent("a1")).toMatchObject({ kind: "action", origin: null, request: null });
+      expect(j.responseBody("f1")).toBeUndefined();
+      j.saveResponseBody("f1", new Uint8Array([0, 255, 1]), 1);
+      j.saveResponseBody("f1", new Uint8Array([7]), 2);
+      expect(j.responseBody("f1")).toEqual(new Uint8Array([7]));
+    } finally {
+      j.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
