@@ -75,10 +75,16 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
         await j.insertIntent(newIntent(id, { action }));
         await j.update(id, patch, NOW);
       }
+      // paid_fetch's purchases are shared out by origin.
+      const origin = "https://api.example.com";
+      const request = { url: `${origin}/x`, origin, method: "GET" as const, headers: {}, body: null };
+      await j.insertIntent(newIntent("f1", { action: "paid_fetch", fetch: { origin, request } }));
+      await j.update("f1", { budgetState: "spent", budgetAmount: 11n, budgetAt: NOW - 10 }, NOW);
       const byAction = await j.spendingByAction(NOW);
       expect(byAction).toEqual([
-        { action: "a.y", day: 0n, reservedDay: 0n, total: 5n, refunded: 7n, count: 1 },
-        { action: "b.x", day: big + 26n, reservedDay: big, total: big + 26n, refunded: 4n, count: 2 },
+        { kind: "action", action: "a.y", day: 0n, reservedDay: 0n, total: 5n, refunded: 7n, count: 1 },
+        { kind: "action", action: "b.x", day: big + 26n, reservedDay: big, total: big + 26n, refunded: 4n, count: 2 },
+        { kind: "fetch", action: origin, day: 11n, reservedDay: 0n, total: 11n, refunded: 0n, count: 1 },
       ]);
       const usage = await j.usage(NOW);
       expect(byAction.reduce((s, a) => s + a.day, 0n)).toBe(usage.day);
@@ -92,6 +98,7 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
         [NOW - DAY, 5n],
         [day0 - 1, 26n],
         [NOW - 1000, big],
+        [NOW - 10, 11n],
       ] as const)
         expected.set(dayOf(t), (expected.get(dayOf(t)) ?? 0n) + n);
       expect(byDay).toEqual([...expected].sort(([a], [b]) => a - b).map(([day, held]) => ({ day, held })));
