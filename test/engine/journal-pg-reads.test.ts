@@ -214,6 +214,53 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
     });
   });
 
+  it("purchases page the fetch intents newest first by (createdAt, intentId), bytewise, by origin when asked", async () => {
+    await withStore(async (j) => {
+      const A = "https://a.example";
+      const B = "http://127.0.0.1:8080";
+      const fetches: Array<[string, number, string]> = [
+        ["B", NOW, A],
+        ["a", NOW, B],
+        ["c", NOW, A],
+        ["d", NOW + 1, B],
+        ["e", NOW - 1, A],
+      ];
+      for (const [id, at, origin] of fetches) {
+        const request = { url: `${origin}/r?k=v`, origin, method: "GET" as const, headers: {}, body: null };
+        await j.insertIntent(newIntent(id, { createdAt: at, action: "paid_fetch", fetch: { origin, request } }));
+      }
+      // Actions are not purchases, whatever they bought; an executed action stays out too.
+      await j.insertIntent(newIntent("act", { createdAt: NOW + 5 }));
+      await j.update("act", { executionId: "ex-act", execStatus: "completed" }, NOW);
+      const all: string[] = [];
+      let cursor = { before: Number.MAX_SAFE_INTEGER, beforeId: "~" };
+      for (;;) {
+        const page = await j.purchases({ ...cursor, limit: 2 });
+        if (page.length === 0) break;
+        all.push(...page.map((i) => i.intentId));
+        const last = page[page.length - 1]!;
+        cursor = { before: last.createdAt, beforeId: last.intentId };
+      }
+      expect(all).toEqual(["d", "c", "a", "B", "e"]);
+      const first = (await j.purchases({ before: NOW + 10, beforeId: "", limit: 1 }))[0]!;
+      expect(first).toMatchObject({ intentId: "d", kind: "fetch", origin: B, action: "paid_fetch" });
+      expect(first.request).toEqual({ url: `${B}/r?k=v`, origin: B, method: "GET", headers: {}, body: null });
+      expect(
+        (await j.purchases({ before: NOW + 10, beforeId: "", limit: 10, origin: A })).map((i) => i.intentId),
+      ).toEqual(["c", "B", "e"]);
+      expect((await j.purchases({ before: NOW, beforeId: "c", limit: 10, origin: A })).map((i) => i.intentId)).toEqual([
+        "B",
+        "e",
+      ]);
+      expect(await j.purchases({ before: NOW + 10, beforeId: "", limit: 10, origin: "https://none.example" })).toEqual(
+        [],
+      );
+      expect((await j.executions({ before: NOW + 10, beforeId: "", limit: 10 })).map((i) => i.intentId)).toEqual([
+        "act",
+      ]);
+    });
+  });
+
   it("answers the reconciler's, the audit's and doctor's reads", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1", { createdAt: NOW - 10 }));

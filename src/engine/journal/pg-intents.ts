@@ -177,6 +177,18 @@ export abstract class PgIntents extends PgRecords {
     );
   }
 
+  /** Fetch purchases, newest first (on intents_kind, or with an origin on intents_origin). */
+  purchases(o: { before: number; beforeId: string; limit: number; origin?: string }): Promise<Intent[]> {
+    return this.intents(
+      `SELECT * FROM intents
+       WHERE kind = 'fetch'
+         ${o.origin === undefined ? "" : "AND origin = $4"}
+         AND (created_at < $1 OR (created_at = $1 AND intent_id < $2))
+       ORDER BY created_at DESC, intent_id DESC LIMIT $3`,
+      [o.before, o.beforeId, o.limit, ...(o.origin === undefined ? [] : [o.origin])],
+    );
+  }
+
   needingAttention(limit: number): Promise<Intent[]> {
     return this.intents(
       `SELECT * FROM intents WHERE state = 'attention' OR attention IS NOT NULL ORDER BY created_at DESC LIMIT $1`,

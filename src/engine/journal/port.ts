@@ -209,6 +209,11 @@ export interface JournalStore {
     action?: string;
     limit: number;
   }): Awaitable<Intent[]>;
+  /**
+   * Fetch purchases (intents of kind `fetch`), newest first, after a (createdAt, intentId)
+   * cursor; with `origin`, that origin's only.
+   */
+  purchases(o: { before: number; beforeId: string; limit: number; origin?: string }): Awaitable<Intent[]>;
   /** Intents a human should look at, newest first. */
   needingAttention(limit: number): Awaitable<Intent[]>;
   /** Every intent created at or after `since` (ms), oldest first: for audits. */

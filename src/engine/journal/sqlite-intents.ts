@@ -212,6 +212,28 @@ export abstract class SqliteIntents extends SqliteRecords {
     );
   }
 
+  /**
+   * Fetch purchases, newest first, after a (createdAt, intentId) cursor: on intents_kind, or
+   * with an origin on intents_origin (origin, created_at), its ties ordered by id.
+   */
+  purchases(o: { before: number; beforeId: string; limit: number; origin?: string }): Intent[] {
+    const index = o.origin === undefined ? "intents_kind" : "intents_origin";
+    return this.intentRows(
+      this.sql(
+        `SELECT * FROM intents INDEXED BY ${index}
+         WHERE kind = 'fetch'
+           ${o.origin === undefined ? "" : "AND origin = @origin"}
+           AND (created_at < @before OR (created_at = @before AND intent_id < @beforeId))
+         ORDER BY created_at DESC, intent_id DESC LIMIT @limit`,
+      ).all({
+        before: o.before,
+        beforeId: o.beforeId,
+        limit: o.limit,
+        ...(o.origin === undefined ? {} : { origin: o.origin }),
+      }),
+    );
+  }
+
   /** Intents a human should look at, newest first. */
   needingAttention(limit: number): Intent[] {
     return this.intentRows(
