@@ -23,6 +23,7 @@ import { describeDiscovery, fetchDiscovery, type DiscoveredResource } from "./x4
 import { stoppedByFreeze } from "./intent/freeze.js";
 import { fingerprint, validateRequest } from "./intent/input.js";
 import { applyExecution, getExecution, listExecutions, spending, view, type Folding } from "./read/executions.js";
+import { listPurchases, type PurchasePage } from "./read/purchases.js";
 import { evaluateBudget } from "./budget/policy.js";
 import { quoteOnly } from "./intent/quote-only.js";
 import { watchReleased, type WatchPass } from "./chain/released-watch.js";
@@ -273,6 +274,11 @@ export class Engine extends EventEmitter {
 
   listExecutions(opts: { status?: string; action?: string; limit?: number; cursor?: string }) {
     return listExecutions(this.d.journal, opts);
+  }
+
+  /** The x402 resources bought with paid_fetch, newest first, of one origin when asked (a page and the next cursor). */
+  listPurchases(opts: { origin?: string; limit?: number; cursor?: string }): Promise<PurchasePage> {
+    return listPurchases(this.d.journal, opts);
   }
 
   /** Intents a human should look at: outcome unknown, or the service misbehaved after payment. */

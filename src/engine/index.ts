@@ -57,7 +57,7 @@ export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } f
 export { freezeView } from "./intent/freeze.js";
 export { readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
 export { limitsView, view } from "./read/executions.js";
-export { purchaseView, type PurchaseView } from "./read/purchases.js";
+export { purchaseView, type PurchasePage, type PurchaseView } from "./read/purchases.js";
 export { shapeBody, TEXT_LIMIT, type ShapedBody } from "./x402-http/response.js";
 export type { FetchOutcome } from "./intent/fetch.js";
 export type { DiscoveredResource } from "./x402-http/discovery.js";

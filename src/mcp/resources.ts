@@ -1,13 +1,14 @@
 /**
- * Resources: the recent executions, spending and limits, each execution, each tool call's
- * transcript; templates for the last two; subscriptions to executions and spending on 2025
+ * Resources: the recent executions, the recent paid_fetch purchases, spending and limits,
+ * each execution, each purchase (and its body), each tool call's transcript; templates for
+ * those; subscriptions to executions and spending on 2025
  * connections (2026 clients ask for the same updates through subscriptions/listen, which
  * the SDK's stdio entry serves; the notifications themselves come from updates.ts).
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context.js";
 import { purchaseView, recentCalls, shapeBody } from "../engine/index.js";
-import { executionUri, transcriptUri } from "./uris.js";
+import { executionUri, purchaseUri, transcriptUri } from "./uris.js";
 
 const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spending)$/;
 
@@ -50,6 +51,7 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
   server.setRequestHandler("resources/list", async () => {
     const { engine, journal, transcripts } = await ctx.runtime();
     const recent = await engine.listExecutions({ limit: 50 });
+    const purchases = await engine.listPurchases({ limit: 50 });
     const calls = await recentCalls(journal, transcripts, 20);
     return {
       resources: [
@@ -59,6 +61,14 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
           title: "Recent executions",
           mimeType: "application/json",
           description: "The 50 most recent executions this server paid for.",
+        },
+        {
+          uri: "paid-actions://purchases",
+          name: "purchases",
+          title: "Recent x402 purchases",
+          mimeType: "application/json",
+          description:
+            "The 50 most recent x402 resources bought with paid_fetch: origin, method, URL (query values redacted), price, payee, status, transaction.",
         },
         {
           uri: "paid-actions://spending",
@@ -74,6 +84,12 @@ export function registerResources(server: Server, ctx: McpContext, subscriptions
             title: `${i.action} — ${i.status}`,
             mimeType: "application/json",
           })),
+        ...purchases.items.map((p) => ({
+          uri: purchaseUri(p.intentId),
+          name: p.intentId,
+          title: `${p.method ?? "?"} ${p.url ?? p.origin ?? "?"} — ${p.state}`,
+          mimeType: "application/json",
+        })),
         ...calls.map((t) => ({
           uri: transcriptUri(t.callId),
           name: t.callId,
@@ -113,12 +129,14 @@ function bodyContents(uri: string, contentType: string | null, body: Uint8Array)
   return { contents: [{ uri, mimeType, blob: Buffer.from(body).toString("base64") }] };
 }
 
-/** One resource, read: the lists, an execution, a purchase and its body, a transcript. */
+/** One resource, read: the lists (executions, purchases), spending, an execution, a purchase and its body, a transcript. */
 async function readResource(ctx: McpContext, uri: string) {
   const { sandbox } = ctx;
   const { engine, transcripts } = await ctx.runtime();
   if (uri === "paid-actions://executions")
     return json(uri, { ...(await engine.listExecutions({ limit: 50 })), ...(sandbox ? { sandbox: true } : {}) });
+  if (uri === "paid-actions://purchases")
+    return json(uri, { ...(await engine.listPurchases({ limit: 50 })), ...(sandbox ? { sandbox: true } : {}) });
   if (uri === "paid-actions://spending")
     return json(uri, { ...(await engine.spending()), ...(sandbox ? { sandbox: true } : {}) });
   let m = /^paid-actions:\/\/executions\/([A-Za-z0-9_-]{1,128})$/.exec(uri);

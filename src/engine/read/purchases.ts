@@ -3,6 +3,8 @@
  * agent reads it — never its request's header values, body or query values, never the proof.
  */
 import { formatDecimal } from "../../domain/money.js";
+import { PaidActionError } from "../errors.js";
+import type { JournalStore } from "../journal/port.js";
 import type { Intent, SettlementCheck } from "../model/types.js";
 
 export interface PurchaseView {
@@ -54,5 +56,55 @@ export function purchaseView(intent: Intent): PurchaseView {
     callId: intent.callId,
     createdAt: new Date(intent.createdAt).toISOString(),
     updatedAt: new Date(intent.updatedAt).toISOString(),
+  };
+}
+
+/** A page of purchases, and the cursor of the next (null: none older). */
+export interface PurchasePage {
+  items: PurchaseView[];
+  nextCursor: string | null;
+}
+
+/** The origin a filter names (`https://host[:port]`, as the journal records it), or invalid_input. */
+function originFilter(origin: string): string {
+  let url: URL | undefined;
+  try {
+    url = origin.length <= 300 ? new URL(origin) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin === "null")
+    throw new PaidActionError("invalid_input", "origin must be an http(s) origin, like https://api.example.com", {
+      field: "origin",
+    });
+  return url.origin;
+}
+
+/** The (createdAt, intentId) a cursor of this server names. */
+function readCursor(cursor: string | undefined): { before: number; beforeId: string } {
+  if (!cursor) return { before: Number.MAX_SAFE_INTEGER, beforeId: "~" };
+  const m = /^(\d{1,16}):(int_[A-Za-z0-9]{1,40})$/.exec(Buffer.from(cursor, "base64url").toString());
+  if (!m) throw new PaidActionError("invalid_input", "cursor is not one this server issued", { field: "cursor" });
+  return { before: Number(m[1]), beforeId: m[2]! };
+}
+
+/** The fetch purchases, newest first, `limit` (1–100, 20 by default) at a time, of one origin when asked. */
+export async function listPurchases(
+  journal: JournalStore,
+  opts: { origin?: string; limit?: number; cursor?: string },
+): Promise<PurchasePage> {
+  const limit = Math.max(1, Math.min(100, opts.limit ?? 20));
+  const origin = opts.origin === undefined ? undefined : originFilter(opts.origin);
+  const rows = await journal.purchases({
+    ...readCursor(opts.cursor),
+    limit: limit + 1,
+    ...(origin === undefined ? {} : { origin }),
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map(purchaseView),
+    nextCursor:
+      rows.length > limit && last ? Buffer.from(`${last.createdAt}:${last.intentId}`).toString("base64url") : null,
   };
 }
