@@ -1,6 +1,8 @@
 /**
  * The console's JSON API: approvals (read, approve, decline — with the PIN when one is set),
- * executions with their timelines, spending by action and by day, transcripts, the audit,
+ * executions with their timelines, x402 purchases (paid_fetch) with theirs — never their
+ * requests' header values, bodies or query values — spending by action, by origin and by day,
+ * transcripts, the audit,
  * whether payments are frozen (read only: freezing and lifting are the terminal's), and the
  * event stream. Reads go to the journal the MCP servers share; a decision goes
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
@@ -12,6 +14,7 @@ import {
   PaidActionError,
   pendingReviews,
   pinIsSet,
+  purchaseView,
   recentCalls,
   spendingBreakdown,
   verifyPin,
@@ -157,6 +160,28 @@ const GET: Array<[RegExp, Handler]> = [
       if (!intent) throw new ApiError(404, "not_found", `no execution or purchase ${id} in the journal`);
       const { timeline, transcripts } = await timelineOf(c.d.journal, c.d.transcripts, intent);
       sendJson(res, 200, { execution: view(intent), timeline, transcripts });
+    },
+  ],
+  [
+    /^\/api\/purchases$/,
+    async (c, _m, _req, res, _s, url) => {
+      const origin = url.searchParams.get("origin") || undefined;
+      const page = await c.d.engine.listPurchases({
+        ...(origin !== undefined ? { origin } : {}),
+        limit: intParam(url, "limit", 1, 100, 20),
+        cursor: url.searchParams.get("cursor") || undefined,
+      });
+      sendJson(res, 200, { items: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
+    },
+  ],
+  [
+    new RegExp(`^/api/purchases/${ID}$`),
+    async (c, m, _req, res) => {
+      const intent = await c.d.journal.intent(m[1]!);
+      if (!intent || intent.kind !== "fetch")
+        throw new ApiError(404, "not_found", `no purchase ${m[1]} in the journal`);
+      const { timeline, transcripts } = await timelineOf(c.d.journal, c.d.transcripts, intent);
+      sendJson(res, 200, { purchase: purchaseView(intent), timeline, transcripts });
     },
   ],
   [

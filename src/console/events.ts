@@ -1,14 +1,15 @@
 /**
  * Server-sent events for the console's pages: `approvals` (the pending set, at once and
- * whenever it changes), `freeze` (whether payments are frozen, likewise) and `executions`
- * (which purchases changed status or state). The
+ * whenever it changes), `freeze` (whether payments are frozen, likewise), `executions`
+ * (which executions changed status or state) and `purchases` (which paid_fetch purchases
+ * were made or changed state, answer or settlement). The
  * journal may be shared by several processes, on this machine or (PostgreSQL) many, so
  * changes are found by polling it — every 500 ms, only while a page listens — not by
  * listening to this process's engine. A `: ping` comment every 15 s keeps proxies and the
  * browser from thinking the stream died.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { freezeView, pendingReviews, type Config, type JournalStore } from "../engine/index.js";
+import { freezeView, pendingReviews, type Config, type Intent, type JournalStore } from "../engine/index.js";
 
 /** How many of the newest purchases are watched for changes. */
 const WATCHED = 50;
@@ -32,6 +33,8 @@ export class EventHub {
   private freeze: string | undefined;
   /** Each watched purchase's status and state last seen, undefined before the first look. */
   private executions: Map<string, string> | undefined;
+  /** Each watched fetch purchase's state, answer and settlement last seen, undefined before the first look. */
+  private purchases: Map<string, string> | undefined;
   private lastError: string | undefined;
   private closed = false;
 
@@ -98,6 +101,7 @@ export class EventHub {
     this.approvals = undefined;
     this.freeze = undefined;
     this.executions = undefined;
+    this.purchases = undefined;
   }
 
   private schedule(): void {
@@ -125,18 +129,21 @@ export class EventHub {
       this.freeze = freeze;
       this.broadcast("freeze", JSON.parse(freeze));
     }
-    const rows = await this.d.journal.executions({ before: Number.MAX_SAFE_INTEGER, beforeId: "~", limit: WATCHED });
+    const newest = { before: Number.MAX_SAFE_INTEGER, beforeId: "~", limit: WATCHED };
+    const rows = await this.d.journal.executions(newest);
     const seen = new Map(
       rows.map((i) => [
         i.executionId ?? i.intentId,
         `${i.execStatus ?? ""}|${i.state}|${i.settlement}|${i.refundState}`,
       ]),
     );
-    const before = this.executions;
+    const changed = changes(this.executions, seen);
     this.executions = seen;
-    if (!before) return;
-    const changed = [...seen].filter(([id, s]) => before.get(id) !== s).map(([id]) => id);
     if (changed.length > 0) this.broadcast("executions", { changed });
+    const bought = new Map((await this.d.journal.purchases(newest)).map((i) => [i.intentId, purchaseSignature(i)]));
+    const boughtChanged = changes(this.purchases, bought);
+    this.purchases = bought;
+    if (boughtChanged.length > 0) this.broadcast("purchases", { changed: boughtChanged });
     this.lastError = undefined;
   }
 
@@ -155,6 +162,17 @@ export class EventHub {
 
 function signature(ids: string[]): string {
   return ids.join(",");
+}
+
+/** A fetch purchase's state, answer and settlement, as one comparable string. */
+function purchaseSignature(i: Intent): string {
+  return `${i.state}|${i.response?.status ?? ""}|${i.settlement}|${i.paymentTx ?? ""}`;
+}
+
+/** The ids whose signature is new or changed since `before` (nothing before the first look). */
+function changes(before: Map<string, string> | undefined, seen: Map<string, string>): string[] {
+  if (!before) return [];
+  return [...seen].filter(([id, s]) => before.get(id) !== s).map(([id]) => id);
 }
 
 function send(res: ServerResponse, event: string, data: unknown): void {

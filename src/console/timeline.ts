@@ -2,14 +2,27 @@
  * One purchase's timeline, from what the journal recorded of it — the intent (quote,
  * reservation, execution, refund, error), its approval, every signed payment by its memo —
  * and, where this host keeps them, its calls' transcripts (the execution's status changes as
- * this fleet saw them). Each entry carries a time that was recorded: none is made up, so a
+ * this fleet saw them). A paid_fetch purchase tells its own steps instead of the quote, the
+ * payments and the execution (purchase-timeline.ts). Each entry carries a time that was recorded: none is made up, so a
  * step whose time nobody wrote down is not shown.
  */
 import { formatDecimal } from "../domain/money.js";
 import type { Approval, Intent, JournalStore, PaymentRecord, TranscriptEntry, Transcripts } from "../engine/index.js";
+import { fetchOpening, fetchPaymentEntries } from "./purchase-timeline.js";
 
 export type TimelineStep =
-  "quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error";
+  | "quote"
+  | "approval"
+  | "reservation"
+  | "payment"
+  | "settlement"
+  | "execution"
+  | "refund"
+  | "error"
+  // A paid_fetch purchase's: a request to the resource (unpaid, or with the payment), its price, its answer.
+  | "request"
+  | "price"
+  | "answer";
 
 export interface TimelineEntry {
   at: string;
@@ -289,12 +302,13 @@ export async function timelineOf(
     paymentsOf(journal, intent),
     callsOf(journal, transcripts, intent),
   ]);
+  const fetch = intent.kind === "fetch";
   const t: TimelineEntry[] = [
-    ...quoteEntries(intent),
+    ...(fetch ? fetchOpening(intent) : quoteEntries(intent)),
     ...approvalEntries(approval),
     ...reservationEntries(intent),
-    ...payments.flatMap(paymentEntries),
-    ...executionEntries(intent, calls),
+    ...(fetch ? payments.flatMap((p) => fetchPaymentEntries(intent, p, calls)) : payments.flatMap(paymentEntries)),
+    ...(fetch ? [] : executionEntries(intent, calls)),
     ...refundEntries(intent),
     ...problemEntries(intent),
   ];

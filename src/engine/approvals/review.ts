@@ -15,8 +15,10 @@ export interface ApprovalReview {
   intentId: string;
   action: string;
   status: "pending" | "approved" | "declined" | "used";
-  /** The full input of the purchase. */
+  /** The full input of the purchase (a fetch's: its public view — header names, never values). */
   input: unknown;
+  /** A paid_fetch purchase: what is fetched (the URL with its query values redacted). */
+  fetch?: { method: string; url: string; origin: string };
   amount: string;
   currency: "USDC";
   /** The quote's payee, else the payTo of the quote's payment challenge. */
@@ -48,6 +50,19 @@ export function payeeOf(
   return approval.payee ?? intentPayee(intent);
 }
 
+/** What a fetch purchase fetches, from its public input (never its request, a secret). */
+function fetchOf(intent: Intent | undefined): { fetch?: ApprovalReview["fetch"] } {
+  if (intent?.kind !== "fetch") return {};
+  const input = intent.input as { method?: unknown; url?: unknown };
+  return {
+    fetch: {
+      method: typeof input.method === "string" ? input.method : "?",
+      url: typeof input.url === "string" ? input.url : "?",
+      origin: intent.origin ?? "?",
+    },
+  };
+}
+
 /**
  * The review of one approval, given the journal's usage now (reservations included). Its
  * amount is added to the spend unless the intent already holds it (a used approval whose
@@ -68,6 +83,7 @@ export function reviewOf(
     action: approval.action,
     status: approval.status,
     input: intent?.input ?? null,
+    ...fetchOf(intent),
     amount: formatDecimal(approval.amount),
     currency: "USDC",
     payee: payeeOf(approval, intent),
