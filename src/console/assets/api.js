@@ -10,6 +10,8 @@
 /** @typedef {import("./wire.js").Execution} Execution */
 /** @typedef {import("./wire.js").ExecutionDetail} ExecutionDetail */
 /** @typedef {import("./wire.js").Freeze} Freeze */
+/** @typedef {import("./wire.js").Purchase} Purchase */
+/** @typedef {import("./wire.js").PurchaseDetail} PurchaseDetail */
 /** @typedef {import("./wire.js").RecentCall} RecentCall */
 /** @typedef {import("./wire.js").Session} Session */
 /** @typedef {import("./wire.js").Spending} Spending */
@@ -144,6 +146,18 @@ export const getExecutions = (query) => get(`/api/executions?${query}`);
  */
 export const getExecution = (id) => get(`/api/executions/${encodeURIComponent(id)}`);
 
+/**
+ * @param {URLSearchParams} query origin, limit, cursor
+ * @returns {Promise<{ items: Purchase[], nextCursor?: string }>}
+ */
+export const getPurchases = (query) => get(`/api/purchases?${query}`);
+
+/**
+ * @param {string} id the purchase's intent id
+ * @returns {Promise<PurchaseDetail>}
+ */
+export const getPurchase = (id) => get(`/api/purchases/${encodeURIComponent(id)}`);
+
 /** @returns {Promise<Spending>} */
 export const getSpending = () => get("/api/spending");
 
@@ -208,7 +222,7 @@ export function connectEvents() {
   source = es;
   es.addEventListener("open", () => setState("live"));
   es.addEventListener("error", () => setState(es.readyState === EventSource.CLOSED ? "closed" : "reconnecting"));
-  for (const name of /** @type {const} */ (["approvals", "freeze", "executions"])) {
+  for (const name of /** @type {const} */ (["approvals", "freeze", "executions", "purchases"])) {
     es.addEventListener(name, (ev) => {
       let data;
       try {

@@ -8,6 +8,8 @@ import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
 import * as execution from "./pages/execution.js";
 import * as executions from "./pages/executions.js";
+import * as purchase from "./pages/purchase.js";
+import * as purchases from "./pages/purchases.js";
 import * as spending from "./pages/spending.js";
 import * as transcripts from "./pages/transcripts.js";
 
@@ -29,6 +31,8 @@ const ROUTES = [
   [/^\/approvals\/([^/]+)\/?$/, "approvals", (m, [id = ""]) => approvals.mountOne(m, id)],
   [/^\/executions\/?$/, "executions", (m) => executions.mountList(m)],
   [/^\/executions\/([^/]+)\/?$/, "executions", (m, [id = ""]) => execution.mountOne(m, id)],
+  [/^\/purchases\/?$/, "purchases", (m) => purchases.mountList(m)],
+  [/^\/purchases\/([^/]+)\/?$/, "purchases", (m, [id = ""]) => purchase.mountOne(m, id)],
   [/^\/spending\/?$/, "spending", (m) => spending.mount(m)],
   [/^\/transcripts\/?$/, "transcripts", (m) => transcripts.mountList(m)],
   [/^\/transcripts\/([^/]+)\/?$/, "transcripts", (m, [id = ""]) => transcripts.mountOne(m, id)],

@@ -117,11 +117,13 @@ export function capBar({ label, spent, reserved = "0", cap, width = 640, small =
 }
 
 /**
- * One row per action: its total spend (and the part in the last 24 h) as bars, with the
- * per-call cap drawn as a tick on the same scale and named.
+ * One row per action (or per origin, for paid_fetch's purchases): its total spend (and the part
+ * in the last 24 h) as bars, with the per-call cap drawn as a tick on the same scale and named.
  * @param {ActionSpend[]} rows
+ * @param {number} [width]
+ * @param {{ label?: string, cls?: string }} [o] what assistive technology is told, and an extra class
  */
-export function actionBars(rows, width = 760) {
+export function actionBars(rows, width = 760, o = {}) {
   const labelW = Math.min(190, Math.round(width * 0.3));
   const barW = Math.max(40, width - labelW - 140);
   width = labelW + barW + 140;
@@ -130,10 +132,10 @@ export function actionBars(rows, width = 760) {
   const x = (/** @type {DecimalText} */ v) =>
     scale === 0n ? 0 : barW * Math.min(1, ratio(atomic(v ?? "0") ?? 0n, scale));
   const svg = s("svg", {
-    class: "actionbars",
+    class: ["actionbars", o.cls],
     viewBox: `0 0 ${width} ${Math.max(1, rows.length) * rowH + 8}`,
     role: "img",
-    "aria-label": "Spend per action",
+    "aria-label": o.label ?? "Spend per action",
   });
   rows.forEach((r, i) => {
     const y = i * rowH + 6;

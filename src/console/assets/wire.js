@@ -23,13 +23,15 @@
  */
 
 /**
- * An approval as a person reviews it (engine/approvals/review.ts ApprovalReview).
+ * An approval as a person reviews it (engine/approvals/review.ts ApprovalReview); `fetch` for
+ * a paid_fetch purchase (its URL with the query values redacted).
  * @typedef {object} Approval
  * @property {string} approvalId
  * @property {string} intentId
  * @property {string} action
  * @property {"pending" | "approved" | "declined" | "used"} status
  * @property {unknown} input
+ * @property {{ method: string, url: string, origin: string }} [fetch]
  * @property {string} amount
  * @property {string | null} payee
  * @property {string} quoteId
@@ -65,10 +67,42 @@
  */
 
 /**
- * One step of a purchase's timeline (console/timeline.ts TimelineEntry).
+ * An x402 resource bought with paid_fetch (engine/read/purchases.ts PurchaseView): never its
+ * request's header values, body or query values.
+ * @typedef {object} Purchase
+ * @property {string} intentId
+ * @property {string} intentKey
+ * @property {string | null} origin
+ * @property {string | null} method
+ * @property {string | null} url the URL with its query values redacted
+ * @property {string} state
+ * @property {number | null} status the answer's HTTP status
+ * @property {string | null} contentType
+ * @property {number | null} bodyBytes
+ * @property {string | null} amount
+ * @property {string | null} payTo
+ * @property {string | null} network
+ * @property {string | null} transaction
+ * @property {"none" | "claimed" | "verified" | "mismatch"} settlement
+ * @property {string} [attention]
+ * @property {{ code?: string, message?: string }} [error]
+ * @property {string | null} callId
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
+
+/**
+ * GET /api/purchases/<intentId>.
+ * @typedef {{ purchase: Purchase, timeline: TimelineEntry[], transcripts: string[] }} PurchaseDetail
+ */
+
+/**
+ * One step of a purchase's timeline (console/timeline.ts TimelineEntry; request, price and
+ * answer are a paid_fetch purchase's).
  * @typedef {object} TimelineEntry
  * @property {string} at
- * @property {"quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error"} step
+ * @property {"quote" | "approval" | "reservation" | "payment" | "settlement" | "execution" | "refund" | "error"
+ *   | "request" | "price" | "answer"} step
  * @property {string} title
  * @property {string} [detail]
  * @property {string} [transaction]
@@ -93,7 +127,7 @@
 
 /**
  * GET /api/spending: engine/read/executions.ts spending() with engine/read/spending-view.ts
- * spendingBreakdown() (ActionSpendView, DaySpendView).
+ * spendingBreakdown() (ActionSpendView, OriginSpendView, DaySpendView).
  * @typedef {object} Spending
  * @property {Limits | null} limits
  * @property {string} spentLast24h
@@ -105,7 +139,18 @@
  * @property {string | null} remainingTotal
  * @property {Array<{ key: string, message: string }>} [configIssues]
  * @property {ActionSpend[]} byAction
+ * @property {OriginSpend[]} [byOrigin] paid_fetch's purchases, by origin
+ * @property {string[]} [allowOrigins] the origins paid_fetch may pay ("*": any public one)
  * @property {Array<{ day: string, spent: string }>} days
+ */
+
+/**
+ * @typedef {object} OriginSpend
+ * @property {string} origin
+ * @property {string} spentLast24h
+ * @property {string} spentTotal
+ * @property {string | null} perCallCap
+ * @property {number} count
  */
 
 /**
@@ -217,6 +262,7 @@
  * @property {{ items: Approval[] }} approvals
  * @property {{ freeze: Freeze | null }} freeze
  * @property {{ changed: string[] }} executions
+ * @property {{ changed: string[] }} purchases
  */
 
 export {};

@@ -1,6 +1,7 @@
 // @ts-check
 // One approval as a card: what the agent asks to buy (action, full input, amount, payee, the
-// quote's expiry), the spend it would leave against each cap, Approve / Decline (and the PIN
+// quote's expiry; for an x402 resource, the method and the URL without query values instead of
+// an input), the spend it would leave against each cap, Approve / Decline (and the PIN
 // when one is set), and the outcome once it is decided. The approvals list and an approval's
 // own page (approvals.js) both show approvals as these cards.
 import { failure, postDecision } from "../api.js";
@@ -137,7 +138,9 @@ function showOutcome({ card, actions, message }, r, d) {
       ? h(
           "p",
           { class: "muted" },
-          h("a", { href: `/executions/${encodeURIComponent(r.intentId)}` }, "Follow the execution →"),
+          r.fetch
+            ? h("a", { href: `/purchases/${encodeURIComponent(r.intentId)}` }, "Follow the purchase →")
+            : h("a", { href: `/executions/${encodeURIComponent(r.intentId)}` }, "Follow the execution →"),
         )
       : null,
   );
@@ -233,7 +236,7 @@ function cardHead(r, detailLink) {
     h(
       "div",
       {},
-      h("h2", { id: `t-${r.approvalId}` }, r.action),
+      h("h2", { id: `t-${r.approvalId}` }, r.fetch ? `${r.fetch.method} ${r.fetch.origin}` : r.action),
       h(
         "p",
         { class: "muted" },
@@ -287,6 +290,41 @@ function cardFacts(r) {
 }
 
 /**
+ * What the agent asks to buy: an action's full input, or what an x402 resource's request is —
+ * its method, its URL (query values redacted), the names of the headers it sends and the size
+ * of its body (their values are secrets the console never has).
+ * @param {Approval} r
+ */
+function whatIsBought(r) {
+  if (!r.fetch)
+    return h(
+      "details",
+      { class: "input", open: true },
+      h("summary", {}, "What the agent asks to buy (the full input)"),
+      jsonView(r.input),
+    );
+  const input = /** @type {{ headers?: unknown, bodyBytes?: unknown }} */ (r.input ?? {});
+  const headers = Array.isArray(input.headers) ? input.headers.map(String) : [];
+  return h(
+    "section",
+    { class: "input fetch-request" },
+    h("h3", {}, "What the agent asks to buy: an x402 resource (paid_fetch)"),
+    h(
+      "dl",
+      { class: "facts" },
+      h("dt", {}, "Request"),
+      h("dd", {}, r.fetch.method, " ", mono(r.fetch.url)),
+      h("dt", {}, "Origin"),
+      h("dd", {}, mono(r.fetch.origin)),
+      h("dt", {}, "Headers sent"),
+      h("dd", {}, headers.length ? `${headers.join(", ")} (values not shown)` : "none of its own"),
+      h("dt", {}, "Body"),
+      h("dd", {}, typeof input.bodyBytes === "number" && input.bodyBytes > 0 ? `${input.bodyBytes} bytes` : "none"),
+    ),
+  );
+}
+
+/**
  * One approval as a card. `onDecided(review)` is told when this page decided it.
  * @param {Approval} r
  * @param {Session} session
@@ -305,19 +343,7 @@ export function approvalCard(r, session, { onDecided, detailLink = true } = {}) 
     showOutcome({ card, actions, message }, r, decided);
     onDecided?.(decided);
   });
-  card.append(
-    cardHead(r, detailLink),
-    cardFacts(r),
-    afterBox,
-    h(
-      "details",
-      { class: "input", open: true },
-      h("summary", {}, "What the agent asks to buy (the full input)"),
-      jsonView(r.input),
-    ),
-    actions,
-    message,
-  );
+  card.append(cardHead(r, detailLink), cardFacts(r), afterBox, whatIsBought(r), actions, message);
   showOutcome({ card, actions, message }, r, r);
   return Object.assign(card, {
     update: (/** @type {Approval} */ next) => fill(afterBox, spendAfter(next.after, next.amount)),

@@ -1,7 +1,8 @@
 // @ts-check
 // One execution (/executions/<id>): its timeline (quote, approval, reservation, payment with its
 // transaction, execution states, refund), its record, its output and the transcripts of the
-// calls that drove it. Follows the server's `executions` events for the ids it names.
+// calls that drove it. Follows the server's `executions` events for the ids it names. Its
+// timeline and transcript links also draw a paid_fetch purchase's page (purchase.js).
 import { failure, getExecution, on } from "../api.js";
 import { clock, fill, h, jsonView, loading, mono, notice, pageHead, statusBadge, when } from "../dom.js";
 import { usdc } from "../money.js";
@@ -21,10 +22,16 @@ const STEP_LABEL = {
   execution: "Execution",
   refund: "Refund",
   error: "Problem",
+  request: "Request",
+  price: "Price",
+  answer: "Answer",
 };
 
-/** @param {TimelineEntry[] | undefined} entries */
-function timeline(entries) {
+/**
+ * A purchase's steps, oldest first, each with its time and the time since the first.
+ * @param {TimelineEntry[] | undefined} entries
+ */
+export function timeline(entries) {
   if (!entries?.length) return h("p", { class: "muted" }, "No steps recorded.");
   const t0 = Date.parse(entries[0]?.at ?? "");
   return h(
@@ -111,7 +118,7 @@ function facts(x) {
  * The transcripts' card: the tool calls that drove the purchase, each a link to its transcript.
  * @param {string[]} transcripts
  */
-function transcriptLinks(transcripts) {
+export function transcriptLinks(transcripts) {
   return h(
     "section",
     { class: "card" },
@@ -131,7 +138,7 @@ function transcriptLinks(transcripts) {
             transcripts.map((c) => h("li", {}, h("a", { href: `/transcripts/${encodeURIComponent(c)}` }, mono(c)))),
           ),
         ]
-      : h("p", { class: "muted" }, "No transcript names this execution."),
+      : h("p", { class: "muted" }, "No transcript names this purchase."),
   );
 }
 

@@ -1,8 +1,9 @@
 // @ts-check
 // Spending: how close the agent is to each limit, at a glance. The rolling 24 h and the total
 // as bars against their caps (amber past 80 %, red at the cap), money reserved for payments in
-// flight drawn apart, spend per action beside its per-call cap, the last 14 days as columns,
-// and the refunds credited back. Follows the `executions` and `approvals` events.
+// flight drawn apart, spend per action beside its per-call cap and, beside it, per origin for the
+// x402 resources bought with paid_fetch, the last 14 days as columns, and the refunds credited
+// back. Follows the `executions`, `purchases` and `approvals` events.
 import { failure, getSpending, on } from "../api.js";
 import { actionBars, capBar, dayColumns, fit } from "../charts.js";
 import { fill, h, loading, notice, pageHead } from "../dom.js";
@@ -27,8 +28,11 @@ function stat(label, value, note, tone) {
   );
 }
 
-/** @param {Limits} limits */
-function limitsList(limits) {
+/**
+ * @param {Limits} limits
+ * @param {string[] | undefined} allowOrigins
+ */
+function limitsList(limits, allowOrigins) {
   const per = Object.entries(limits.perAction ?? {});
   const items = [
     ["Per call", usdc(limits.maxPerCall)],
@@ -42,6 +46,10 @@ function limitsList(limits) {
         : "every action of the service",
     ],
     ...per.map(([a, v]) => [`Per call, ${a}`, usdc(v)]),
+    [
+      "Origins paid_fetch may pay",
+      !allowOrigins?.length ? "none" : allowOrigins.map((o) => (o === "*" ? "any public origin" : o)).join(", "),
+    ],
   ];
   return h(
     "dl",
@@ -135,6 +143,30 @@ function perAction(sp) {
 }
 
 /**
+ * Spend per origin (paid_fetch's purchases), the most spent in total first, beside its per-call cap.
+ * @param {Spending} sp
+ */
+function perOrigin(sp) {
+  const rows = (sp.byOrigin ?? [])
+    .map((o) => ({ ...o, action: o.origin, refunded: "0" }))
+    .sort((a, b) => {
+      const d = (atomic(b.spentTotal) ?? 0n) - (atomic(a.spentTotal) ?? 0n);
+      return d > 0n ? 1 : d < 0n ? -1 : a.origin.localeCompare(b.origin);
+    });
+  return h(
+    "section",
+    { class: "card per-origin" },
+    h("h2", {}, "Per origin (paid_fetch)"),
+    rows.length
+      ? [
+          h("p", { class: "muted" }, "Dark: the last 24 h; light: in total. The dashed tick is the per-call cap."),
+          fit((width) => actionBars(rows, width, { label: "Spend per origin", cls: "originbars" })),
+        ]
+      : h("p", { class: "muted" }, "No x402 resource bought yet."),
+  );
+}
+
+/**
  * @param {HTMLElement} box
  * @param {Spending} sp
  */
@@ -152,16 +184,12 @@ function render(box, sp) {
     !limits ? notice("neutral", "No limits are configured here: the console shows what the journal spent.") : null,
     stats(sp),
     capsCard(sp),
+    h("div", { class: "two-col" }, perAction(sp), perOrigin(sp)),
     h(
-      "div",
-      { class: "two-col" },
-      perAction(sp),
-      h(
-        "section",
-        { class: "card" },
-        h("h2", {}, "Limits"),
-        limits ? limitsList(limits) : h("p", { class: "muted" }, "None configured."),
-      ),
+      "section",
+      { class: "card" },
+      h("h2", {}, "Limits"),
+      limits ? limitsList(limits, sp.allowOrigins) : h("p", { class: "muted" }, "None configured."),
     ),
     h(
       "section",
@@ -200,7 +228,7 @@ export async function mount(main) {
     clearTimeout(timer);
     timer = setTimeout(load, 250);
   };
-  const offs = [on("executions", soon), on("approvals", soon)];
+  const offs = [on("executions", soon), on("purchases", soon), on("approvals", soon)];
   return () => {
     clearTimeout(timer);
     offs.forEach((off) => off());
