@@ -9,168 +9,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startConsole, type ConsoleHandle } from "../../src/console/server.js";
-import type { Intent, IntentPatch, StoredRequest } from "../../src/engine/model/types.js";
-import { redactUrl } from "../../src/engine/x402-http/request.js";
 import { openEvents, type SseStream } from "../helpers/console-http.js";
 import { loginAsPerson, type ConsolePerson } from "../helpers/console-person.js";
 import { engineFixture, type EngineFixture } from "../helpers/engine.js";
-import { newIntent, payment } from "../helpers/journal-records.js";
-
-const SELLER = "https://api.seller.example";
-const OTHER = "https://data.other.example:8443";
-const PAYEE = "Se11erPayee1111111111111111111111111111111";
-const TX = "5xTransaction1111111111111111111111111111111111111111111111111111111111111111111111111";
-/** What must never leave the journal's secret columns. */
-const SECRETS = {
-  header: "Bearer sk_live_HEADERSECRET_7d1f",
-  query: "QUERYSECRET_93ab",
-  body: "BODYSECRET_5c2e",
-  proof: "PROOFSECRET_e0c4_base64payload",
-};
+import { APPROVAL, CALL, IDS as ids, OTHER, PAYEE, recordPurchases, SECRETS, SELLER, TX } from "./purchase-records.js";
 
 let f: EngineFixture;
 let handle: ConsoleHandle;
 let person: ConsolePerson;
 let stream: SseStream | undefined;
 const t0 = Date.now() - 60_000;
-const ids = { delivered: "int_delivered01", waiting: "int_waiting0001", older: ["int_older00001", "int_older00002"] };
-const CALL = "call_purchase0001";
-const APPROVAL = "apr_fetchwait0001";
-
-function request(origin: string, method: StoredRequest["method"], path: string, body: string | null): StoredRequest {
-  return {
-    url: `${origin}${path}`,
-    origin,
-    method,
-    headers: { authorization: SECRETS.header, "x-trace": "trace-1" },
-    body,
-  };
-}
-
-/** A fetch intent as paid_fetch records it: the request apart, the public view as its input. */
-async function recordFetch(id: string, at: number, r: StoredRequest, patch: IntentPatch): Promise<void> {
-  const j = f.pa.journal;
-  const input = {
-    method: r.method,
-    url: redactUrl(r.url),
-    origin: r.origin,
-    headers: Object.keys(r.headers).sort(),
-    bodyBytes: r.body === null ? 0 : Buffer.byteLength(r.body),
-  };
-  await j.insertIntent(
-    newIntent(id, {
-      service: f.pa.engine.service,
-      action: "paid_fetch",
-      input,
-      createdAt: at,
-      fetch: { origin: r.origin, request: r },
-    }),
-  );
-  await j.update(id, { leaseOwner: null, leaseUntil: null, ...patch }, at + 10);
-}
-
-const priced = (quoteId: string, amount: bigint, at: number): IntentPatch => ({
-  state: "quoted",
-  quoteId,
-  amount,
-  payee: PAYEE,
-  quotedAt: at,
-  quoteExpiresAt: at + 300_000,
-  requirements: {
-    scheme: "exact",
-    network: "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
-    amount: amount.toString(),
-    asset: "Mint111",
-    payTo: PAYEE,
-    maxTimeoutSeconds: 60,
-  } as Intent["requirements"],
-});
-
-async function recordDelivered(): Promise<void> {
-  const j = f.pa.journal;
-  const at = t0;
-  await recordFetch(ids.delivered, at, request(SELLER, "GET", `/weather?api_key=${SECRETS.query}&city=paris`, null), {
-    ...priced("fq_delivered01", 10_000n, at + 20),
-    callId: CALL,
-  });
-  f.pa.transcripts.append(CALL, "request", { intentId: ids.delivered, paid: false, status: 402, headers: {} });
-  await j.update(
-    ids.delivered,
-    { state: "reserved", budgetState: "reserved", budgetAmount: 10_000n, budgetAt: at + 30 },
-    at + 30,
-  );
-  await j.recordSigned(payment("fq_delivered01", ids.delivered, { amount: 10_000n, payee: PAYEE, signedAt: at + 40 }), {
-    intentId: ids.delivered,
-    patch: { state: "signed", proof: SECRETS.proof },
-    now: at + 40,
-    expect: { state: "reserved" },
-  });
-  const sentAt = Date.now() - 1_000;
-  await j.updatePayment("fq_delivered01", { sentAt, claimedTx: TX });
-  f.pa.transcripts.append(CALL, "request", {
-    intentId: ids.delivered,
-    paid: true,
-    status: 200,
-    headers: { "content-type": "application/json" },
-    settlement: { success: true, transaction: TX, network: "solana:devnet" },
-  });
-  await j.saveResponseBody(ids.delivered, Buffer.from('{"city":"paris","temp":21}'), sentAt + 5);
-  await j.update(
-    ids.delivered,
-    {
-      state: "executed",
-      execStatus: "completed",
-      budgetState: "spent",
-      paymentTx: TX,
-      settlement: "verified",
-      response: {
-        status: 200,
-        headers: { "content-type": "application/json" },
-        contentType: "application/json",
-        size: 26,
-        paid: true,
-      },
-    },
-    sentAt + 10,
-  );
-  // The reconciler finds it on chain after the answer.
-  await j.updatePayment("fq_delivered01", { fate: "landed", tx: TX, checkedAt: Date.now() + 500 });
-}
-
-async function recordWaiting(): Promise<void> {
-  const at = t0 + 1_000;
-  const body = JSON.stringify({ text: "summarize this", token: SECRETS.body });
-  await recordFetch(ids.waiting, at, request(OTHER, "POST", "/summarize", body), {
-    ...priced("fq_waiting0001", 2_500_000n, at + 20),
-    state: "awaiting_approval",
-    approvalId: APPROVAL,
-  });
-  await f.pa.journal.insertApproval({
-    approvalId: APPROVAL,
-    intentId: ids.waiting,
-    quoteId: "fq_waiting0001",
-    action: "paid_fetch",
-    amount: 2_500_000n,
-    payee: PAYEE,
-    expiresAt: Date.now() + 300_000,
-    status: "pending",
-    createdAt: at + 30,
-    decidedAt: null,
-  });
-}
 
 beforeAll(async () => {
   f = await engineFixture({
     env: { PAID_ACTIONS_ALLOW_ORIGINS: `${SELLER},${OTHER}` },
     configFile: { limits: { perOrigin: { [SELLER]: "0.5" } } },
   });
-  for (const [i, id] of ids.older.entries())
-    await recordFetch(id, t0 - 10_000 + i, request(SELLER, "GET", `/old?key=${SECRETS.query}`, null), {
-      state: "refused",
-      error: { code: "payment_unsupported", message: "the resource asks for no payment this server can make" },
-    });
-  await recordDelivered();
-  await recordWaiting();
+  await recordPurchases({ journal: f.pa.journal, transcripts: f.pa.transcripts, service: f.pa.engine.service, t0 });
   handle = await startConsole({
     engine: f.pa.engine,
     journal: f.pa.journal,

@@ -119,7 +119,7 @@ export function capBar({ label, spent, reserved = "0", cap, width = 640, small =
 /**
  * One row per action (or per origin, for paid_fetch's purchases): its total spend (and the part
  * in the last 24 h) as bars, with the per-call cap drawn as a tick on the same scale and named.
- * @param {ActionSpend[]} rows
+ * @param {Array<ActionSpend & { label?: string }>} rows `label`, when given, is shown instead of the action
  * @param {number} [width]
  * @param {{ label?: string, cls?: string }} [o] what assistive technology is told, and an extra class
  */
@@ -137,11 +137,15 @@ export function actionBars(rows, width = 760, o = {}) {
     role: "img",
     "aria-label": o.label ?? "Spend per action",
   });
+  // Monospace at 13 px: what fits before the bar, the rest cut (the whole name in the row's title).
+  const fits = Math.max(6, Math.floor(labelW / 8) - 1);
   rows.forEach((r, i) => {
     const y = i * rowH + 6;
     const g = s("g", { class: "ab-row", "data-action": r.action });
+    const label = r.label ?? r.action;
     g.append(
-      s("text", { x: 0, y: y + 15, class: "ab-label" }, r.action),
+      s("title", {}, r.action),
+      s("text", { x: 0, y: y + 15, class: "ab-label" }, label.length > fits ? `${label.slice(0, fits - 1)}…` : label),
       s(
         "text",
         { x: 0, y: y + 32, class: "ab-sub" },

@@ -148,7 +148,7 @@ function perAction(sp) {
  */
 function perOrigin(sp) {
   const rows = (sp.byOrigin ?? [])
-    .map((o) => ({ ...o, action: o.origin, refunded: "0" }))
+    .map((o) => ({ ...o, action: o.origin, label: o.origin.replace(/^https:\/\//, ""), refunded: "0" }))
     .sort((a, b) => {
       const d = (atomic(b.spentTotal) ?? 0n) - (atomic(a.spentTotal) ?? 0n);
       return d > 0n ? 1 : d < 0n ? -1 : a.origin.localeCompare(b.origin);
