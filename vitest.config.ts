@@ -28,6 +28,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/freeze.test.ts",
   "test/console/refund.test.ts",
   "test/console/freeze.test.ts",
+  "test/console/purchases.test.ts",
 ];
 
 export default defineConfig({
