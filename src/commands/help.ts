@@ -9,7 +9,9 @@ const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIO
   SOLANA_RPC_URL             Solana JSON-RPC         PAID_ACTIONS_NETWORK  solana | solana-devnet | CAIP-2
   PAID_ACTIONS_HOME          journal and transcripts (default ~/.paid-actions-mcp)
   PAID_ACTIONS_MAX_PER_CALL (5)  PAID_ACTIONS_MAX_PER_DAY (25)  PAID_ACTIONS_MAX_TOTAL
-  PAID_ACTIONS_APPROVAL_ABOVE (1)  PAID_ACTIONS_ALLOW_ACTIONS (*, comma list with * wildcards)`;
+  PAID_ACTIONS_APPROVAL_ABOVE (1)  PAID_ACTIONS_ALLOW_ACTIONS (*, comma list with * wildcards)
+  PAID_ACTIONS_ALLOW_ORIGINS     origins paid_fetch may pay (none; * = any public https origin)
+  PAID_ACTIONS_FACILITATOR_URL   the facilitator search_paid_resources reads`;
 
 /** The main help, which names the version. */
 function mainHelp(VERSION: string): string {
@@ -22,6 +24,7 @@ Commands:
   serve        The MCP server over stdio (the default when no command is given)
   demo         A scripted agent session against the sandbox (what \`npm start\` runs)
   executions   List what was bought, from the journal
+  purchases    List the x402 resources paid_fetch bought, from the journal
   transcript   List recent tool calls, or show one call's redacted transcript
   approve      A person approves or declines a payment an agent asked for (or lists those waiting)
   set-pin      Set, change or remove the approval PIN
@@ -45,7 +48,8 @@ const COMMAND_HELP: Record<string, string> = {
 
 The MCP server over stdio, as an MCP host launches it. stdout carries JSON-RPC only;
 logs go to stderr. One tool per action of the service, plus quote_action, get_execution,
-list_executions, wait_for_execution, get_spending, search_agent_services, get_company.
+list_executions, wait_for_execution, get_spending, search_agent_services, get_company,
+paid_fetch (any x402 resource on an allowed origin) and search_paid_resources.
 Without PAID_ACTIONS_BASE_URL it runs against the embedded sandbox (started in this
 process, or reused if one already runs for the same home); PAID_ACTIONS_SANDBOX_DELAY_MS
 sets that sandbox's provider delay.
@@ -63,6 +67,11 @@ shows spending and where the transcript is. Uses a fresh sandbox in a temp dir u
 
 Lists executions from the journal (newest first). --attention lists intents a human should
 look at (an outcome that could not be settled automatically). Reads only; pays nothing.
+`,
+  purchases: `Usage: paid-actions-mcp purchases [--origin O] [--limit N] [--json]
+
+Lists the x402 resources paid_fetch bought (newest first): origin, method, URL with query
+values redacted, price, HTTP status, state. --origin keeps one origin's. Reads only.
 `,
   transcript: `Usage: paid-actions-mcp transcript [callId] [--limit N] [--json]
 

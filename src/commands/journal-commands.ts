@@ -46,6 +46,35 @@ export async function executionsCommand(
   }
 }
 
+/** `purchases`: what paid_fetch bought, newest first. */
+export async function purchasesCommand(
+  env: NodeJS.ProcessEnv,
+  opts: { origin?: string; limit?: number; json?: boolean },
+): Promise<number> {
+  const j = await openJournal(env);
+  try {
+    const { items } = await j.engine.listPurchases({ origin: opts.origin, limit: opts.limit ?? 20 });
+    if (opts.json) {
+      out(JSON.stringify({ items }, null, 2));
+      return 0;
+    }
+    if (items.length === 0) {
+      out(`No purchases by paid_fetch yet in ${j.home}.`);
+      return 0;
+    }
+    out(`${pad("CREATED", 21)}${pad("STATE", 11)}${pad("HTTP", 6)}${pad("USDC", 10)}REQUEST`);
+    for (const p of items) {
+      out(
+        `${pad(p.createdAt.replace("T", " ").slice(0, 19), 21)}${pad(p.state, 11)}${pad(String(p.status ?? "-"), 6)}${pad(p.amount ?? "-", 10)}${p.method ?? ""} ${p.url ?? p.origin ?? ""}` +
+          (p.attention ? `\n  needs attention: ${p.attention}` : ""),
+      );
+    }
+    return 0;
+  } finally {
+    await j.close();
+  }
+}
+
 function summarize(entry: Record<string, unknown>): string {
   const step = String(entry.step);
   if (step === "http") {

@@ -144,6 +144,23 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   executions: { sqlite: true, run: executions },
+  purchases: {
+    sqlite: true,
+    run: async (args, x) => {
+      const { values } = parse(args, {
+        origin: { type: "string" },
+        limit: { type: "string" },
+        json: { type: "boolean" },
+      });
+      if (values.help) return x.help();
+      const { purchasesCommand } = await import("./journal-commands.js");
+      return purchasesCommand(x.env, {
+        origin: values.origin,
+        limit: intOption(values.limit, "limit", 1, 100),
+        json: values.json,
+      });
+    },
+  },
   transcript: {
     sqlite: true,
     run: async (args, x) => {

@@ -6,7 +6,18 @@
  * facilitator's discovery once it was paid.
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { call, cleanupAll, ensureBuilt, readJson, sandboxInfo, sc, startServer, text } from "../helpers/mcp.js";
+import {
+  call,
+  cleanupAll,
+  ensureBuilt,
+  readJson,
+  runCli,
+  sandboxInfo,
+  sc,
+  serverEnv,
+  startServer,
+  text,
+} from "../helpers/mcp.js";
 
 beforeAll(() => ensureBuilt(), 90_000);
 afterEach(() => cleanupAll());
@@ -43,6 +54,15 @@ describe("mcp e2e: paid_fetch in sandbox mode", () => {
     const refused = await call(s.client, "paid_fetch", { url: "https://api.example.com/paid" });
     expect(refused.isError).toBe(true);
     expect(sc(refused).error).toMatchObject({ code: "origin_not_allowed", origin: "https://api.example.com" });
+
+    // A person reads the same purchase at a terminal.
+    const listed1 = await runCli(["purchases", "--json"], serverEnv(s.home));
+    expect(JSON.parse(listed1.stdout).items).toEqual([
+      expect.objectContaining({ intentId: r.intentId, origin, state: "executed", status: 200, amount: "0.001" }),
+    ]);
+    const plain = await runCli(["purchases"], serverEnv(s.home));
+    expect(plain.stdout).toContain(`GET ${origin}/x402/weather?city=…`);
+    expect(plain.stdout).not.toContain("Lisbon");
 
     const after = sc(await call(s.client, "search_paid_resources", { query: "weather" }));
     const listed = after.resources.find((x: { url: string }) => x.url.includes("/x402/weather"));
