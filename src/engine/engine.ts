@@ -133,7 +133,7 @@ export class Engine extends EventEmitter {
    * the journal, for a call with the intentKey of one already delivered).
    */
   async payFetch(req: FetchRequest, opts: PayOptions = {}): Promise<FetchOutcome> {
-    return payFetch(this.ctx(), this.calls, req, opts);
+    return payFetch(this.payingCtx(), this.calls, req, opts);
   }
 
   /**

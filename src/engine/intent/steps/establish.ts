@@ -17,9 +17,10 @@ export async function proofRefused(
   sentAt: number,
 ): Promise<void> {
   const reason = typeof error.reason === "string" ? `: ${error.reason.slice(0, 120)}` : "";
+  const who = h.intent.kind === "fetch" ? "the resource" : "the service";
   const e = new PaidActionError(
     "outcome_unknown",
-    `the service did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`,
+    `${who} did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`,
     { serviceCode: error.code, reason: error.reason },
     true,
   );
@@ -29,6 +30,7 @@ export async function proofRefused(
 
 export async function establish(h: HeldIntent): Promise<void> {
   const { c, intent } = h;
+  const who = intent.kind === "fetch" ? "the resource" : "the service";
   const refusal = intent.error;
   const fate = await establishFate(c, intent);
   c.transcript(intent, "fate", {
@@ -49,7 +51,7 @@ export async function establish(h: HeldIntent): Promise<void> {
       await h.settle("settlement_mismatch", e, { paymentTx: fate.tx.signature, settlement: "mismatch" });
       return;
     }
-    const note = `the service refused a payment that landed on chain in ${fate.tx.signature} (${refusal?.message ?? "no reason given"}); it was paid once and the purchase goes on`;
+    const note = `${who} refused a payment that landed on chain in ${fate.tx.signature} (${refusal?.message ?? "no reason given"}); it was paid once and the purchase goes on`;
     await h.settle("landed", null, { paymentTx: fate.tx.signature, settlement: "verified", attention: note });
     return;
   }
@@ -58,7 +60,7 @@ export async function establish(h: HeldIntent): Promise<void> {
       "fate_unknown",
       new PaidActionError(
         "outcome_unknown",
-        `the service did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`,
+        `${who} did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`,
         { quoteId: intent.quoteId },
         true,
       ),
@@ -68,7 +70,7 @@ export async function establish(h: HeldIntent): Promise<void> {
   const serviceCode = refusal?.code === "outcome_unknown" ? refusal.context?.serviceCode : undefined;
   const e = new PaidActionError(
     "payment_invalid",
-    `the service refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`,
+    `${who} refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`,
     { quoteId: intent.quoteId, serviceCode },
   );
   await h.settle("never_landed", e);
