@@ -8,7 +8,9 @@
  * `$ref` that does not resolve, a pattern that is not a regular expression — is refused like
  * a value that does not match; unknown keywords and `format` are ignored, as there.
  * Not evaluated here, so never a reason to refuse: `unevaluatedProperties`, `unevaluatedItems`,
- * `$dynamicRef`, and references by `$anchor` or `$id` (only `#` JSON pointers resolve).
+ * `$dynamicRef`, and references by `$anchor` or `$id` (only `#` JSON pointers resolve). One
+ * known difference the other way: Ajv 8.20 with `allErrors` misjudges `contains` under `items`
+ * (`[[1], []]` passes `{items: {contains: {type: "number"}}}`); this module follows the spec.
  */
 
 /** A schema Ajv would refuse to compile. */
@@ -21,8 +23,9 @@ const DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema";
 const TYPES = new Set(["null", "boolean", "object", "array", "number", "integer", "string"]);
 
 const isObject = (v: unknown): v is SchemaObject => typeof v === "object" && v !== null && !Array.isArray(v);
-/** Own keys only: `"constructor" in {}` must not count as a property. */
 const has = (o: object, key: string): boolean => Object.hasOwn(o, key);
+/** Whether a property is there as Ajv asks it (`data[key] !== undefined`: inherited names such as `constructor` count). */
+const present = (o: SchemaObject, key: string): boolean => o[key] !== undefined;
 
 /**
  * Whether a schema names anything outside itself: a `$ref` or `$id` not starting with `#`.
@@ -102,10 +105,14 @@ const shapes = {
 };
 
 interface Keyword {
-  /** Throws when the keyword's value is malformed. */
+  /** Throws when the meta-schema refuses the keyword's value: Ajv checks every subschema so, `$defs` too. */
   shape?: (kw: unknown) => void;
-  /** The subschemas the keyword holds, checked at compile time too. */
+  /** Throws when Ajv's code for the keyword refuses its value: only in the subschemas it compiles. */
+  compile?: (kw: unknown) => void;
+  /** The subschemas the keyword holds. */
   subschemas?: (kw: unknown) => unknown[];
+  /** Whether Ajv compiles them: not `$defs` (only what a `$ref` reaches), not a lone `if`, `then` or `else`. */
+  compiled?: (s: SchemaObject) => boolean;
   /** What the keyword says of a value; `s` is the schema it sits in. */
   test: (kw: unknown, v: unknown, s: SchemaObject, check: Check) => boolean;
 }
@@ -121,6 +128,9 @@ const map = (kw: unknown) => {
 };
 const length = (s: string) => [...s].length; // code points, as Ajv's ucs2length
 const always = () => true;
+/** Every verdict true. Each is computed first: Ajv's `allErrors` evaluates every branch, so a reference loop
+ * in a branch that would not change the answer still fails the whole (the stack overflows), as it does there. */
+const all = (verdicts: boolean[]) => verdicts.every(Boolean);
 
 /** Properties of an object that neither `properties` nor `patternProperties` name. */
 function additional(v: SchemaObject, s: SchemaObject): string[] {
@@ -132,7 +142,8 @@ function additional(v: SchemaObject, s: SchemaObject): string[] {
 const KEYWORDS: Record<string, Keyword> = {
   // core
   $schema: { shape: shapes.string, test: always },
-  $defs: { subschemas: map, test: always },
+  $defs: { subschemas: map, compiled: () => false, test: always },
+  definitions: { subschemas: map, compiled: () => false, test: always }, // its 2019 name, still in the meta-schema
   $ref: { shape: shapes.string, test: always }, // evaluated in `compile`, which holds the root
   format: { shape: shapes.string, test: always }, // Ajv without ajv-formats ignores it
   // any instance
@@ -151,19 +162,25 @@ const KEYWORDS: Record<string, Keyword> = {
     shape(kw) {
       if (!Array.isArray(kw)) throw new SchemaError("enum must be an array");
     },
+    compile(kw) {
+      if ((kw as unknown[]).length === 0) throw new SchemaError("enum must have non-empty array");
+    },
     test: (kw, v) => (kw as unknown[]).some((x) => sameJson(x, v)),
   },
-  allOf: { subschemas: list, test: (kw, v, _s, check) => (kw as unknown[]).every((s) => check(s, v)) },
-  anyOf: { subschemas: list, test: (kw, v, _s, check) => (kw as unknown[]).some((s) => check(s, v)) },
+  allOf: { subschemas: list, test: (kw, v, _s, check) => all((kw as unknown[]).map((s) => check(s, v))) },
+  anyOf: { subschemas: list, test: (kw, v, _s, check) => (kw as unknown[]).map((s) => check(s, v)).some(Boolean) },
   oneOf: { subschemas: list, test: (kw, v, _s, check) => (kw as unknown[]).filter((s) => check(s, v)).length === 1 },
   not: { subschemas: one, test: (kw, v, _s, check) => !check(kw, v) },
   if: {
     subschemas: one,
-    test: (kw, v, s, check) =>
-      check(kw, v) ? s.then === undefined || check(s.then, v) : s.else === undefined || check(s.else, v),
+    compiled: (s) => s.then !== undefined || s.else !== undefined,
+    test(kw, v, s, check) {
+      if (s.then === undefined && s.else === undefined) return true;
+      return check(kw, v) ? s.then === undefined || check(s.then, v) : s.else === undefined || check(s.else, v);
+    },
   },
-  then: { subschemas: one, test: always },
-  else: { subschemas: one, test: always },
+  then: { subschemas: one, compiled: (s) => s.if !== undefined, test: always },
+  else: { subschemas: one, compiled: (s) => s.if !== undefined, test: always },
   // numbers
   minimum: { shape: shapes.number, test: (kw, v) => typeof v !== "number" || v >= (kw as number) },
   maximum: { shape: shapes.number, test: (kw, v) => typeof v !== "number" || v <= (kw as number) },
@@ -173,12 +190,20 @@ const KEYWORDS: Record<string, Keyword> = {
     shape(kw) {
       if (typeof kw !== "number" || kw <= 0) throw new SchemaError("multipleOf must be positive");
     },
-    test: (kw, v) => typeof v !== "number" || v % (kw as number) === 0,
+    test(kw, v) {
+      if (typeof v !== "number") return true;
+      const quotient = v / (kw as number);
+      return quotient === parseInt(String(quotient)); // Ajv's test, without multipleOfPrecision
+    },
   },
   // strings
   minLength: { shape: shapes.count, test: (kw, v) => typeof v !== "string" || length(v) >= (kw as number) },
   maxLength: { shape: shapes.count, test: (kw, v) => typeof v !== "string" || length(v) <= (kw as number) },
-  pattern: { shape: (kw) => void regex(kw), test: (kw, v) => typeof v !== "string" || regex(kw).test(v) },
+  pattern: {
+    shape: shapes.string,
+    compile: (kw) => void regex(kw),
+    test: (kw, v) => typeof v !== "string" || regex(kw).test(v),
+  },
   // arrays
   minItems: { shape: shapes.count, test: (kw, v) => !Array.isArray(v) || v.length >= (kw as number) },
   maxItems: { shape: shapes.count, test: (kw, v) => !Array.isArray(v) || v.length <= (kw as number) },
@@ -188,13 +213,14 @@ const KEYWORDS: Record<string, Keyword> = {
   },
   prefixItems: {
     subschemas: list,
-    test: (kw, v, _s, check) => !Array.isArray(v) || (kw as unknown[]).every((s, i) => i >= v.length || check(s, v[i])),
+    test: (kw, v, _s, check) =>
+      !Array.isArray(v) || all((kw as unknown[]).map((s, i) => i >= v.length || check(s, v[i]))),
   },
   items: {
     subschemas: one,
     test(kw, v, s, check) {
       const from = Array.isArray(s.prefixItems) ? s.prefixItems.length : 0;
-      return !Array.isArray(v) || v.slice(from).every((x) => check(kw, x));
+      return !Array.isArray(v) || all(v.slice(from).map((x) => check(kw, x)));
     },
   },
   contains: {
@@ -209,35 +235,34 @@ const KEYWORDS: Record<string, Keyword> = {
   minContains: { shape: shapes.count, test: always },
   maxContains: { shape: shapes.count, test: always },
   // objects
-  required: { shape: shapes.strings, test: (kw, v) => !isObject(v) || (kw as string[]).every((k) => has(v, k)) },
+  required: { shape: shapes.strings, test: (kw, v) => !isObject(v) || (kw as string[]).every((k) => present(v, k)) },
   minProperties: { shape: shapes.count, test: (kw, v) => !isObject(v) || Object.keys(v).length >= (kw as number) },
   maxProperties: { shape: shapes.count, test: (kw, v) => !isObject(v) || Object.keys(v).length <= (kw as number) },
   properties: {
     subschemas: map,
     test: (kw, v, _s, check) =>
-      !isObject(v) || Object.entries(kw as SchemaObject).every(([k, s]) => !has(v, k) || check(s, v[k])),
+      !isObject(v) || all(Object.entries(kw as SchemaObject).map(([k, s]) => !present(v, k) || check(s, v[k]))),
   },
   patternProperties: {
-    subschemas(kw) {
-      const schemas = map(kw);
-      Object.keys(kw as SchemaObject).forEach(regex);
-      return schemas;
-    },
+    subschemas: map,
+    compile: (kw) => Object.keys(kw as SchemaObject).forEach(regex),
     test: (kw, v, _s, check) =>
       !isObject(v) ||
-      Object.entries(kw as SchemaObject).every(([p, s]) =>
-        Object.keys(v)
-          .filter((k) => regex(p).test(k))
-          .every((k) => check(s, v[k])),
+      all(
+        Object.entries(kw as SchemaObject).flatMap(([p, s]) =>
+          Object.keys(v)
+            .filter((k) => regex(p).test(k))
+            .map((k) => check(s, v[k])),
+        ),
       ),
   },
   additionalProperties: {
     subschemas: one,
-    test: (kw, v, s, check) => !isObject(v) || additional(v, s).every((k) => check(kw, v[k])),
+    test: (kw, v, s, check) => !isObject(v) || all(additional(v, s).map((k) => check(kw, v[k]))),
   },
   propertyNames: {
     subschemas: one,
-    test: (kw, v, _s, check) => !isObject(v) || Object.keys(v).every((k) => check(kw, k)),
+    test: (kw, v, _s, check) => !isObject(v) || all(Object.keys(v).map((k) => check(kw, k))),
   },
   dependentRequired: {
     shape(kw) {
@@ -246,25 +271,54 @@ const KEYWORDS: Record<string, Keyword> = {
     },
     test: (kw, v) =>
       !isObject(v) ||
-      Object.entries(kw as Record<string, string[]>).every(([k, needs]) => !has(v, k) || needs.every((n) => has(v, n))),
+      Object.entries(kw as Record<string, string[]>).every(
+        ([k, needs]) => !present(v, k) || needs.every((n) => present(v, n)),
+      ),
   },
+  dependencies: {
+    shape(kw) {
+      if (!isObject(kw)) throw new SchemaError("dependencies must be an object");
+      Object.values(kw).forEach((d) => Array.isArray(d) && shapes.strings(d));
+    },
+    subschemas: (kw) => Object.values(kw as SchemaObject).filter((d) => !Array.isArray(d)),
+    test: (kw, v, _s, check) =>
+      !isObject(v) ||
+      all(
+        Object.entries(kw as SchemaObject).map(([k, d]) =>
+          !present(v, k) ? true : Array.isArray(d) ? d.every((n) => present(v, n as string)) : check(d, v),
+        ),
+      ),
+  },
+  unevaluatedProperties: { subschemas: one, test: always }, // compiled by Ajv, not evaluated here
+  unevaluatedItems: { subschemas: one, test: always },
   dependentSchemas: {
     subschemas: map,
     test: (kw, v, _s, check) =>
-      !isObject(v) || Object.entries(kw as SchemaObject).every(([k, s]) => !has(v, k) || check(s, v)),
+      !isObject(v) || all(Object.entries(kw as SchemaObject).map(([k, s]) => !present(v, k) || check(s, v))),
   },
 };
 
-/** Checks every keyword of every subschema as Ajv's compilation would; throws SchemaError. */
-function compileCheck(root: unknown, schema: unknown, seen: Set<unknown>): void {
+/** Checks every keyword of every subschema against the meta-schema's rules; throws SchemaError. */
+function metaCheck(schema: unknown): void {
   if (typeof schema === "boolean") return;
   if (!isObject(schema)) throw new SchemaError("a schema must be an object or a boolean");
-  if (seen.has(schema)) return;
-  seen.add(schema);
   for (const [name, kw] of Object.entries(schema)) {
     const keyword = KEYWORDS[name];
     if (!keyword) continue; // unknown keywords are ignored (Ajv's strict: false)
     keyword.shape?.(kw);
+    for (const sub of keyword.subschemas?.(kw) ?? []) metaCheck(sub);
+  }
+}
+
+/** Checks what Ajv's code generation checks, in the subschemas it compiles (and those `$ref`s reach); throws SchemaError. */
+function compileCheck(root: unknown, schema: unknown, seen: Set<unknown>): void {
+  if (!isObject(schema) || seen.has(schema)) return;
+  seen.add(schema);
+  for (const [name, kw] of Object.entries(schema)) {
+    const keyword = KEYWORDS[name];
+    if (!keyword) continue;
+    keyword.compile?.(kw);
+    if (keyword.compiled?.(schema) === false) continue;
     for (const sub of keyword.subschemas?.(kw) ?? []) compileCheck(root, sub, seen);
   }
   if (typeof schema.$ref === "string") compileCheck(root, resolveRef(root, schema.$ref), seen);
@@ -277,12 +331,13 @@ function compileCheck(root: unknown, schema: unknown, seen: Set<unknown>): void 
 export function matchesSchema(schema: unknown, value: unknown): boolean {
   try {
     if (isObject(schema) && schema.$schema !== undefined && schema.$schema !== DRAFT_2020) return false;
+    metaCheck(schema);
     compileCheck(schema, schema, new Set());
     const check: Check = (s, v) => {
       if (typeof s === "boolean") return s;
       const node = s as SchemaObject;
-      if (typeof node.$ref === "string" && !check(resolveRef(schema, node.$ref), v)) return false;
-      return Object.entries(node).every(([name, kw]) => KEYWORDS[name]?.test(kw, v, node, check) ?? true);
+      const ref = typeof node.$ref === "string" ? check(resolveRef(schema, node.$ref), v) : true;
+      return all([ref, ...Object.entries(node).map(([name, kw]) => KEYWORDS[name]?.test(kw, v, node, check) ?? true)]);
     };
     return check(schema, value);
   } catch {
