@@ -128,8 +128,11 @@ const map = (kw: unknown) => {
 };
 const length = (s: string) => [...s].length; // code points, as Ajv's ucs2length
 const always = () => true;
-/** Every verdict true. Each is computed first: Ajv's `allErrors` evaluates every branch, so a reference loop
- * in a branch that would not change the answer still fails the whole (the stack overflows), as it does there. */
+/**
+ * Whether every verdict is true, each computed first: Ajv's `allErrors` evaluates every branch,
+ * so a reference loop in a branch that would not change the answer still fails the whole (the
+ * stack overflows), as it does there.
+ */
 const all = (verdicts: boolean[]) => verdicts.every(Boolean);
 
 /** Properties of an object that neither `properties` nor `patternProperties` name. */
