@@ -118,6 +118,8 @@ describe("the facilitator's HTTP surface", () => {
     await settle("http://127.0.0.1:9/invalid", {
       bazaar: { info: { input: { type: "http" } }, schema: { type: "string" } },
     });
+    // Lets its own (empty) schema pass, but has no input type to list: settled, not catalogued.
+    await settle("http://127.0.0.1:9/shapeless", { bazaar: { info: { input: "http" }, schema: {} } });
     const listed: any = await (await fetch(`${t.sb.facilitatorUrl}/discovery/resources`)).json();
     expect(listed.items.map((i: any) => i.resource)).toEqual(["http://127.0.0.1:9/listed"]);
     expect(listed.items[0].extensions).toEqual(bazaar);

@@ -5,8 +5,8 @@
  * `@x402/extensions/bazaar`'s client reads (`GET /discovery/resources`, `/discovery/search`).
  */
 import type Database from "better-sqlite3";
-import { extractDiscoveryInfo } from "@x402/extensions/bazaar";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { extractDiscoveryInfo } from "./bazaar.js";
 
 /** A catalogued resource as the Bazaar client's `DiscoveryResource` has it. */
 export interface DiscoveryResource {
@@ -100,16 +100,11 @@ export class DiscoveryCatalog {
 
   /**
    * Catalogs the resource a settled payment paid for, if its payload declared the Bazaar
-   * extension (validated against its own schema, as the reference helper does). Runs inside
-   * the caller's transaction. Returns the catalogued URL, or undefined.
+   * extension (validated against its own schema, as the reference helper does: bazaar.ts).
+   * Runs inside the caller's transaction. Returns the catalogued URL, or undefined.
    */
   record(payload: PaymentPayload, requirements: PaymentRequirements): string | undefined {
-    let found: ReturnType<typeof extractDiscoveryInfo>;
-    try {
-      found = extractDiscoveryInfo(payload, requirements, true);
-    } catch {
-      return undefined; // a resource URL that does not parse: nothing to list
-    }
+    const found = extractDiscoveryInfo(payload);
     if (!found || !/^https?:\/\//.test(found.resourceUrl)) return undefined;
     const method = "toolName" in found ? `tool:${found.toolName}` : (found.method ?? "");
     const accepted = catalogRequirements(requirements);

@@ -18,12 +18,12 @@ import type {
   SupportedResponse,
   VerifyResponse,
 } from "@x402/core/types";
-import { BAZAAR } from "@x402/extensions/bazaar";
 import { ExactSvmScheme } from "@x402/svm/exact/facilitator";
 import { ledgerFacilitatorSigner, type ServiceKeys } from "../ledger/chain.js";
 import type { LandedTransaction, Ledger } from "../ledger/ledger.js";
 import { blockhashOf, decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
 import { mayHaveBeenSent } from "../service/settlement.js";
+import { BAZAAR } from "./bazaar.js";
 import type { DiscoveryCatalog } from "./discovery.js";
 import type { FacilitatorFaults } from "./faults.js";
 

@@ -5,7 +5,7 @@
  * `GET /x402/weather?city=…` (0.001 USDC) and `POST /x402/summarize {text}` (0.01 USDC).
  */
 import { createHash } from "node:crypto";
-import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
+import type { HttpDiscoveryConfig } from "./bazaar.js";
 import { parseDecimal } from "../../domain/money.js";
 import { invalidRequest } from "../http/errors.js";
 
@@ -15,8 +15,8 @@ export interface PaidResource {
   /** Atomic USDC units. */
   price: bigint;
   description: string;
-  /** The Bazaar discovery extension the resource declares (`{bazaar: …}`). */
-  extensions: Record<string, unknown>;
+  /** What its Bazaar discovery extension declares (`declareDiscoveryExtension(discovery)`, bazaar.ts). */
+  discovery: HttpDiscoveryConfig;
   /** Checks the request's input (throws 400 invalid_request), before any payment is asked for. */
   parse(query: URLSearchParams, body: unknown): unknown;
   /** The answer for a checked input. */
@@ -56,14 +56,14 @@ const weather: PaidResource = {
   path: "/x402/weather",
   price: parseDecimal("0.001")!,
   description: "Current weather for a city (simulated, deterministic)",
-  extensions: declareDiscoveryExtension({
+  discovery: {
     input: { city: "Lisbon" },
     inputSchema: {
       properties: { city: { type: "string", description: "The city's name", minLength: 1, maxLength: 80 } },
       required: ["city"],
     },
     output: { example: weatherFor("Lisbon") },
-  }),
+  },
   parse(query) {
     const city = query.get("city");
     if (city === null || !CITY.test(city.trim())) {
@@ -81,7 +81,7 @@ const summarizer: PaidResource = {
   path: "/x402/summarize",
   price: parseDecimal("0.01")!,
   description: "Summarize a text: its first sentence and its word count (deterministic)",
-  extensions: declareDiscoveryExtension({
+  discovery: {
     bodyType: "json",
     input: { text: "The sandbox settles x402 payments on its own ledger. It also sells a few things." },
     inputSchema: {
@@ -89,7 +89,7 @@ const summarizer: PaidResource = {
       required: ["text"],
     },
     output: { example: summarize("The sandbox settles x402 payments on its own ledger. It also sells a few things.") },
-  }),
+  },
   parse(_query, body) {
     const text = (body as { text?: unknown } | undefined)?.text;
     if (typeof text !== "string" || text.trim() === "" || text.length > TEXT_MAX) {

@@ -20,11 +20,11 @@ import {
   type RoutesConfig,
 } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
-import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { ExactSvmScheme } from "@x402/svm/exact/server";
 import { ApiError } from "../http/errors.js";
 import { errorReply, readJsonBody, send } from "../http/io.js";
 import { createRateLimiter, type RateLimit } from "../http/rate-limit.js";
+import { bazaarResourceServerExtension, declareDiscoveryExtension } from "./bazaar.js";
 import { PAID_RESOURCES, type PaidResource } from "./catalog.js";
 
 export interface PaidResourcesOptions {
@@ -102,7 +102,7 @@ function routesOf(o: PaidResourcesOptions): RoutesConfig {
         resource: `${origin}${r.path}`,
         description: r.description,
         mimeType: "application/json",
-        extensions: r.extensions,
+        extensions: declareDiscoveryExtension(r.discovery),
         unpaidResponseBody: () => ({
           contentType: "application/json",
           body: { error: { code: "payment_required", message: `${r.method} ${r.path} is paid: see PAYMENT-REQUIRED` } },
