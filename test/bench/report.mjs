@@ -3,10 +3,10 @@
 import { ms } from "./common.mjs";
 import { formatStartup } from "./startup.mjs";
 
-const row = (lines, ...cells) =>
+const addRow = (lines, ...cells) =>
   lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
-const statsRow = (lines, name, s) => row(lines, `  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
-const verdict = (ok) => (ok ? "met" : "missed");
+const statsRow = (lines, name, s) => addRow(lines, `  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
+const verdict = (ok) => (ok ? "met" : "MISSED");
 
 /** "4 (POST /v1/quotes 1, POST /v1/executions 2, ...)": requests per call and their kinds. */
 function requestsLine(count, kinds, pick) {
@@ -23,7 +23,7 @@ function requestsLine(count, kinds, pick) {
  */
 export function formatWan(w, paidCall) {
   const lines = [""];
-  row(lines, `Paid call over a ${2 * w.oneWayMs} ms round trip (ms)`, "median", "p95", "min", "max", "");
+  addRow(lines, `Paid call over a ${2 * w.oneWayMs} ms round trip (ms)`, "median", "p95", "min", "max", "");
   statsRow(lines, "MCP server over stdio (SQLite journal)", w.mcp);
   statsRow(lines, "peer (@x402/fetch + @x402/svm)", w.peer);
   lines.push(
@@ -38,10 +38,9 @@ export function formatWan(w, paidCall) {
     lines.push(
       `    ${name.padEnd(5)}service ${requestsLine(side.service, side.kinds, isService)}; RPC ${requestsLine(side.rpc, side.kinds, (k) => !isService(k))}`,
     );
-  const bg = w.mcp.all;
-  const hot = w.mcp.hotPath;
+  const bg = w.mcp.background;
   lines.push(
-    `  MCP, everything its lane carried per call (background included): service ${requestsLine(bg.service, bg.kinds, isService)}; RPC ${requestsLine(bg.rpc, bg.kinds, (k) => !isService(k))} (hot path: ${(hot.service + hot.rpc).toFixed(2)})`,
+    `  MCP's background work per call (after the call; its lane over the rounds, less the hot path): service ${requestsLine(bg.service, bg.kinds, isService)}; RPC ${requestsLine(bg.rpc, bg.kinds, (k) => !isService(k))}`,
   );
   lines.push(
     `  new connections per call: MCP ${w.mcp.all.connections.toFixed(2)}, peer ${w.peer.all.connections.toFixed(2)}`,
@@ -50,11 +49,9 @@ export function formatWan(w, paidCall) {
     `  journal commits per paid call: ${w.commitsPerCall ?? "n/a (the engine exposes no commit counter)"} (target <= 3)`,
   );
   const wanRatio = w.mcp.median / w.peer.median;
+  const floorRatio = paidCall && paidCall.mcp.median / paidCall.floor.median;
   const loopback = paidCall
-    ? (() => {
-        const r = paidCall.mcp.median / paidCall.floor.median;
-        return `${r.toFixed(2)} (target <= 1.25: ${verdict(r <= 1.25)})`;
-      })()
+    ? `${floorRatio.toFixed(2)} (target <= 1.25: ${verdict(floorRatio <= 1.25)})`
     : "not measured in this run (the paid-call section did not run)";
   lines.push(
     `  ratio MCP/peer p50 ${wanRatio.toFixed(2)} (target <= 1.15: ${verdict(wanRatio <= 1.15)}); loopback MCP/floor p50 ${loopback}`,

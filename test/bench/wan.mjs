@@ -65,10 +65,15 @@ export async function wanCalls(svc) {
       oneWayMs: WAN_ONE_WAY_MS,
       appliedOneWayMs: stats(await proxy.appliedDelays()),
       rounds: WAN_ROUNDS,
-      mcp: { ...stats(samples.mcp), hotPath: mcpHot, all: traffic.mcp },
+      mcp: { ...stats(samples.mcp), hotPath: mcpHot, background: minus(traffic.mcp, mcpHot), all: traffic.mcp },
       // Nothing else speaks on the peer's lane, and it has no background work: all it sends
       // is its hot path.
-      peer: { ...stats(samples.peer), hotPath: traffic.peer, all: traffic.peer },
+      peer: {
+        ...stats(samples.peer),
+        hotPath: traffic.peer,
+        background: minus(traffic.peer, traffic.peer),
+        all: traffic.peer,
+      },
       // The engine exposes no journal commit counter yet: null is printed as "n/a".
       commitsPerCall: null,
     };
@@ -158,6 +163,16 @@ function tally(requests, calls) {
     const kind = r.rpc ?? `${r.method} ${r.path.replace(/\/(?=[^/]*[0-9])[^/]{8,}/g, "/:id")}`;
     out[r.rpc === undefined ? "service" : "rpc"] += 1 / calls;
     out.kinds[kind] = (out.kinds[kind] ?? 0) + 1 / calls;
+  }
+  return out;
+}
+
+/** What a lane carried per call beyond the hot path: the background work a call leaves behind. */
+function minus(all, hot) {
+  const out = { service: all.service - hot.service, rpc: all.rpc - hot.rpc, kinds: {} };
+  for (const [kind, n] of Object.entries(all.kinds)) {
+    const rest = n - (hot.kinds[kind] ?? 0);
+    if (Math.abs(rest) >= 0.005) out.kinds[kind] = rest;
   }
   return out;
 }
