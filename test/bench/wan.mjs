@@ -146,6 +146,9 @@ async function probe(mcp, lane) {
   return tally(inCall, PROBE_CALLS);
 }
 
+/** A path segment that names one record ("exe_ApTcAIhoNoauYRqq", "q_01HX…"), not a route. */
+const ID_SEGMENT = /\/(?:[a-z]+_[A-Za-z0-9_-]{8,}|(?=[^/]*[0-9])[^/]{8,})(?=\/|$)/g;
+
 const mark = (lane) => ({ requests: lane.requests.length, connections: lane.connections });
 
 /** Everything a lane carried since `since`, per call: requests by kind, new connections. */
@@ -160,7 +163,7 @@ function perCall(lane, since, calls) {
 function tally(requests, calls) {
   const out = { service: 0, rpc: 0, kinds: {} };
   for (const r of requests) {
-    const kind = r.rpc ?? `${r.method} ${r.path.replace(/\/(?=[^/]*[0-9])[^/]{8,}/g, "/:id")}`;
+    const kind = r.rpc ?? `${r.method} ${r.path.replace(ID_SEGMENT, "/:id")}`;
     out[r.rpc === undefined ? "service" : "rpc"] += 1 / calls;
     out.kinds[kind] = (out.kinds[kind] ?? 0) + 1 / calls;
   }
