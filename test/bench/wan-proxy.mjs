@@ -14,7 +14,7 @@ import { Worker, isMainThread, parentPort, workerData } from "node:worker_thread
  * Starts the proxy on a thread of its own, so the clients' work in the bench's process (the
  * stock client signs on the main thread) never holds a chunk back. `lanes` names the clients;
  * each gets its own port. Returns `{ lanes: {name: {port, requests, connections}},
- * url(name, upstreamUrl), appliedDelays(), close() }`; `requests` is `[{method, path, rpc?}]`
+ * url(name, upstreamUrl), appliedDelays(), close() }`; `requests` is `[{at, method, path, rpc?}]`
  * in arrival order; `appliedDelays()` resolves to the one-way delay each chunk actually got
  * (ms), for the report.
  */
@@ -130,8 +130,9 @@ function delayedPipe(src, dst, oneWayMs, delays, onChunk) {
 /**
  * An HTTP/1.1 request reader over one connection's client→server bytes: the request line and
  * headers, then the body by Content-Length or chunked encoding, request after request on a
- * kept-alive connection. Calls `record({method, path, rpc?})` once per request, when it has
- * passed whole; `rpc` is the JSON-RPC method(s) of a POST to /solana.
+ * kept-alive connection. Calls `record({at, method, path, rpc?})` once per request, when it has
+ * passed whole; `at` (ms since the epoch, comparable across threads) is when its head had
+ * arrived; `rpc` is the JSON-RPC method(s) of a POST to /solana.
  */
 function requestReader(record) {
   let buf = Buffer.alloc(0);
@@ -153,7 +154,7 @@ function requestReader(record) {
       const lines = buf.subarray(0, end).toString("latin1").split("\r\n");
       buf = buf.subarray(end + 4);
       const [method, target] = lines[0].split(" ");
-      current = { method, path: target.split("?")[0] };
+      current = { at: performance.timeOrigin + performance.now(), method, path: target.split("?")[0] };
       const header = (name) =>
         lines
           .find((l) => l.toLowerCase().startsWith(`${name}:`))
