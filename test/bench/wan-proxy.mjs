@@ -3,10 +3,11 @@
 // the reference service's one HTTP port — its API and its Solana RPC (/solana) alike. Each
 // direction is one queue in arrival order with one timer, so chunks are never reordered (a
 // setTimeout per chunk could fire out of order). It reads the HTTP/1.1 requests on the
-// client→server stream as they pass and records each one (method, path, and the JSON-RPC
-// method of an RPC request), so a bench can count what crosses per call.
-// It listens on one port per "lane" (one per client under test), counted apart, so one
-// client's background traffic is never charged to the other.
+// client→server stream as they pass and records each one (when its head arrived, method,
+// path, and the JSON-RPC method of an RPC request), so a bench can count what crosses per
+// call. It listens on one port per "lane" (one per client under test), counted apart, so one
+// client's background traffic is never charged to the other. A new connection costs no round
+// trip here (no handshake is simulated): the lanes count connections instead.
 import { createServer, connect } from "node:net";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 
