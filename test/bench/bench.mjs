@@ -2,9 +2,11 @@
 // starts, what it costs to keep running, and how the reconciler and the journal scale.
 // Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
 // Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
-// `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json.
-// Each section is its own module: paid-call.mjs (1), cold-start.mjs (2), startup.mjs, memory.mjs
-// (3), scale.mjs (4-6); report.mjs prints the table. This file runs them in order.
+// `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json;
+// `--only wan` only the WAN section (wan.mjs) and writes .bench/wan.json.
+// Each section is its own module: paid-call.mjs (1), wan.mjs (1b), cold-start.mjs (2),
+// startup.mjs, memory.mjs (3), scale.mjs (4-6); report.mjs prints the table. This file runs
+// them in order.
 import { cpus, totalmem, release } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,12 +15,14 @@ import { log, QUICK, ROOT, startSandbox, work } from "./common.mjs";
 import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { memory } from "./memory.mjs";
 import { paidCalls } from "./paid-call.mjs";
-import { formatReport } from "./report.mjs";
+import { formatReport, formatWan } from "./report.mjs";
 import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
+import { wanCalls } from "./wan.mjs";
 
 const { only: ONLY } = parseArgs({ options: { only: { type: "string" } } }).values;
-if (ONLY !== undefined && ONLY !== "startup") throw new Error(`--only takes one section name: startup (not ${ONLY})`);
+if (ONLY !== undefined && ONLY !== "startup" && ONLY !== "wan")
+  throw new Error(`--only takes one section name: startup or wan (not ${ONLY})`);
 
 // ---- Run ---------------------------------------------------------------------------------------
 
@@ -34,20 +38,30 @@ log(
   `paid-actions-mcp bench${QUICK ? " (quick)" : ""}${ONLY ? ` --only ${ONLY}` : ""} on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`,
 );
 const results = { machine, date: new Date().toISOString(), quick: QUICK };
-if (ONLY === "startup") {
-  results.startup = await startupFigures({ root: ROOT, work, log });
+
+/** One section alone: its lines, then its own results file (a full run's results.json is kept). */
+function writeOnly(lines, file) {
   results.durationSeconds = (performance.now() - started) / 1000;
-  process.stdout.write(
-    `${[...formatStartup(results.startup), "", `Total ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`].join("\n")}\n`,
-  );
+  const total = `Total ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`;
+  process.stdout.write(`${[...lines, "", total].join("\n")}\n`);
   mkdirSync(join(ROOT, ".bench"), { recursive: true });
-  writeFileSync(join(ROOT, ".bench", "startup.json"), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`Results written to .bench/startup.json\n`);
+  writeFileSync(join(ROOT, ".bench", file), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`Results written to .bench/${file}\n`);
   process.exit(0);
 }
+if (ONLY === "startup") {
+  results.startup = await startupFigures({ root: ROOT, work, log });
+  writeOnly(formatStartup(results.startup), "startup.json");
+}
 const svc = await startSandbox("sandbox", 0);
+if (ONLY === "wan") {
+  results.wan = await wanCalls(svc);
+  svc.child.kill("SIGTERM");
+  writeOnly(formatWan(results.wan, undefined), "wan.json");
+}
 const stub = await stubCatalog(500);
 results.paidCall = await paidCalls(svc);
+results.wan = await wanCalls(svc);
 results.coldStart = await coldStarts(svc, stub);
 results.startup = await startupFigures({ root: ROOT, work, log });
 results.memory = await memory(svc);

@@ -14,6 +14,10 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli.js");
 export const QUICK = process.env.BENCH_QUICK === "1";
 export const N_PAID = QUICK ? 40 : 200;
+/** The WAN section: paid calls per client, in rounds alternating the two, 20 ms each way. */
+export const N_WAN = QUICK ? 20 : 100;
+export const WAN_ROUNDS = QUICK ? 2 : 5;
+export const WAN_ONE_WAY_MS = 20;
 export const N_MEMORY = QUICK ? 100 : 1000;
 export const COLD_RUNS = QUICK ? 3 : 10;
 export const RECONCILE_LEVELS = QUICK ? [10, 100] : [10, 100, 1000];

@@ -3,6 +3,62 @@
 import { ms } from "./common.mjs";
 import { formatStartup } from "./startup.mjs";
 
+const addRow = (lines, ...cells) =>
+  lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
+const statsRow = (lines, name, s) => addRow(lines, `  ${name}`, ms(s.median), ms(s.p95), ms(s.min), ms(s.max), "");
+const verdict = (ok) => (ok ? "met" : "MISSED");
+
+/** "4 (POST /v1/quotes 1, POST /v1/executions 2, ...)": requests per call and their kinds. */
+function requestsLine(count, kinds, pick) {
+  const parts = Object.entries(kinds)
+    .filter(([kind]) => pick(kind))
+    .map(([kind, n]) => `${kind} ${n.toFixed(2).replace(/\.?0+$/, "")}`);
+  return `${count.toFixed(2).replace(/\.?0+$/, "")}${parts.length ? ` (${parts.join(", ")})` : ""}`;
+}
+
+/**
+ * The WAN section's lines: both clients' latency through the proxy, the requests each sends
+ * per call, the journal commits, and the ratio MCP/peer beside the loopback MCP/floor ratio
+ * of the paid-call section (`paidCall`, absent when the section ran alone).
+ */
+export function formatWan(w, paidCall) {
+  const lines = [""];
+  addRow(lines, `Paid call over a ${2 * w.oneWayMs} ms round trip (ms)`, "median", "p95", "min", "max", "");
+  statsRow(lines, "MCP server over stdio (SQLite journal)", w.mcp);
+  statsRow(lines, "peer (@x402/fetch + @x402/svm)", w.peer);
+  lines.push(
+    `  ${w.mcp.n} + ${w.peer.n} calls alternated in ${w.rounds} rounds; one-way delay applied p50 ${ms(w.appliedOneWayMs.median)} ms, max ${ms(w.appliedOneWayMs.max)} ms`,
+  );
+  const isService = (kind) => kind.includes("/");
+  lines.push("  requests per call on the hot path, to the service / to the RPC:");
+  for (const [name, side] of [
+    ["MCP", w.mcp.hotPath],
+    ["peer", w.peer.hotPath],
+  ])
+    lines.push(
+      `    ${name.padEnd(5)}service ${requestsLine(side.service, side.kinds, isService)}; RPC ${requestsLine(side.rpc, side.kinds, (k) => !isService(k))}`,
+    );
+  const bg = w.mcp.background;
+  lines.push(
+    `  MCP's background work per call (after the call; its lane over the rounds, less the hot path): service ${requestsLine(bg.service, bg.kinds, isService)}; RPC ${requestsLine(bg.rpc, bg.kinds, (k) => !isService(k))}`,
+  );
+  lines.push(
+    `  new connections per call: MCP ${w.mcp.all.connections.toFixed(2)}, peer ${w.peer.all.connections.toFixed(2)}`,
+  );
+  lines.push(
+    `  journal commits per paid call: ${w.commitsPerCall ?? "n/a (the engine exposes no commit counter)"} (target <= 3)`,
+  );
+  const wanRatio = w.mcp.median / w.peer.median;
+  const floorRatio = paidCall && paidCall.mcp.median / paidCall.floor.median;
+  const loopback = paidCall
+    ? `${floorRatio.toFixed(2)} (target <= 1.25: ${verdict(floorRatio <= 1.25)})`
+    : "not measured in this run (the paid-call section did not run)";
+  lines.push(
+    `  ratio MCP/peer p50 ${wanRatio.toFixed(2)} (target <= 1.15: ${verdict(wanRatio <= 1.15)}); loopback MCP/floor p50 ${loopback}`,
+  );
+  return lines;
+}
+
 /** The report's lines, from the results that are also written to .bench/results.json. */
 export function formatReport(results) {
   const { machine } = results;
@@ -23,6 +79,7 @@ export function formatReport(results) {
   lines.push(
     `  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`,
   );
+  lines.push(...formatWan(results.wan, p));
   lines.push("");
   row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
   for (const [label, c] of Object.entries(results.coldStart)) {
