@@ -1,7 +1,8 @@
 /**
  * The MCP server's start-up, in two halves. What the first answers need is here at once:
  * the configuration's facts (sandbox or not, the limits, which service) and, on the first
- * tools/list, the journal with its cached catalog. The rest — the embedded sandbox, the
+ * tools/list, the cached catalog (its snapshot, in sandbox mode the sandbox's own catalog
+ * from this build, else the journal's). The rest — the embedded sandbox, the
  * engine, the payer, the reconciler, the resume of unfinished purchases — is assembled by
  * `start()`, which the MCP surface calls on the first request that is not the opening one
  * (never for a probe a client spawns and closes), and the heavy modules load only then.
@@ -77,6 +78,18 @@ export function writeCatalogSnapshot(home: string, service: string, rows: Catalo
     { mode: 0o600 },
   );
   renameSync(tmp, path);
+}
+
+/**
+ * The catalog the embedded reference service serves — what its GET /actions and
+ * GET /actions/{name} answer — as a cached catalog's rows, read from this build's own
+ * catalog module. That module loads zod and the price lists only: neither the ledger nor
+ * x402, so the first tools/list of a fresh home in sandbox mode waits for no start-up.
+ */
+export async function sandboxCatalogRows(): Promise<CatalogRow[]> {
+  const { ACTIONS, describeAction } = await import("../sandbox/providers/catalog.js");
+  // As the service's JSON answers carry it (a detail is read back from the wire's shape).
+  return ACTIONS.map((a) => ({ name: a.name, detail: JSON.parse(JSON.stringify(describeAction(a))) as unknown }));
 }
 
 /** The file in the home dir holding the key that seals approval state. */
@@ -230,6 +243,8 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
         );
       }
     },
+    // In sandbox mode the catalog is the product's own: answered from this build at once.
+    ...(config?.mode === "sandbox" ? { builtInCatalog: sandboxCatalogRows } : {}),
     start: () => st.starting.get(),
     stateKey: () => (key ??= loadStateKey(home)),
     approvalPage: async (approvalId) => {

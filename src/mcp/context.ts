@@ -3,7 +3,8 @@
  * SDK builds one `Server` per connection (and one for a client's discarded probe) from it.
  *
  * Nothing slow happens before the first answer: `McpHost` gives what tools/list needs at
- * once (the configuration's facts, the journal's cached catalog), and `start()` brings up
+ * once (the configuration's facts, the cached catalog, in sandbox mode the sandbox's own
+ * catalog), and `start()` brings up
  * the rest — the embedded sandbox, the engine, the reconciler, the resume of unfinished
  * purchases — on the first request that needs it, never for a probe.
  */
@@ -43,6 +44,14 @@ export interface McpHost {
   catalogSnapshot(): CatalogRow[] | undefined;
   /** Keeps the snapshot in step with the journal's cached catalog. */
   saveCatalogSnapshot(rows: CatalogRow[], now: number): void;
+  /**
+   * In sandbox mode only, where the catalog is the product's own: the catalog the embedded
+   * reference service serves, as a cached catalog's rows, read from this build without
+   * starting the sandbox or asking it over HTTP — so that the first tools/list on a fresh
+   * home is answered at once. Once the runtime is up it is revalidated against the service
+   * like any cached catalog. Absent when a service is configured.
+   */
+  builtInCatalog?(): Promise<CatalogRow[]>;
   /** Brings up everything else, once; a failed start is tried again by the next call. */
   start(): Promise<McpPaidActions>;
   /** The key that seals approval state handed to clients (kept in the home dir, 32+ bytes). */

@@ -1,9 +1,10 @@
 /**
  * The tool list, for the whole process: the paid tools of the service's catalog (sorted by
  * name) followed by the mirror tools (in a fixed order), so the same catalog always lists
- * the same way. The first tools/list is answered from the journal's cached catalog without
- * waiting for the service; the service's copy replaces it in the background once the
- * runtime is up, and every connection is told when the list changed.
+ * the same way. The first tools/list is answered from a cached catalog (the snapshot, in
+ * sandbox mode the sandbox's own, the journal's) without waiting for the service; the
+ * service's copy replaces it in the background once the runtime is up, and every connection
+ * is told when the list changed.
  */
 import type { Tool } from "@modelcontextprotocol/server";
 import { cachedCatalog, catalogFromRows, loadCatalog, type Catalog } from "./catalog.js";
@@ -59,12 +60,28 @@ function use(s: ListState, next: Catalog): boolean {
   return JSON.stringify(toolsOf(s, s.paidTools)) !== before;
 }
 
+/**
+ * The catalog at hand without asking the service: the snapshot file, else (sandbox mode) the
+ * embedded service's own catalog, else the journal's cached copy. Each is a cached catalog,
+ * revalidated against the service once the runtime is up.
+ */
+async function catalogAtHand(ctx: McpContext): Promise<Catalog> {
+  const { host } = ctx;
+  const snapshot = host.catalogSnapshot();
+  if (snapshot) return catalogFromRows(snapshot);
+  const own = await host.builtInCatalog?.().catch((e: unknown) => {
+    ctx.log(`catalog: the sandbox's own catalog could not be read (${ctx.scrub((e as Error).message)})`);
+    return undefined;
+  });
+  const builtIn = catalogFromRows(own ?? []);
+  if (builtIn.entries.length > 0) return builtIn;
+  return cachedCatalog(await host.journal(), host.service);
+}
+
 function load(s: ListState): Promise<void> {
   const { ctx } = s;
-  const { host } = ctx;
   s.loading ??= (async () => {
-    const snapshot = host.catalogSnapshot();
-    const cached = snapshot ? catalogFromRows(snapshot) : await cachedCatalog(await host.journal(), host.service);
+    const cached = await catalogAtHand(ctx);
     if (cached.entries.length > 0) {
       use(s, cached);
       return;

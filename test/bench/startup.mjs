@@ -1,6 +1,6 @@
 // Start-up figures for `npm run bench`: our server (`node dist/cli.js`, sandbox mode, cached
-// catalog) against a minimal one-tool v2 SDK stdio server (minimal-server.mjs), in both protocol
-// eras, speaking raw JSON-RPC lines on the child's stdio (no client library, whose overhead is
+// catalog, and a fresh home per spawn) against a minimal one-tool v2 SDK stdio server
+// (minimal-server.mjs), in both protocol eras, speaking raw JSON-RPC lines on the child's stdio (no client library, whose overhead is
 // not the server's). Each run is one spawn, timed with process.hrtime.bigint from just before
 // spawn until the awaited response line is read on stdout.
 //   2025 era: first answer = the `initialize` response; tools/list = initialize, then
@@ -8,10 +8,13 @@
 //   2026 era: first answer = the `server/discover` response; tools/list = tools/list sent at
 //             once with the per-request _meta envelope (as the v2 client does on its session
 //             process after its probe), until its response.
+//   fresh home: the same tools/list cells, our server spawned each time on a new, empty
+//             PAID_ACTIONS_HOME (no catalog cached, no sandbox yet; removed after the run); the
+//             minimal server, which has no home, runs its tools/list cells again beside it.
 // A cell whose first run gets no valid answer (an error, a 2025-shaped result to a 2026-era
 // request, silence for 10 s, an early exit) is reported "not served" and not run again.
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 export const STARTUP_TARGETS = { first: 1.15, tools: 1.3 };
@@ -90,6 +93,11 @@ const CELLS = [
     problem: (r) => problemOfModern(r) ?? problemOfTools(r),
   },
 ];
+// The tools/list cells again, on a fresh home per spawn (ours; the minimal server has none).
+for (const key of ["legacyTools", "modernTools"]) {
+  const c = CELLS.find((x) => x.key === key);
+  CELLS.push({ ...c, key: `${key}Fresh`, label: c.label, fresh: true });
+}
 
 const live = new Set();
 process.on("exit", () => {
@@ -102,10 +110,13 @@ process.on("exit", () => {
  * child to exit, killing it with SIGKILL after 5 s.
  */
 async function once(server, cell) {
+  // A fresh home for our server: made before the clock starts, removed after the child exits.
+  const home = cell.fresh && server.freshHomes ? mkdtempSync(join(server.freshHomes, "h-")) : undefined;
+  const env = home ? { ...server.env, PAID_ACTIONS_HOME: home } : server.env;
   const t0 = process.hrtime.bigint();
   const child = spawn(process.execPath, server.args, {
     cwd: server.cwd,
-    env: server.env,
+    env,
     stdio: ["pipe", "pipe", "pipe"],
   });
   live.add(child);
@@ -158,7 +169,11 @@ async function once(server, cell) {
         if (msg.error) return done({ problem: `error ${msg.error.code} ${msg.error.message}` });
         if (msg.id === cell.awaitId) {
           const problem = cell.problem(msg.result);
-          return done(problem ? { problem } : { ms: Number(at - t0) / 1e6, tools: msg.result.tools?.length });
+          // Whether the embedded sandbox had written its sandbox.json by then (a fresh home only).
+          const sandboxUp = home ? existsSync(join(home, "sandbox", "sandbox.json")) : false;
+          return done(
+            problem ? { problem } : { ms: Number(at - t0) / 1e6, tools: msg.result.tools?.length, sandboxUp },
+          );
         }
         const problem = msg.id === 1 && cell.open[0].method === "initialize" ? CELLS[0].problem(msg.result) : undefined;
         if (problem) return done({ problem });
@@ -176,6 +191,7 @@ async function once(server, cell) {
   await exited;
   clearTimeout(grace);
   live.delete(child);
+  if (home) rmSync(home, { recursive: true, force: true });
   const { tellStderr, ...result } = outcome;
   if (tellStderr && stderr.trim())
     result.problem += ` [stderr: ${stderr.trim().split("\n").slice(-1)[0].slice(0, 160)}]`;
@@ -198,12 +214,15 @@ export async function startupFigures({
 }) {
   const started = process.hrtime.bigint();
   const home = join(work, "startup-home");
+  const freshHomes = join(work, "startup-fresh");
   mkdirSync(home, { recursive: true });
+  mkdirSync(freshHomes, { recursive: true });
   const servers = {
     ours: {
       args: [join(root, "dist", "cli.js")],
       cwd: root,
       env: { PATH: process.env.PATH ?? "", PAID_ACTIONS_HOME: home },
+      freshHomes,
     },
     minimal: {
       args: [join(root, "test", "bench", "minimal-server.mjs")],
@@ -224,7 +243,8 @@ export async function startupFigures({
   }
   const cells = {};
   for (const name of Object.keys(servers))
-    for (const c of CELLS) cells[`${name}.${c.key}`] = { samples: [], failures: [], killed: 0, catalogFetched: 0 };
+    for (const c of CELLS)
+      cells[`${name}.${c.key}`] = { samples: [], failures: [], killed: 0, catalogFetched: 0, sandboxUp: 0 };
   for (let i = 0; i < runs; i++) {
     const order = i % 2 === 0 ? ["ours", "minimal"] : ["minimal", "ours"];
     for (const c of CELLS) {
@@ -234,6 +254,7 @@ export async function startupFigures({
         const r = await once(servers[name], c);
         if (r.killed) cell.killed++;
         if (r.catalogFetched && name === "ours") cell.catalogFetched++;
+        if (r.sandboxUp) cell.sandboxUp++;
         if (r.problem === undefined) {
           cell.samples.push(r.ms);
           cell.tools = r.tools;
@@ -250,6 +271,7 @@ export async function startupFigures({
       failures: cell.failures,
       killedAfter5s: cell.killed,
       catalogFetched: cell.catalogFetched,
+      sandboxUpAtAnswer: cell.sandboxUp,
       tools: cell.tools,
     };
   }
@@ -272,9 +294,11 @@ export function formatStartup(r) {
     lines.push(cells.map((c, i) => String(c).padEnd([56, 11, 9, 11, 9, 8, 0][i] ?? 0)).join(""));
   lines.push("");
   lines.push(
-    `Start-up, spawn → answer (ms; ${r.runs} runs per cell, servers alternated; ours = node dist/cli.js, sandbox mode, cached catalog;`,
+    `Start-up, spawn → answer (ms; ${r.runs} runs per cell, servers alternated; ours = node dist/cli.js, sandbox mode, cached catalog`,
   );
-  lines.push(`  minimal = test/bench/minimal-server.mjs, v2 SDK serveStdio, 1 tool)`);
+  lines.push(
+    `  or a new empty home per spawn (fresh home); minimal = test/bench/minimal-server.mjs, v2 SDK serveStdio, 1 tool)`,
+  );
   row("", "ours", "", "minimal", "", "ratio", "");
   row("", "median", "p90", "median", "p90", "p50", "target");
   const notes = [];
@@ -282,7 +306,7 @@ export function formatStartup(r) {
     const a = r.cells[`ours.${c.key}`];
     const b = r.cells[`minimal.${c.key}`];
     const q = r.ratios[c.key];
-    const label = `  ${c.label}${c.key === "legacyTools" ? " (cached catalog)" : ""}`;
+    const label = `  ${c.label}${c.fresh ? " (fresh home)" : c.measure === "tools" ? " (cached catalog)" : ""}`;
     const verdict = q.ratio === undefined ? "not assessed" : q.met ? "met" : "MISSED";
     row(
       label,
@@ -305,6 +329,10 @@ export function formatStartup(r) {
       if (cell.killedAfter5s)
         notes.push(
           `  ${name}, ${c.label}: ${cell.killedAfter5s} child(ren) still running 5 s after stdin closed, killed with SIGKILL`,
+        );
+      if (cell.sandboxUpAtAnswer)
+        notes.push(
+          `  ${name}, ${c.label} (fresh home): ${cell.sandboxUpAtAnswer} of ${cell.n ?? 0} answer(s) came after the embedded sandbox had started`,
         );
       if (cell.catalogFetched)
         notes.push(

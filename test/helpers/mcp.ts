@@ -5,7 +5,7 @@
  * a look at the embedded sandbox the server runs (through its sandbox.json).
  */
 import { execFile, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -209,9 +209,23 @@ export function sandboxInfo(home: string): { baseUrl: string; apiKey: string } {
   return JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as { baseUrl: string; apiKey: string };
 }
 
+/**
+ * sandbox.json, once the server has started its sandbox. A first tools/list does not wait for
+ * the sandbox (in sandbox mode it answers from the catalog this build ships), so a test that
+ * reaches the service right after one waits here.
+ */
+export async function sandboxStarted(home: string, timeoutMs = 20_000): Promise<{ baseUrl: string; apiKey: string }> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(join(home, "sandbox", "sandbox.json"))) {
+    if (Date.now() > deadline) throw new Error(`no sandbox.json under ${home} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return sandboxInfo(home);
+}
+
 /** GET on the embedded sandbox's v1 API (the service side, not the MCP server's journal). */
 export async function serviceGet(home: string, path: string): Promise<any> {
-  const info = sandboxInfo(home);
+  const info = await sandboxStarted(home);
   const res = await fetch(`${info.baseUrl}${path}`, {
     headers: { authorization: `Bearer ${info.apiKey}` },
     signal: AbortSignal.timeout(5_000),

@@ -35,6 +35,7 @@ import type { SandboxInfo } from "../../src/sandbox/index.js";
 import { callArb, describeCall, type GenCall, type Outcome } from "../helpers/fuzz/calls.js";
 import { ALL_TOOLS, KNOWN, PAID, PAID_TOOLS } from "../helpers/fuzz/inputs.js";
 import { listedExecutions, sc, spendingOnceSettled, walletUsdc } from "../helpers/fuzz/read-back.js";
+import { sandboxStarted } from "../helpers/mcp.js";
 import { CLI_PATH, PROJECT_ROOT, ensureBuilt } from "../helpers/process.js";
 
 // ---- Limits and run size --------------------------------------------------------------
@@ -120,6 +121,7 @@ describe("hostile: bad input from the agent", () => {
         closedSchemas.set(tool.name, new Set(Object.keys(schema.properties ?? {})));
     }
     expect([...closedSchemas.keys()].sort()).toEqual([...PAID_TOOLS].sort());
+    await sandboxStarted(home); // the first tools/list does not wait for the sandbox
     const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as SandboxInfo;
     const balanceBefore = await walletUsdc(info);
 

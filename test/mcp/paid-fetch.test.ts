@@ -12,7 +12,7 @@ import {
   ensureBuilt,
   readJson,
   runCli,
-  sandboxInfo,
+  sandboxStarted,
   sc,
   serverEnv,
   startServer,
@@ -26,7 +26,7 @@ describe("mcp e2e: paid_fetch in sandbox mode", () => {
   it("buys the sandbox's weather, keeps the purchase, answers a retry from the journal, and discovery lists it", async () => {
     const s = await startServer();
     await s.client.listTools();
-    const origin = new URL(sandboxInfo(s.home).baseUrl).origin;
+    const origin = new URL((await sandboxStarted(s.home)).baseUrl).origin;
 
     const before = sc(await call(s.client, "search_paid_resources", { query: "weather" }));
     expect(before.resources.filter((r: { url: string }) => r.url.includes("/x402/weather"))).toHaveLength(0);

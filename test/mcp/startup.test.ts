@@ -3,12 +3,15 @@
  * sandbox mode): `server/discover` and `initialize` are answered before the embedded
  * sandbox exists; a probe instance (discover, then closed) starts nothing, resumes
  * nothing and leaves no sandbox behind; tools/list from a cached catalog comes before the
- * runtime has finished starting.
+ * runtime has finished starting; on a fresh home, tools/list lists the sandbox's whole
+ * catalog while the sandbox cannot even start, and the same tools once it is up.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { toolNameFor } from "../../src/mcp/catalog.js";
+import { ACTIONS } from "../../src/sandbox/providers/catalog.js";
 import { cleanupAll, CLI_PATH, ensureBuilt, freshHome, PROJECT_ROOT, serverEnv } from "../helpers/mcp.js";
 
 beforeAll(() => ensureBuilt(), 90_000);
@@ -28,6 +31,8 @@ interface Raw {
   stderr(): string;
   /** ms since spawn at which stderr first contained `text`, if it has. */
   logged(text: string): number | undefined;
+  /** The methods of the notifications the server sent, in order. */
+  notifications: string[];
   exited: Promise<number | null>;
 }
 
@@ -36,6 +41,7 @@ function spawnRaw(home: string): Raw {
   const child = spawn(process.execPath, [CLI_PATH], { cwd: PROJECT_ROOT, env: serverEnv(home) });
   const responses = new Map<number, { message: any; ms: number }>();
   const waiters = new Map<number, () => void>();
+  const notifications: string[] = [];
   let buffered = "";
   child.stdout.on("data", (c: Buffer) => {
     buffered += c.toString();
@@ -44,6 +50,7 @@ function spawnRaw(home: string): Raw {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       const message = JSON.parse(line);
+      if (message.id === undefined && typeof message.method === "string") notifications.push(message.method);
       if (message.id !== undefined) {
         responses.set(message.id, { message, ms: performance.now() - t0 });
         waiters.get(message.id)?.();
@@ -75,6 +82,7 @@ function spawnRaw(home: string): Raw {
       }),
     stderr: () => stderr,
     logged: (text) => logTimes.find((l) => l.text.includes(text))?.at,
+    notifications,
     exited,
   };
 }
@@ -145,5 +153,38 @@ describe("start-up", () => {
     expect(modernList.message.result.ttlMs).toBeGreaterThan(0);
     expect(modernList.message.result.cacheScope).toBe("private");
     expect(await closeRaw(modern)).toBe(0);
+  });
+
+  it("a fresh home's first tools/list lists the sandbox's whole catalog without the sandbox; the same tools once it is up", async () => {
+    const home = freshHome();
+    // The sandbox's lock, held by this (live) process: the server's embedded sandbox cannot
+    // start — nor its catalog be fetched — until the lock is given back.
+    const lock = join(home, "sandbox", "sandbox.pid");
+    mkdirSync(join(home, "sandbox"), { recursive: true });
+    writeFileSync(lock, String(process.pid));
+    const raw = spawnRaw(home);
+    raw.send(INITIALIZE);
+    await raw.response(1);
+    raw.send({ method: "notifications/initialized" });
+    raw.send({ id: 2, method: "tools/list" });
+    const first = (await raw.response(2)).message.result.tools as { name: string }[];
+    const names = first.map((t) => t.name);
+    for (const a of ACTIONS) expect(names).toContain(toolNameFor(a.name));
+    expect(existsSync(join(home, "sandbox", "sandbox.json"))).toBe(false);
+    expect(raw.stderr()).not.toContain("started;");
+
+    // The lock given back: the sandbox starts, the catalog is revalidated against it (its
+    // snapshot is written then), and the list is the same: no list_changed.
+    rmSync(lock);
+    await expect.poll(() => raw.logged("started;"), { timeout: 20_000 }).toBeDefined();
+    await expect.poll(() => existsSync(join(home, "catalog-snapshot.json")), { timeout: 20_000 }).toBe(true);
+    const snapshot = JSON.parse(readFileSync(join(home, "catalog-snapshot.json"), "utf8")) as {
+      entries: { name: string }[];
+    };
+    expect(snapshot.entries.map((e) => e.name).sort()).toEqual(ACTIONS.map((a) => a.name).sort());
+    raw.send({ id: 3, method: "tools/list" });
+    expect((await raw.response(3)).message.result.tools).toEqual(first);
+    expect(raw.notifications).not.toContain("notifications/tools/list_changed");
+    expect(await closeRaw(raw)).toBe(0);
   });
 });
