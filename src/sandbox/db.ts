@@ -1,6 +1,8 @@
 /**
- * The sandbox's SQLite file: schema and versioned migrations. WAL with synchronous=FULL,
- * so a committed row survives a kill -9 or a power cut.
+ * The sandbox's SQLite file: schema and versioned migrations. WAL with synchronous=NORMAL:
+ * a commit is written but not fsynced, and nothing is acknowledged before the group fsync of
+ * the WAL that covers it (group-sync.ts), so an acknowledged row survives a kill -9 or a
+ * power cut, and one fsync serves every request that committed meanwhile.
  */
 import Database from "better-sqlite3";
 import { backfillAddressIndex } from "./ledger/history.js";
@@ -179,7 +181,7 @@ export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Datab
   const db = new Database(path);
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = FULL");
+  db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
   migrate(db);
   return db;

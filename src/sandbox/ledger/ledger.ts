@@ -4,10 +4,11 @@
  *
  * Every state change (a successful transaction, an account write at genesis, a blockhash
  * rotation) is applied to LiteSVM and appended to `ledger_log` in the same synchronous
- * step, so a kill -9 can only lose an operation that nobody was told about. On open, the
- * newest snapshot is loaded and the log after it is replayed (blockhash check off during
- * replay only: the transactions were valid when they landed). What each operation does to
- * LiteSVM is operations.ts; the snapshot file's format is snapshot.ts.
+ * step, and nobody is told about it before the log's group fsync covers it (group-sync.ts),
+ * so a kill -9 or a power cut can only lose an operation that nobody was told about. On
+ * open, the newest snapshot is loaded and the log after it is replayed (blockhash check off
+ * during replay only: the transactions were valid when they landed). What each operation
+ * does to LiteSVM is operations.ts; the snapshot file's format is snapshot.ts.
  */
 import type Database from "better-sqlite3";
 import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } from "litesvm";
@@ -49,6 +50,11 @@ export interface LedgerOptions {
   blockhashTtlMs: number;
   /** Snapshot after this many logged operations (and on close). */
   snapshotEvery?: number;
+  /**
+   * Makes every committed log row durable now. The log's commits are synced in groups
+   * (group-sync.ts); a snapshot must never hold an operation the durable log does not.
+   */
+  syncLog?: () => void;
 }
 
 interface LogRow {
@@ -318,9 +324,11 @@ export class Ledger {
 
   /**
    * Writes the whole ledger state with the sequence number of the last operation in it:
-   * temp file, fsync, rename. A crash mid-write leaves the previous snapshot intact.
+   * temp file, fsync, rename, once the log up to that operation is durable. A crash
+   * mid-write leaves the previous snapshot intact.
    */
   snapshot(): void {
+    this.opts.syncLog?.();
     const seqRow = this.opts.db.prepare(`SELECT MAX(seq) AS seq FROM ledger_log`).get() as { seq: number | null };
     writeSnapshot(this.opts.snapshotPath, BigInt(seqRow.seq ?? 0), this.svm.toBytes());
     this.opsSinceSnapshot = 0;

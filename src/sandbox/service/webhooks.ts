@@ -68,6 +68,8 @@ export interface WebhooksOptions {
   allowPrivate: boolean;
   /** How receiver hosts are resolved. */
   resolve: Resolver;
+  /** Resolves once every write so far is on disk (group-sync.ts): an event is sent only then. */
+  durable: () => Promise<void>;
 }
 
 export class Webhooks {
@@ -194,6 +196,14 @@ export class Webhooks {
       WebhookRow | undefined;
     if (!hook) {
       this.o.db.prepare(`DELETE FROM webhook_deliveries WHERE delivery_id = ?`).run(d.delivery_id);
+      return;
+    }
+    try {
+      await this.o.durable();
+    } catch (e) {
+      // Nothing reached the disk for sure any more: no event may leave (the sandbox needs a restart).
+      if (!this.closed) this.o.log(`webhooks stopped: ${(e as Error).message}`);
+      this.closed = true;
       return;
     }
     const timestamp = Math.floor(this.o.now() / 1000);
