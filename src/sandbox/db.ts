@@ -177,6 +177,20 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   `,
 ];
 
+const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
+/**
+ * The statement for `sql` on `db`, prepared once: better-sqlite3 compiles the SQL anew on
+ * every `prepare()`, and the hot paths run the same few statements for every request.
+ */
+export function statement(db: Database.Database, sql: string): Database.Statement {
+  let cache = statements.get(db);
+  if (!cache) statements.set(db, (cache = new Map()));
+  let stmt = cache.get(sql);
+  if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
+  return stmt;
+}
+
 export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {
   const db = new Database(path);
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);

@@ -217,6 +217,22 @@ async function serve(
   return { handler, server, port };
 }
 
+/**
+ * The default log: lines to stderr, written once per turn of the event loop — a busy
+ * sandbox logs every settlement, and a write to a pipe is a system call each.
+ */
+function stderrLog(): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    process.stderr.write(pending.join(""));
+    pending = [];
+  };
+  return (line) => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(`[sandbox] ${line}\n`);
+  };
+}
+
 /** After a failed start: undoes what was opened, newest first, whatever fails on the way. */
 function cleanUpQuietly(cleanups: Array<() => void>): void {
   for (const c of cleanups) {
@@ -232,7 +248,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const home = resolve(options.home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const now = options.now ?? Date.now;
-  const log = options.log ?? ((line: string) => process.stderr.write(`[sandbox] ${line}\n`));
+  const log = options.log ?? stderrLog();
   const lock = lockHome(home);
   const cleanups: Array<() => void> = [() => rmSync(lock, { force: true })];
   try {

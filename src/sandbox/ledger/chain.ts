@@ -192,6 +192,27 @@ export async function refundTransferWire(
 }
 
 /**
+ * The fee payer's co-signature, remembered for the next request of the same transaction: a
+ * settlement co-signs it twice (to simulate it, then to send it), and ed25519 signatures are
+ * deterministic, so the second is the first. Taken once, and at most 64 kept.
+ */
+function coSigner(base: FacilitatorSvmSigner, feePayer: string): FacilitatorSvmSigner["signTransaction"] {
+  const signed = new Map<string, string>();
+  return async (tx, payer, n) => {
+    if (payer !== feePayer) return base.signTransaction(tx, payer, n);
+    const known = signed.get(tx);
+    if (known !== undefined) {
+      signed.delete(tx);
+      return known;
+    }
+    const wire = await base.signTransaction(tx, payer, n);
+    signed.set(tx, wire);
+    if (signed.size > 64) signed.delete(signed.keys().next().value!);
+    return wire;
+  };
+}
+
+/**
  * The facilitator signer the x402 reference `ExactSvmScheme` settles through: signing is
  * the reference implementation's own; simulate, send and confirm go to the ledger.
  */
@@ -205,17 +226,18 @@ export function ledgerFacilitatorSigner(
   const checkNetwork = (n: string) => {
     if (n !== network) throw new Error(`this ledger serves ${network}, not ${n}`);
   };
+  const coSign = coSigner(base, feePayer.address);
   return {
     getAddresses: () => base.getAddresses(),
     signTransaction: (tx, payer, n) => {
       checkNetwork(n);
-      return base.signTransaction(tx, payer, n);
+      return coSign(tx, payer, n);
     },
     async simulateTransaction(tx, n) {
       checkNetwork(n);
       // LiteSVM verifies every signature, so the fee payer co-signs before simulating;
       // the payer's own signature is checked as it would be on chain.
-      const signed = await base.signTransaction(tx, feePayer.address, n);
+      const signed = await coSign(tx, feePayer.address, n);
       const result = ledger.simulate(signed);
       if (!result.ok) throw new Error(`simulation failed: ${result.error}`);
     },

@@ -57,6 +57,17 @@ export interface LedgerOptions {
   syncLog?: () => void;
 }
 
+const tokenDecoder = getTokenDecoder();
+
+function decodeTokenAccount(
+  owner: string,
+  data: Uint8Array,
+): { mint: string; owner: string; amount: bigint } | undefined {
+  if (owner !== TOKEN_PROGRAM_ADDRESS || data.length !== 165) return undefined;
+  const token = tokenDecoder.decode(data);
+  return { mint: token.mint, owner: token.owner, amount: token.amount };
+}
+
 interface LogRow {
   seq: number;
   kind: LogKind;
@@ -70,6 +81,12 @@ export class Ledger {
   private readonly snapshotEvery: number;
   private readonly insertLog: Database.Statement;
   private readonly history: LedgerHistory;
+  /**
+   * Lamports of the executable accounts seen (the programs): the runtime refuses any change
+   * to them, and reading a program copies its whole ELF, so a transaction's balances read
+   * them once. Cleared by an account write.
+   */
+  private readonly programLamports = new Map<string, bigint>();
 
   private constructor(
     private readonly opts: LedgerOptions,
@@ -155,10 +172,12 @@ export class Ledger {
     executable?: boolean;
     data: Uint8Array;
   }): void {
+    this.programLamports.clear();
     this.applyDurably("set_account", setAccountPayload(account), () => ({ value: undefined, log: {} }));
   }
 
   airdrop(to: string, amount: bigint): void {
+    this.programLamports.clear();
     this.applyDurably("airdrop", airdropPayload(to, amount), () => ({ value: undefined, log: {} }));
   }
 
@@ -225,17 +244,21 @@ export class Ledger {
   /** Decoded SPL token account, or undefined if the address holds none. */
   tokenAccount(addr: string): { mint: string; owner: string; amount: bigint } | undefined {
     const acc = this.account(addr);
-    if (!acc || acc.owner !== TOKEN_PROGRAM_ADDRESS || acc.data.length !== 165) return undefined;
-    const token = getTokenDecoder().decode(acc.data);
-    return { mint: token.mint, owner: token.owner, amount: token.amount };
+    return acc ? decodeTokenAccount(acc.owner, acc.data) : undefined;
   }
 
+  /** One read per account (none for a program already seen): its lamports, and its tokens if it is a token account. */
   private snapshotBalances(accounts: Address[]): { lamports: bigint[]; tokens: TokenBalance[] } {
     const lamports: bigint[] = [];
     const tokens: TokenBalance[] = [];
     accounts.forEach((a, accountIndex) => {
-      lamports.push(this.lamports(a));
-      const token = this.tokenAccount(a);
+      const program = this.programLamports.get(a);
+      if (program !== undefined) return void lamports.push(program);
+      const acc = this.svm.getAccount(a);
+      if (!acc.exists) return void lamports.push(0n);
+      lamports.push(acc.lamports);
+      if (acc.executable) this.programLamports.set(a, acc.lamports);
+      const token = decodeTokenAccount(acc.programAddress, acc.data as Uint8Array);
       if (token) tokens.push({ accountIndex, ...token });
     });
     return { lamports, tokens };

@@ -63,9 +63,28 @@ const base58 = getBase58Decoder();
 const txDecoder = getTransactionDecoder();
 const messageDecoder = getCompiledTransactionMessageDecoder();
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+type CompiledMessage = ReturnType<typeof messageDecoder.decode>;
+
+/**
+ * The last few transactions decoded: a settlement reads the same wire transaction several
+ * times (the proof, its simulation, its submission). Decoded transactions are frozen.
+ */
+const decoded = new Map<string, Transaction>();
+const compiled = new WeakMap<Transaction, CompiledMessage>();
 
 export function decodeWireTransaction(wireBase64: string): Transaction {
-  return txDecoder.decode(base64.encode(wireBase64));
+  const known = decoded.get(wireBase64);
+  if (known) return known;
+  const tx = txDecoder.decode(base64.encode(wireBase64));
+  decoded.set(wireBase64, tx);
+  if (decoded.size > 32) decoded.delete(decoded.keys().next().value!);
+  return tx;
+}
+
+function messageOf(tx: Transaction): CompiledMessage {
+  let message = compiled.get(tx);
+  if (!message) compiled.set(tx, (message = messageDecoder.decode(tx.messageBytes)));
+  return message;
 }
 
 /** sha256 of the message bytes: the identity of a payment, whoever signs it last. */
@@ -83,7 +102,7 @@ export function signatureOf(tx: Transaction): string {
 
 /** The blockhash the transaction was signed against (its lifetime). */
 export function blockhashOf(tx: Transaction): string {
-  return String(messageDecoder.decode(tx.messageBytes).lifetimeToken);
+  return String(messageOf(tx).lifetimeToken);
 }
 
 export function describeTxError(failed: FailedTransactionMetadata): string {
@@ -94,7 +113,7 @@ export function describeTxError(failed: FailedTransactionMetadata): string {
 
 /** The account keys the message names itself (address lookup tables are not resolved). */
 export function staticAccountsOf(tx: Transaction): Address[] {
-  return [...messageDecoder.decode(tx.messageBytes).staticAccounts];
+  return [...messageOf(tx).staticAccounts];
 }
 
 /**
@@ -103,7 +122,7 @@ export function staticAccountsOf(tx: Transaction): Address[] {
  * UTF-8), joined with "; "; null without one.
  */
 export function memoOf(tx: Transaction): string | null {
-  const message = messageDecoder.decode(tx.messageBytes);
+  const message = messageOf(tx);
   // Only legacy and v0 messages carry instructions in this form.
   if (message.version !== "legacy" && message.version !== 0) return null;
   const memos: string[] = [];
