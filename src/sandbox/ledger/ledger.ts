@@ -12,8 +12,8 @@
  */
 import type Database from "better-sqlite3";
 import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } from "litesvm";
-import { address, type Address, type Transaction } from "@solana/kit";
-import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from "@solana-program/token";
+import { address, getAddressDecoder, type Address, type Transaction } from "@solana/kit";
+import { TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import {
   LedgerHistory,
   type LandedTransaction,
@@ -57,15 +57,29 @@ export interface LedgerOptions {
   syncLog?: () => void;
 }
 
-const tokenDecoder = getTokenDecoder();
+const addressDecoder = getAddressDecoder();
+/** Addresses by their 32 bytes: base58 encoding is slow in JS, and a ledger meets the same few accounts. */
+const addressNames = new Map<string, string>();
 
+function addressAt(data: Uint8Array, offset: number): string {
+  const key = Buffer.from(data.buffer, data.byteOffset + offset, 32).toString("latin1");
+  let name = addressNames.get(key);
+  if (name === undefined) {
+    name = addressDecoder.decode(data.subarray(offset, offset + 32));
+    if (addressNames.size >= 4096) addressNames.clear();
+    addressNames.set(key, name);
+  }
+  return name;
+}
+
+/** An SPL token account's mint, owner and amount (its first 72 bytes), if `data` is one. */
 function decodeTokenAccount(
   owner: string,
   data: Uint8Array,
 ): { mint: string; owner: string; amount: bigint } | undefined {
   if (owner !== TOKEN_PROGRAM_ADDRESS || data.length !== 165) return undefined;
-  const token = tokenDecoder.decode(data);
-  return { mint: token.mint, owner: token.owner, amount: token.amount };
+  const amount = Buffer.from(data.buffer, data.byteOffset + 64, 8).readBigUInt64LE(0);
+  return { mint: addressAt(data, 0), owner: addressAt(data, 32), amount };
 }
 
 interface LogRow {
