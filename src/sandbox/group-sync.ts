@@ -15,39 +15,55 @@
  * Writes are counted with SQLite's `total_changes()` (rows changed by this connection): a
  * request that changed nothing since the last fsync began is answered at once.
  */
-import { close, closeSync, fsync, fsyncSync, open, openSync } from "node:fs";
+import { closeSync, fstatSync, fsync, fsyncSync, openSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
 
 /** The file operations a sync makes: node:fs by default; a test may wrap them to hold a sync. */
 export interface SyncFiles {
-  /** Opens, fsyncs and closes the file; a missing file is nothing to sync. */
+  /** fsyncs the file, off the event loop; a missing file is nothing to sync. */
   sync(path: string): Promise<void>;
+  /** The same, blocking. */
   syncNow(path: string): void;
+  /** Lets go of what the syncs keep open. */
+  close?(): void;
 }
 
-export const nodeSyncFiles: SyncFiles = {
-  sync: (path) =>
-    new Promise<void>((done, fail) => {
-      open(path, "r", (openError, fd) => {
-        if (openError) return openError.code === "ENOENT" ? done() : fail(openError);
-        fsync(fd, (syncError) => close(fd, () => (syncError ? fail(syncError) : done())));
-      });
-    }),
-  syncNow: (path) => {
-    let fd: number;
-    try {
-      fd = openSync(path, "r");
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw e;
+/**
+ * node:fs, the file kept open between syncs (each open and close would be one more hop to
+ * the thread pool): reopened when the path names another file than the one held.
+ */
+export function nodeSyncFiles(): SyncFiles {
+  let held: { path: string; fd: number; ino: number } | undefined;
+  const release = () => {
+    if (held) closeSync(held.fd);
+    held = undefined;
+  };
+  const descriptor = (path: string): number | undefined => {
+    const ino = statSync(path, { throwIfNoEntry: false })?.ino;
+    if (ino === undefined) {
+      release();
+      return undefined;
     }
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  },
-};
+    if (held?.path === path && held.ino === ino) return held.fd;
+    release();
+    const fd = openSync(path, "r");
+    held = { path, fd, ino: fstatSync(fd).ino };
+    return fd;
+  };
+  return {
+    sync: (path) =>
+      new Promise<void>((done, fail) => {
+        const fd = descriptor(path);
+        if (fd === undefined) return done();
+        fsync(fd, (e) => (e ? fail(e) : done()));
+      }),
+    syncNow: (path) => {
+      const fd = descriptor(path);
+      if (fd !== undefined) fsyncSync(fd);
+    },
+    close: release,
+  };
+}
 
 interface Batch {
   promise: Promise<void>;
@@ -82,7 +98,7 @@ export class GroupSync {
   constructor(
     db: Database.Database,
     private readonly walPath: string,
-    private readonly files: SyncFiles = nodeSyncFiles,
+    private readonly files: SyncFiles = nodeSyncFiles(),
   ) {
     this.changes = db.prepare(`SELECT total_changes()`).pluck();
     // Nothing is known to be on disk yet: what opening wrote (migrations) is synced by the first sync.
@@ -134,6 +150,13 @@ export class GroupSync {
         this.next = undefined;
       },
     );
+  }
+
+  /** Lets go of the file, once the fsync running now (if any) is done. */
+  close(): void {
+    const closeFiles = () => this.files.close?.();
+    if (this.running) void this.running.batch.promise.then(closeFiles, closeFiles);
+    else closeFiles();
   }
 
   /** Makes every write so far durable now, blocking (start-up, before a ledger snapshot). */

@@ -61,6 +61,7 @@ export function openStore(
   const db = openDatabase(join(home, "sandbox.sqlite"), o.busyTimeoutMs);
   cleanups.unshift(() => db.close());
   const sync = new GroupSync(db, join(home, "sandbox.sqlite-wal"), o.syncFiles);
+  cleanups.unshift(() => sync.close());
   for (const suffix of ["", "-wal", "-shm"]) {
     if (existsSync(join(home, `sandbox.sqlite${suffix}`))) chmodSync(join(home, `sandbox.sqlite${suffix}`), 0o600);
   }

@@ -42,6 +42,7 @@ interface Ack {
  * begin once `holdWhen()` says so is held, and every one after it, until `release()`.
  */
 function imagingFiles(home: string, holdWhen: () => boolean) {
+  const real = nodeSyncFiles();
   let taken = 0;
   let gate: Promise<void> | undefined;
   let open = () => undefined as void;
@@ -70,14 +71,15 @@ function imagingFiles(home: string, holdWhen: () => boolean) {
         gate = new Promise<void>((ok) => (open = ok));
       }
       if (gate) await gate;
-      await nodeSyncFiles.sync(path);
+      await real.sync(path);
       keep();
     },
     syncNow(path) {
       const keep = take();
-      nodeSyncFiles.syncNow(path);
+      real.syncNow(path);
       keep();
     },
+    close: () => real.close?.(),
   };
   return { state, files };
 }

@@ -25,6 +25,7 @@ afterAll(() => {
 
 /** The real fsync, counted, and held while `hold()` is in force. */
 function heldFiles() {
+  const real = nodeSyncFiles();
   let gate: Promise<void> | undefined;
   let open = () => undefined as void;
   const state = {
@@ -33,9 +34,10 @@ function heldFiles() {
       sync: async (path: string) => {
         state.syncs++;
         if (gate) await gate;
-        await nodeSyncFiles.sync(path);
+        await real.sync(path);
       },
-      syncNow: (path: string) => nodeSyncFiles.syncNow(path),
+      syncNow: (path: string) => real.syncNow(path),
+      close: () => real.close?.(),
     } satisfies SyncFiles,
     hold() {
       gate = new Promise<void>((ok) => (open = ok));
@@ -94,6 +96,7 @@ describe("GroupSync on a real SQLite file", () => {
     await second;
     expect(held.syncs).toBe(2);
     expect(sync.isDurable()).toBe(true);
+    sync.close();
     db.close();
   });
 
@@ -110,17 +113,19 @@ describe("GroupSync on a real SQLite file", () => {
     held.release();
     await Promise.all(waits);
     expect(held.syncs).toBe(2);
+    sync.close();
     db.close();
   });
 
   it("a failed fsync fails every waiter and every later one: nothing is acknowledged after it", async () => {
     let fail = true;
+    const real = nodeSyncFiles();
     const { db, sync, write } = open({
       sync: async (path) => {
         if (fail) throw new Error("EIO: i/o error, fsync");
-        await nodeSyncFiles.sync(path);
+        await real.sync(path);
       },
-      syncNow: nodeSyncFiles.syncNow,
+      syncNow: real.syncNow,
     });
     write("a");
     await expect(sync.durable()).rejects.toThrow(/could not be synced .*EIO.*restart the sandbox/);
@@ -129,6 +134,7 @@ describe("GroupSync on a real SQLite file", () => {
     await expect(sync.durable()).rejects.toThrow(/could not be synced/);
     expect(sync.isDurable()).toBe(false);
     expect(() => sync.syncNow()).toThrow(/could not be synced/);
+    sync.close();
     db.close();
   });
 });
