@@ -12,7 +12,7 @@
  */
 import type Database from "better-sqlite3";
 import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } from "litesvm";
-import { address, getAddressDecoder, type Address, type Transaction } from "@solana/kit";
+import { address, type Transaction } from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import {
   LedgerHistory,
@@ -22,6 +22,7 @@ import {
   type TokenBalance,
 } from "./history.js";
 import { airdropPayload, applyOperation, setAccountPayload, SLOTS_PER_BLOCKHASH, type LogKind } from "./operations.js";
+import { BalanceReader, decodeTokenAccount } from "./balances.js";
 import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
 
@@ -57,31 +58,6 @@ export interface LedgerOptions {
   syncLog?: () => void;
 }
 
-const addressDecoder = getAddressDecoder();
-/** Addresses by their 32 bytes: base58 encoding is slow in JS, and a ledger meets the same few accounts. */
-const addressNames = new Map<string, string>();
-
-function addressAt(data: Uint8Array, offset: number): string {
-  const key = Buffer.from(data.buffer, data.byteOffset + offset, 32).toString("latin1");
-  let name = addressNames.get(key);
-  if (name === undefined) {
-    name = addressDecoder.decode(data.subarray(offset, offset + 32));
-    if (addressNames.size >= 4096) addressNames.clear();
-    addressNames.set(key, name);
-  }
-  return name;
-}
-
-/** An SPL token account's mint, owner and amount (its first 72 bytes), if `data` is one. */
-function decodeTokenAccount(
-  owner: string,
-  data: Uint8Array,
-): { mint: string; owner: string; amount: bigint } | undefined {
-  if (owner !== TOKEN_PROGRAM_ADDRESS || data.length !== 165) return undefined;
-  const amount = Buffer.from(data.buffer, data.byteOffset + 64, 8).readBigUInt64LE(0);
-  return { mint: addressAt(data, 0), owner: addressAt(data, 32), amount };
-}
-
 interface LogRow {
   seq: number;
   kind: LogKind;
@@ -95,18 +71,14 @@ export class Ledger {
   private readonly snapshotEvery: number;
   private readonly insertLog: Database.Statement;
   private readonly history: LedgerHistory;
-  /**
-   * Lamports of the executable accounts seen (the programs): the runtime refuses any change
-   * to them, and reading a program copies its whole ELF, so a transaction's balances read
-   * them once. Cleared by an account write.
-   */
-  private readonly programLamports = new Map<string, bigint>();
+  private readonly balances: BalanceReader;
 
   private constructor(
     private readonly opts: LedgerOptions,
     svm: LiteSVM,
   ) {
     this.svm = svm;
+    this.balances = new BalanceReader(svm);
     this.blockhashIssuedAt = opts.now();
     this.snapshotEvery = opts.snapshotEvery ?? 200;
     this.insertLog = opts.db.prepare(
@@ -186,12 +158,12 @@ export class Ledger {
     executable?: boolean;
     data: Uint8Array;
   }): void {
-    this.programLamports.clear();
+    this.balances.forget();
     this.applyDurably("set_account", setAccountPayload(account), () => ({ value: undefined, log: {} }));
   }
 
   airdrop(to: string, amount: bigint): void {
-    this.programLamports.clear();
+    this.balances.forget();
     this.applyDurably("airdrop", airdropPayload(to, amount), () => ({ value: undefined, log: {} }));
   }
 
@@ -258,24 +230,7 @@ export class Ledger {
   /** Decoded SPL token account, or undefined if the address holds none. */
   tokenAccount(addr: string): { mint: string; owner: string; amount: bigint } | undefined {
     const acc = this.account(addr);
-    return acc ? decodeTokenAccount(acc.owner, acc.data) : undefined;
-  }
-
-  /** One read per account (none for a program already seen): its lamports, and its tokens if it is a token account. */
-  private snapshotBalances(accounts: Address[]): { lamports: bigint[]; tokens: TokenBalance[] } {
-    const lamports: bigint[] = [];
-    const tokens: TokenBalance[] = [];
-    accounts.forEach((a, accountIndex) => {
-      const program = this.programLamports.get(a);
-      if (program !== undefined) return void lamports.push(program);
-      const acc = this.svm.getAccount(a);
-      if (!acc.exists) return void lamports.push(0n);
-      lamports.push(acc.lamports);
-      if (acc.executable) this.programLamports.set(a, acc.lamports);
-      const token = decodeTokenAccount(acc.programAddress, acc.data as Uint8Array);
-      if (token) tokens.push({ accountIndex, ...token });
-    });
-    return { lamports, tokens };
+    return acc ? decodeTokenAccount(acc.owner === TOKEN_PROGRAM_ADDRESS, acc.data) : undefined;
   }
 
   /**
@@ -300,7 +255,7 @@ export class Ledger {
           const failed = result as FailedTransactionMetadata;
           return { value: { ok: false, signature, error: describeTxError(failed), logs: failed.meta().logs() } };
         }
-        const post = this.snapshotBalances(accounts);
+        const post = this.balances.balances(accounts);
         const before = pre!;
         const fee = accounts.length > 0 ? before.lamports[0]! - post.lamports[0]! : 0n;
         const landed: LandedTransaction = {
@@ -324,7 +279,7 @@ export class Ledger {
         };
       },
       () => {
-        pre = this.snapshotBalances(accounts);
+        pre = this.balances.balances(accounts);
       },
     );
   }
