@@ -19,6 +19,8 @@ import {
   type Address,
   type Instruction,
   type KeyPairSigner,
+  type SignatureDictionary,
+  type Transaction,
 } from "@solana/kit";
 import {
   TOKEN_PROGRAM_ADDRESS,
@@ -31,6 +33,7 @@ import {
 import { toFacilitatorSvmSigner, type FacilitatorSvmSigner } from "@x402/svm";
 import { USDC_DECIMALS } from "../../domain/money.js";
 import type { Ledger } from "./ledger.js";
+import { decodeWireTransaction, rememberDecoded } from "./tx-wire.js";
 
 const SOL = 1_000_000_000n;
 
@@ -192,20 +195,33 @@ export async function refundTransferWire(
 }
 
 /**
- * The fee payer's co-signature, remembered for the next request of the same transaction: a
- * settlement co-signs it twice (to simulate it, then to send it), and ed25519 signatures are
- * deterministic, so the second is the first. Taken once, and at most 64 kept.
+ * The fee payer's co-signature, as the reference signer makes it (`toFacilitatorSvmSigner`:
+ * the payer's transaction with the fee payer's signature added), with two savings on the hot
+ * path: a settlement co-signs the same transaction twice (to simulate it, then to send it)
+ * and ed25519 signatures are deterministic, so the second is the first (taken once, at most
+ * 64 kept); and the transaction is decoded once (tx-wire.ts remembers the proof's decoding,
+ * and the co-signed one's).
  */
-function coSigner(base: FacilitatorSvmSigner, feePayer: string): FacilitatorSvmSigner["signTransaction"] {
+function coSigner(base: FacilitatorSvmSigner, feePayer: KeyPairSigner): FacilitatorSvmSigner["signTransaction"] {
   const signed = new Map<string, string>();
+  const sign = async (wire: string): Promise<string> => {
+    const tx = decodeWireTransaction(wire);
+    const [signature] = await feePayer.signMessages([
+      { content: tx.messageBytes as unknown as Uint8Array, signatures: tx.signatures as SignatureDictionary },
+    ]);
+    const full: Transaction = { ...tx, signatures: { ...tx.signatures, ...signature } };
+    const out = getBase64EncodedWireTransaction(full);
+    rememberDecoded(out, full);
+    return out;
+  };
   return async (tx, payer, n) => {
-    if (payer !== feePayer) return base.signTransaction(tx, payer, n);
+    if (payer !== feePayer.address) return base.signTransaction(tx, payer, n);
     const known = signed.get(tx);
     if (known !== undefined) {
       signed.delete(tx);
       return known;
     }
-    const wire = await base.signTransaction(tx, payer, n);
+    const wire = await sign(tx);
     signed.set(tx, wire);
     if (signed.size > 64) signed.delete(signed.keys().next().value!);
     return wire;
@@ -226,7 +242,7 @@ export function ledgerFacilitatorSigner(
   const checkNetwork = (n: string) => {
     if (n !== network) throw new Error(`this ledger serves ${network}, not ${n}`);
   };
-  const coSign = coSigner(base, feePayer.address);
+  const coSign = coSigner(base, feePayer);
   return {
     getAddresses: () => base.getAddresses(),
     signTransaction: (tx, payer, n) => {

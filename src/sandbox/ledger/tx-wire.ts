@@ -66,25 +66,35 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 type CompiledMessage = ReturnType<typeof messageDecoder.decode>;
 
 /**
- * The last few transactions decoded: a settlement reads the same wire transaction several
- * times (the proof, its simulation, its submission). Decoded transactions are frozen.
+ * The last few transactions and messages decoded: a settlement reads the same transaction
+ * several times (the proof, its co-signed form simulated and then submitted: one message),
+ * and decoding names every account in base58, which is slow in JS. Decoded values are
+ * treated as read-only.
  */
 const decoded = new Map<string, Transaction>();
-const compiled = new WeakMap<Transaction, CompiledMessage>();
+const compiled = new Map<string, CompiledMessage>();
+const REMEMBERED = 32;
+
+function remember<V>(map: Map<string, V>, key: string, value: V): V {
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
+  return value;
+}
 
 export function decodeWireTransaction(wireBase64: string): Transaction {
-  const known = decoded.get(wireBase64);
-  if (known) return known;
-  const tx = txDecoder.decode(base64.encode(wireBase64));
-  decoded.set(wireBase64, tx);
-  if (decoded.size > 32) decoded.delete(decoded.keys().next().value!);
-  return tx;
+  return decoded.get(wireBase64) ?? remember(decoded, wireBase64, txDecoder.decode(base64.encode(wireBase64)));
+}
+
+/** Remembers a transaction built here as what its wire form decodes to. */
+export function rememberDecoded(wireBase64: string, tx: Transaction): void {
+  remember(decoded, wireBase64, tx);
 }
 
 function messageOf(tx: Transaction): CompiledMessage {
-  let message = compiled.get(tx);
-  if (!message) compiled.set(tx, (message = messageDecoder.decode(tx.messageBytes)));
-  return message;
+  const key = Buffer.from(tx.messageBytes.buffer, tx.messageBytes.byteOffset, tx.messageBytes.byteLength).toString(
+    "latin1",
+  );
+  return compiled.get(key) ?? remember(compiled, key, messageDecoder.decode(tx.messageBytes));
 }
 
 /** sha256 of the message bytes: the identity of a payment, whoever signs it last. */
