@@ -265,7 +265,7 @@ export function ledgerFacilitatorSigner(
     },
     async confirmTransaction(signature, n) {
       checkNetwork(n);
-      if (!ledger.transaction(signature)) throw new Error(`transaction ${signature} is not on the ledger`);
+      if (!ledger.hasTransaction(signature)) throw new Error(`transaction ${signature} is not on the ledger`);
     },
     async getTokenAccountBalance(tokenAccount) {
       return ledger.tokenAccount(tokenAccount)?.amount ?? null;

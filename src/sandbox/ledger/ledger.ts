@@ -300,6 +300,11 @@ export class Ledger {
   }
 
   /** A landed transaction by signature, from the durable log. */
+  /** Whether a transaction with this signature landed. */
+  hasTransaction(signature: string): boolean {
+    return this.history.landed(signature);
+  }
+
   transaction(signature: string): LandedTransaction | undefined {
     return this.history.transaction(signature);
   }

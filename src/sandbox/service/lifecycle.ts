@@ -29,6 +29,8 @@ export interface LifecycleOptions {
 
 export class ProviderLifecycle {
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires. */
+  private armedAt = 0;
   private running = false;
   private closed = false;
   private readonly busy = new Set<string>();
@@ -45,7 +47,17 @@ export class ProviderLifecycle {
     this.timer = undefined;
     if (next.at === null) return;
     const wait = Math.max(0, Math.min(next.at - this.o.now(), 60_000));
+    this.armedAt = this.o.now() + wait;
     this.timer = setTimeout(() => void this.run(), wait);
+  }
+
+  /**
+   * A new execution is due at `at`: the timer is armed for it, unless it fires by then
+   * anyway or a run is under way (its end schedules from the table).
+   */
+  due(at: number): void {
+    if (this.closed || this.running || (this.timer && this.armedAt <= at)) return;
+    this.schedule();
   }
 
   private async run(): Promise<void> {

@@ -254,8 +254,9 @@ export class SandboxService {
         },
       );
     }
-    this.payments.reconcileStale(quote.quote_id);
-    let payment = this.payments.paymentOf(quote.quote_id);
+    // settle() reconciles the quote's unfinished payments (and the proof's) itself.
+    if (!req.proof) this.payments.reconcileStale(quote.quote_id);
+    let payment = req.proof ? undefined : this.payments.paymentOf(quote.quote_id);
     if (req.proof) {
       payment = await this.payments.settle(tenant, quote, req.proof);
     } else if (!payment) {
@@ -325,7 +326,7 @@ export class SandboxService {
       createResource(this.o.db, this.o.now(), action, row, input);
       this.o.webhooks.enqueue(tenant, "execution.updated", { execution: executionView(row, false) });
     })();
-    this.lifecycle.schedule();
+    this.lifecycle.due(row.next_at!);
     return row;
   }
 
