@@ -46,7 +46,8 @@ export function nodeSyncFiles(): SyncFiles {
     }
     if (held?.path === path && held.ino === ino) return held.fd;
     release();
-    const fd = openSync(path, "r");
+    // Opened for writing: Windows flushes a file only through a handle that may write it.
+    const fd = openSync(path, "r+");
     held = { path, fd, ino: fstatSync(fd).ino };
     return fd;
   };
