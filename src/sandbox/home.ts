@@ -11,6 +11,7 @@ import type Database from "better-sqlite3";
 import { generateKeypairBytes, readKeypairFile, signerFromBytes, writeKeypairFile } from "../domain/keypair.js";
 import { formatDecimal, parseDecimal } from "../domain/money.js";
 import { openDatabase } from "./db.js";
+import { GroupSync, type SyncFiles } from "./group-sync.js";
 import { clearUnfinishedIdempotency } from "./http/handler.js";
 import { ensureTokenAccount, genesis, grantDemoAllowance, type ServiceKeys } from "./ledger/chain.js";
 import { Ledger } from "./ledger/ledger.js";
@@ -47,15 +48,20 @@ export async function loadServiceKeys(db: Database.Database): Promise<ServiceKey
   };
 }
 
-/** The store, its files readable by this user only, and the API keys it accepts (one generated and kept when none is given). */
+/**
+ * The store, its files readable by this user only, the group fsync that makes its writes
+ * durable (group-sync.ts), and the API keys it accepts (one generated and kept when none is given).
+ */
 export function openStore(
   home: string,
-  o: { apiKeys?: string[]; busyTimeoutMs?: number },
+  o: { apiKeys?: string[]; busyTimeoutMs?: number; syncFiles?: SyncFiles },
   now: () => number,
   cleanups: Array<() => void>,
-): { db: Database.Database; apiKeys: string[] } {
+): { db: Database.Database; sync: GroupSync; apiKeys: string[] } {
   const db = openDatabase(join(home, "sandbox.sqlite"), o.busyTimeoutMs);
   cleanups.unshift(() => db.close());
+  const sync = new GroupSync(db, join(home, "sandbox.sqlite-wal"), o.syncFiles);
+  cleanups.unshift(() => sync.close());
   for (const suffix of ["", "-wal", "-shm"]) {
     if (existsSync(join(home, `sandbox.sqlite${suffix}`))) chmodSync(join(home, `sandbox.sqlite${suffix}`), 0o600);
   }
@@ -65,13 +71,13 @@ export function openStore(
     if (!/^[\x21-\x7e]{8,512}$/.test(k))
       throw new Error("an API key must be 8-512 printable ASCII characters without spaces");
   }
-  if (apiKeys.length > 0) return { db, apiKeys };
+  if (apiKeys.length > 0) return { db, sync, apiKeys };
   let generated = meta(db, "generated_api_key");
   if (!generated) {
     generated = `sk_sandbox_${randomBytes(24).toString("base64url")}`;
     setMeta(db, "generated_api_key", generated);
   }
-  return { db, apiKeys: [generated] };
+  return { db, sync, apiKeys: [generated] };
 }
 
 /** The demo wallet (the owner) and the agent key, as sandbox.json names them. */
@@ -86,6 +92,7 @@ export interface DemoAccounts {
 export async function openLedger(
   o: {
     db: Database.Database;
+    sync: GroupSync;
     home: string;
     keys: ServiceKeys;
     mint: string;
@@ -104,7 +111,13 @@ export async function openLedger(
     db.prepare(`DELETE FROM ledger_log`).run();
     rmSync(snapshotPath, { force: true });
   }
-  const ledger = Ledger.open({ db, snapshotPath, now: o.now, blockhashTtlMs: o.blockhashTtlMs });
+  const ledger = Ledger.open({
+    db,
+    snapshotPath,
+    now: o.now,
+    blockhashTtlMs: o.blockhashTtlMs,
+    syncLog: () => o.sync.syncNow(),
+  });
   cleanups.unshift(() => ledger.close());
   if (meta(db, "genesis_done") !== "1") {
     if (!existsSync(walletPath)) writeKeypairFile(walletPath, generateKeypairBytes());

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import type Database from "better-sqlite3";
 import { SOLANA_DEVNET, USDC_MINT } from "../domain/networks.js";
 import type { ServiceKeys } from "./ledger/chain.js";
+import type { GroupSync, SyncFiles } from "./group-sync.js";
 import { isAlive, lockHome } from "./home-lock.js";
 import { loadServiceKeys, openLedger, openStore } from "./home.js";
 import { createHttpHandler, type HttpOptions, type RateLimit } from "./http/handler.js";
@@ -64,6 +65,11 @@ export interface SandboxOptions {
    * the /facilitator endpoint alike. Absent: no hook.
    */
   facilitatorFaults?: FacilitatorFaults;
+  /**
+   * Test hook: the file operations of the store's group fsync (group-sync.ts), to hold a
+   * sync and see that nothing is answered before it. Absent: node:fs.
+   */
+  syncFiles?: SyncFiles;
 }
 
 /** What `sandbox.json` holds: how a client reaches this sandbox. */
@@ -98,6 +104,8 @@ export interface Sandbox extends SandboxInfo {
   service: SandboxService;
   ledger: Ledger;
   db: Database.Database;
+  /** The store's group fsync: what is acknowledged is on disk (group-sync.ts). */
+  sync: GroupSync;
   keys: ServiceKeys;
   /** The fault hook given in the options, if any. */
   facilitatorFaults: FacilitatorFaults | undefined;
@@ -135,6 +143,7 @@ function writeJsonAtomic(path: string, value: unknown, mode = 0o600): void {
 /** What the service is built on: the opened home and the process's clock and log. */
 interface ServiceGround {
   db: Database.Database;
+  sync: GroupSync;
   ledger: Ledger;
   keys: ServiceKeys;
   network: string;
@@ -145,11 +154,12 @@ interface ServiceGround {
 
 /** The service and its webhooks; `baseUrl` is known once the server listens. */
 function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: () => string) {
-  const { db, now, log } = ground;
+  const { db, sync, now, log } = ground;
   const webhooks = new Webhooks({
     db,
     now,
     log,
+    durable: () => sync.durable(),
     allowPrivate: options.allowPrivateWebhooks ?? false,
     resolve: options.webhookResolver ?? systemResolver,
   });
@@ -207,6 +217,22 @@ async function serve(
   return { handler, server, port };
 }
 
+/**
+ * The default log: lines to stderr, written once per turn of the event loop — a busy
+ * sandbox logs every settlement, and a write to a pipe is a system call each.
+ */
+function stderrLog(): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    process.stderr.write(pending.join(""));
+    pending = [];
+  };
+  return (line) => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(`[sandbox] ${line}\n`);
+  };
+}
+
 /** After a failed start: undoes what was opened, newest first, whatever fails on the way. */
 function cleanUpQuietly(cleanups: Array<() => void>): void {
   for (const c of cleanups) {
@@ -222,21 +248,21 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const home = resolve(options.home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const now = options.now ?? Date.now;
-  const log = options.log ?? ((line: string) => process.stderr.write(`[sandbox] ${line}\n`));
+  const log = options.log ?? stderrLog();
   const lock = lockHome(home);
   const cleanups: Array<() => void> = [() => rmSync(lock, { force: true })];
   try {
-    const { db, apiKeys } = openStore(home, options, now, cleanups);
+    const { db, sync, apiKeys } = openStore(home, options, now, cleanups);
     const network = SOLANA_DEVNET;
     const mint = USDC_MINT[network]!;
     const keys = await loadServiceKeys(db);
     const { ledger, accounts } = await openLedger(
-      { db, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS },
+      { db, sync, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS },
       cleanups,
     );
     let origin = "";
     const baseUrl = () => `${origin}/v1`;
-    const ground = { db, ledger, keys, network, mint, now, log };
+    const ground = { db, sync, ledger, keys, network, mint, now, log };
     const { webhooks, service } = createService(options, ground, baseUrl);
     const x402 = createX402(options, ground, () => origin);
     const { handler, server, port } = await serve(options, {
@@ -246,6 +272,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       paidResources: x402.paidResources,
       ledger,
       db,
+      sync,
       apiKeys,
       now,
       log,
@@ -260,6 +287,8 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       ...accounts,
       facilitatorUrl: `${origin}/facilitator`,
     };
+    // What start-up wrote (genesis, keys) is on disk before anyone is told where to find it.
+    sync.syncNow();
     writeJsonAtomic(join(home, "sandbox.json"), info);
     service.recover();
     webhooks.schedule();
@@ -282,6 +311,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       catalog: x402.catalog,
       ledger,
       db,
+      sync,
       keys,
       facilitatorFaults: options.facilitatorFaults,
       close,

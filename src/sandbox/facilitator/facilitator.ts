@@ -26,6 +26,7 @@ import { mayHaveBeenSent } from "../service/settlement.js";
 import { BAZAAR } from "./bazaar.js";
 import type { DiscoveryCatalog } from "./discovery.js";
 import type { FacilitatorFaults } from "./faults.js";
+import { statement } from "../db.js";
 
 export interface FacilitatorOptions {
   db: Database.Database;
@@ -137,7 +138,7 @@ export class SandboxFacilitator {
   }
 
   private row(messageHash: string): SettlementRow | undefined {
-    return this.o.db.prepare(`SELECT * FROM facilitator_settlements WHERE message_hash = ?`).get(messageHash) as
+    return statement(this.o.db, `SELECT * FROM facilitator_settlements WHERE message_hash = ?`).get(messageHash) as
       SettlementRow | undefined;
   }
 
@@ -233,40 +234,38 @@ export class SandboxFacilitator {
   private insertRow(r: FacilitatorRequest, id: Claimed): void {
     const now = this.o.now();
     const req = r.paymentRequirements;
-    this.o.db
-      .prepare(
-        `INSERT INTO facilitator_settlements (message_hash, status, network, pay_to, asset, amount, blockhash,
+    statement(
+      this.o.db,
+      `INSERT INTO facilitator_settlements (message_hash, status, network, pay_to, asset, amount, blockhash,
            resource_url, created_at, updated_at)
          VALUES (?, 'settling', ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        id.messageHash,
-        req.network,
-        req.payTo,
-        req.asset,
-        req.amount,
-        id.blockhash,
-        r.paymentPayload.resource?.url ?? null,
-        now,
-        now,
-      );
+    ).run(
+      id.messageHash,
+      req.network,
+      req.payTo,
+      req.asset,
+      req.amount,
+      id.blockhash,
+      r.paymentPayload.resource?.url ?? null,
+      now,
+      now,
+    );
   }
 
   private deleteRow(messageHash: string): void {
-    this.o.db
-      .prepare(`DELETE FROM facilitator_settlements WHERE message_hash = ? AND status = 'settling'`)
-      .run(messageHash);
+    statement(this.o.db, `DELETE FROM facilitator_settlements WHERE message_hash = ? AND status = 'settling'`).run(
+      messageHash,
+    );
   }
 
   /** Records the payment settled and catalogs its resource, in one SQLite transaction. */
   private markSettled(r: FacilitatorRequest, messageHash: string, signature: string, payer: string): SettleResponse {
     this.o.db.transaction(() => {
-      this.o.db
-        .prepare(
-          `UPDATE facilitator_settlements SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ?
+      statement(
+        this.o.db,
+        `UPDATE facilitator_settlements SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ?
            WHERE message_hash = ?`,
-        )
-        .run(signature, payer, this.o.now(), messageHash);
+      ).run(signature, payer, this.o.now(), messageHash);
       this.o.catalog.record(r.paymentPayload, r.paymentRequirements);
     })();
     return { success: true, transaction: signature, network: r.paymentRequirements.network as Network, payer };

@@ -3,12 +3,15 @@
  * facilitator (/facilitator, facilitator/api.ts) and the paid resources (/x402,
  * resources/server.ts), and what every request goes through first — request ids, bearer
  * auth (constant time), per-key (and per-address, unauthenticated) rate limiting (auth.ts),
- * body limits and JSON parsing, and Stripe-style idempotency.
+ * body limits and JSON parsing, Stripe-style idempotency, and answers held until what they
+ * tell is on disk (durable-reply.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Database from "better-sqlite3";
 import { newId } from "../../domain/ids.js";
+import type { GroupSync } from "../group-sync.js";
 import { createAuthGate } from "./auth.js";
+import { holdUntilDurable } from "./durable-reply.js";
 import { ApiError } from "./errors.js";
 import { errorReply, readJsonBody, send } from "./io.js";
 import { withIdempotency } from "./idempotency.js";
@@ -35,6 +38,8 @@ export interface HttpOptions {
   webhooks: Webhooks;
   ledger: Ledger;
   db: Database.Database;
+  /** The store's group fsync: every answer waits for it (durable-reply.ts). */
+  sync: GroupSync;
   apiKeys: string[];
   rateLimit: RateLimit;
   /** Per client address on /solana; default: `rateLimit`. */
@@ -66,6 +71,7 @@ export function createHttpHandler(o: HttpOptions) {
   const inflight = new Set<string>();
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newId("req", 16);
+    holdUntilDurable(res, o.sync, o.log);
     res.setHeader("X-Request-Id", requestId);
     try {
       if (draining) {

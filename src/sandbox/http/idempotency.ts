@@ -9,6 +9,7 @@ import type Database from "better-sqlite3";
 import { canonicalJson } from "../../domain/wire.js";
 import { ApiError, invalidRequest } from "./errors.js";
 import { errorReply, type Reply } from "./io.js";
+import { statement } from "../db.js";
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const IDEMPOTENCY_TTL_MS = 48 * 3_600_000;
@@ -82,22 +83,21 @@ function fingerprintOf(ctx: IdempotentRequest): string {
  */
 function claimKey(o: IdempotencyStore, id: IdemScope, fingerprint: string, runningHere: boolean): IdemRow | undefined {
   return o.db.transaction((): IdemRow | undefined => {
-    const row = o.db
-      .prepare(
-        `SELECT fingerprint, state, status, headers, body, created_at FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
-      )
-      .get(id) as (IdemRow & { created_at: number }) | undefined;
+    const row = statement(
+      o.db,
+      `SELECT fingerprint, state, status, headers, body, created_at FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
+    ).get(id) as (IdemRow & { created_at: number }) | undefined;
     const stale = row !== undefined && row.state === "running" && !runningHere && row.fingerprint === fingerprint;
     if (row && !stale && row.created_at > o.now() - IDEMPOTENCY_TTL_MS) return row;
     if (row)
-      o.db
-        .prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
-        .run(id);
-    o.db
-      .prepare(
-        `INSERT INTO idempotency (tenant, key, method, path, fingerprint, state, created_at) VALUES (@tenant, @key, @method, @path, @fingerprint, 'running', @now)`,
-      )
-      .run({ ...id, fingerprint, now: o.now() });
+      statement(
+        o.db,
+        `DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
+      ).run(id);
+    statement(
+      o.db,
+      `INSERT INTO idempotency (tenant, key, method, path, fingerprint, state, created_at) VALUES (@tenant, @key, @method, @path, @fingerprint, 'running', @now)`,
+    ).run({ ...id, fingerprint, now: o.now() });
     return undefined;
   })();
 }
@@ -130,20 +130,20 @@ function answerFromClaim(claim: IdemRow, fingerprint: string): Reply {
 /** Stores a replayable outcome under the key, or frees the key for one a retry must run again. */
 function recordOutcome(o: IdempotencyStore, id: IdemScope, reply: Reply): void {
   if (storable(reply)) {
-    o.db
-      .prepare(
-        `UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
-      )
-      .run({
-        ...id,
-        status: reply.status,
-        headers: JSON.stringify(reply.headers ?? {}),
-        body: JSON.stringify(reply.body),
-      });
+    statement(
+      o.db,
+      `UPDATE idempotency SET state = 'done', status = @status, headers = @headers, body = @body WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
+    ).run({
+      ...id,
+      status: reply.status,
+      headers: JSON.stringify(reply.headers ?? {}),
+      body: JSON.stringify(reply.body),
+    });
   } else {
-    o.db
-      .prepare(`DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`)
-      .run(id);
+    statement(
+      o.db,
+      `DELETE FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
+    ).run(id);
   }
 }
 
@@ -187,6 +187,6 @@ export async function withIdempotency(
 
 /** At start: requests that were running when the process died never finished; forget them. */
 export function clearUnfinishedIdempotency(db: Database.Database, now: number): void {
-  db.prepare(`DELETE FROM idempotency WHERE state = 'running'`).run();
-  db.prepare(`DELETE FROM idempotency WHERE created_at < ?`).run(now - IDEMPOTENCY_TTL_MS);
+  statement(db, `DELETE FROM idempotency WHERE state = 'running'`).run();
+  statement(db, `DELETE FROM idempotency WHERE created_at < ?`).run(now - IDEMPOTENCY_TTL_MS);
 }

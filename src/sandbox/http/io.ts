@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ErrorCode } from "../../domain/wire.js";
+import { answered } from "./durable-reply.js";
 import { ApiError, invalidRequest } from "./errors.js";
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -49,7 +50,7 @@ export function errorReply(e: unknown, requestId: string, log: (line: string) =>
 }
 
 export function send(res: ServerResponse, reply: Reply, requestId?: string): void {
-  if (res.headersSent || res.destroyed) return;
+  if (answered(res)) return;
   const text = JSON.stringify(reply.body);
   res.statusCode = reply.status;
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);

@@ -19,6 +19,8 @@ import {
   type Address,
   type Instruction,
   type KeyPairSigner,
+  type SignatureDictionary,
+  type Transaction,
 } from "@solana/kit";
 import {
   TOKEN_PROGRAM_ADDRESS,
@@ -31,6 +33,7 @@ import {
 import { toFacilitatorSvmSigner, type FacilitatorSvmSigner } from "@x402/svm";
 import { USDC_DECIMALS } from "../../domain/money.js";
 import type { Ledger } from "./ledger.js";
+import { decodeWireTransaction, rememberDecoded } from "./tx-wire.js";
 
 const SOL = 1_000_000_000n;
 
@@ -192,6 +195,40 @@ export async function refundTransferWire(
 }
 
 /**
+ * The fee payer's co-signature, as the reference signer makes it (`toFacilitatorSvmSigner`:
+ * the payer's transaction with the fee payer's signature added), with two savings on the hot
+ * path: a settlement co-signs the same transaction twice (to simulate it, then to send it)
+ * and ed25519 signatures are deterministic, so the second is the first (taken once, at most
+ * 64 kept); and the transaction is decoded once (tx-wire.ts remembers the proof's decoding,
+ * and the co-signed one's).
+ */
+function coSigner(base: FacilitatorSvmSigner, feePayer: KeyPairSigner): FacilitatorSvmSigner["signTransaction"] {
+  const signed = new Map<string, string>();
+  const sign = async (wire: string): Promise<string> => {
+    const tx = decodeWireTransaction(wire);
+    const [signature] = await feePayer.signMessages([
+      { content: tx.messageBytes as unknown as Uint8Array, signatures: tx.signatures as SignatureDictionary },
+    ]);
+    const full: Transaction = { ...tx, signatures: { ...tx.signatures, ...signature } };
+    const out = getBase64EncodedWireTransaction(full);
+    rememberDecoded(out, full);
+    return out;
+  };
+  return async (tx, payer, n) => {
+    if (payer !== feePayer.address) return base.signTransaction(tx, payer, n);
+    const known = signed.get(tx);
+    if (known !== undefined) {
+      signed.delete(tx);
+      return known;
+    }
+    const wire = await sign(tx);
+    signed.set(tx, wire);
+    if (signed.size > 64) signed.delete(signed.keys().next().value!);
+    return wire;
+  };
+}
+
+/**
  * The facilitator signer the x402 reference `ExactSvmScheme` settles through: signing is
  * the reference implementation's own; simulate, send and confirm go to the ledger.
  */
@@ -205,17 +242,18 @@ export function ledgerFacilitatorSigner(
   const checkNetwork = (n: string) => {
     if (n !== network) throw new Error(`this ledger serves ${network}, not ${n}`);
   };
+  const coSign = coSigner(base, feePayer);
   return {
     getAddresses: () => base.getAddresses(),
     signTransaction: (tx, payer, n) => {
       checkNetwork(n);
-      return base.signTransaction(tx, payer, n);
+      return coSign(tx, payer, n);
     },
     async simulateTransaction(tx, n) {
       checkNetwork(n);
       // LiteSVM verifies every signature, so the fee payer co-signs before simulating;
       // the payer's own signature is checked as it would be on chain.
-      const signed = await base.signTransaction(tx, feePayer.address, n);
+      const signed = await coSign(tx, feePayer.address, n);
       const result = ledger.simulate(signed);
       if (!result.ok) throw new Error(`simulation failed: ${result.error}`);
     },
@@ -227,7 +265,7 @@ export function ledgerFacilitatorSigner(
     },
     async confirmTransaction(signature, n) {
       checkNetwork(n);
-      if (!ledger.transaction(signature)) throw new Error(`transaction ${signature} is not on the ledger`);
+      if (!ledger.hasTransaction(signature)) throw new Error(`transaction ${signature} is not on the ledger`);
     },
     async getTokenAccountBalance(tokenAccount) {
       return ledger.tokenAccount(tokenAccount)?.amount ?? null;

@@ -70,6 +70,11 @@ export class LedgerHistory {
     for (const address of new Set(addresses)) this.insertAddress.run(address, seq);
   }
 
+  /** Whether a transaction with this signature landed (without reading what it did). */
+  landed(signature: string): boolean {
+    return this.seqOf.get(signature) !== undefined;
+  }
+
   transaction(signature: string): LandedTransaction | undefined {
     const row = this.bySignature.get(signature) as { detail: string } | undefined;
     return row ? reviveLanded(row.detail) : undefined;

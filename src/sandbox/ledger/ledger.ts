@@ -4,15 +4,16 @@
  *
  * Every state change (a successful transaction, an account write at genesis, a blockhash
  * rotation) is applied to LiteSVM and appended to `ledger_log` in the same synchronous
- * step, so a kill -9 can only lose an operation that nobody was told about. On open, the
- * newest snapshot is loaded and the log after it is replayed (blockhash check off during
- * replay only: the transactions were valid when they landed). What each operation does to
- * LiteSVM is operations.ts; the snapshot file's format is snapshot.ts.
+ * step, and nobody is told about it before the log's group fsync covers it (group-sync.ts),
+ * so a kill -9 or a power cut can only lose an operation that nobody was told about. On
+ * open, the newest snapshot is loaded and the log after it is replayed (blockhash check off
+ * during replay only: the transactions were valid when they landed). What each operation
+ * does to LiteSVM is operations.ts; the snapshot file's format is snapshot.ts.
  */
 import type Database from "better-sqlite3";
 import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } from "litesvm";
-import { address, type Address, type Transaction } from "@solana/kit";
-import { TOKEN_PROGRAM_ADDRESS, getTokenDecoder } from "@solana-program/token";
+import { address, type Transaction } from "@solana/kit";
+import { TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import {
   LedgerHistory,
   type LandedTransaction,
@@ -21,6 +22,7 @@ import {
   type TokenBalance,
 } from "./history.js";
 import { airdropPayload, applyOperation, setAccountPayload, SLOTS_PER_BLOCKHASH, type LogKind } from "./operations.js";
+import { BalanceReader, decodeTokenAccount } from "./balances.js";
 import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
 
@@ -49,6 +51,11 @@ export interface LedgerOptions {
   blockhashTtlMs: number;
   /** Snapshot after this many logged operations (and on close). */
   snapshotEvery?: number;
+  /**
+   * Makes every committed log row durable now. The log's commits are synced in groups
+   * (group-sync.ts); a snapshot must never hold an operation the durable log does not.
+   */
+  syncLog?: () => void;
 }
 
 interface LogRow {
@@ -64,12 +71,14 @@ export class Ledger {
   private readonly snapshotEvery: number;
   private readonly insertLog: Database.Statement;
   private readonly history: LedgerHistory;
+  private readonly balances: BalanceReader;
 
   private constructor(
     private readonly opts: LedgerOptions,
     svm: LiteSVM,
   ) {
     this.svm = svm;
+    this.balances = new BalanceReader(svm);
     this.blockhashIssuedAt = opts.now();
     this.snapshotEvery = opts.snapshotEvery ?? 200;
     this.insertLog = opts.db.prepare(
@@ -149,10 +158,12 @@ export class Ledger {
     executable?: boolean;
     data: Uint8Array;
   }): void {
+    this.balances.forget();
     this.applyDurably("set_account", setAccountPayload(account), () => ({ value: undefined, log: {} }));
   }
 
   airdrop(to: string, amount: bigint): void {
+    this.balances.forget();
     this.applyDurably("airdrop", airdropPayload(to, amount), () => ({ value: undefined, log: {} }));
   }
 
@@ -219,20 +230,7 @@ export class Ledger {
   /** Decoded SPL token account, or undefined if the address holds none. */
   tokenAccount(addr: string): { mint: string; owner: string; amount: bigint } | undefined {
     const acc = this.account(addr);
-    if (!acc || acc.owner !== TOKEN_PROGRAM_ADDRESS || acc.data.length !== 165) return undefined;
-    const token = getTokenDecoder().decode(acc.data);
-    return { mint: token.mint, owner: token.owner, amount: token.amount };
-  }
-
-  private snapshotBalances(accounts: Address[]): { lamports: bigint[]; tokens: TokenBalance[] } {
-    const lamports: bigint[] = [];
-    const tokens: TokenBalance[] = [];
-    accounts.forEach((a, accountIndex) => {
-      lamports.push(this.lamports(a));
-      const token = this.tokenAccount(a);
-      if (token) tokens.push({ accountIndex, ...token });
-    });
-    return { lamports, tokens };
+    return acc ? decodeTokenAccount(acc.owner === TOKEN_PROGRAM_ADDRESS, acc.data) : undefined;
   }
 
   /**
@@ -257,7 +255,7 @@ export class Ledger {
           const failed = result as FailedTransactionMetadata;
           return { value: { ok: false, signature, error: describeTxError(failed), logs: failed.meta().logs() } };
         }
-        const post = this.snapshotBalances(accounts);
+        const post = this.balances.balances(accounts);
         const before = pre!;
         const fee = accounts.length > 0 ? before.lamports[0]! - post.lamports[0]! : 0n;
         const landed: LandedTransaction = {
@@ -281,7 +279,7 @@ export class Ledger {
         };
       },
       () => {
-        pre = this.snapshotBalances(accounts);
+        pre = this.balances.balances(accounts);
       },
     );
   }
@@ -302,6 +300,11 @@ export class Ledger {
   }
 
   /** A landed transaction by signature, from the durable log. */
+  /** Whether a transaction with this signature landed. */
+  hasTransaction(signature: string): boolean {
+    return this.history.landed(signature);
+  }
+
   transaction(signature: string): LandedTransaction | undefined {
     return this.history.transaction(signature);
   }
@@ -318,9 +321,11 @@ export class Ledger {
 
   /**
    * Writes the whole ledger state with the sequence number of the last operation in it:
-   * temp file, fsync, rename. A crash mid-write leaves the previous snapshot intact.
+   * temp file, fsync, rename, once the log up to that operation is durable. A crash
+   * mid-write leaves the previous snapshot intact.
    */
   snapshot(): void {
+    this.opts.syncLog?.();
     const seqRow = this.opts.db.prepare(`SELECT MAX(seq) AS seq FROM ledger_log`).get() as { seq: number | null };
     writeSnapshot(this.opts.snapshotPath, BigInt(seqRow.seq ?? 0), this.svm.toBytes());
     this.opsSinceSnapshot = 0;

@@ -63,9 +63,38 @@ const base58 = getBase58Decoder();
 const txDecoder = getTransactionDecoder();
 const messageDecoder = getCompiledTransactionMessageDecoder();
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+type CompiledMessage = ReturnType<typeof messageDecoder.decode>;
+
+/**
+ * The last few transactions and messages decoded: a settlement reads the same transaction
+ * several times (the proof, its co-signed form simulated and then submitted: one message),
+ * and decoding names every account in base58, which is slow in JS. Decoded values are
+ * treated as read-only.
+ */
+const decoded = new Map<string, Transaction>();
+const compiled = new Map<string, CompiledMessage>();
+const REMEMBERED = 32;
+
+function remember<V>(map: Map<string, V>, key: string, value: V): V {
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
+  return value;
+}
 
 export function decodeWireTransaction(wireBase64: string): Transaction {
-  return txDecoder.decode(base64.encode(wireBase64));
+  return decoded.get(wireBase64) ?? remember(decoded, wireBase64, txDecoder.decode(base64.encode(wireBase64)));
+}
+
+/** Remembers a transaction built here as what its wire form decodes to. */
+export function rememberDecoded(wireBase64: string, tx: Transaction): void {
+  remember(decoded, wireBase64, tx);
+}
+
+function messageOf(tx: Transaction): CompiledMessage {
+  const key = Buffer.from(tx.messageBytes.buffer, tx.messageBytes.byteOffset, tx.messageBytes.byteLength).toString(
+    "latin1",
+  );
+  return compiled.get(key) ?? remember(compiled, key, messageDecoder.decode(tx.messageBytes));
 }
 
 /** sha256 of the message bytes: the identity of a payment, whoever signs it last. */
@@ -83,7 +112,7 @@ export function signatureOf(tx: Transaction): string {
 
 /** The blockhash the transaction was signed against (its lifetime). */
 export function blockhashOf(tx: Transaction): string {
-  return String(messageDecoder.decode(tx.messageBytes).lifetimeToken);
+  return String(messageOf(tx).lifetimeToken);
 }
 
 export function describeTxError(failed: FailedTransactionMetadata): string {
@@ -94,7 +123,7 @@ export function describeTxError(failed: FailedTransactionMetadata): string {
 
 /** The account keys the message names itself (address lookup tables are not resolved). */
 export function staticAccountsOf(tx: Transaction): Address[] {
-  return [...messageDecoder.decode(tx.messageBytes).staticAccounts];
+  return [...messageOf(tx).staticAccounts];
 }
 
 /**
@@ -103,7 +132,7 @@ export function staticAccountsOf(tx: Transaction): Address[] {
  * UTF-8), joined with "; "; null without one.
  */
 export function memoOf(tx: Transaction): string | null {
-  const message = messageDecoder.decode(tx.messageBytes);
+  const message = messageOf(tx);
   // Only legacy and v0 messages carry instructions in this form.
   if (message.version !== "legacy" && message.version !== 0) return null;
   const memos: string[] = [];

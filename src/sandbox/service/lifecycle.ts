@@ -14,6 +14,7 @@ import { decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
 import { executionView, iso, type ExecutionRow, type PaymentRow } from "./records.js";
 import { updateResource } from "./resources.js";
 import type { Webhooks } from "./webhooks.js";
+import { statement } from "../db.js";
 
 export interface LifecycleOptions {
   db: Database.Database;
@@ -28,6 +29,8 @@ export interface LifecycleOptions {
 
 export class ProviderLifecycle {
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires. */
+  private armedAt = 0;
   private running = false;
   private closed = false;
   private readonly busy = new Set<string>();
@@ -37,23 +40,34 @@ export class ProviderLifecycle {
   /** Arms the lifecycle timer for the earliest due execution. */
   schedule(): void {
     if (this.closed) return;
-    const next = this.o.db.prepare(`SELECT MIN(next_at) AS at FROM executions WHERE next_at IS NOT NULL`).get() as {
+    const next = statement(this.o.db, `SELECT MIN(next_at) AS at FROM executions WHERE next_at IS NOT NULL`).get() as {
       at: number | null;
     };
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (next.at === null) return;
     const wait = Math.max(0, Math.min(next.at - this.o.now(), 60_000));
+    this.armedAt = this.o.now() + wait;
     this.timer = setTimeout(() => void this.run(), wait);
+  }
+
+  /**
+   * A new execution is due at `at`: the timer is armed for it, unless it fires by then
+   * anyway or a run is under way (its end schedules from the table).
+   */
+  due(at: number): void {
+    if (this.closed || this.running || (this.timer && this.armedAt <= at)) return;
+    this.schedule();
   }
 
   private async run(): Promise<void> {
     if (this.running || this.closed) return;
     this.running = true;
     try {
-      const due = this.o.db
-        .prepare(`SELECT * FROM executions WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 200`)
-        .all(this.o.now()) as ExecutionRow[];
+      const due = statement(
+        this.o.db,
+        `SELECT * FROM executions WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 200`,
+      ).all(this.o.now()) as ExecutionRow[];
       for (const row of due) {
         if (this.closed) break;
         if (this.busy.has(row.execution_id)) continue;
@@ -63,9 +77,10 @@ export class ProviderLifecycle {
         } catch (e) {
           this.o.log(`provider step for ${row.execution_id} failed: ${(e as Error).message}; will retry`);
           const wait = Math.min(60_000, 1000 * 2 ** Math.min(row.attempts, 6));
-          this.o.db
-            .prepare(`UPDATE executions SET attempts = attempts + 1, next_at = ? WHERE execution_id = ?`)
-            .run(this.o.now() + wait, row.execution_id);
+          statement(this.o.db, `UPDATE executions SET attempts = attempts + 1, next_at = ? WHERE execution_id = ?`).run(
+            this.o.now() + wait,
+            row.execution_id,
+          );
         } finally {
           this.busy.delete(row.execution_id);
         }
@@ -80,12 +95,11 @@ export class ProviderLifecycle {
     const now = this.o.now();
     const next: ExecutionRow = { ...row, ...patch, updated_at: now };
     this.o.db.transaction(() => {
-      this.o.db
-        .prepare(
-          `UPDATE executions SET status = @status, output = @output, error = @error, refund = @refund, next_at = @next_at,
+      statement(
+        this.o.db,
+        `UPDATE executions SET status = @status, output = @output, error = @error, refund = @refund, next_at = @next_at,
              attempts = @attempts, updated_at = @updated_at WHERE execution_id = @execution_id`,
-        )
-        .run(next);
+      ).run(next);
       updateResource(this.o.db, this.o.now(), next);
       if (patch.status && patch.status !== row.status) {
         this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(next, false) });
@@ -129,7 +143,7 @@ export class ProviderLifecycle {
         await this.refund(row);
         return;
       default:
-        this.o.db.prepare(`UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
+        statement(this.o.db, `UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
     }
   }
 
@@ -140,7 +154,7 @@ export class ProviderLifecycle {
   private async refund(row: ExecutionRow): Promise<void> {
     const payment = this.o.paymentOf(row.quote_id);
     if (!payment || payment.status !== "settled" || !payment.payer) {
-      this.o.db.prepare(`UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
+      statement(this.o.db, `UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
       return;
     }
     // A refund signed before a crash either landed (finish it) or can never land: only
@@ -159,9 +173,10 @@ export class ProviderLifecycle {
       `refund ${row.execution_id}`,
     );
     const messageHash = messageHashOf(decodeWireTransaction(wire));
-    this.o.db
-      .prepare(`UPDATE executions SET refund = ? WHERE execution_id = ?`)
-      .run(JSON.stringify({ pending: true, messageHash }), row.execution_id);
+    statement(this.o.db, `UPDATE executions SET refund = ? WHERE execution_id = ?`).run(
+      JSON.stringify({ pending: true, messageHash }),
+      row.execution_id,
+    );
     const result = this.o.ledger.submit(wire);
     if (!result.ok) throw new Error(`refund transfer rejected: ${result.error}`);
     this.finishRefund(row, payment, result.signature);
@@ -199,9 +214,10 @@ export class ProviderLifecycle {
 
   /** The record of the server a servers.renew execution extends. */
   private serverRecord(tenant: string, serverId: string): Record<string, unknown> {
-    const row = this.o.db
-      .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'server'`)
-      .get(serverId, tenant) as { record: string } | undefined;
+    const row = statement(
+      this.o.db,
+      `SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = 'server'`,
+    ).get(serverId, tenant) as { record: string } | undefined;
     if (!row) throw new Error(`server ${serverId} not found`);
     return JSON.parse(row.record) as Record<string, unknown>;
   }

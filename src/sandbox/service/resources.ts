@@ -5,6 +5,7 @@
 import type Database from "better-sqlite3";
 import type { ActionDef } from "../providers/catalog.js";
 import { iso, type ExecutionRow } from "./records.js";
+import { statement } from "../db.js";
 
 export function createResource(
   db: Database.Database,
@@ -65,14 +66,15 @@ export function createResource(
     default:
       return; // servers.renew works on an existing server
   }
-  db.prepare(
+  statement(
+    db,
     `INSERT INTO resources (resource_id, tenant, kind, execution_id, record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   ).run(row.resource_id, row.tenant, kind, row.execution_id, JSON.stringify(record), now, now);
 }
 
 export function updateResource(db: Database.Database, nowMs: number, row: ExecutionRow): void {
   if (!row.resource_id) return;
-  const res = db.prepare(`SELECT kind, record FROM resources WHERE resource_id = ?`).get(row.resource_id) as
+  const res = statement(db, `SELECT kind, record FROM resources WHERE resource_id = ?`).get(row.resource_id) as
     { kind: string; record: string } | undefined;
   if (!res) return;
   const record = JSON.parse(res.record) as Record<string, unknown>;
@@ -105,7 +107,7 @@ export function updateResource(db: Database.Database, nowMs: number, row: Execut
     if (row.status === "completed") record.status = "active";
     else if (row.status === "failed" || row.status === "refunded") record.status = "failed";
   }
-  db.prepare(`UPDATE resources SET record = ?, updated_at = ? WHERE resource_id = ?`).run(
+  statement(db, `UPDATE resources SET record = ?, updated_at = ? WHERE resource_id = ?`).run(
     JSON.stringify(record),
     nowMs,
     row.resource_id,
@@ -119,8 +121,10 @@ export function readResource(
   kind: "company" | "server",
   id: string,
 ): Record<string, unknown> | undefined {
-  const row = db
-    .prepare(`SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = ?`)
-    .get(id, tenant, kind) as { record: string } | undefined;
+  const row = statement(db, `SELECT record FROM resources WHERE resource_id = ? AND tenant = ? AND kind = ?`).get(
+    id,
+    tenant,
+    kind,
+  ) as { record: string } | undefined;
   return row ? (JSON.parse(row.record) as Record<string, unknown>) : undefined;
 }

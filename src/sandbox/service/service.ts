@@ -15,6 +15,7 @@ import { executionView, iso, type ExecutionRow, type Outcome, type PaymentRow, t
 import { createResource, readResource } from "./resources.js";
 import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
 import type { Webhooks } from "./webhooks.js";
+import { statement } from "../db.js";
 
 export type { Outcome } from "./records.js";
 
@@ -59,12 +60,11 @@ export class SandboxService {
         return record?.status === "provisioning" || record?.status === "running" ? record : undefined;
       },
       domainTaken: (domain) => {
-        const row = this.o.db
-          .prepare(
-            `SELECT 1 FROM resources WHERE kind = 'domain' AND json_extract(record, '$.domain') = ?
+        const row = statement(
+          this.o.db,
+          `SELECT 1 FROM resources WHERE kind = 'domain' AND json_extract(record, '$.domain') = ?
              AND json_extract(record, '$.status') != 'failed'`,
-          )
-          .get(domain);
+        ).get(domain);
         return row !== undefined;
       },
     };
@@ -167,17 +167,16 @@ export class SandboxService {
       expires_at: now + this.o.quoteTtlMs,
       execution_id: null,
     };
-    this.o.db
-      .prepare(
-        `INSERT INTO quotes (quote_id, tenant, action, input, amount, budget, requirements, context, created_at, expires_at)
+    statement(
+      this.o.db,
+      `INSERT INTO quotes (quote_id, tenant, action, input, amount, budget, requirements, context, created_at, expires_at)
          VALUES (@quote_id, @tenant, @action, @input, @amount, @budget, @requirements, @context, @created_at, @expires_at)`,
-      )
-      .run(row);
+    ).run(row);
     return { row, view: this.quoteView(row, budgetAtomic === undefined ? undefined : price.amount <= budgetAtomic) };
   }
 
   private quote(tenant: string, quoteId: string): QuoteRow {
-    const row = this.o.db.prepare(`SELECT * FROM quotes WHERE quote_id = ? AND tenant = ?`).get(quoteId, tenant) as
+    const row = statement(this.o.db, `SELECT * FROM quotes WHERE quote_id = ? AND tenant = ?`).get(quoteId, tenant) as
       QuoteRow | undefined;
     if (!row) throw notFound(`quote ${quoteId}`);
     return row;
@@ -255,8 +254,9 @@ export class SandboxService {
         },
       );
     }
-    this.payments.reconcileStale(quote.quote_id);
-    let payment = this.payments.paymentOf(quote.quote_id);
+    // settle() reconciles the quote's unfinished payments (and the proof's) itself.
+    if (!req.proof) this.payments.reconcileStale(quote.quote_id);
+    let payment = req.proof ? undefined : this.payments.paymentOf(quote.quote_id);
     if (req.proof) {
       payment = await this.payments.settle(tenant, quote, req.proof);
     } else if (!payment) {
@@ -312,26 +312,29 @@ export class SandboxService {
       updated_at: now,
     };
     this.o.db.transaction(() => {
-      this.o.db
-        .prepare(
-          `INSERT INTO executions (execution_id, tenant, quote_id, action, input, status, provider, region, resource_id,
+      statement(
+        this.o.db,
+        `INSERT INTO executions (execution_id, tenant, quote_id, action, input, status, provider, region, resource_id,
              outcome, delay_ms, next_at, created_at, updated_at)
            VALUES (@execution_id, @tenant, @quote_id, @action, @input, @status, @provider, @region, @resource_id,
              @outcome, @delay_ms, @next_at, @created_at, @updated_at)`,
-        )
-        .run(row);
-      this.o.db.prepare(`UPDATE quotes SET execution_id = ? WHERE quote_id = ?`).run(row.execution_id, quote.quote_id);
+      ).run(row);
+      statement(this.o.db, `UPDATE quotes SET execution_id = ? WHERE quote_id = ?`).run(
+        row.execution_id,
+        quote.quote_id,
+      );
       createResource(this.o.db, this.o.now(), action, row, input);
       this.o.webhooks.enqueue(tenant, "execution.updated", { execution: executionView(row, false) });
     })();
-    this.lifecycle.schedule();
+    this.lifecycle.due(row.next_at!);
     return row;
   }
 
   getExecution(tenant: string, executionId: string) {
-    const row = this.o.db
-      .prepare(`SELECT * FROM executions WHERE execution_id = ? AND tenant = ?`)
-      .get(executionId, tenant) as ExecutionRow | undefined;
+    const row = statement(this.o.db, `SELECT * FROM executions WHERE execution_id = ? AND tenant = ?`).get(
+      executionId,
+      tenant,
+    ) as ExecutionRow | undefined;
     if (!row) throw notFound(`execution ${executionId}`);
     return executionView(row, false);
   }
@@ -347,19 +350,18 @@ export class SandboxService {
       before = Number(m[1]);
       beforeId = m[2]!;
     }
-    const rows = this.o.db
-      .prepare(
-        `SELECT * FROM executions WHERE tenant = @tenant AND (@status IS NULL OR status = @status)
+    const rows = statement(
+      this.o.db,
+      `SELECT * FROM executions WHERE tenant = @tenant AND (@status IS NULL OR status = @status)
            AND (created_at < @before OR (created_at = @before AND execution_id < @beforeId))
          ORDER BY created_at DESC, execution_id DESC LIMIT @limit`,
-      )
-      .all({
-        tenant,
-        status: opts.status ?? null,
-        before,
-        beforeId: beforeId || "~",
-        limit: opts.limit + 1,
-      }) as ExecutionRow[];
+    ).all({
+      tenant,
+      status: opts.status ?? null,
+      before,
+      beforeId: beforeId || "~",
+      limit: opts.limit + 1,
+    }) as ExecutionRow[];
     const page = rows.slice(0, opts.limit);
     const last = page[page.length - 1];
     return {

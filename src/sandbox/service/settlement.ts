@@ -21,6 +21,7 @@ import type { Ledger } from "../ledger/ledger.js";
 import { Challenges } from "./challenges.js";
 import { checkBinding, decodeProof, type DecodedProof, type RejectProof } from "./proofs.js";
 import { iso, type PaymentRow, type QuoteRow } from "./records.js";
+import { statement } from "../db.js";
 
 export interface PaymentsOptions {
   db: Database.Database;
@@ -111,11 +112,11 @@ export class Payments {
   // ---- Records -----------------------------------------------------------------------
 
   paymentOf(quoteId: string): PaymentRow | undefined {
-    return this.o.db.prepare(`SELECT * FROM payments WHERE quote_id = ?`).get(quoteId) as PaymentRow | undefined;
+    return statement(this.o.db, `SELECT * FROM payments WHERE quote_id = ?`).get(quoteId) as PaymentRow | undefined;
   }
 
   private paymentByMessage(messageHash: string): PaymentRow | undefined {
-    return this.o.db.prepare(`SELECT * FROM payments WHERE message_hash = ?`).get(messageHash) as
+    return statement(this.o.db, `SELECT * FROM payments WHERE message_hash = ?`).get(messageHash) as
       PaymentRow | undefined;
   }
 
@@ -220,12 +221,11 @@ export class Payments {
       created_at: now,
       updated_at: now,
     };
-    this.o.db
-      .prepare(
-        `INSERT INTO payments (payment_id, tenant, quote_id, message_hash, status, amount, blockhash, created_at, updated_at)
+    statement(
+      this.o.db,
+      `INSERT INTO payments (payment_id, tenant, quote_id, message_hash, status, amount, blockhash, created_at, updated_at)
          VALUES (@payment_id, @tenant, @quote_id, @message_hash, @status, @amount, @blockhash, @created_at, @updated_at)`,
-      )
-      .run(payment);
+    ).run(payment);
     return this.runSettlement(quote, payment, payload, stored, false);
   }
 
@@ -281,15 +281,14 @@ export class Payments {
   }
 
   private markSettled(payment: PaymentRow, signature: string, payer: string): void {
-    this.o.db
-      .prepare(
-        `UPDATE payments SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ? WHERE payment_id = ?`,
-      )
-      .run(signature, payer, this.o.now(), payment.payment_id);
+    statement(
+      this.o.db,
+      `UPDATE payments SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ? WHERE payment_id = ?`,
+    ).run(signature, payer, this.o.now(), payment.payment_id);
   }
 
   private deletePayment(payment: PaymentRow): void {
-    this.o.db.prepare(`DELETE FROM payments WHERE payment_id = ? AND status = 'settling'`).run(payment.payment_id);
+    statement(this.o.db, `DELETE FROM payments WHERE payment_id = ? AND status = 'settling'`).run(payment.payment_id);
   }
 
   /**
@@ -326,15 +325,16 @@ export class Payments {
    * on: left by a request that died, or sent and not yet landed. The ledger decides.
    */
   reconcileStale(quoteId: string, messageHash?: string): void {
-    const rows = this.o.db
-      .prepare(`SELECT * FROM payments WHERE status = 'settling' AND (quote_id = ? OR message_hash = ?)`)
-      .all(quoteId, messageHash ?? "") as PaymentRow[];
+    const rows = statement(
+      this.o.db,
+      `SELECT * FROM payments WHERE status = 'settling' AND (quote_id = ? OR message_hash = ?)`,
+    ).all(quoteId, messageHash ?? "") as PaymentRow[];
     for (const row of rows) if (!this.settlingNow.has(row.message_hash)) this.reconcilePayment(row);
   }
 
   /** After a restart: settle the fate of every payment caught mid-settlement. */
   recover(): void {
-    const settling = this.o.db.prepare(`SELECT * FROM payments WHERE status = 'settling'`).all() as PaymentRow[];
+    const settling = statement(this.o.db, `SELECT * FROM payments WHERE status = 'settling'`).all() as PaymentRow[];
     for (const p of settling) this.reconcilePayment(p);
   }
 }

@@ -13,6 +13,7 @@ import { z } from "zod";
 import { invalidRequest, notFound, zodIssues } from "../http/errors.js";
 import { newId } from "../../domain/ids.js";
 import { pinnedLookup, resolveWebhookTarget, WebhookTargetRefused, type Resolver } from "./webhook-guard.js";
+import { statement } from "../db.js";
 
 export const WEBHOOK_EVENTS = ["execution.updated"] as const;
 const MAX_ATTEMPTS = 8;
@@ -68,6 +69,8 @@ export interface WebhooksOptions {
   allowPrivate: boolean;
   /** How receiver hosts are resolved. */
   resolve: Resolver;
+  /** Resolves once every write so far is on disk (group-sync.ts): an event is sent only then. */
+  durable: () => Promise<void>;
 }
 
 export class Webhooks {
@@ -90,7 +93,7 @@ export class Webhooks {
       }
     }
     const count = (
-      this.o.db.prepare(`SELECT COUNT(*) AS n FROM webhooks WHERE tenant = ?`).get(tenant) as { n: number }
+      statement(this.o.db, `SELECT COUNT(*) AS n FROM webhooks WHERE tenant = ?`).get(tenant) as { n: number }
     ).n;
     if (count >= MAX_WEBHOOKS_PER_KEY) {
       throw invalidRequest(`at most ${MAX_WEBHOOKS_PER_KEY} webhooks per API key; delete one first`);
@@ -103,11 +106,10 @@ export class Webhooks {
       secret: `whsec_${randomBytes(24).toString("base64url")}`,
       created_at: this.o.now(),
     };
-    this.o.db
-      .prepare(
-        `INSERT INTO webhooks (webhook_id, tenant, url, events, secret, created_at) VALUES (@webhook_id, @tenant, @url, @events, @secret, @created_at)`,
-      )
-      .run(row);
+    statement(
+      this.o.db,
+      `INSERT INTO webhooks (webhook_id, tenant, url, events, secret, created_at) VALUES (@webhook_id, @tenant, @url, @events, @secret, @created_at)`,
+    ).run(row);
     return { ...this.view(row), secret: row.secret };
   }
 
@@ -121,47 +123,48 @@ export class Webhooks {
   }
 
   list(tenant: string) {
-    const rows = this.o.db
-      .prepare(`SELECT * FROM webhooks WHERE tenant = ? ORDER BY created_at`)
-      .all(tenant) as WebhookRow[];
+    const rows = statement(this.o.db, `SELECT * FROM webhooks WHERE tenant = ? ORDER BY created_at`).all(
+      tenant,
+    ) as WebhookRow[];
     return { items: rows.map((r) => this.view(r)) };
   }
 
   delete(tenant: string, webhookId: string) {
-    const row = this.o.db
-      .prepare(`SELECT * FROM webhooks WHERE webhook_id = ? AND tenant = ?`)
-      .get(webhookId, tenant) as WebhookRow | undefined;
+    const row = statement(this.o.db, `SELECT * FROM webhooks WHERE webhook_id = ? AND tenant = ?`).get(
+      webhookId,
+      tenant,
+    ) as WebhookRow | undefined;
     if (!row) throw notFound(`webhook ${webhookId}`);
     this.o.db.transaction(() => {
-      this.o.db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'`).run(webhookId);
-      this.o.db.prepare(`DELETE FROM webhooks WHERE webhook_id = ?`).run(webhookId);
+      statement(this.o.db, `DELETE FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending'`).run(webhookId);
+      statement(this.o.db, `DELETE FROM webhooks WHERE webhook_id = ?`).run(webhookId);
     })();
     return { webhookId, deleted: true };
   }
 
   /** Queues an event for every matching webhook of the tenant. Synchronous: call inside the state change's transaction. */
   enqueue(tenant: string, type: (typeof WEBHOOK_EVENTS)[number], data: Record<string, unknown>): void {
-    const hooks = this.o.db.prepare(`SELECT * FROM webhooks WHERE tenant = ?`).all(tenant) as WebhookRow[];
+    const hooks = statement(this.o.db, `SELECT * FROM webhooks WHERE tenant = ?`).all(tenant) as WebhookRow[];
     const now = this.o.now();
     for (const hook of hooks) {
       if (!(JSON.parse(hook.events) as string[]).includes(type)) continue;
       const eventId = newId("evt");
       const body = JSON.stringify({ id: eventId, type, createdAt: new Date(now).toISOString(), data });
-      this.o.db
-        .prepare(
-          `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, body, status, next_at, created_at)
+      statement(
+        this.o.db,
+        `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, body, status, next_at, created_at)
            VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
-        )
-        .run(newId("whd"), hook.webhook_id, eventId, body, now, now);
+      ).run(newId("whd"), hook.webhook_id, eventId, body, now, now);
     }
     if (hooks.length > 0) setImmediate(() => this.schedule());
   }
 
   schedule(): void {
     if (this.closed) return;
-    const next = this.o.db
-      .prepare(`SELECT MIN(next_at) AS at FROM webhook_deliveries WHERE status = 'pending'`)
-      .get() as {
+    const next = statement(
+      this.o.db,
+      `SELECT MIN(next_at) AS at FROM webhook_deliveries WHERE status = 'pending'`,
+    ).get() as {
       at: number | null;
     };
     if (this.timer) clearTimeout(this.timer);
@@ -174,9 +177,10 @@ export class Webhooks {
     if (this.running || this.closed) return;
     this.running = true;
     try {
-      const due = this.o.db
-        .prepare(`SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? ORDER BY next_at LIMIT 50`)
-        .all(this.o.now()) as DeliveryRow[];
+      const due = statement(
+        this.o.db,
+        `SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? ORDER BY next_at LIMIT 50`,
+      ).all(this.o.now()) as DeliveryRow[];
       await Promise.all(due.map((d) => this.track(this.deliver(d))));
     } finally {
       this.running = false;
@@ -190,10 +194,18 @@ export class Webhooks {
   }
 
   private async deliver(d: DeliveryRow): Promise<void> {
-    const hook = this.o.db.prepare(`SELECT * FROM webhooks WHERE webhook_id = ?`).get(d.webhook_id) as
+    const hook = statement(this.o.db, `SELECT * FROM webhooks WHERE webhook_id = ?`).get(d.webhook_id) as
       WebhookRow | undefined;
     if (!hook) {
-      this.o.db.prepare(`DELETE FROM webhook_deliveries WHERE delivery_id = ?`).run(d.delivery_id);
+      statement(this.o.db, `DELETE FROM webhook_deliveries WHERE delivery_id = ?`).run(d.delivery_id);
+      return;
+    }
+    try {
+      await this.o.durable();
+    } catch (e) {
+      // Nothing reached the disk for sure any more: no event may leave (the sandbox needs a restart).
+      if (!this.closed) this.o.log(`webhooks stopped: ${(e as Error).message}`);
+      this.closed = true;
       return;
     }
     const timestamp = Math.floor(this.o.now() / 1000);
@@ -224,23 +236,22 @@ export class Webhooks {
     if (this.closed) return;
     const attempts = d.attempts + 1;
     if (!error) {
-      this.o.db
-        .prepare(
-          `UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, next_at = NULL, last_error = NULL WHERE delivery_id = ?`,
-        )
-        .run(attempts, d.delivery_id);
+      statement(
+        this.o.db,
+        `UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, next_at = NULL, last_error = NULL WHERE delivery_id = ?`,
+      ).run(attempts, d.delivery_id);
     } else if (attempts >= MAX_ATTEMPTS) {
-      this.o.db
-        .prepare(
-          `UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_at = NULL, last_error = ? WHERE delivery_id = ?`,
-        )
-        .run(attempts, error, d.delivery_id);
+      statement(
+        this.o.db,
+        `UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_at = NULL, last_error = ? WHERE delivery_id = ?`,
+      ).run(attempts, error, d.delivery_id);
       this.o.log(`webhook ${hook.webhook_id}: gave up on event ${d.event_id} after ${attempts} attempts (${error})`);
     } else {
       const backoff = Math.min(3_600_000, 1000 * 2 ** (attempts - 1));
-      this.o.db
-        .prepare(`UPDATE webhook_deliveries SET attempts = ?, next_at = ?, last_error = ? WHERE delivery_id = ?`)
-        .run(attempts, this.o.now() + backoff, error, d.delivery_id);
+      statement(
+        this.o.db,
+        `UPDATE webhook_deliveries SET attempts = ?, next_at = ?, last_error = ? WHERE delivery_id = ?`,
+      ).run(attempts, this.o.now() + backoff, error, d.delivery_id);
     }
   }
 
