@@ -7,7 +7,6 @@
  * request, the chain's word on the money. A call with an intentKey (or an approvalId) that
  * names a recorded fetch continues it, and one already delivered is answered from the journal.
  */
-import { createHash } from "node:crypto";
 import { formatDecimal } from "../../domain/money.js";
 import { canonicalJson } from "../../domain/wire.js";
 import { evaluateBudget } from "../budget/policy.js";
@@ -18,7 +17,7 @@ import { guardedFetch, type FetchedResponse } from "../x402-http/http.js";
 import { readFetchInput, redactUrl, type OutboundRequest } from "../x402-http/request.js";
 import { keptHeaders } from "../x402-http/response.js";
 import type { Calls } from "./calls.js";
-import { agentBudgetOf, checkIntentKey } from "./input.js";
+import { agentBudgetOf, checkIntentKey, fingerprint } from "./input.js";
 import { findIntent } from "./record.js";
 import { originRefused, standingOf } from "./resource.js";
 
@@ -92,9 +91,7 @@ function publicView(r: OutboundRequest): Record<string, unknown> {
 
 /** What identifies a fetch's content: the whole request (a retry with the same key must send the same). */
 function fetchFingerprint(r: OutboundRequest): string {
-  return createHash("sha256")
-    .update(`${FETCH_ACTION}\n${canonicalJson(r)}`)
-    .digest("hex");
+  return fingerprint(FETCH_ACTION, canonicalJson(r));
 }
 
 function unpaid(res: FetchedResponse): FetchOutcome {

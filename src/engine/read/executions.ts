@@ -4,6 +4,7 @@
  * execution record from the service is folded in (its status and claims only: money is
  * credited back by the chain, in the reconciler, never by a status).
  */
+import { pageOf, readCursor } from "./cursor.js";
 import { originShares } from "./spending-view.js";
 import { formatDecimal } from "../../domain/money.js";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../../domain/wire.js";
@@ -45,28 +46,14 @@ export async function listExecutions(
   opts: { status?: string; action?: string; limit?: number; cursor?: string },
 ) {
   const limit = Math.max(1, Math.min(100, opts.limit ?? 20));
-  let before = Number.MAX_SAFE_INTEGER;
-  let beforeId = "~";
-  if (opts.cursor) {
-    const m = /^(\d{1,16}):(int_[A-Za-z0-9]{1,40})$/.exec(Buffer.from(opts.cursor, "base64url").toString());
-    if (!m) throw new PaidActionError("invalid_input", "cursor is not one this server issued", { field: "cursor" });
-    before = Number(m[1]);
-    beforeId = m[2]!;
-  }
   const rows = await journal.executions({
-    before,
-    beforeId,
+    ...readCursor(opts.cursor),
     status: opts.status,
     action: opts.action,
     limit: limit + 1,
   });
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    items: page.map(view),
-    nextCursor:
-      rows.length > limit && last ? Buffer.from(`${last.createdAt}:${last.intentId}`).toString("base64url") : null,
-  };
+  const { page, nextCursor } = pageOf(rows, limit);
+  return { items: page.map(view), nextCursor };
 }
 
 /** The human's limits as decimal strings. */

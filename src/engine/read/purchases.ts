@@ -5,6 +5,7 @@
 import { formatDecimal } from "../../domain/money.js";
 import { PaidActionError } from "../errors.js";
 import type { JournalStore } from "../journal/port.js";
+import { pageOf, readCursor } from "./cursor.js";
 import type { Intent, SettlementCheck } from "../model/types.js";
 
 export interface PurchaseView {
@@ -80,14 +81,6 @@ function originFilter(origin: string): string {
   return url.origin;
 }
 
-/** The (createdAt, intentId) a cursor of this server names. */
-function readCursor(cursor: string | undefined): { before: number; beforeId: string } {
-  if (!cursor) return { before: Number.MAX_SAFE_INTEGER, beforeId: "~" };
-  const m = /^(\d{1,16}):(int_[A-Za-z0-9]{1,40})$/.exec(Buffer.from(cursor, "base64url").toString());
-  if (!m) throw new PaidActionError("invalid_input", "cursor is not one this server issued", { field: "cursor" });
-  return { before: Number(m[1]), beforeId: m[2]! };
-}
-
 /** The fetch purchases, newest first, `limit` (1–100, 20 by default) at a time, of one origin when asked. */
 export async function listPurchases(
   journal: JournalStore,
@@ -100,11 +93,6 @@ export async function listPurchases(
     limit: limit + 1,
     ...(origin === undefined ? {} : { origin }),
   });
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    items: page.map(purchaseView),
-    nextCursor:
-      rows.length > limit && last ? Buffer.from(`${last.createdAt}:${last.intentId}`).toString("base64url") : null,
-  };
+  const { page, nextCursor } = pageOf(rows, limit);
+  return { items: page.map(purchaseView), nextCursor };
 }
