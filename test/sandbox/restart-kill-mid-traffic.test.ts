@@ -96,7 +96,9 @@ describe("the CLI sandbox across restarts", () => {
     };
 
     const worker = async () => {
-      for (let n = 0; n < MAX_ITERATIONS_PER_WORKER && !killRequested; n++) {
+      // Workers go on until the process is actually dead, so every one of them has a request
+      // cut off by the kill however fast the service answered the one that triggered it.
+      for (let n = 0; n < MAX_ITERATIONS_PER_WORKER && !killedAt; n++) {
         const i = seq++;
         const fail = i % 3 === 1;
         const long = i % 4 === 3;
