@@ -5,6 +5,7 @@
  */
 import type { EventEmitter } from "node:events";
 import { AllowanceGate } from "./payment/allowance.js";
+import { Lifetimes } from "./chain/lifetimes.js";
 import type { ChainPort } from "./chain/chain.js";
 import type { Config, ConfigIssue } from "./config/config.js";
 import type { JournalStore } from "./journal/port.js";
@@ -52,6 +53,8 @@ export interface Ctx {
   walletAta(): Promise<{ wallet: string; ata: string }>;
   /** Delegate mode: the on-chain allowance, checked before anything is signed. */
   allowance: AllowanceGate;
+  /** The blockhash proofs are signed with, fetched ahead from our RPC (chain/lifetimes.ts). */
+  lifetimes: Lifetimes;
   events: EventEmitter;
   /** Tells listeners an execution's record changed (for MCP updates). */
   executionChanged(intent: Intent, previous: string | null): void;
@@ -127,6 +130,7 @@ export function createCtx(
         throw e;
       })),
     allowance: new AllowanceGate(d.now),
+    lifetimes: new Lifetimes(async () => (await ctx.chain()).latestBlockhash(), d.now),
     events,
     executionChanged,
     transcript: makeTranscript(d),

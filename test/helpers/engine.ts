@@ -15,7 +15,7 @@ import type { JournalStore } from "../../src/engine/journal/port.js";
 import type { PaidCall } from "../../src/engine/model/types.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { TestPostgres } from "./postgres.mjs";
-import { startProxy, type Proxy, type ProxyRule } from "./proxy.js";
+import { startProxy, type Proxy, type ProxyRule, type SeenRequest } from "./proxy.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox.js";
 
 /** The journal store the engine tests run against: PAM_TEST_JOURNAL=postgres, else (unset) SQLite. */
@@ -147,6 +147,22 @@ export interface FixtureOptions {
   t?: TestSandbox;
 }
 
+/**
+ * Whether the rules lie or fail at POST /payments/confirm: such a test is about the flow that
+ * hands proofs there (PAID_ACTIONS_CONFIRM_PAYMENTS), not the default one, where the proof
+ * travels with POST /executions and the same lies are told there (money-truth-fast-path.test.ts).
+ */
+function aboutConfirm(rules: ProxyRule[]): boolean {
+  const confirm: SeenRequest = { method: "POST", path: "/v1/payments/confirm", headers: {}, body: "{}" };
+  return rules.some((r) => {
+    try {
+      return r.match(confirm);
+    } catch {
+      return false;
+    }
+  });
+}
+
 export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixture> {
   const t = o.t ?? (await startTestSandbox(o.sandbox));
   const proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), o.rules ?? []);
@@ -154,6 +170,7 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
   const env: NodeJS.ProcessEnv = {
     ...serviceEnv(t, home, `${proxy.url}/v1`),
     ...(await testJournalEnv()),
+    ...(aboutConfirm(o.rules ?? []) ? { PAID_ACTIONS_CONFIRM_PAYMENTS: "true" } : {}),
     ...(o.env ?? {}),
   };
   if (o.configFile !== undefined) {

@@ -222,12 +222,13 @@ const CASES: Case[] = [
     rules: () => [
       {
         match: PAID_EXECUTION,
+        // The service takes the proof it was handed (the payment settles), then asks to be paid again.
         action: {
-          kind: "status",
+          kind: "rewrite",
           status: 402,
-          body: {
+          transform: () => ({
             error: { code: "payment_required", message: "pay again", paymentRequired: { x402Version: 2, accepts: [] } },
-          },
+          }),
         },
       },
     ],

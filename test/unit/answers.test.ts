@@ -1,9 +1,9 @@
 /**
- * What the service's answers mean (src/engine/intent/answers.ts): the quote check, the refusal to
- * quote, the settlement a PAYMENT-RESPONSE header names. Pure tables.
+ * What the service's answers mean (src/engine/intent/answers.ts): the quote check, whether a quote
+ * binds the input, the refusal to quote, the settlement a PAYMENT-RESPONSE header names. Pure tables.
  */
 import { describe, expect, it } from "vitest";
-import { checkQuote, quoteRefusal, settledTransaction } from "../../src/engine/intent/answers.js";
+import { checkQuote, quoteBindsInput, quoteRefusal, settledTransaction } from "../../src/engine/intent/answers.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { Quote } from "../../src/domain/wire.js";
 
@@ -51,6 +51,38 @@ describe("checkQuote", () => {
     expect((error as PaidActionError).message).toMatch(/nothing was signed/);
   });
 });
+
+describe("quoteBindsInput", () => {
+  const INPUT = { region: "eu-west-1", plan: "small", durationHours: 24, tags: ["a", { b: 1 }] };
+  it.each<[string, unknown, unknown, boolean]>([
+    ["the same input echoed", INPUT, INPUT, true],
+    [
+      "the same input, keys in another order",
+      { tags: ["a", { b: 1 }], durationHours: 24, plan: "small", region: "eu-west-1" },
+      INPUT,
+      true,
+    ],
+    ["an undefined key on our side (JSON drops it)", INPUT, { ...INPUT, note: undefined }, true],
+    ["no echo", undefined, INPUT, false],
+    ["a null echo", null, INPUT, false],
+    ["an echo that is a string", JSON.stringify(INPUT), INPUT, false],
+    ["another value", { ...INPUT, durationHours: 25 }, INPUT, false],
+    ["another type of the same value", { ...INPUT, durationHours: "24" }, INPUT, false],
+    ["a key more", { ...INPUT, extra: true }, INPUT, false],
+    ["a key fewer", { region: "eu-west-1", plan: "small", durationHours: 24 }, INPUT, false],
+    ["array order differs", { ...INPUT, tags: [{ b: 1 }, "a"] }, INPUT, false],
+    ["nested beyond 64 levels", deep(70), deep(70), false],
+  ])("%s: %s", (_name, echoed, input, binds) => {
+    const quote = (echoed === undefined ? { ...QUOTE } : { ...QUOTE, input: echoed }) as Quote;
+    expect(quoteBindsInput(quote, input)).toBe(binds);
+  });
+});
+
+function deep(levels: number): unknown {
+  let v: unknown = { leaf: true };
+  for (let i = 0; i < levels; i++) v = { v };
+  return v;
+}
 
 describe("quoteRefusal", () => {
   it.each<[number, string, string]>([

@@ -66,6 +66,12 @@ export interface Config {
   allowOrigins?: string[];
   /** The x402 facilitator whose discovery list search_paid_resources reads (sandbox mode: the sandbox's). */
   facilitatorUrl?: string;
+  /**
+   * Hand each proof to POST /payments/confirm before asking for the execution, for a service
+   * that wants payment recorded apart from execution: one more request and commit per paid
+   * call. Off by default: the proof travels with POST /executions, which settles it.
+   */
+  confirmPayments: boolean;
 }
 
 export interface ConfigIssue {
@@ -107,6 +113,7 @@ const ENV = {
   maxTotal: "PAID_ACTIONS_MAX_TOTAL",
   approvalAbove: "PAID_ACTIONS_APPROVAL_ABOVE",
   allowActions: "PAID_ACTIONS_ALLOW_ACTIONS",
+  confirmPayments: "PAID_ACTIONS_CONFIRM_PAYMENTS",
 } as const;
 
 const ACTION_PATTERN = /^[a-z0-9*-]+(\.[a-z0-9*-]+)?$|^\*$/;
@@ -302,6 +309,17 @@ function perActionOf(r: Reader, entries: Record<string, string>): Record<string,
   return perAction;
 }
 
+/** PAID_ACTIONS_CONFIRM_PAYMENTS (true/false, 1/0) or the file's confirmPayments; off when neither says. */
+function confirmPaymentsOf(r: Reader): boolean {
+  const fromFile = r.file.confirmPayments === undefined ? undefined : String(r.file.confirmPayments);
+  const [raw, key] = r.pick(ENV.confirmPayments, fromFile, "confirmPayments");
+  if (raw === undefined) return false;
+  const on = ["true", "1"].includes(raw.trim().toLowerCase());
+  if (!on && !["false", "0"].includes(raw.trim().toLowerCase()))
+    r.issues.push({ key, message: `${JSON.stringify(raw.slice(0, 20))} is not true or false` });
+  return on;
+}
+
 /**
  * Reads and validates the configuration. Never throws: a broken config comes back as a
  * list of issues, each naming its key.
@@ -322,6 +340,7 @@ export function loadConfig(
   if (journalUrl !== undefined) checkJournalUrl(journalUrl, journalKey, issues);
   const fetching = fetchingOf(r);
   const limits = { ...limitsOf(r), perOrigin: fetching.perOrigin };
+  const confirmPayments = confirmPaymentsOf(r);
   if (issues.length > 0) {
     const journalInvalid = issues.some((i) => i.key === journalKey);
     const journal =
@@ -348,6 +367,7 @@ export function loadConfig(
     configFile,
     allowOrigins: fetching.allowOrigins,
     ...(fetching.facilitatorUrl ? { facilitatorUrl: fetching.facilitatorUrl } : {}),
+    confirmPayments,
   };
   return { ok: true, config };
 }

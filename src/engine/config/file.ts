@@ -19,6 +19,7 @@ export const FileSchema = z.strictObject({
   home: z.string().optional(),
   allowOrigins: z.union([z.string(), z.array(z.string())]).optional(),
   facilitatorUrl: z.string().optional(),
+  confirmPayments: z.boolean().optional(),
   limits: z
     .strictObject({
       maxPerCall: Amount.optional(),

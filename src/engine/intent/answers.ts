@@ -3,7 +3,7 @@
  * drift that refuses it), a refusal to quote, the settlement a PAYMENT-RESPONSE header
  * names. Nothing here sends or records anything; table-tested.
  */
-import { SettleResponse, type Quote } from "../../domain/wire.js";
+import { canonicalJson, SettleResponse, type Quote } from "../../domain/wire.js";
 import { PaidActionError } from "../errors.js";
 import { quoteAmount } from "../budget/policy.js";
 
@@ -31,6 +31,22 @@ export function checkQuote(quote: Quote, action: string): { amount: bigint; expi
   if (!/^[A-Za-z0-9_.-]{1,128}$/.test(quote.quoteId))
     throw new PaidActionError("quote_drift", "the quote id has characters a quote id cannot have; nothing was signed");
   return { amount, expiresAt };
+}
+
+/**
+ * Whether the quote says itself that it prices exactly this input: it echoes the input it
+ * priced (`input`, an extension the reference service makes; v1 leaves it unsaid), equal to
+ * ours as POST /executions compares them. Then no preflight is needed to learn that the quote
+ * is ours. Without an echo, or with another input, the preflight asks the service.
+ */
+export function quoteBindsInput(quote: Quote, input: unknown): boolean {
+  const echoed = (quote as { input?: unknown }).input;
+  if (echoed === undefined || echoed === null || typeof echoed !== "object") return false;
+  try {
+    return canonicalJson(echoed, 64) === canonicalJson(input, 64);
+  } catch {
+    return false; // nested beyond reason: not an echo we can compare
+  }
 }
 
 /** The transaction a successful PAYMENT-RESPONSE header names, if it names one that looks like a signature. */

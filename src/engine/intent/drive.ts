@@ -4,6 +4,9 @@
  *   new -> quoted -> (approval) -> reserved -> signed -> paid -> executed
  *                                                 \-> unsettled -> paid | failed
  *
+ * The fast path (steps/price-and-sign.ts) records new -> quoted -> reserved -> signed in one
+ * commit, and the proof then travels with the execution request: signed -> executed.
+ *
  * Every step is committed to the journal (compare-and-set on the state and the lease)
  * before the next network call that depends on it, and every state-changing request
  * carries the attempt's one idempotency key. What each failure does is decided by the pure

@@ -63,11 +63,15 @@ export abstract class PgRecords {
 
   // ---- Transcripts' index ----------------------------------------------------------
 
+  /** The index row is no money: committed without waiting for the WAL to reach the disk (a server crash could drop it). */
   async indexTranscript(r: TranscriptRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`,
-      [r.callId, r.createdAt, r.host, r.home].map(pgValue),
-    );
+    await transaction(this.pool, async (c) => {
+      await c.query("SET LOCAL synchronous_commit = off");
+      await c.query(
+        `INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`,
+        [r.callId, r.createdAt, r.host, r.home].map(pgValue),
+      );
+    });
   }
 
   async transcriptIndex(limit: number): Promise<TranscriptRecord[]> {

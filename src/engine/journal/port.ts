@@ -234,7 +234,9 @@ export interface JournalStore {
   /**
    * Reserves `amount` for an intent if `decide(usage)` allows it, in one transaction that no
    * other writer — in this process, another one, or on another machine — can interleave
-   * with. Throws LeaseLost when the intent is no longer as `expect` says.
+   * with. Throws LeaseLost when the intent is no longer as `expect` says. With `signed`, the
+   * proof signed for this reservation is recorded in the same transaction, as recordSigned
+   * records one (PaymentsFrozen while payments are frozen; nothing written when refused).
    */
   reserve<T extends { ok: boolean }>(
     intentId: string,
@@ -244,6 +246,7 @@ export interface JournalStore {
     patch: IntentPatch,
     withTotal: boolean,
     expect: Expect,
+    signed?: PaymentRecord,
   ): Awaitable<T>;
 
   // ---- Payments (every signed proof, by its memo) ----

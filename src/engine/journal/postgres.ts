@@ -229,10 +229,12 @@ export class PostgresJournal extends PgIntents implements JournalStore {
     patch: IntentPatch,
     withTotal: boolean,
     expect: Expect,
+    signed?: PaymentRecord,
   ): Promise<T> {
     return transaction(this.pool, async (c) => {
       await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK.budget]);
       const decision = decide(await this.usageOn(c, now, withTotal));
+      if (decision.ok && signed) await this.insertSigned(c, signed);
       if (
         decision.ok &&
         !(await changed(c, ...updateStatement(intentId, reservation(patch, amount, now), now, expect)))
@@ -248,10 +250,7 @@ export class PostgresJournal extends PgIntents implements JournalStore {
   async recordSigned(p: PaymentRecord, then: IntentWrite): Promise<boolean> {
     try {
       return await transaction(this.pool, async (c) => {
-        const freeze = await this.frozenUnderLock(c);
-        if (freeze) throw new PaymentsFrozen(freeze);
-        // The quote id is the primary key: a second proof for the same quote fails here.
-        await c.query(...paymentInsert(p));
+        await this.insertSigned(c, p);
         if (!(await changed(c, ...updateStatement(then.intentId, then.patch, then.now, then.expect))))
           throw new LeaseLost(then.intentId);
         return true;
@@ -260,6 +259,14 @@ export class PostgresJournal extends PgIntents implements JournalStore {
       if (e instanceof LeaseLost) return false;
       throw e;
     }
+  }
+
+  /** Inside a transaction: a signed proof's row, unless payments are frozen. */
+  private async insertSigned(c: pg.PoolClient, p: PaymentRecord): Promise<void> {
+    const freeze = await this.frozenUnderLock(c);
+    if (freeze) throw new PaymentsFrozen(freeze);
+    // The quote id is the primary key: a second proof for the same quote fails here.
+    await c.query(...paymentInsert(p));
   }
 
   async updatePayment(quoteId: string, patch: Partial<PaymentRecord>): Promise<void> {

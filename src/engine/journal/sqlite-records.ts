@@ -63,10 +63,21 @@ export abstract class SqliteRecords {
 
   // ---- Transcripts' index ----------------------------------------------------------
 
+  /**
+   * The index row is no money: it is committed without an fsync of its own (synchronous =
+   * NORMAL, for this statement only), and reaches the disk with the next commit that syncs.
+   * A killed process keeps it (it is in the WAL); only a power loss could drop it, and the
+   * transcript file would stay.
+   */
   indexTranscript(r: TranscriptRecord): void {
-    this.sql(
-      `INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
-    ).run(r.callId, r.createdAt, r.host, r.home);
+    this.db.pragma("synchronous = NORMAL");
+    try {
+      this.sql(
+        `INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
+      ).run(r.callId, r.createdAt, r.host, r.home);
+    } finally {
+      this.db.pragma("synchronous = FULL");
+    }
   }
 
   transcriptIndex(limit: number): TranscriptRecord[] {

@@ -183,10 +183,12 @@ export class Journal extends SqliteIntents implements JournalStore {
     patch: IntentPatch,
     withTotal: boolean,
     expect: Expect,
+    signed?: PaymentRecord,
   ): T {
     return this.db
       .transaction(() => {
         const decision = decide(this.usage(now, withTotal));
+        if (decision.ok && signed) this.insertSigned(signed);
         if (
           decision.ok &&
           !this.updateRow(
@@ -211,15 +213,10 @@ export class Journal extends SqliteIntents implements JournalStore {
    * freeze has committed. A second proof for the same quote is refused (it would hide the first).
    */
   recordSigned(p: PaymentRecord, then: IntentWrite): boolean {
-    const cols = paymentColumns(p);
     try {
       return this.db
         .transaction(() => {
-          const freeze = this.frozen();
-          if (freeze) throw new PaymentsFrozen(freeze);
-          this.sql(
-            `INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
-          ).run(...cols.map(([, v]) => v));
+          this.insertSigned(p);
           if (!this.updateRow(then.intentId, then.patch, then.now, then.expect)) throw new LeaseLost(then.intentId);
           return true;
         })
@@ -228,6 +225,16 @@ export class Journal extends SqliteIntents implements JournalStore {
       if (e instanceof LeaseLost) return false;
       throw e;
     }
+  }
+
+  /** Inside a transaction: a signed proof's row, unless payments are frozen (the quote id is the key: one proof per quote). */
+  private insertSigned(p: PaymentRecord): void {
+    const freeze = this.frozen();
+    if (freeze) throw new PaymentsFrozen(freeze);
+    const cols = paymentColumns(p);
+    this.sql(
+      `INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
+    ).run(...cols.map(([, v]) => v));
   }
 
   updatePayment(quoteId: string, patch: Partial<PaymentRecord>): void {

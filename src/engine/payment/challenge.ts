@@ -2,13 +2,15 @@
  * Where the x402 challenge comes from, and why it can be trusted: the quote's own while it
  * is fresh, else a fresh one from /payments/prepare, else the one a preflight 402 carries —
  * and whatever its source, it is checked against what the quote fixed before anything is
- * signed. Nothing here signs or pays.
+ * signed. The preflight also shows the quote is for this input; a quote that echoes the
+ * input itself is not preflighted. Nothing here signs or pays.
  */
 import { PaymentRequired, type PaymentRequirements } from "../../domain/wire.js";
 import type { Ctx } from "../context.js";
 import { PaidActionError } from "../errors.js";
 import { checkChallenge, describeDrifts } from "../budget/policy.js";
 import { serviceApi } from "../service/api.js";
+import { quoteBindsInput } from "../intent/answers.js";
 import type { ServiceResponse } from "../service/client.js";
 import type { Intent } from "../model/types.js";
 
@@ -73,9 +75,18 @@ async function preflight(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<
   );
 }
 
+/** Whether a quote's own challenge, received at `quotedAt`, is young enough to sign (else /payments/prepare is asked). */
+export function challengeFresh(c: Ctx, quotedAt: number): boolean {
+  return c.now() - quotedAt < (c.d.challengeMaxAgeMs ?? 15_000);
+}
+
 /** The challenge to sign, checked against the quote; throws quote_drift / quote_expired / quote_rejected. */
 export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements> {
-  const from402 = await preflight(c, intent, signal);
+  // A quote that carries its challenge and echoes this very input needs no preflight to show
+  // it is ours (intent/answers.ts); without a challenge, the 402 may be where it comes from.
+  const bound =
+    Boolean(intent.quote!.paymentRequirement.accepts?.length) && quoteBindsInput(intent.quote!, intent.input);
+  const from402 = bound ? undefined : await preflight(c, intent, signal);
   const { accepts, source } = await pickChallenge(c, intent, from402, signal);
   if (!accepts || accepts.length === 0) {
     throw new PaidActionError(
@@ -98,7 +109,7 @@ async function pickChallenge(
 ): Promise<{ accepts: PaymentRequirements[] | undefined; source: string }> {
   let accepts = intent.quote!.paymentRequirement.accepts;
   let source = "quote";
-  const fresh = c.now() - (intent.quotedAt ?? 0) < (c.d.challengeMaxAgeMs ?? 15_000);
+  const fresh = challengeFresh(c, intent.quotedAt ?? 0);
   if (!accepts || accepts.length === 0 || !fresh) {
     const res = await serviceApi(c.client).preparePayment(intent.quoteId!, {
       idempotencyKey: intent.idemKey,
@@ -139,7 +150,7 @@ async function pickChallenge(
 }
 
 /** The challenge's requirement that matches what the quote fixed (budget/policy.ts checks), recorded in the transcript. */
-async function checkAgainstQuote(
+export async function checkAgainstQuote(
   c: Ctx,
   intent: Intent,
   accepts: PaymentRequirements[],

@@ -3,7 +3,8 @@
  * on the wire, shared by the quote/execution service, settlement and the provider lifecycle.
  */
 import { findAction } from "../providers/catalog.js";
-import type { ExecutionStatus } from "../../domain/wire.js";
+import type { ExecutionStatus, PaymentRequirements } from "../../domain/wire.js";
+import { formatDecimal } from "../../domain/money.js";
 
 export type Outcome = "succeed" | "fail";
 
@@ -79,5 +80,31 @@ export function executionView(row: ExecutionRow, onCreate: boolean): Record<stri
     ...(row.output ? { output: JSON.parse(row.output) as unknown } : {}),
     ...(row.error ? { error: JSON.parse(row.error) as unknown } : {}),
     ...(refund && !refund.pending ? { refund } : {}),
+  };
+}
+
+/** A quote as POST /quotes and GET /quotes/{id} show it. */
+export function quoteView(q: QuoteRow, withinBudget?: boolean) {
+  const requirements = JSON.parse(q.requirements) as PaymentRequirements;
+  const context = q.context ? (JSON.parse(q.context) as { breakdown?: unknown }) : {};
+  return {
+    quoteId: q.quote_id,
+    action: q.action,
+    // The input priced, as it will be compared at POST /executions: a client can see the
+    // quote is for its own input without asking (an extension; v1 leaves it unsaid).
+    input: JSON.parse(q.input) as unknown,
+    amount: formatDecimal(BigInt(q.amount)),
+    currency: "USDC",
+    expiresAt: iso(q.expires_at),
+    createdAt: iso(q.created_at),
+    ...(withinBudget === undefined ? {} : { withinBudget }),
+    breakdown: context.breakdown,
+    paymentRequirement: {
+      scheme: "x402",
+      resource: "/executions",
+      network: "solana",
+      x402Version: 2,
+      accepts: [requirements],
+    },
   };
 }

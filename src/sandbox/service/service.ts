@@ -4,14 +4,21 @@
  * records they create, and webhooks. Every method takes the tenant (a hash of the API key)
  * so one key's records are invisible to another.
  */
-import { formatDecimal, parseDecimal } from "../../domain/money.js";
+import { parseDecimal } from "../../domain/money.js";
 import { canonicalJson, type PaymentRequirements } from "../../domain/wire.js";
 import { newId } from "../../domain/ids.js";
 import { describeAction, findAction, ACTIONS, type PricingWorld } from "../providers/catalog.js";
 import { ApiError, invalidRequest, notFound, zodIssues } from "../http/errors.js";
 import { ProviderLifecycle } from "./lifecycle.js";
 import { quoteIdFromProof } from "./proofs.js";
-import { executionView, iso, type ExecutionRow, type Outcome, type PaymentRow, type QuoteRow } from "./records.js";
+import {
+  executionView,
+  quoteView,
+  type ExecutionRow,
+  type Outcome,
+  type PaymentRow,
+  type QuoteRow,
+} from "./records.js";
 import { createResource, readResource } from "./resources.js";
 import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
 import type { Webhooks } from "./webhooks.js";
@@ -109,28 +116,6 @@ export class SandboxService {
     };
   }
 
-  private quoteView(q: QuoteRow, withinBudget?: boolean) {
-    const requirements = JSON.parse(q.requirements) as PaymentRequirements;
-    const context = q.context ? (JSON.parse(q.context) as { breakdown?: unknown }) : {};
-    return {
-      quoteId: q.quote_id,
-      action: q.action,
-      amount: formatDecimal(BigInt(q.amount)),
-      currency: "USDC",
-      expiresAt: iso(q.expires_at),
-      createdAt: iso(q.created_at),
-      ...(withinBudget === undefined ? {} : { withinBudget }),
-      breakdown: context.breakdown,
-      paymentRequirement: {
-        scheme: "x402",
-        resource: "/executions",
-        network: "solana",
-        x402Version: 2,
-        accepts: [requirements],
-      },
-    };
-  }
-
   /** Creates a quote; `budget` null for quotes made implicitly by an unpaid POST /executions. */
   createQuote(
     tenant: string,
@@ -172,7 +157,7 @@ export class SandboxService {
       `INSERT INTO quotes (quote_id, tenant, action, input, amount, budget, requirements, context, created_at, expires_at)
          VALUES (@quote_id, @tenant, @action, @input, @amount, @budget, @requirements, @context, @created_at, @expires_at)`,
     ).run(row);
-    return { row, view: this.quoteView(row, budgetAtomic === undefined ? undefined : price.amount <= budgetAtomic) };
+    return { row, view: quoteView(row, budgetAtomic === undefined ? undefined : price.amount <= budgetAtomic) };
   }
 
   private quote(tenant: string, quoteId: string): QuoteRow {
@@ -183,7 +168,7 @@ export class SandboxService {
   }
 
   getQuote(tenant: string, quoteId: string) {
-    return this.quoteView(this.quote(tenant, quoteId));
+    return quoteView(this.quote(tenant, quoteId));
   }
 
   // ---- Payments (settlement.ts) ---------------------------------------------------

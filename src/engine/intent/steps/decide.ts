@@ -2,22 +2,32 @@
  * The decide step (from `quoted`): everything before anything is signed — the quote still
  * valid, the budget decision, a person's approval when the limits ask for one, the challenge
  * checked against the quote — then the reservation, taken in one journal transaction with
- * the usage it was decided on.
+ * the usage it was decided on. The checks are also the fast path's (steps/price-and-sign.ts).
  */
 import { formatDecimal } from "../../../domain/money.js";
+import type { PaymentRequirements } from "../../../domain/wire.js";
 import { ensureApproved } from "../../approvals/records.js";
 import { challengeFor } from "../../payment/challenge.js";
 import { PaidActionError } from "../../errors.js";
 import { evaluateBudget } from "../../budget/policy.js";
 import { transition } from "../../model/transitions.js";
+import type { IntentPatch, PaymentRecord } from "../../model/types.js";
 import type { HeldIntent } from "../held.js";
 import { originRefused, standingOf } from "../resource.js";
 
-/** Budget decision, approval, challenge and drift checks, then the reservation. Signs nothing. */
-export async function decide(h: HeldIntent): Promise<void> {
+type Charge = Parameters<typeof evaluateBudget>[2];
+
+/** What the budget said before the reservation: the charge it was asked about, and whether a person must approve. */
+export interface Precheck {
+  charge: Charge;
+  withTotal: boolean;
+  needsApproval: boolean;
+}
+
+/** The quote still valid, the origin still allowed, the limits not exceeded; throws the refusal. Writes nothing. */
+export async function precheck(h: HeldIntent): Promise<Precheck> {
   const { c } = h;
   const intent = h.intent;
-  const amount = intent.amount!;
   if (c.now() >= intent.quoteExpiresAt!) {
     throw new PaidActionError(
       "quote_expired",
@@ -27,7 +37,7 @@ export async function decide(h: HeldIntent): Promise<void> {
   }
   const charge = {
     action: intent.action,
-    amount,
+    amount: intent.amount!,
     payee: intent.payee ?? undefined,
     agentBudget: intent.agentBudget ?? undefined,
     origin: intent.origin ?? undefined,
@@ -37,24 +47,54 @@ export async function decide(h: HeldIntent): Promise<void> {
   const withTotal = c.config.limits.maxTotal !== undefined;
   const pre = evaluateBudget(c.config.limits, await c.journal.usage(c.now(), withTotal), charge);
   if (!pre.ok) throw new PaidActionError(pre.code, pre.message, { quoteId: intent.quoteId, ...pre.context });
-  if (pre.needsApproval) await ensureApproved(c, h, h.opts);
-  h.checkCancelled("before the payment was reserved");
-  // A fetch's challenge is its 402's requirement, read and checked when it was priced (steps/probe.ts).
-  const requirements = intent.kind === "fetch" ? intent.requirements! : await challengeFor(c, h.intent, h.opts.signal);
-  h.checkCancelled("before the payment was reserved");
-  const payee = h.intent.payee ?? requirements.payTo;
+  return { charge, withTotal, needsApproval: pre.needsApproval };
+}
+
+/**
+ * Reserves the amount under the limits, in one transaction with the usage it is decided on,
+ * committing `patch` with it (and the signed proof's payment record, on the fast path).
+ * Throws the budget's refusal; writes nothing then.
+ */
+export async function reserveFor(
+  h: HeldIntent,
+  pre: Precheck,
+  requirements: PaymentRequirements,
+  patch: IntentPatch,
+  signed?: PaymentRecord,
+): Promise<void> {
+  const { c } = h;
+  const intent = h.intent;
+  const payee = intent.payee ?? requirements.payTo;
   const reserved = await c.journal.reserve(
     intent.intentId,
-    amount,
+    intent.amount!,
     c.now(),
-    (usage) => evaluateBudget(c.config.limits, usage, { ...charge, payee }),
-    { state: transition(h.intent.state, "reserve").state, requirements, payee },
-    withTotal,
-    { state: h.intent.state, owner: h.owner },
+    (usage) => evaluateBudget(c.config.limits, usage, { ...pre.charge, payee }),
+    { ...patch, requirements, payee },
+    pre.withTotal,
+    { state: intent.state, owner: h.owner },
+    signed,
   );
   if (!reserved.ok)
     throw new PaidActionError(reserved.code, reserved.message, { quoteId: intent.quoteId, ...reserved.context });
   h.intent = (await c.journal.intent(intent.intentId))!;
-  c.transcript(h.intent, "reserved", { amount: formatDecimal(amount), payee, decision: "within limits" });
+}
+
+/** Budget decision, approval, challenge and drift checks, then the reservation. Signs nothing. */
+export async function decide(h: HeldIntent): Promise<void> {
+  const { c } = h;
+  const pre = await precheck(h);
+  if (pre.needsApproval) await ensureApproved(c, h, h.opts);
+  h.checkCancelled("before the payment was reserved");
+  // A fetch's challenge is its 402's requirement, read and checked when it was priced (steps/probe.ts).
+  const requirements =
+    h.intent.kind === "fetch" ? h.intent.requirements! : await challengeFor(c, h.intent, h.opts.signal);
+  h.checkCancelled("before the payment was reserved");
+  await reserveFor(h, pre, requirements, { state: transition(h.intent.state, "reserve").state });
+  c.transcript(h.intent, "reserved", {
+    amount: formatDecimal(h.intent.amount!),
+    payee: h.intent.payee,
+    decision: "within limits",
+  });
   c.step("reserved", h.intent);
 }

@@ -74,6 +74,8 @@ export async function establish(h: HeldIntent): Promise<void> {
     { quoteId: intent.quoteId, serviceCode },
   );
   await h.settle("never_landed", e);
+  // Its blockhash may be why it could not land: the next proof is signed with a fresh one.
+  c.lifetimes.drop();
   // A fetch is not sent again unasked: the agent's next call with the same intentKey starts afresh.
   if (intent.kind === "action" && intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
     c.transcript(h.intent, "retry", { decision: "the refused proof can never land: a fresh attempt" });

@@ -18,6 +18,8 @@ export async function execute(h: HeldIntent): Promise<void> {
     { action: intent.action, input: intent.input },
     { quoteId: intent.quoteId!, paymentProof: intent.proof, idempotencyKey: intent.idemKey, trace: c.trace(intent) },
   );
+  // From `signed` the proof travelled with this request: it was handed over, and answered, here.
+  if (intent.state === "signed") c.step("confirm_sent", intent);
   c.step("execution_sent", intent);
   c.transcript(intent, "execution", { status: res.status, body: res.ok ? res.body : res.error });
   if (res.ok) return recordExecution(h, res.body, res.headers["payment-response"], sentAt);
@@ -75,6 +77,7 @@ export async function recordExecution(
     },
     payment,
   );
+  if (payment) c.step("confirm_recorded", h.intent); // the proof's settlement, recorded with the execution
   c.step("execution_recorded", h.intent);
   c.executionChanged(h.intent, null);
   if (!FINAL_STATUSES.has(e.status) || h.intent.settlement !== "verified") c.events.emit("scheduled");

@@ -1,17 +1,21 @@
 /**
  * The quote step (from `new`): asks the service to price the intent under the tightest cap
- * that applies to it, checks the quote, and records it. Pays nothing.
+ * that applies to it, checks the quote, and records it — or, where the fast path applies,
+ * records it with its reservation and signed proof (steps/price-and-sign.ts). Pays nothing.
  */
 import { formatDecimal } from "../../../domain/money.js";
 import { checkQuote, quoteRefusal } from "../answers.js";
 import { callCeiling } from "../../budget/policy.js";
 import { serviceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
+import { priceAndSign } from "./price-and-sign.js";
 
 export async function requestQuote(h: HeldIntent): Promise<void> {
   h.checkCancelled("before the quote");
   const { c, intent } = h;
   const { ceiling } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
+  // The blockhash the proof will be signed with is fetched while the service prices the intent.
+  c.lifetimes.warm();
   const res = await serviceApi(c.client).quote(
     { action: intent.action, input: intent.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
     { idempotencyKey: intent.idemKey, trace: c.trace(intent), signal: h.opts.signal },
@@ -20,14 +24,16 @@ export async function requestQuote(h: HeldIntent): Promise<void> {
   if (!res.ok) throw quoteRefusal(res.status, res.error);
   const quote = res.body;
   const { amount, expiresAt } = checkQuote(quote, intent.action);
-  await h.advance("quote_recorded", {
+  const patch = {
     quoteId: quote.quoteId,
     quote,
     amount,
     payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null,
     quoteExpiresAt: expiresAt,
     quotedAt: c.now(),
-  });
+  };
+  if (await priceAndSign(h, quote, patch)) return;
+  await h.advance("quote_recorded", patch);
   c.step("quote_recorded", h.intent);
   h.checkCancelled("after the quote");
 }

@@ -1,8 +1,9 @@
 /**
- * The send step (from `signed`, with /payments/confirm): hands the proof to the service and
- * records what it answers — settled, a settlement that does not match the quote, or a
- * refusal the chain must judge. A service without the endpoint gets the proof with the
- * execution request instead (steps/execute.ts).
+ * The send step (from `signed`): hands the proof to the service. By default it travels with
+ * the execution request (steps/execute.ts), which settles it: one request for both. With
+ * `confirmPayments` it goes to /payments/confirm first, and what that answers is recorded —
+ * settled, a settlement that does not match the quote, or a refusal the chain must judge; a
+ * service without the endpoint then gets the proof with the execution request after all.
  */
 import { serviceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
@@ -13,6 +14,8 @@ import { proofRefused } from "./establish.js";
 /** Hands the proof to the service (it may settle from here on: the money is at risk). */
 export async function send(h: HeldIntent): Promise<void> {
   const { c, intent } = h;
+  // The fast path: the proof travels with the execution request, which settles it.
+  if (!c.config.confirmPayments) return execute(h);
   const sentAt = c.now();
   const res = await serviceApi(c.client).confirmPayment(
     { quoteId: intent.quoteId!, paymentProof: intent.proof! },

@@ -1,7 +1,7 @@
 /**
  * The sign step (from `reserved`): the last checks (expiry, the tightest cap, the on-chain
- * allowance, the freeze), then the proof, signed with a blockhash from our own RPC and
- * recorded with its payment record before it can leave.
+ * allowance, the freeze), then the proof, signed with a blockhash from our own RPC (fetched
+ * ahead: chain/lifetimes.ts) and recorded with its payment record before it can leave.
  */
 import { formatDecimal } from "../../../domain/money.js";
 import { PaidActionError } from "../../errors.js";
@@ -10,7 +10,7 @@ import { LeaseLost } from "../../journal/port.js";
 import { callCeiling } from "../../budget/policy.js";
 import { paidResourceUrl } from "../../service/api.js";
 import { transition } from "../../model/transitions.js";
-import type { Intent, IntentPatch } from "../../model/types.js";
+import type { Intent, IntentPatch, PaymentRecord } from "../../model/types.js";
 import type { ProofOptions } from "../../payment/payer.js";
 import { redactUrl } from "../../x402-http/request.js";
 import type { HeldIntent } from "../held.js";
@@ -26,7 +26,18 @@ function proofOptions(baseUrl: string | undefined, intent: Intent): ProofOptions
   return baseUrl ? { resource: { url: paidResourceUrl(baseUrl) } } : {};
 }
 
-export async function sign(h: HeldIntent): Promise<void> {
+/** A proof signed in memory, with the payment record it is journaled with before it may leave. */
+export interface SignedProof {
+  proof: string;
+  record: PaymentRecord;
+}
+
+/**
+ * The last checks (expiry, the tightest cap, the on-chain allowance, the freeze), then the
+ * proof for the intent's checked requirements, signed with a blockhash from our own RPC.
+ * Records nothing: the caller journals it before it can leave.
+ */
+export async function signProof(h: HeldIntent): Promise<SignedProof> {
   const { c } = h;
   const intent = h.intent;
   h.checkCancelled("before anything was signed");
@@ -54,8 +65,8 @@ export async function sign(h: HeldIntent): Promise<void> {
   const payer = await c.payer();
   // Delegate mode: a price the allowance left on chain cannot cover is refused unsigned.
   if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount!);
-  // The lifetime is ours: the latest blockhash our own RPC gives, never the challenge's hint.
-  const lifetime = await (await c.chain()).latestBlockhash().catch((e: unknown) => {
+  // The lifetime is ours: a blockhash our own RPC gave (fetched ahead), never the challenge's hint.
+  const lifetime = await c.lifetimes.take().catch((e: unknown) => {
     throw new PaidActionError(
       "payment_failed",
       `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`,
@@ -65,40 +76,55 @@ export async function sign(h: HeldIntent): Promise<void> {
   });
   // Last look before anything is signed (the journal looks again when it records the proof).
   await refuseIfFrozen(c.journal);
-  const { proof } = await payer.createProof(requirements, lifetime, proofOptions(c.config.baseUrl, h.intent));
+  const { proof } = await payer.createProof(requirements, lifetime, proofOptions(c.config.baseUrl, intent));
   c.d.transcripts.addSecret(proof, { ephemeral: true });
-  const now = c.now();
+  const record: PaymentRecord = {
+    quoteId: intent.quoteId!,
+    intentId: intent.intentId,
+    attempt: intent.attempt,
+    amount: intent.amount!,
+    payee: requirements.payTo,
+    payer: payer.address,
+    mint: c.config.mint,
+    source: payer.source,
+    blockhash: lifetime.blockhash,
+    lastValidHeight: lifetime.lastValidHeight,
+    signedAt: c.now(),
+    sentAt: null,
+    fate: "pending",
+    tx: null,
+    claimedTx: null,
+    checkedAt: null,
+    watch: false,
+  };
+  return { proof, record };
+}
+
+/** What the transcript says of a proof once it is journaled. */
+export function signedNote(record: PaymentRecord): Record<string, unknown> {
+  return {
+    amount: formatDecimal(record.amount),
+    payTo: record.payee,
+    wallet: record.payer,
+    blockhash: record.blockhash,
+    lastValidHeight: String(record.lastValidHeight),
+  };
+}
+
+export async function sign(h: HeldIntent): Promise<void> {
+  const { c } = h;
+  const intent = h.intent;
+  const { proof, record } = await signProof(h);
+  const now = record.signedAt;
   const patch: IntentPatch = { state: transition(intent.state, "sign").state, proof };
-  const recorded = await c.journal.recordSigned(
-    {
-      quoteId: intent.quoteId!,
-      intentId: intent.intentId,
-      attempt: intent.attempt,
-      amount: intent.amount!,
-      payee: requirements.payTo,
-      payer: payer.address,
-      mint: c.config.mint,
-      source: payer.source,
-      blockhash: lifetime.blockhash,
-      lastValidHeight: lifetime.lastValidHeight,
-      signedAt: now,
-      sentAt: null,
-      fate: "pending",
-      tx: null,
-      claimedTx: null,
-      checkedAt: null,
-      watch: false,
-    },
-    { intentId: intent.intentId, patch, now, expect: { state: intent.state, owner: h.owner } },
-  );
+  const recorded = await c.journal.recordSigned(record, {
+    intentId: intent.intentId,
+    patch,
+    now,
+    expect: { state: intent.state, owner: h.owner },
+  });
   if (!recorded) throw new LeaseLost(intent.intentId);
   h.intent = { ...h.intent, ...patch, updatedAt: now };
-  c.transcript(h.intent, "signed", {
-    amount: formatDecimal(intent.amount!),
-    payTo: requirements.payTo,
-    wallet: payer.address,
-    blockhash: lifetime.blockhash,
-    lastValidHeight: lifetime.lastValidHeight.toString(),
-  });
+  c.transcript(h.intent, "signed", signedNote(record));
   c.step("signed", h.intent);
 }
