@@ -168,50 +168,59 @@ async function expectProofOnlyInItsColumn(journalUrl: string, proof: string, api
 }
 
 describe("secrets the service echoes back", () => {
-  it("after a restart in state paid, a service echoing the proof gets it into no transcript, error or log", async () => {
-    const logs: string[] = [];
-    const echo = {
-      match: (r: SeenRequest) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined,
-      action: {
-        kind: "raw" as const,
-        handler: (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => {
-          res.writeHead(503, { "content-type": "application/json" });
-          res.end(
-            JSON.stringify({
-              error: {
-                code: "unavailable",
-                message: `cannot run it now; you sent ${String(req.headers["x-payment-proof"])}`,
-              },
-            }),
-          );
+  // With /payments/confirm the proof is settled (paid) before the execution is asked for; on
+  // the fast path it travels with the execution request, and stays out (signed).
+  it.each([
+    ["paid", "true"],
+    ["signed", "false"],
+  ])(
+    "after a restart in state %s, a service echoing the proof gets it into no transcript, error or log",
+    async (state, confirm) => {
+      const logs: string[] = [];
+      const echo = {
+        match: (r: SeenRequest) => on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined,
+        action: {
+          kind: "raw" as const,
+          handler: (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => {
+            res.writeHead(503, { "content-type": "application/json" });
+            res.end(
+              JSON.stringify({
+                error: {
+                  code: "unavailable",
+                  message: `cannot run it now; you sent ${String(req.headers["x-payment-proof"])}`,
+                },
+              }),
+            );
+          },
         },
-      },
-    };
-    const f = await engineFixture({
-      rules: [echo],
-      configFile: { http: { timeoutMs: 500, maxAttempts: 1 } },
-      open: { log: (l) => logs.push(l), settleWaitMs: 0 },
-    });
-    try {
-      const req = { action: "servers.provision", input: SMALL_SERVER, intentKey: "echo-after-restart" };
-      const first = await f.pa.engine.pay(req, { callId: "call_echo1" }).catch((e: PaidActionError) => e);
-      expect((first as PaidActionError).code).toBe("service_unavailable");
-      const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
-      expect(intent.state).toBe("paid");
-      const proof = intent.proof!;
-      // A new process: its transcripts know no proof until the journal hands it one.
-      await f.reopen({ resume: false, log: (l) => logs.push(l), settleWaitMs: 0 });
-      const again = await f.pa.engine.pay(req, { callId: "call_echo2" }).catch((e: PaidActionError) => e);
-      expect((again as PaidActionError).code).toBe("service_unavailable");
-      const transcript = readFileSync(join(f.home, "transcripts", "call_echo2.jsonl"), "utf8");
-      expect(transcript).toContain("cannot run it now");
-      expect(transcript.includes(proof)).toBe(false);
-      expect(JSON.stringify((again as PaidActionError).toJSON()).includes(proof)).toBe(false);
-      expect(logs.join("\n").includes(proof)).toBe(false);
-    } finally {
-      await f.close();
-    }
-  });
+      };
+      const f = await engineFixture({
+        rules: [echo],
+        configFile: { http: { timeoutMs: 500, maxAttempts: 1 } },
+        env: { PAID_ACTIONS_CONFIRM_PAYMENTS: confirm },
+        open: { log: (l) => logs.push(l), settleWaitMs: 0 },
+      });
+      try {
+        const req = { action: "servers.provision", input: SMALL_SERVER, intentKey: `echo-after-restart-${state}` };
+        const first = await f.pa.engine.pay(req, { callId: "call_echo1" }).catch((e: PaidActionError) => e);
+        expect((first as PaidActionError).code).toBe("service_unavailable");
+        const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
+        expect(intent.state).toBe(state);
+        const proof = intent.proof!;
+        // A new process: its transcripts know no proof until the journal hands it one.
+        await f.reopen({ resume: false, log: (l) => logs.push(l), settleWaitMs: 0 });
+        const again = await f.pa.engine.pay(req, { callId: "call_echo2" }).catch((e: PaidActionError) => e);
+        expect((again as PaidActionError).code).toBe("service_unavailable");
+        const transcript = readFileSync(join(f.home, "transcripts", "call_echo2.jsonl"), "utf8");
+        expect(transcript).toContain("cannot run it now");
+        expect(transcript.includes(proof)).toBe(false);
+        expect(JSON.stringify((again as PaidActionError).toJSON()).includes(proof)).toBe(false);
+        expect(logs.join("\n").includes(proof)).toBe(false);
+      } finally {
+        await f.close();
+      }
+    },
+  );
 
   it("an API key echoed near a cut point leaves not even a part of it in errors or transcripts", async () => {
     const f = await engineFixture({

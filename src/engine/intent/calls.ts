@@ -265,7 +265,8 @@ export class Calls {
       return executedOrThrow(done);
     } finally {
       drive.stopRenewing();
-      await c.journal.release(intent.intentId, this.d.owner);
+      // The outcome's commit may have ended the lease already (steps/execute.ts): no write then.
+      if (drive.intent.leaseOwner !== null) await c.journal.release(intent.intentId, this.d.owner);
     }
   }
 }

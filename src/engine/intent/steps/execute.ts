@@ -42,7 +42,9 @@ export async function execute(h: HeldIntent): Promise<void> {
 
 /** A paid intent whose execution the service will not give: recorded for a human. */
 async function forAHuman(h: HeldIntent, { error, attention }: ForAHuman): Promise<void> {
-  await h.settle("refused_after_payment", error, { attention });
+  // A note already there (a refused payment that landed, say) is kept: the human reads both.
+  const earlier = h.intent.attention;
+  await h.settle("refused_after_payment", error, { attention: earlier ? `${earlier}; then ${attention}` : attention });
 }
 
 export async function recordExecution(

@@ -1,0 +1,152 @@
+/**
+ * The fast path of a paid call, counted (runs on SQLite and on PostgreSQL): two requests to
+ * the service (POST /quotes, then POST /executions carrying the proof, which settles it) and
+ * at most three journal commits that wait for the disk (the intent; the quote with its
+ * reservation and signed proof; the outcome). The transcript's index row is the only other
+ * write, committed without an fsync of its own (journal/sqlite-records.ts, pg-records.ts).
+ * The money is real: one settled payment on the sandbox's ledger, verified as before.
+ */
+import { readFileSync } from "node:fs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { JournalStore } from "../../src/engine/journal/port.js";
+import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+
+/** Every method of the JournalStore port, read from its declaration: a new one must be classified below. */
+function portMethods(): string[] {
+  const port = readFileSync(new URL("../../src/engine/journal/port.ts", import.meta.url), "utf8");
+  const block = port.slice(port.indexOf("export interface JournalStore {"));
+  const body = block.slice(0, block.indexOf("\n}\n"));
+  return [...body.matchAll(/^ {2}([a-zA-Z]+)(?:<[^(]*>)?\(/gm)].map((m) => m[1]!);
+}
+
+/** The methods that write, each one transaction (a commit that waits for the disk, but for indexTranscript). */
+const WRITES = new Set([
+  "insertIntent",
+  "update",
+  "claim",
+  "renew",
+  "release",
+  "reserve",
+  "recordSigned",
+  "updatePayment",
+  "insertApproval",
+  "decideApproval",
+  "indexTranscript",
+  "saveResponseBody",
+  "saveCatalog",
+  "freeze",
+  "unfreeze",
+]);
+const RELAXED = new Set(["indexTranscript"]);
+const NOT_DURING_A_CALL = new Set(["close"]);
+
+/**
+ * Records every port method called on the store from now on (by name, in order). A call the
+ * store makes of its own methods inside one (SQLite's are synchronous: the usage a
+ * reservation is decided on, say) is part of that call's transaction, and is not counted.
+ */
+function countCalls(journal: JournalStore): string[] {
+  const calls: string[] = [];
+  const j = journal as unknown as Record<string, (...a: unknown[]) => unknown>;
+  let depth = 0;
+  for (const name of portMethods()) {
+    const original = j[name]!.bind(journal);
+    j[name] = (...args: unknown[]) => {
+      if (depth === 0) calls.push(name);
+      depth++;
+      try {
+        return original(...args);
+      } finally {
+        depth--;
+      }
+    };
+  }
+  return calls;
+}
+
+describe("the fast path of a paid call", () => {
+  let t: TestSandbox;
+  let f: EngineFixture | undefined;
+  beforeAll(async () => {
+    t = await startTestSandbox();
+  });
+  afterAll(() => t.close());
+  afterEach(async () => {
+    await f?.close();
+    f = undefined;
+  });
+
+  it("every method of the journal's port is classified as a read or a write here", () => {
+    const methods = portMethods();
+    expect(methods.length).toBeGreaterThan(30);
+    expect(methods).toEqual(expect.arrayContaining([...WRITES]));
+  });
+
+  it("sends two requests to the service and commits at most three times; the payment settles once, on chain", async () => {
+    f = await engineFixture({ t });
+    const before = await t.usdc(t.wallet.address);
+    // A first call warms the blockhash held for signing; the one counted is the next.
+    await f.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image: "warm" } }, { callId: "c1" });
+    f.proxy.seen.length = 0;
+    const calls = countCalls(f.pa.journal);
+
+    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_fast" });
+    const writes = calls.filter((name) => WRITES.has(name));
+    const requests = f.proxy.seen.map((r) => `${r.method} ${r.path}`);
+
+    expect(requests).toEqual(["POST /v1/quotes", "POST /v1/executions"]);
+    expect(f.proxy.seen[1]!.headers["x-payment-proof"]).toBeTruthy();
+    expect(f.proxy.seen[0]!.headers["idempotency-key"]).toBe(f.proxy.seen[1]!.headers["idempotency-key"]);
+    const durable = writes.filter((name) => !RELAXED.has(name));
+    expect(durable).toEqual(["insertIntent", "reserve", "update"]);
+    expect(writes.filter((name) => RELAXED.has(name)).length).toBeLessThanOrEqual(1);
+    expect(calls.filter((name) => NOT_DURING_A_CALL.has(name))).toEqual([]);
+
+    // The same guarantees as the step-by-step path: settled once, journaled, held until verified.
+    expect(paid.status).toBe("pending");
+    expect(await t.usdc(t.wallet.address)).toBe(before - 2n * 288_000n);
+    expect(f.settledFor(paid.quote.quoteId)).toBe(1);
+    expect(f.executionsFor(paid.quote.quoteId)).toBe(1);
+    const row = (await f.pa.journal.intent(paid.intentId))!;
+    expect(row).toMatchObject({ state: "executed", budgetState: "spent", executionId: paid.executionId });
+    expect(row.proof).toBeTruthy();
+    const payment = (await f.pa.journal.payment(paid.quote.quoteId))!;
+    expect(payment).toMatchObject({ intentId: paid.intentId, amount: 288_000n, fate: "pending" });
+    expect(payment.sentAt).not.toBeNull();
+    expect(payment.claimedTx).toBe(row.paymentTx);
+    expect(row.settlement).toBe("claimed");
+  });
+
+  it("a quote that does not echo the input is preflighted: three requests, the checks of the step-by-step path", async () => {
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: (r) => r.path === "/v1/quotes",
+          action: { kind: "rewrite", transform: (q) => ({ ...q, input: undefined }) },
+        },
+      ],
+    });
+    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });
+    expect(f.proxy.seen.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "POST /v1/quotes",
+      "POST /v1/executions",
+      "POST /v1/executions",
+    ]);
+    expect(f.proxy.seen[1]!.headers["x-payment-proof"]).toBeUndefined();
+    expect(f.settledFor(paid.quote.quoteId)).toBe(1);
+  });
+
+  it("with PAID_ACTIONS_CONFIRM_PAYMENTS the proof goes to /payments/confirm first, then the execution is asked for", async () => {
+    f = await engineFixture({ t, env: { PAID_ACTIONS_CONFIRM_PAYMENTS: "true" } });
+    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER });
+    expect(f.proxy.seen.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "POST /v1/quotes",
+      "POST /v1/payments/confirm",
+      "POST /v1/executions",
+    ]);
+    expect(f.settledFor(paid.quote.quoteId)).toBe(1);
+    expect((await f.pa.journal.intent(paid.intentId))!.settlement).toBe("claimed");
+  });
+});

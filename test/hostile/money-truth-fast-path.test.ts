@@ -1,0 +1,139 @@
+/**
+ * Money truth on the fast path, where the proof travels with POST /executions and settles
+ * there: the lies money-truth-payments.test.ts tells at /payments/confirm, told where the
+ * money now moves. The chain decides, whatever the service says; the wallet's balance on the
+ * sandbox's ledger is what decides what was paid.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PaidActionError } from "../../src/engine/errors.js";
+import type { PaidCall } from "../../src/engine/model/types.js";
+import { engineFixture, outcome, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { ensureBuilt } from "../helpers/process.js";
+import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
+import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+
+const PRICE = 288_000n;
+const PAID_EXECUTION = (r: SeenRequest) =>
+  on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined;
+
+/** The service settles the proof (and creates the execution); the answer the engine gets is a refusal of the proof. */
+const settleThen402: ProxyRule = {
+  match: PAID_EXECUTION,
+  action: {
+    kind: "rewrite",
+    status: 402,
+    transform: () => ({
+      error: {
+        code: "payment_invalid",
+        message: "payment proof rejected by the facilitator: transaction_failed",
+        reason: "transaction_failed",
+      },
+    }),
+  },
+};
+
+const said = (r: PaidCall | PaidActionError) =>
+  JSON.stringify(r instanceof PaidActionError ? { ...r.toJSON(), message: r.message } : r);
+
+describe("money truth on the fast path: the proof settles with the execution request", () => {
+  let t: TestSandbox;
+  let f: EngineFixture | undefined;
+  beforeAll(async () => {
+    ensureBuilt();
+    t = await startTestSandbox();
+  });
+  afterAll(() => t.close());
+  afterEach(async () => {
+    await f?.close();
+    f = undefined;
+  });
+
+  it('settle-then-402 at POST /executions: one debit across 3 retries, attention, never "nothing was charged"', async () => {
+    f = await engineFixture({ t, rules: [settleThen402], open: { settleWaitMs: 0 } });
+    const before = await t.usdc(t.wallet.address);
+    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "fast-lie" }, intentKey: "fast-lie" };
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req)));
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    for (const r of results) expect(said(r)).not.toMatch(/nothing was charged/i);
+    expect(f.proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(0);
+    const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
+    expect(intent.state).toBe("attention");
+    expect(intent.budgetState).toBe("spent");
+    expect(f.settledFor(intent.quoteId!)).toBe(1);
+    // The evidence: the landed transfer, seen on our own RPC, and a note for a human.
+    const payment = (await f.pa.journal.payment(intent.quoteId!))!;
+    expect(payment.fate).toBe("landed");
+    expect(intent.paymentTx).toBe(payment.tx);
+    expect(intent.settlement).toBe("verified");
+    expect(intent.attention).toMatch(/refused a payment that landed on chain|asked for payment again/);
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+    expect(intent.attempt).toBe(0); // only one proof was ever signed
+  });
+
+  it("a proof refused because its blockhash expired (no transfer with its memo) is released and re-signed once", async () => {
+    let rotated = false;
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: PAID_EXECUTION,
+          action: {
+            kind: "dynamic",
+            choose: () => (rotated ? undefined : ((rotated = true), t.sb.ledger.rotateBlockhash(), undefined)),
+          },
+        },
+      ],
+    });
+    const before = await t.usdc(t.wallet.address);
+    const paid = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "fast-never" },
+    });
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    const intent = (await f.pa.journal.intent(paid.intentId))!;
+    expect(intent.attempt).toBe(1);
+    const attempts = (await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === paid.intentId);
+    expect(attempts.map((p) => p.fate).sort()).toEqual(["never", "pending"]);
+    // The second proof was signed with a fresh blockhash, not the one that could not land.
+    expect(new Set(attempts.map((p) => p.blockhash)).size).toBe(2);
+  });
+
+  it("a service that demands another payment at POST /executions than it quoted: nothing more is signed", async () => {
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: PAID_EXECUTION,
+          action: {
+            kind: "status",
+            status: 402,
+            body: {
+              error: {
+                code: "payment_required",
+                message: "the price went up",
+                paymentRequired: { x402Version: 2, accepts: [] },
+              },
+            },
+          },
+        },
+      ],
+      open: { settleWaitMs: 0 },
+    });
+    const before = await t.usdc(t.wallet.address);
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "fast-drift" },
+      intentKey: "fast-drift",
+    };
+    const r = await outcome(f.pa.engine.pay(req));
+    expect(r).toBeInstanceOf(PaidActionError);
+    // The proof left with the request: until the chain says it can never land, it counts as possibly spent.
+    expect(said(r)).not.toMatch(/nothing was charged/i);
+    const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
+    expect(intent.state).toBe("unsettled");
+    expect(intent.budgetState).toBe("reserved");
+    expect((await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === intent.intentId)).toHaveLength(1);
+    expect(await t.usdc(t.wallet.address)).toBe(before);
+  });
+});
