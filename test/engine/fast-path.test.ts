@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { JournalStore } from "../../src/engine/journal/port.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { startProxy, type Proxy } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 /** Every method of the JournalStore port, read from its declaration: a new one must be classified below. */
@@ -38,7 +39,8 @@ const WRITES = new Set([
   "freeze",
   "unfreeze",
 ]);
-const RELAXED = new Set(["indexTranscript"]);
+/** Committed without an fsync of their own (the next synced commit carries them to the disk). */
+const RELAXED = new Set(["indexTranscript", "saveResponseBody"]);
 const NOT_DURING_A_CALL = new Set(["close"]);
 
 /**
@@ -116,6 +118,30 @@ describe("the fast path of a paid call", () => {
     expect(payment.sentAt).not.toBeNull();
     expect(payment.claimedTx).toBe(row.paymentTx);
     expect(row.settlement).toBe("claimed");
+  });
+
+  it("a paid_fetch: the unpaid request and the paid one, three commits that wait for the disk", async () => {
+    let resource: Proxy | undefined;
+    try {
+      resource = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), []);
+      f = await engineFixture({ t, env: { PAID_ACTIONS_ALLOW_ORIGINS: resource.url } });
+      const url = `${resource.url}/x402/weather?city=Paris`;
+      await f.pa.engine.payFetch({ url, intentKey: "fetch-warm" }, { callId: "call_warm" });
+      resource.seen.length = 0;
+      const calls = countCalls(f.pa.journal);
+      const out = await f.pa.engine.payFetch({ url, intentKey: "fetch-counted" }, { callId: "call_counted" });
+      expect(out.result).toMatchObject({ status: 200 });
+      expect(resource.seen.map((r) => [r.method, r.headers["payment-signature"] !== undefined])).toEqual([
+        ["GET", false],
+        ["GET", true],
+      ]);
+      const writes = calls.filter((name) => WRITES.has(name));
+      expect(writes.filter((name) => !RELAXED.has(name))).toEqual(["insertIntent", "reserve", "update"]);
+      // The body is written just before the outcome's commit, which carries it to the disk.
+      expect(writes.slice(-2)).toEqual(["saveResponseBody", "update"]);
+    } finally {
+      await resource?.close();
+    }
   });
 
   it("a quote that does not echo the input is preflighted: three requests, the checks of the step-by-step path", async () => {

@@ -105,12 +105,16 @@ export abstract class PgRecords {
     });
   }
 
+  /** Committed without waiting for the disk: the outcome's synchronous commit that follows flushes the WAL past it. */
   async saveResponseBody(intentId: string, body: Uint8Array, now: number): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES ($1, $2, $3)
+    await transaction(this.pool, async (c) => {
+      await c.query("SET LOCAL synchronous_commit = off");
+      await c.query(
+        `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES ($1, $2, $3)
        ON CONFLICT (intent_id) DO UPDATE SET body = EXCLUDED.body, stored_at = EXCLUDED.stored_at`,
-      [intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now],
-    );
+        [intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now],
+      );
+    });
   }
 
   async responseBody(intentId: string): Promise<Uint8Array | undefined> {

@@ -273,13 +273,17 @@ export interface JournalStore {
   decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Awaitable<boolean>;
 
   // ---- Transcripts' index ----
-  /** Indexes a tool call's transcript (once: a call already indexed is left as it is). */
+  /** Indexes a tool call's transcript (once: a call already indexed is left as it is), without waiting for the disk. */
   indexTranscript(r: TranscriptRecord): Awaitable<void>;
   /** The most recent tool calls, newest first, on every host sharing the journal. */
   transcriptIndex(limit: number): Awaitable<TranscriptRecord[]>;
 
   // ---- Fetch answers' bodies (kept apart from the intents, by intent) ----
-  /** Keeps (or replaces) the body of the answer an intent's fetch got. */
+  /**
+   * Keeps (or replaces) the body of the answer an intent's fetch got. Committed without
+   * waiting for the disk: the engine commits the intent's outcome right after, which makes
+   * it durable (both stores write one log in order), so a recorded outcome never lacks its body.
+   */
   saveResponseBody(intentId: string, body: Uint8Array, now: number): Awaitable<void>;
   responseBody(intentId: string): Awaitable<Uint8Array | undefined>;
 

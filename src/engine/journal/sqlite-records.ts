@@ -70,11 +70,21 @@ export abstract class SqliteRecords {
    * transcript file would stay.
    */
   indexTranscript(r: TranscriptRecord): void {
-    this.db.pragma("synchronous = NORMAL");
-    try {
+    this.relaxed(() =>
       this.sql(
         `INSERT INTO transcripts (call_id, created_at, host, home) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING`,
-      ).run(r.callId, r.createdAt, r.host, r.home);
+      ).run(r.callId, r.createdAt, r.host, r.home),
+    );
+  }
+
+  /**
+   * One write committed with synchronous = NORMAL: in WAL mode its commit does not wait for
+   * an fsync; the next commit made with FULL syncs the WAL, this write's frames with it.
+   */
+  private relaxed(write: () => unknown): void {
+    this.db.pragma("synchronous = NORMAL");
+    try {
+      write();
     } finally {
       this.db.pragma("synchronous = FULL");
     }
@@ -97,11 +107,14 @@ export abstract class SqliteRecords {
     })();
   }
 
+  /** Without an fsync of its own, like the transcript index: the outcome's commit that follows syncs the WAL up to it. */
   saveResponseBody(intentId: string, body: Uint8Array, now: number): void {
-    this.sql(
-      `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES (?, ?, ?)
+    this.relaxed(() =>
+      this.sql(
+        `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES (?, ?, ?)
        ON CONFLICT (intent_id) DO UPDATE SET body = excluded.body, stored_at = excluded.stored_at`,
-    ).run(intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now);
+      ).run(intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now),
+    );
   }
 
   responseBody(intentId: string): Uint8Array | undefined {

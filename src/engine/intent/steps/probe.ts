@@ -17,6 +17,7 @@ import type { FetchedResponse } from "../../x402-http/http.js";
 import { keptHeaders } from "../../x402-http/response.js";
 import { fetchResource, keepResponse } from "../resource.js";
 import type { HeldIntent } from "../held.js";
+import { priceAndSign } from "./price-and-sign.js";
 
 /** How long a resource's price is used before it is asked for again, at most. */
 const MAX_OFFER_MS = 300_000;
@@ -72,7 +73,7 @@ export async function probe(h: HeldIntent): Promise<void> {
   const extensions = paymentId ? paymentExtensions(offer, paymentId) : offer.extensions;
   const now = c.now();
   const ttl = Math.min(Math.max(requirement.maxTimeoutSeconds ?? 60, 1) * 1000, MAX_OFFER_MS);
-  await h.advance("quote_recorded", {
+  const patch = {
     quoteId,
     amount: BigInt(requirement.amount),
     payee: requirement.payTo,
@@ -85,13 +86,16 @@ export async function probe(h: HeldIntent): Promise<void> {
       ...(paymentId ? { paymentId } : {}),
       ...(extensions ? { extensions } : {}),
     },
-  });
+  };
   c.transcript(h.intent, "price", {
     amount: formatDecimal(BigInt(requirement.amount)),
     payTo: requirement.payTo,
     network: requirement.network,
     memo: sellerMemo ? "the resource's" : "ours",
   });
+  // The 402's requirement is the challenge, checked above: the fast path may sign it at once.
+  if (await priceAndSign(h, patch, async () => requirement)) return;
+  await h.advance("quote_recorded", patch);
   c.step("quote_recorded", h.intent);
   h.checkCancelled("after the price");
 }

@@ -8,7 +8,8 @@ import { checkQuote, quoteRefusal } from "../answers.js";
 import { callCeiling } from "../../budget/policy.js";
 import { serviceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
-import { priceAndSign } from "./price-and-sign.js";
+import { checkAgainstQuote } from "../../payment/challenge.js";
+import { fastChallenge, priceAndSign } from "./price-and-sign.js";
 
 export async function requestQuote(h: HeldIntent): Promise<void> {
   h.checkCancelled("before the quote");
@@ -32,7 +33,8 @@ export async function requestQuote(h: HeldIntent): Promise<void> {
     quoteExpiresAt: expiresAt,
     quotedAt: c.now(),
   };
-  if (await priceAndSign(h, quote, patch)) return;
+  const accepts = fastChallenge(h, quote, patch.quotedAt);
+  if (accepts && (await priceAndSign(h, patch, () => checkAgainstQuote(c, h.intent, accepts, "quote")))) return;
   await h.advance("quote_recorded", patch);
   c.step("quote_recorded", h.intent);
   h.checkCancelled("after the quote");
