@@ -60,7 +60,9 @@ export function connectionServer(c: Connections, era: ProtocolEra): Server {
       capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
       instructions: INSTRUCTIONS + ctx.sandboxNote,
       cacheHints: CACHE_HINTS,
-      inputRequired: { roundTimeoutMs: ctx.approvalWaitMs },
+      // A 2025 connection is asked by elicitation from the handler itself (legacy-approvals.ts):
+      // the SDK's shim would answer a failed question without the refusal's structured shape.
+      inputRequired: { legacyShim: false },
       requestState: { verify: async (state, rctx) => (await parts()).paidCalls.verifyState(state, rctx) },
     },
   );
