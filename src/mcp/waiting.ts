@@ -125,12 +125,14 @@ export async function notDecided(
   const r = await pa.engine.approvalReview(approvalId);
   if (!r)
     return new PaidActionError("approval_invalid", `approval ${approvalId} is gone; nothing was paid`, { approvalId });
-  const consoleUrl = link
-    ? await ctx.host.approvalPage?.(approvalId).catch((e: unknown) => {
-        ctx.log(`console: cannot offer the approval page (${(e as Error).message})`);
-        return undefined;
-      })
-    : undefined;
+  // A server that is stopping offers no new page (and says nothing about not offering one).
+  const consoleUrl =
+    link && !ctx.isClosed()
+      ? await ctx.host.approvalPage?.(approvalId).catch((e: unknown) => {
+          if (!ctx.isClosed()) ctx.log(`console: cannot offer the approval page (${(e as Error).message})`);
+          return undefined;
+        })
+      : undefined;
   return new PaidActionError(
     "approval_required",
     `${why}; a person must approve this payment in the paid-actions console or terminal: ${r.amount} USDC for ${r.action}${r.payee ? ` to ${r.payee}` : ""} (approval ${approvalId}; it stays waiting until its quote expires at ${r.expiresAt})${consoleUrl ? `. The console's page for it: ${consoleUrl}` : ""}. Call again with the same input and approvalId "${approvalId}" once the person has decided; nothing was paid.`,

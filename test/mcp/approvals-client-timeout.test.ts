@@ -52,7 +52,11 @@ async function hostOpeningLinks(image: string) {
 }
 
 /** The first call, with the client's default timeouts: refused with approval_required before 60 s. */
-async function firstCallRefused(s: McpServerProcess, args: Record<string, unknown>, onprogress?: () => void) {
+async function firstCallRefused(
+  s: McpServerProcess,
+  args: Record<string, unknown>,
+  onprogress?: (p: { progress: number; message?: string }) => void,
+) {
   const started = Date.now();
   // No timeout options: the SDK's defaults (60 s, no reset on progress). onprogress only asks for progress.
   const first = await s.client.callTool({ name: "servers_provision", arguments: args }, undefined, {
@@ -79,11 +83,17 @@ describe("mcp e2e: a person decides after the v1 client's default timeout (URL m
     "approved at 70 s: the first call answers approval_required before 60 s; the retry with its approvalId pays once",
     async () => {
       const { s, asked, args } = await hostOpeningLinks("late-approval");
-      let progress = 0;
-      const first = await firstCallRefused(s, args, () => void (progress += 1));
+      const progress: { progress: number; message?: string }[] = [];
+      const first = await firstCallRefused(s, args, (p) => void progress.push(p));
       expect(asked).toHaveLength(1);
       expect((asked[0]!.params as { mode?: string }).mode).toBe("url");
-      expect(progress).toBeGreaterThanOrEqual(7); // every 5 s while it waited
+      // Every 5 s while it waited, counting up.
+      const waiting = progress.filter((p) =>
+        p.message?.includes(`waiting for a person to decide on approval ${first.approvalId}`),
+      );
+      expect(waiting.length).toBeGreaterThanOrEqual(7);
+      const counts = progress.map((p) => p.progress);
+      expect(counts).toEqual([...new Set(counts)].sort((a, b) => a - b));
       expect((await serviceGet(s.home, "/executions")).items).toEqual([]);
 
       await until(first.started + DECIDES_AT_MS);
