@@ -23,6 +23,7 @@ import {
 import type { ConsoleHandle } from "../console/deps.js";
 import type { CatalogRow } from "../mcp/catalog.js";
 import type { McpHost } from "../mcp/context.js";
+import { createApprovalWaits, type ApprovalWaits } from "../mcp/waits.js";
 import type { OpenOptions, PaidActions } from "./index.js";
 
 export interface Serving {
@@ -161,6 +162,8 @@ interface ServingState {
   pa?: PaidActions;
   closing?: Promise<void>;
   console: Retryable<ConsoleHandle>;
+  /** The calls of this process waiting for a person: the console tells the person whether one takes a decision now. */
+  waits: ApprovalWaits;
 }
 
 /** Which service the configuration names, as the catalog cache is keyed. */
@@ -197,6 +200,7 @@ async function startApprovalConsole(st: ServingState, running: PaidActions): Pro
     config: running.config,
     audit: async () => (await runAudit(running, { now: Date.now() })).report,
     log: st.o.log,
+    agentWaiting: st.waits.waiting,
   });
   st.o.log?.(`console: started for approvals on ${handle.origin}`);
   return handle;
@@ -225,6 +229,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     }),
     starting: retryable(() => startRuntime(st)),
     console: retryable(() => startApprovalConsole(st, st.pa!)),
+    waits: createApprovalWaits(),
   };
   let key: Uint8Array | undefined;
 
@@ -247,6 +252,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     ...(config?.mode === "sandbox" ? { builtInCatalog: sandboxCatalogRows } : {}),
     start: () => st.starting.get(),
     stateKey: () => (key ??= loadStateKey(home)),
+    approvalWaits: st.waits,
     approvalPage: async (approvalId) => {
       await host.start();
       // The host opens what it is handed with the OS's opener, whose command line every local

@@ -25,7 +25,7 @@ export interface ServeIo {
   signal?: AbortSignal;
   /** Receives the surface once it is built (tests reach the catalog through it). */
   onSurface?: (surface: McpSurface) => void;
-  /** How long an approval question waits for the human (default 10 min). */
+  /** How long a tool call waits for a person's decision before it answers approval_required (default 45 s). */
   approvalTimeoutMs?: number;
 }
 

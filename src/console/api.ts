@@ -103,8 +103,30 @@ async function decide(c: ApiContext, m: RegExpExecArray, req: IncomingMessage, r
     throw e;
   }
   c.d.log(`console: approval ${id} ${what === "approve" ? "approved" : "declined"} by a person`);
-  sendJson(res, 200, { approval: await approvalReview(c.d.journal, c.d.config, id, c.d.now()) });
+  // Asked only once the decision is written: a call that stops waiting after this still reads it.
+  const waiting = c.d.agentWaiting?.(id);
+  const agentCall = waiting === undefined ? "unknown" : waiting ? "waiting" : "none";
+  sendJson(res, 200, {
+    approval: await approvalReview(c.d.journal, c.d.config, id, c.d.now()),
+    agentCall,
+    next: AFTER_DECISION[what][agentCall],
+  });
 }
+
+/** What happens next, told to the person who decided: a call waiting for it takes it now, or the agent's next call. */
+const AFTER_DECISION = {
+  approve: {
+    waiting: "The agent's call is waiting for it and pays now, once.",
+    none: "No call is waiting for it right now: the agent will use it when it calls again (it pays once).",
+    unknown:
+      "A call of the agent waiting for it pays now; if none is waiting, the agent will use it when it calls again (it pays once).",
+  },
+  decline: {
+    waiting: "The agent's waiting call is refused now. Nothing is paid.",
+    none: "No call is waiting for it right now: the agent is told when it calls again. Nothing is paid.",
+    unknown: "Nothing is paid; a waiting call is refused now, or the agent is told when it calls again.",
+  },
+} as const satisfies Record<"approve" | "decline", Record<"waiting" | "none" | "unknown", string>>;
 
 const GET: Array<[RegExp, Handler]> = [
   [

@@ -16,6 +16,12 @@ export interface ConsoleDeps {
   now?: () => number;
   /** Where the console says what went wrong in the background (never a secret). */
   log?: (line: string) => void;
+  /**
+   * Whether a call of the agent is waiting for this approval right now, in the process that
+   * serves this console (an MCP server's own console); absent where the console cannot know
+   * (`paid-actions-mcp console`, calls in other processes).
+   */
+  agentWaiting?: (approvalId: string) => boolean;
 }
 
 /** One one-time login (10 minutes), in the two forms it can reach a person; the first use wins. */

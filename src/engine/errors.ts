@@ -45,6 +45,8 @@ export interface ErrorContexts {
     currency: "USDC";
     payee?: string | null;
     expiresAt: string;
+    /** A one-time sign-in link to the console's page for it, when the person was sent there (URL mode). */
+    consoleUrl?: string;
   };
   /** `answer`: what the host's prompt answered (decline, cancel). */
   approval_declined: { approvalId?: string; answer?: string };

@@ -1,10 +1,11 @@
 /**
- * Asking the human to approve one payment above the approval threshold, written once for
- * both protocol eras: the paid tool returns an `input_required` result carrying a form
- * question and a sealed `requestState`; a 2026-07-28 client asks its user and calls again
- * with the answer, and on a 2025 connection the SDK's legacy shim asks by form elicitation
- * and re-enters the handler. A client that declares no elicitation gets the refusal with
- * the `approvalId` instead (the fallback: a human approves it, the agent calls again).
+ * The questions that ask a person to approve one payment above the approval threshold — the
+ * host's own form, or a link to the console's page for it (URL mode) — and the answers they
+ * come back with, for both protocol eras: a 2026-07-28 client gets an `input_required`
+ * result carrying the question and a sealed `requestState`, asks its user and calls again
+ * with the answer; on a 2025 connection the server sends the same question by elicitation
+ * itself (legacy-approvals.ts). A client that declares no elicitation gets the refusal with
+ * the `approvalId` instead (the fallback: a person approves it, the agent calls again).
  *
  * The state is HMAC-sealed with a key kept in the home dir (so it survives a restart), and
  * names one pending approval record of the journal, the tool and a digest of its
@@ -18,6 +19,7 @@ import {
   inputRequired,
   inputResponse,
   type ClientCapabilities,
+  type ElicitRequestFormParams,
   type InputRequiredResult,
   type ProtocolEra,
   type RequestStateCodec,
@@ -108,7 +110,38 @@ export interface ApprovalQuestion {
   input: unknown;
 }
 
-/** The input_required result that asks the human to approve one payment. */
+/** The form question that asks the human to approve one payment (in the host's own prompt). */
+export function approvalForm(q: ApprovalQuestion, sandbox: boolean): ElicitRequestFormParams {
+  return {
+    mode: "form",
+    message:
+      `Approve a payment${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}. ` +
+      `It expires with its quote at ${q.expiresAt}. Approval ${q.approvalId}. Input: ${JSON.stringify(q.input).slice(0, 500)}`,
+    requestedSchema: {
+      type: "object",
+      properties: {
+        approve: {
+          type: "boolean",
+          title: `Pay ${q.amount} ${q.currency}`,
+          description: "Check to approve this one payment.",
+        },
+      },
+      required: ["approve"],
+    },
+  };
+}
+
+/** The link that sends the person to the console's page for one payment (URL-mode elicitation). */
+export function approvalLink(q: ApprovalQuestion, url: string, sandbox: boolean): { message: string; url: string } {
+  return {
+    message:
+      `A payment needs your approval${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}, ` +
+      `before ${q.expiresAt}. Open the paid-actions console to see everything about it and approve or decline it (approval ${q.approvalId}).`,
+    url,
+  };
+}
+
+/** The input_required result that asks the human to approve one payment (a 2026-07-28 client asks its user). */
 export async function askApproval(
   states: RequestStateCodec<ApprovalState>,
   rctx: RequestCtx,
@@ -122,24 +155,7 @@ export async function askApproval(
     rctx,
   );
   return inputRequired({
-    inputRequests: {
-      [APPROVAL_KEY]: inputRequired.elicit({
-        message:
-          `Approve a payment${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}. ` +
-          `It expires with its quote at ${q.expiresAt}. Approval ${q.approvalId}. Input: ${JSON.stringify(q.input).slice(0, 500)}`,
-        requestedSchema: {
-          type: "object",
-          properties: {
-            approve: {
-              type: "boolean",
-              title: `Pay ${q.amount} ${q.currency}`,
-              description: "Check to approve this one payment.",
-            },
-          },
-          required: ["approve"],
-        },
-      }),
-    },
+    inputRequests: { [APPROVAL_KEY]: inputRequired.elicit(approvalForm(q, sandbox)) },
     requestState,
   });
 }
@@ -163,62 +179,27 @@ export async function askApprovalAtUrl(
     rctx,
   );
   return inputRequired({
-    inputRequests: {
-      [APPROVAL_KEY]: inputRequired.elicitUrl({
-        message:
-          `A payment needs your approval${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}, ` +
-          `before ${q.expiresAt}. Open the paid-actions console to see everything about it and approve or decline it (approval ${q.approvalId}).`,
-        url,
-      }),
-    },
+    inputRequests: { [APPROVAL_KEY]: inputRequired.elicitUrl(approvalLink(q, url, sandbox)) },
     requestState,
   });
 }
 
-/** How a person decided on the console's page, as the journal tells it. */
-export type Decision = "approved" | "declined" | "gone" | "timeout";
-
-/**
- * Waits for a person to decide on a pending approval elsewhere (the console, a terminal):
- * reads the journal every `stepMs` (it may be shared with other processes), until a decision,
- * the approval's expiry, the deadline or the call's cancellation.
- */
-export async function waitForDecision(
-  read: (approvalId: string) => Promise<{ status: string; expiresAt: number } | undefined>,
-  approvalId: string,
-  o: { now: () => number; deadline: number; signal: AbortSignal; stepMs?: number; onWait?: (waitedMs: number) => void },
-): Promise<Decision> {
-  const started = o.now();
-  for (;;) {
-    const a = await read(approvalId);
-    if (!a) return "gone";
-    if (a.status === "approved" || a.status === "used") return "approved";
-    if (a.status === "declined") return "declined";
-    const now = o.now();
-    if (a.expiresAt <= now) return "gone";
-    if (now >= o.deadline || o.signal.aborted) return "timeout";
-    o.onWait?.(now - started);
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(done, Math.min(o.stepMs ?? 500, Math.max(1, o.deadline - now)));
-      function done() {
-        clearTimeout(t);
-        o.signal.removeEventListener("abort", done);
-        resolve();
-      }
-      o.signal.addEventListener("abort", done, { once: true });
-    });
-  }
-}
-
 /** The human's answer in a retried call: approved, not approved (and how), or not given. */
 export type ApprovalAnswer = { kind: "approved" } | { kind: "refused"; how: string } | { kind: "missing" };
+/** An answer that was given. */
+export type Given = Exclude<ApprovalAnswer, { kind: "missing" }>;
 
+/** The answer an elicitation result carries (a URL question's "accept" has no content: "not checked"). */
+export function answerOf(result: { action: string; content?: unknown }): Given {
+  if (result.action !== "accept") return { kind: "refused", how: result.action };
+  const content = result.content as Record<string, unknown> | undefined;
+  return content?.approve === true ? { kind: "approved" } : { kind: "refused", how: "not checked" };
+}
+
+/** The answer a retried call came back with (2026-07-28: in its inputResponses). */
 export function approvalAnswer(rctx: RequestCtx): ApprovalAnswer {
   const view = inputResponse(rctx.mcpReq.inputResponses, APPROVAL_KEY);
-  if (view.kind !== "elicit") return { kind: "missing" };
-  if (view.action !== "accept") return { kind: "refused", how: view.action };
-  const content = view.content as Record<string, unknown> | undefined;
-  return content?.approve === true ? { kind: "approved" } : { kind: "refused", how: "not checked" };
+  return view.kind === "elicit" ? answerOf(view) : { kind: "missing" };
 }
 
 /** The sealed state of a retried call, checked against the call it comes back with. */

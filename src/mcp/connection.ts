@@ -32,7 +32,7 @@ const INSTRUCTIONS =
   "follow it with get_execution, wait_for_execution or the resource paid-actions://executions/{executionId}. " +
   "Use quote_action first to see a price without paying. Limits are set by the human and cannot be raised by the agent. " +
   "A payment above the human's approval threshold needs a person's approval: the host asks its user when it can (its own prompt, or a link to the paid-actions console); " +
-  "otherwise the call is refused with an approvalId, a person approves it in the paid-actions console or terminal, and you call again with the same input and that approvalId. Only a person can approve.";
+  "otherwise, or when no decision has come within about 45 s, the call is refused with an approvalId: a person decides in the paid-actions console or terminal, and you call again with the same input and that approvalId once they have. Only a person can approve.";
 
 /** How long after a 2025 handshake the runtime starts, when no request has started it sooner. */
 const START_AFTER_HANDSHAKE_MS = 100;
@@ -60,7 +60,9 @@ export function connectionServer(c: Connections, era: ProtocolEra): Server {
       capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
       instructions: INSTRUCTIONS + ctx.sandboxNote,
       cacheHints: CACHE_HINTS,
-      inputRequired: { roundTimeoutMs: ctx.approvalWaitMs },
+      // A 2025 connection is asked by elicitation from the handler itself (legacy-approvals.ts):
+      // the SDK's shim would answer a failed question without the refusal's structured shape.
+      inputRequired: { legacyShim: false },
       requestState: { verify: async (state, rctx) => (await parts()).paidCalls.verifyState(state, rctx) },
     },
   );

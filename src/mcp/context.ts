@@ -11,6 +11,7 @@
 import type { ServerContext } from "@modelcontextprotocol/server";
 import type { Config, Engine, JournalStore, limitsView, ServiceClient, Transcripts } from "../engine/index.js";
 import type { CatalogRow } from "./catalog.js";
+import type { ApprovalWaits } from "./waits.js";
 
 /** What a request handler gets besides the request: signal, progress token, notify, envelope. */
 export type RequestCtx = ServerContext;
@@ -63,6 +64,12 @@ export interface McpHost {
    * sign-in page only this user can read. Absent when this host offers none.
    */
   approvalPage?(approvalId: string): Promise<string | undefined>;
+  /**
+   * Where calls record that they wait for a person, shared with the console this process
+   * serves (it tells the person whether a call takes the decision now); absent: the surface
+   * keeps its own.
+   */
+  approvalWaits?: ApprovalWaits;
 }
 
 export interface McpContext {
@@ -78,6 +85,11 @@ export interface McpContext {
   scrub: (s: string) => string;
   /** True once close() has begun: background work stops writing results. */
   isClosed: () => boolean;
-  /** How long a call waits for a person's decision on the console's page. */
+  /**
+   * How long a call that waits for a person (the host's question, the console's page) waits,
+   * from its arrival, before it answers approval_required (waiting.ts).
+   */
   approvalWaitMs: number;
+  /** The calls of this process waiting for a person, by approval. */
+  waits: ApprovalWaits;
 }

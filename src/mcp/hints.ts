@@ -12,7 +12,7 @@ const HINTS: PerCode<string> = {
   budget_exceeded: () =>
     "Nothing was paid. Choose a cheaper option, wait for the daily window, or ask the human to raise the limit in the configuration — the agent cannot raise it.",
   approval_required: (e) =>
-    `A person must approve this payment in the paid-actions console or terminal: tell the user it is waiting (approval ${String(e.context.approvalId ?? "<approvalId>")}). Once they have approved it, call this tool again with the same input plus approvalId. You cannot approve it yourself. Nothing was paid.`,
+    `A person must approve this payment in the paid-actions console or terminal: tell the user it is waiting (approval ${String(e.context.approvalId ?? "<approvalId>")}${e.context.consoleUrl ? `; the console's page for it: ${e.context.consoleUrl}` : ""}). Call again with the same input and this approvalId once the person has decided: an approval pays, once; a decline is refused. You cannot approve it yourself. Nothing was paid.`,
   approval_declined: () => "The human did not approve; nothing was paid. Do not retry without asking the human first.",
   approval_invalid: () => "Call the tool again without approvalId to get a new quote and a new approval.",
   quote_drift: () =>

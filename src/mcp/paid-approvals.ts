@@ -1,8 +1,11 @@
 /**
- * A paid call's approval, on the MCP side: asking the person about a payment that needs one
- * (the console's page when the client opens URLs, else the host's own form), and the answer
- * a call comes back with — approved, declined, or a decision still to wait for on the
- * console's page. The questions and sealed states themselves are approvals.ts.
+ * A paid call's approval on a 2026-07-28 connection: asking the person about a payment that
+ * needs one (the console's page when the client opens URLs, else the host's own form) with
+ * an `input_required` result, and the answer the retried call comes back with — approved,
+ * declined, no answer, or a decision still to wait for on the console's page (waiting.ts:
+ * bounded, and a pending approval stays usable by the retry with its approvalId). The
+ * questions and sealed states themselves are approvals.ts; 2025 connections are asked by
+ * legacy-approvals.ts.
  */
 import type { InputRequiredResult, ProtocolEra, RequestStateCodec, Server } from "@modelcontextprotocol/server";
 import { PaidActionError } from "../engine/index.js";
@@ -12,14 +15,13 @@ import {
   askApprovalAtUrl,
   canElicit,
   canElicitUrl,
-  waitForDecision,
   type ApprovalAnswer,
   type ApprovalQuestion,
   type ApprovalState,
 } from "./approvals.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { withoutExtras, type PaidTool } from "./paid-tools.js";
-import { progressReporter } from "./progress.js";
+import { asWaiting, cancelledWhileWaiting, decisionBy, decisionNow, takeDecision } from "./waiting.js";
 
 /** What every approval step is handed: the surface's context and the codec that seals the states. */
 export interface Approving {
@@ -27,14 +29,16 @@ export interface Approving {
   states: RequestStateCodec<ApprovalState>;
 }
 
-/** The call an approval is about: its tool, its arguments as sent, its request. */
+/** The call an approval is about: its tool, its arguments as sent, its request, and when it must answer. */
 export interface ApprovalCall {
   tool: PaidTool;
   args: unknown;
   rctx: RequestCtx;
+  /** By when (ctx.now() time) a call that waits for a person answers, decided or not. */
+  deadline: number;
 }
 
-function question(
+export function question(
   approvalId: string,
   action: string,
   amount: string,
@@ -51,18 +55,6 @@ function question(
     expiresAt,
     input,
   };
-}
-
-/** The question to ask again about a pending approval (as a person reviews it: payee from the challenge too). */
-async function pendingQuestion(pa: McpPaidActions, approvalId: string): Promise<ApprovalQuestion> {
-  const r = await pa.engine.approvalReview(approvalId);
-  if (!r || r.status !== "pending")
-    throw new PaidActionError(
-      "approval_invalid",
-      `approval ${approvalId} is ${r?.status ?? "unknown"}; call again without it for a new quote. Nothing was paid`,
-      { approvalId },
-    );
-  return question(r.approvalId, r.action, r.amount, r.payee, r.expiresAt, r.input);
 }
 
 /**
@@ -92,21 +84,21 @@ export async function ask(
 }
 
 /**
- * The approval a call came back with, given (or refused) as the human answered; undefined
- * when the call may go on to pay, or the question to ask again.
+ * The approval a call came back with, given (or refused) as the person answered: returns
+ * when the call may go on to pay, throws the refusal otherwise.
  */
 export async function answered(
   a: Approving,
   pa: McpPaidActions,
   state: ApprovalState,
   call: ApprovalCall,
-): Promise<InputRequiredResult | undefined> {
+): Promise<void> {
   const approvalId = state.approvalId;
   const answer = approvalAnswer(call.rctx);
   if (state.via === "url") return answeredAtUrl(a, pa, state, answer, call);
   if (answer.kind === "approved") {
     await pa.engine.approve(approvalId, "host"); // single use: a replayed answer finds it used and is refused
-    return undefined;
+    return;
   }
   if (answer.kind === "refused") {
     await pa.engine.decline(approvalId, "host");
@@ -116,75 +108,50 @@ export async function answered(
       { approvalId, answer: answer.how },
     );
   }
-  // No answer came back with the state: ask again, for the same pending approval.
-  const q = await pendingQuestion(pa, approvalId);
-  return askApproval(a.states, call.rctx, call.tool.tool.name, call.args, q, a.ctx.sandbox);
+  // No answer came back with the state (the host could not ask): the approval stays pending.
+  await takeDecision(a.ctx, pa, approvalId, await decisionNow(a.ctx, pa, approvalId), NO_ANSWER, false);
 }
+
+const NO_ANSWER = "the host returned no answer to the approval question";
 
 /**
  * The person was sent to the console's page: going there is all the answer says. The call
- * waits for the decision made on that page (or in a terminal), read from the journal.
+ * waits for the decision made on that page (or in a terminal), read from the journal, until
+ * its deadline; then the approval stays pending for the retry with its approvalId.
  */
 async function answeredAtUrl(
   a: Approving,
   pa: McpPaidActions,
   state: ApprovalState,
   answer: ApprovalAnswer,
-  { tool, args, rctx }: ApprovalCall,
-): Promise<InputRequiredResult | undefined> {
+  { rctx, deadline }: ApprovalCall,
+): Promise<void> {
+  const { ctx } = a;
   const approvalId = state.approvalId;
-  if (answer.kind === "missing") {
-    const q = await pendingQuestion(pa, approvalId);
-    const url = await a.ctx.host.approvalPage?.(approvalId);
-    if (url) return askApprovalAtUrl(a.states, rctx, tool.tool.name, args, q, url, a.ctx.sandbox);
-  } else if (answer.kind === "refused" && answer.how === "decline") {
+  if (answer.kind === "refused" && answer.how === "decline") {
     await pa.engine.decline(approvalId, "host");
     throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, {
       approvalId,
       answer: "decline",
     });
-  } else if (answer.kind === "approved" || answer.how === "not checked") {
-    // An accepted URL question carries no content: the person went to the page.
-    await decidedAtConsole(a.ctx, pa, approvalId, rctx);
   }
-  // Dismissed, or no decision in time: the approval stays waiting for a person, and the
-  // engine answers the call with it (approval_required and its approvalId, to call again).
-  return undefined;
+  if (answer.kind === "missing" || (answer.kind === "refused" && answer.how === "cancel"))
+    return takeDecision(ctx, pa, approvalId, await decisionNow(ctx, pa, approvalId), dismissed(answer), true);
+  // Accepted: the person went to the page (an accepted URL question carries no content).
+  const started = ctx.now();
+  const { decision } = await asWaiting(ctx, pa, approvalId, rctx, () =>
+    decisionBy(ctx, pa, approvalId, rctx, deadline),
+  );
+  if (rctx.mcpReq.signal.aborted) throw cancelledWhileWaiting();
+  return takeDecision(ctx, pa, approvalId, decision, noDecisionIn(ctx.now() - started), true);
 }
 
-/**
- * Waits for the decision made on the console's page, with progress every 5 s when the call
- * carries a token. Returns when it was approved, or when no decision came in time; throws
- * when it was declined, expired or is gone.
- */
-async function decidedAtConsole(
-  ctx: McpContext,
-  pa: McpPaidActions,
-  approvalId: string,
-  rctx: RequestCtx,
-): Promise<void> {
-  const progress = progressReporter(rctx);
-  let told = -1;
-  const decision = await waitForDecision(async (id) => pa.engine.approval(id), approvalId, {
-    now: ctx.now,
-    deadline: ctx.now() + ctx.approvalWaitMs,
-    signal: rctx.mcpReq.signal,
-    onWait: (ms) => {
-      if (Math.floor(ms / 5_000) === told) return;
-      told = Math.floor(ms / 5_000);
-      progress?.(
-        `waiting for a person to approve approval ${approvalId} in the paid-actions console (${Math.round(ms / 1000)} s)`,
-      );
-    },
-  });
-  if (decision === "declined")
-    throw new PaidActionError("approval_declined", `a person declined this payment in the console; nothing was paid`, {
-      approvalId,
-    });
-  if (decision === "gone")
-    throw new PaidActionError(
-      "approval_invalid",
-      `approval ${approvalId} expired or is gone; call again without it for a new quote. Nothing was paid`,
-      { approvalId },
-    );
+/** Why a link-mode question ended without a decision. */
+function dismissed(answer: ApprovalAnswer): string {
+  return answer.kind === "missing" ? NO_ANSWER : "the host dismissed the link to the console's page";
+}
+
+/** The reason a call gives when it waited for the person in vain. */
+export function noDecisionIn(ms: number): string {
+  return `no decision yet after ${Math.round(ms / 1000)} s`;
 }

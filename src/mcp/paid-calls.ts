@@ -1,15 +1,19 @@
 /**
  * A call of a paid tool: its arguments parsed (paid-tools.ts), the engine's payment with the
- * call's cancellation signal and progress, and the human's approval (paid-approvals.ts) when
- * the amount needs one — asked, or taken from the call that comes back with the answer.
- * Every refusal is a tool result, written to the call's transcript.
+ * call's cancellation signal and progress, and the person's approval when the amount needs
+ * one — on a 2026-07-28 connection asked with an `input_required` result and taken from the
+ * call that comes back with the answer (paid-approvals.ts), on a 2025 one asked of the host
+ * within the call (legacy-approvals.ts). A call that waits for a person answers by its
+ * deadline, decided or not (waiting.ts). Every refusal is a tool result, written to the
+ * call's transcript.
  */
 import type { CallToolResult, InputRequiredResult, ProtocolEra, Server } from "@modelcontextprotocol/server";
 import { newId } from "../domain/ids.js";
 import { isCode, PaidActionError } from "../engine/index.js";
 import { approvalStates, stateFor } from "./approvals.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
-import { answered, ask, type Approving } from "./paid-approvals.js";
+import { askInHost } from "./legacy-approvals.js";
+import { answered, ask, type ApprovalCall, type Approving } from "./paid-approvals.js";
 import { parsePaidArgs, type PaidTool } from "./paid-tools.js";
 import { progressReporter } from "./progress.js";
 import { failure, paidResult } from "./results.js";
@@ -43,27 +47,38 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
     on: { server: Server; era: ProtocolEra },
   ): Promise<PaidCallResult> {
     const callId = newId("call");
+    const deadline = ctx.now() + ctx.approvalWaitMs;
     let pa: McpPaidActions | undefined;
-    let retried = false;
     try {
       pa = await ctx.runtime();
+      const engine = pa.engine;
       const state = stateFor(rctx, tool.tool.name, args);
       const { input, budget, intentKey, approvalId } = parsePaidArgs(tool, args);
-      retried = state !== undefined;
-      if (state) {
-        const again = await answered(approving, pa, state, { tool, args, rctx });
-        if (again) return again;
-      }
-      const paid = await pa.engine.pay(
-        { action: tool.entry.name, input, budget, intentKey, approvalId: state?.approvalId ?? approvalId },
-        { callId, signal: rctx.mcpReq.signal, onProgress: progressReporter(rctx) },
-      );
-      return paidResult(paid, undefined, sandbox);
-    } catch (e) {
-      if (pa && !retried && isCode(e, "approval_required")) {
-        const asked = await ask(approving, e, { tool, args, rctx }, on).catch(() => undefined);
+      const approval: ApprovalCall = { tool, args, rctx, deadline };
+      if (state) await answered(approving, pa, state, approval);
+      const pay = async (id: string | undefined) =>
+        paidResult(
+          await engine.pay(
+            { action: tool.entry.name, input, budget, intentKey, approvalId: id },
+            { callId, signal: rctx.mcpReq.signal, onProgress: progressReporter(rctx) },
+          ),
+          undefined,
+          sandbox,
+        );
+      try {
+        return await pay(state?.approvalId ?? approvalId);
+      } catch (e) {
+        // A call that came back with an answer is not asked again: it ends with the engine's word.
+        if (state || !isCode(e, "approval_required")) throw e;
+        if (on.era === "legacy") {
+          await askInHost(approving, pa, e, approval, on.server);
+          return await pay(e.context.approvalId);
+        }
+        const asked = await ask(approving, e, approval, on).catch(() => undefined);
         if (asked) return asked;
+        throw e;
       }
+    } catch (e) {
       pa?.transcripts.append(callId, "tool_error", {
         tool: tool.tool.name,
         error: e instanceof PaidActionError ? e.toJSON() : String(e),

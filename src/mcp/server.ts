@@ -18,6 +18,7 @@ import type { Catalog } from "./catalog.js";
 import { connectionServer, type Connections } from "./connection.js";
 import type { McpContext, McpHost, McpPaidActions } from "./context.js";
 import type { Parts } from "./parts.js";
+import { createApprovalWaits, DEFAULT_APPROVAL_WAIT_MS } from "./waits.js";
 
 export type { McpHost, McpPaidActions } from "./context.js";
 export { executionUri } from "./uris.js";
@@ -27,7 +28,11 @@ export interface McpSurfaceOptions {
   version: string;
   log: (line: string) => void;
   now?: () => number;
-  /** How long an approval question waits for the human on a 2025 connection (default 10 min). */
+  /**
+   * How long a tool call waits for a person — the host's question, then the console's page —
+   * before it answers approval_required with the approvalId (default 45 s: inside the 60 s a
+   * client SDK waits by default).
+   */
   approvalTimeoutMs?: number;
   /** Called once the runtime has started (for the serve command's log). */
   onStarted?: (pa: McpPaidActions) => void;
@@ -99,7 +104,8 @@ function surfaceContext(o: McpSurfaceOptions, life: Lifetime, runtime: () => Pro
     runtime,
     scrub: (s) => (life.started ? life.started.transcripts.scrub(s) : s),
     isClosed: () => life.closed,
-    approvalWaitMs: o.approvalTimeoutMs ?? 600_000,
+    approvalWaitMs: o.approvalTimeoutMs ?? DEFAULT_APPROVAL_WAIT_MS,
+    waits: host.approvalWaits ?? createApprovalWaits(),
   };
 }
 

@@ -55,6 +55,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Declare form elicitation and answer each request with this handler. */
   elicit?: (request: ElicitRequest) => ElicitResult | Promise<ElicitResult>;
+  /** Which elicitation modes the client declares with `elicit` (default: form only). */
+  elicitModes?: ("form" | "url")[];
   /** Connect timeout (default 20 s). */
   timeoutMs?: number;
 }
@@ -90,7 +92,11 @@ export async function startServer(o: StartOptions = {}): Promise<McpServerProces
   transport.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
   const client = new Client(
     { name: "e2e-test-agent", version: "1.0.0" },
-    { capabilities: o.elicit ? { elicitation: { form: {} } } : {} },
+    {
+      capabilities: o.elicit
+        ? { elicitation: Object.fromEntries((o.elicitModes ?? ["form"]).map((m) => [m, {}])) }
+        : {},
+    },
   );
   if (o.elicit) {
     const handler = o.elicit;

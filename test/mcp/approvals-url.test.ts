@@ -4,8 +4,10 @@
  * file:// URL of a one-time sign-in page for that payment's page (a URL with no secret in it:
  * a host opens it with the OS's opener, whose command line any local user can read); accepting
  * only means the person went there, so the call waits until the person decides on the page
- * (read from the journal), then pays — or pays nothing. The person here is real HTTP against
- * the real console, as a browser sends it.
+ * (read from the journal), then pays — or pays nothing; with no decision by its deadline it
+ * answers approval_required with a fresh link, and the console tells the person whether a
+ * call was waiting. The person here is real HTTP against the real console, as a browser
+ * sends it.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -70,15 +72,21 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
   it("sends the host to the payment's page; the call waits for the person's approval there and pays once", async () => {
     const env = suite.env(NEEDS_APPROVAL);
     let approvedStatus = 0;
+    let told: { agentCall?: string; next?: string } = {};
     const h = host("accept", async (url) => {
       const person = await loginAsPerson(url);
-      approvedStatus = (await person.approve(approvalIdOf(h.pages[0]!))).status;
+      const approved = await person.approve(approvalIdOf(h.pages[0]!));
+      approvedStatus = approved.status;
+      told = (await approved.json()) as typeof told;
     });
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["form", "url"] });
     const before = await balance();
     const paid = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-${era}` }, 30_000);
     await h.settled();
     expect(approvedStatus).toBe(200);
+    // The console told the person that the agent's call was waiting and takes it now.
+    expect(told.agentCall).toBe("waiting");
+    expect(told.next).toContain("pays now");
     expect(paid.isError).toBeFalsy();
     expect(sc(paid).executionId).toMatch(/^exe_/);
     expect(await balance()).toBe(before - PRICE);
@@ -143,6 +151,22 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     expect(existsSync(h.pages[0]!.path)).toBe(false);
   });
 
+  it("a host that dismisses the link (cancel) decides nothing: approval_required, still pending, with a link", async () => {
+    const env = suite.env(NEEDS_APPROVAL);
+    const h = host("cancel");
+    const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
+    const before = await balance();
+    const refused = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-dismissed-${era}` });
+    const error = sc(refused).error;
+    expect(error.code).toBe("approval_required");
+    expect(error.message).toContain("the host dismissed the link to the console's page");
+    expect(error.message).toContain("nothing was paid");
+    expect(String(error.consoleUrl)).toMatch(/^file:\/\//);
+    expect(error.approvalId).toBe(approvalIdOf(h.pages[0]!));
+    expect(await statusOf(env, String(error.approvalId))).toBe("pending");
+    expect(await balance()).toBe(before);
+  });
+
   it("no decision in time: approval_required for a person, with the approvalId; approved later on the page, the retry pays once", async () => {
     const env = suite.env(NEEDS_APPROVAL);
     const h = host("accept");
@@ -155,12 +179,24 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     const text = JSON.stringify(refused);
     expect(text).toContain("console or terminal");
     expect(text).not.toContain("paid-actions-mcp approve");
+    expect(error.message).toMatch(/^no decision yet after \d+ s; /);
+    expect(error.message).toContain("nothing was paid");
+    expect(error.whatToDo).toContain("Call again with the same input and this approvalId once the person has decided");
     const approvalId = String(error.approvalId);
     expect(approvalId).toBe(approvalIdOf(h.pages[0]!));
     expect(await balance()).toBe(before);
+    // A fresh one-time sign-in link to the same page, for whoever did not get to the first one.
+    const fresh = readLoginPage(String(error.consoleUrl));
+    expect(fresh.next).toBe(`/approvals/${approvalId}`);
+    expect(fresh.token).not.toBe(h.pages[0]!.token);
 
-    const person = await loginAsPerson(urlOf(h.asked[0]!));
-    expect((await person.approve(approvalId)).status).toBe(200);
+    const person = await loginAsPerson(String(error.consoleUrl));
+    const approved = await person.approve(approvalId);
+    expect(approved.status).toBe(200);
+    // No call waits for it any more: the agent will use it when it calls again.
+    const told = (await approved.json()) as { agentCall: string; next: string };
+    expect(told.agentCall).toBe("none");
+    expect(told.next).toContain("the agent will use it when it calls again");
     const paid = await callTool(s.client, "servers_provision", { ...args, approvalId }, 30_000);
     expect(paid.isError).toBeFalsy();
     expect(await balance()).toBe(before - PRICE);

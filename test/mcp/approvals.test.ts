@@ -1,11 +1,13 @@
 /**
- * Approvals above the threshold, over real stdio: by elicitation when the client declares
- * it, and otherwise by a person running `paid-actions-mcp approve <approvalId>` at a terminal
- * (a pseudo-terminal here) in a second process on the same home.
+ * Approvals above the threshold, over real stdio with the v1 client: by elicitation when the
+ * client declares it (a handler that throws still gets the structured refusal, and the
+ * approval stays usable), and otherwise by a person running `paid-actions-mcp approve
+ * <approvalId>` at a terminal (a pseudo-terminal here) in a second process on the same home.
  */
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runInPty } from "../commands/pty.js";
+import { loginAsPerson } from "../helpers/console-person.js";
 import {
   call,
   cleanupAll,
@@ -101,6 +103,50 @@ describe("mcp e2e: approval by elicitation", () => {
     const result = await call(s.client, "servers_provision", { ...SMALL_SERVER });
     expect(result.isError ?? false, text(result)).toBe(false);
     expect(asked).toHaveLength(0);
+  });
+});
+
+describe("mcp e2e: a host whose elicitation handler throws (the v1 client)", () => {
+  it("form or link: approval_required with the approvalId and nothing paid, structured; the approval stays usable", async () => {
+    for (const modes of [["form"], ["url"]] as const) {
+      const asked: ElicitRequest[] = [];
+      const s = await startServer({
+        delayMs: 200,
+        env: LIMITS,
+        elicitModes: [...modes],
+        elicit: (request) => {
+          asked.push(request);
+          throw new Error("the host's dialog crashed");
+        },
+      });
+      const args = { ...SMALL_SERVER, image: `throws-${modes[0]}` };
+      const refused = await call(s.client, "servers_provision", args);
+      expect(refused.isError).toBe(true);
+      const error = sc(refused).error;
+      expect(error.code).toBe("approval_required");
+      expect(error.approvalId).toMatch(/^apr_/);
+      expect(error.message).toContain("nothing was paid");
+      expect(error.message).toContain("the host's dialog crashed");
+      expect(text(refused)).not.toContain("Fulfilling input required");
+      expect(asked).toHaveLength(1);
+      expect((await serviceGet(s.home, "/executions")).items).toEqual([]);
+
+      // Still pending: a person approves it (with the console link the refusal carries, else at a terminal).
+      if (modes[0] === "url") {
+        expect((await (await loginAsPerson(error.consoleUrl)).approve(error.approvalId)).status).toBe(200);
+      } else {
+        const pty = runInPty(["approve", error.approvalId], serverEnv(s.home, LIMITS));
+        await pty.waitFor(`Type ${SMALL_SERVER_PRICE} to approve`);
+        pty.type(`${SMALL_SERVER_PRICE}\r`);
+        expect((await pty.exit).code).toBe(0);
+      }
+      const paid = await call(s.client, "servers_provision", { ...args, approvalId: error.approvalId });
+      expect(paid.isError ?? false, text(paid)).toBe(false);
+      const again = await call(s.client, "servers_provision", { ...args, approvalId: error.approvalId });
+      expect(sc(again).executionId).toBe(sc(paid).executionId);
+      expect((await serviceGet(s.home, "/executions")).items).toHaveLength(1);
+      await s.close();
+    }
   });
 });
 

@@ -130,7 +130,7 @@ export const getApproval = (id) => get(`/api/approvals/${encodeURIComponent(id)}
  * @param {string} id
  * @param {"approve" | "decline"} kind
  * @param {{ pin?: string }} body
- * @returns {Promise<{ approval?: Approval }>}
+ * @returns {Promise<{ approval?: Approval, agentCall?: "waiting" | "none" | "unknown", next?: string }>}
  */
 export const postDecision = (id, kind, body) => post(`/api/approvals/${encodeURIComponent(id)}/${kind}`, body);
 

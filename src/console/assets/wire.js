@@ -40,6 +40,7 @@
  * @property {string | null} decidedAt
  * @property {boolean} expired
  * @property {{ spentLast24h: string, maxPerDay: string | null, spentTotal: string, maxTotal: string | null }} after
+ * @property {string} [next] only on a decision's answer: what happens next (a waiting call takes it now, or the agent's next call)
  */
 
 /**

@@ -80,7 +80,7 @@ function spendAfter(after, amount) {
 
 /** @type {Record<string, string>} */
 const OUTCOME = {
-  approved: "Approved. The agent's next call with this approval pays, once.",
+  approved: "Approved. The agent will use it when it calls again (it pays once).",
   used: "Approved and used: the payment went through.",
   declined: "Declined. Nothing is paid for it.",
 };
@@ -97,6 +97,9 @@ function outcomeOf(r) {
           text: "The quote expired before anyone decided. Nothing is paid; the agent must ask again.",
         }
       : null;
+  // Just decided here: the answer says whether a call was waiting for it.
+  if (r.next && (r.status === "approved" || r.status === "declined"))
+    return { status: r.status, text: `${r.status === "approved" ? "Approved." : "Declined."} ${r.next}` };
   return { status: r.status, text: OUTCOME[r.status] ?? r.status };
 }
 
@@ -167,7 +170,7 @@ async function submitDecision(r, kind, { pin, message, approveBtn, declineBtn },
     const res = await postDecision(r.approvalId, kind, pin ? { pin: pin.value } : {});
     /** @type {Approval} */
     const outcome = res.approval ?? { ...r, status: kind === "approve" ? "approved" : "declined" };
-    decided(outcome);
+    decided(res.next ? { ...outcome, next: res.next } : outcome);
   } catch (caught) {
     const e = failure(caught);
     fill(message, notice("error", e.message));

@@ -1,0 +1,111 @@
+/**
+ * A paid call's approval on a 2025 connection: the server asks the host itself, with an
+ * `elicitation/create` related to the tool call, instead of handing an `input_required`
+ * result to the SDK's legacy shim. The shim answers a failed question (the host's handler
+ * threw, timed out, the client cannot elicit) with its own text and no `structuredContent`;
+ * here every such end is a refusal with its code, the approvalId and "nothing was paid", and
+ * the approval stays pending for the retry with that approvalId. The question and the wait
+ * after it (for the console's page) both end by the call's deadline (waiting.ts).
+ */
+import { randomUUID } from "node:crypto";
+import { SdkError, SdkErrorCode, type ElicitRequestParams, type Server } from "@modelcontextprotocol/server";
+import { PaidActionError } from "../engine/index.js";
+import { answerOf, approvalForm, approvalLink, canElicit, canElicitUrl, type ApprovalAnswer } from "./approvals.js";
+import type { McpPaidActions } from "./context.js";
+import { noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
+import { withoutExtras } from "./paid-tools.js";
+import { asWaiting, cancelledWhileWaiting, decisionBy, takeDecision, type Decision } from "./waiting.js";
+
+/**
+ * Asks a person about a payment that needs approval, through the host of a 2025 connection:
+ * the console's page when the client opens URLs, else the host's own form. Returns when the
+ * payment is approved (the call goes on and pays); throws the refusal otherwise — `e` itself
+ * when the client can do neither.
+ */
+export async function askInHost(
+  a: Approving,
+  pa: McpPaidActions,
+  e: PaidActionError<"approval_required">,
+  call: ApprovalCall,
+  server: Server,
+): Promise<void> {
+  const { ctx } = a;
+  const { rctx, deadline } = call;
+  const c = e.context;
+  const approvalId = c.approvalId;
+  const input = withoutExtras((call.args as Record<string, unknown>) ?? {});
+  const q = question(approvalId, c.action, c.amount, c.payee ?? null, c.expiresAt, input);
+  const url = canElicitUrl("legacy", server, rctx)
+    ? await ctx.host.approvalPage?.(approvalId).catch((err: unknown) => {
+        ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
+        return undefined;
+      })
+    : undefined;
+  if (!url && !canElicit("legacy", server, rctx)) throw e;
+  const params: ElicitRequestParams = url
+    ? { mode: "url", elicitationId: randomUUID(), ...approvalLink(q, url, ctx.sandbox) }
+    : approvalForm(q, ctx.sandbox);
+  const started = ctx.now();
+  const { outcome, decision } = await asWaiting(ctx, pa, approvalId, rctx, async () => {
+    const result = await server.request(
+      { method: "elicitation/create", params },
+      { relatedRequestId: rctx.mcpReq.id, timeout: Math.max(1, deadline - ctx.now()), signal: rctx.mcpReq.signal },
+    );
+    const answer = answerOf(result);
+    // At the console's page: accepting only says the person went there; the decision is made there.
+    if (url && (answer.kind === "approved" || (answer.kind === "refused" && answer.how === "not checked")))
+      await decisionBy(ctx, pa, approvalId, rctx, deadline);
+    return answer;
+  });
+  if (rctx.mcpReq.signal.aborted) throw cancelledWhileWaiting();
+  const waited = ctx.now() - started;
+  if (outcome.status === "rejected")
+    return takeDecision(ctx, pa, approvalId, decision, unanswered(outcome.reason, waited), url !== undefined);
+  if (url) return atThePage(a, pa, approvalId, outcome.value, decision, waited);
+  return inTheForm(pa, approvalId, outcome.value, decision);
+}
+
+/** Why the host's question brought no answer: it failed, or the deadline came first. */
+function unanswered(reason: unknown, waited: number): string {
+  if (reason instanceof SdkError && reason.code === SdkErrorCode.RequestTimeout) return noDecisionIn(waited);
+  const message = reason instanceof Error ? reason.message : String(reason);
+  return `the host could not ask the person (${message.slice(0, 200)})`;
+}
+
+/** The host's form answered: an explicit approval pays; anything else is recorded as a decline. */
+async function inTheForm(pa: McpPaidActions, approvalId: string, answer: ApprovalAnswer, decision: Decision) {
+  if (answer.kind === "approved") {
+    // Approved elsewhere meanwhile (the console): nothing more to record.
+    if (decision !== "approved") await pa.engine.approve(approvalId, "host");
+    return;
+  }
+  const how = answer.kind === "refused" ? answer.how : "no answer";
+  await pa.engine.decline(approvalId, "host");
+  throw new PaidActionError("approval_declined", `the human did not approve this payment (${how}); nothing was paid`, {
+    approvalId,
+    answer: how,
+  });
+}
+
+/** The host answered the link: a decline is recorded; otherwise the decision made at the page, or none yet. */
+async function atThePage(
+  a: Approving,
+  pa: McpPaidActions,
+  approvalId: string,
+  answer: ApprovalAnswer,
+  decision: Decision,
+  waited: number,
+): Promise<void> {
+  if (answer.kind === "refused" && answer.how === "decline" && decision === "pending") {
+    await pa.engine.decline(approvalId, "host");
+    throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, {
+      approvalId,
+      answer: "decline",
+    });
+  }
+  const why =
+    answer.kind === "refused" && answer.how === "cancel"
+      ? "the host dismissed the link to the console's page"
+      : noDecisionIn(waited);
+  return takeDecision(a.ctx, pa, approvalId, decision, why, true);
+}
