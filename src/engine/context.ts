@@ -53,7 +53,7 @@ export interface Ctx {
   walletAta(): Promise<{ wallet: string; ata: string }>;
   /** Delegate mode: the on-chain allowance, checked before anything is signed. */
   allowance: AllowanceGate;
-  /** The blockhash proofs are signed with, fetched ahead from our RPC (chain/lifetimes.ts). */
+  /** The blockhash proofs are signed with, fetched from our RPC beside the quote (chain/lifetimes.ts). */
   lifetimes: Lifetimes;
   events: EventEmitter;
   /** Tells listeners an execution's record changed (for MCP updates). */

@@ -1,27 +1,22 @@
 /**
- * The blockhash payments are signed with, fetched ahead from our own RPC and reused while it
- * is young, so that a paid call does not wait for an RPC round trip: when the one held has
- * aged a little, a fresh one is fetched behind it for the next call. Only when none is held,
- * or the one held is too old to sign with, does a call wait for the RPC. A proof that can
- * never land drops the one held (its blockhash may be the reason).
+ * The blockhash payments are signed with, fetched from our own RPC ahead of the signature:
+ * a paid call starts the fetch when it asks for its quote (warm), so the RPC round trip runs
+ * beside the service's and the signature waits for it only if the RPC is the slower of the
+ * two. The blockhash is as fresh as the quote request, as it would be fetched at the
+ * signature. When that fetch fails, the last one fetched is used while it is young (a
+ * cluster honours a blockhash for about a minute); else the call waits for a fetch of its
+ * own. A proof that can never land drops the one held (its blockhash may be the reason).
  *
  * Ages are measured from when the fetch began, so a slow answer is counted older, never younger.
  */
 import type { Lifetime } from "./chain.js";
 
-export interface LifetimeTiming {
-  /** Signed with up to this age; older, a call fetches one itself (default 10 s: a cluster honours ~60 s). */
-  maxAgeMs: number;
-  /** From this age on, a fresh one is fetched in the background (default 2 s). */
-  refreshAfterMs: number;
-}
+/** The last one fetched is signed with up to this age when a fresher one cannot be had (10 s). */
+export const LIFETIME_MAX_AGE_MS = 10_000;
 
-export const DEFAULT_LIFETIME_TIMING: LifetimeTiming = { maxAgeMs: 10_000, refreshAfterMs: 2_000 };
-
-/** What the held blockhash is good for at `age` ms: signing at once (and whether to fetch behind it), or nothing. */
-export function lifetimeUse(age: number, t: LifetimeTiming): "use" | "use-and-refresh" | "fetch" {
-  if (age < 0 || age >= t.maxAgeMs) return "fetch";
-  return age >= t.refreshAfterMs ? "use-and-refresh" : "use";
+/** Whether a blockhash fetched `age` ms ago may still be signed with. */
+export function young(age: number, maxAgeMs = LIFETIME_MAX_AGE_MS): boolean {
+  return age >= 0 && age < maxAgeMs;
 }
 
 export class Lifetimes {
@@ -33,29 +28,27 @@ export class Lifetimes {
   constructor(
     private readonly latest: () => Promise<Lifetime>,
     private readonly now: () => number,
-    private readonly timing: LifetimeTiming = DEFAULT_LIFETIME_TIMING,
+    private readonly maxAgeMs = LIFETIME_MAX_AGE_MS,
   ) {}
 
-  /** A blockhash to sign with now: the one held while it is young enough, else one fetched now. */
+  /** Starts a fetch ahead (unless one is under way): a paid call does it beside its quote request. */
+  warm(): void {
+    this.fetch().catch(() => undefined); // a failure is met by the call that takes one
+  }
+
+  /** A blockhash to sign with now: the fetch under way, else the one held while young, else a fetch now. */
   async take(): Promise<Lifetime> {
     const held = this.held;
-    const use = held ? lifetimeUse(this.now() - held.at, this.timing) : "fetch";
-    if (held && use !== "fetch") {
-      if (use === "use-and-refresh") this.prefetch();
-      return held.lifetime;
+    const usable = held && young(this.now() - held.at, this.maxAgeMs) ? held.lifetime : undefined;
+    if (this.fetching) {
+      try {
+        return await this.fetching;
+      } catch (e) {
+        if (usable && this.held === held) return usable;
+        throw e;
+      }
     }
-    return this.fetch();
-  }
-
-  /** Fetches one ahead unless the one held is fresh: a paid call starts this beside its quote request. */
-  warm(): void {
-    const held = this.held;
-    if (!held || lifetimeUse(this.now() - held.at, this.timing) !== "use") this.prefetch();
-  }
-
-  /** Fetches one ahead (a failure is left for the call that needs one to meet). */
-  prefetch(): void {
-    this.fetch().catch(() => undefined);
+    return usable ?? this.fetch();
   }
 
   /** Forgets the one held: the next call fetches a fresh one. */

@@ -85,6 +85,7 @@ export async function decide(h: HeldIntent): Promise<void> {
   const { c } = h;
   const pre = await precheck(h);
   if (pre.needsApproval) await ensureApproved(c, h, h.opts);
+  c.lifetimes.warm(); // the blockhash to sign with, fetched beside the challenge's requests
   h.checkCancelled("before the payment was reserved");
   // A fetch's challenge is its 402's requirement, read and checked when it was priced (steps/probe.ts).
   const requirements =

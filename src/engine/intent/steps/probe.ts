@@ -35,6 +35,7 @@ export function jsonOf(res: FetchedResponse): unknown {
 export async function probe(h: HeldIntent): Promise<void> {
   h.checkCancelled("before the request");
   const { c, intent } = h;
+  c.lifetimes.warm(); // the blockhash a proof would be signed with, fetched beside the unpaid request
   const res = h.takeProbe() ?? (await fetchResource(c, intent, { signal: h.opts.signal }));
   c.transcript(intent, "request", { paid: false, status: res.status, headers: keptHeaders(res.headers) });
   if (res.status !== 402) {

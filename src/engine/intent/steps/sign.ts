@@ -1,7 +1,7 @@
 /**
  * The sign step (from `reserved`): the last checks (expiry, the tightest cap, the on-chain
  * allowance, the freeze), then the proof, signed with a blockhash from our own RPC (fetched
- * ahead: chain/lifetimes.ts) and recorded with its payment record before it can leave.
+ * beside the quote: chain/lifetimes.ts) and recorded with its payment record before it can leave.
  */
 import { formatDecimal } from "../../../domain/money.js";
 import { PaidActionError } from "../../errors.js";
@@ -65,7 +65,7 @@ export async function signProof(h: HeldIntent): Promise<SignedProof> {
   const payer = await c.payer();
   // Delegate mode: a price the allowance left on chain cannot cover is refused unsigned.
   if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount!);
-  // The lifetime is ours: a blockhash our own RPC gave (fetched ahead), never the challenge's hint.
+  // The lifetime is ours: a blockhash our own RPC gave (fetched beside the quote), never the challenge's hint.
   const lifetime = await c.lifetimes.take().catch((e: unknown) => {
     throw new PaidActionError(
       "payment_failed",
