@@ -179,6 +179,12 @@ export const PG_MIGRATIONS: string[] = [
     stored_at BIGINT NOT NULL
   );
   `,
+  // 7: the budget's index covers the amounts it sums (see schema.ts).
+  `
+  DROP INDEX intents_budget;
+  CREATE INDEX intents_budget ON intents(budget_state, budget_at) INCLUDE (budget_amount, refund_credit)
+    WHERE budget_state IN ('reserved', 'spent');
+  `,
 ];
 
 /**

@@ -167,4 +167,12 @@ export const MIGRATIONS: string[] = [
     stored_at INTEGER NOT NULL
   );
   `,
+  // 7: the budget's index covers the amounts it sums: a paid call reads the rolling 24 h's
+  // usage twice, and with thousands of purchases a day, reading each one's row was most of a
+  // call's time (the sum reads the index alone now).
+  `
+  DROP INDEX intents_budget;
+  CREATE INDEX intents_budget ON intents(budget_state, budget_at, budget_amount, refund_credit)
+    WHERE budget_state IN ('reserved', 'spent');
+  `,
 ];
