@@ -2,9 +2,9 @@
  * The same install and smoke run as packaging.test.ts, under Node 22 (from the npm registry,
  * cached under the temp dir): Node 22 first on PATH for `npm install` — so better-sqlite3 is
  * built for Node 22's ABI, against Node 22's own headers — and for `npx`, which launches the
- * server with it.
+ * server with it. Under Node 22 npm has nothing to warn about, at install or at launch.
  */
-import { afterAll, describe, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   ensureNode22,
   installAndSmoke,
@@ -25,5 +25,7 @@ describe("the npm package under Node 22", () => {
     const env = userEnv({ npm_config_nodedir: node22.nodedir }, [node22.binDir]);
     const s = await installAndSmoke(tarball, env, readmeHostConfig());
     expectSmokePassed(s, /\[ok {2}\] node: v22\.\d+\.\d+ \(ABI 127\)/);
+    expect(s.install.stdout + s.install.stderr).not.toMatch(/^npm warn/im);
+    expect(s.serverStderr).not.toMatch(/^npm warn/im);
   }, 420_000);
 });
