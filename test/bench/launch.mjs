@@ -35,7 +35,7 @@ function userEnv(extra) {
 /** One launch: spawn → initialize answer → tools/list answer; then stdin closed, exit awaited. */
 async function launch(form, timeoutMs) {
   const t0 = process.hrtime.bigint();
-  const child = spawn(form.command, form.args, { env: form.env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(form.command, form.args, { cwd: form.cwd, env: form.env, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   child.stdin.on("error", () => undefined);
@@ -162,6 +162,10 @@ export async function launchFigures({ root, work, log, runs }) {
       env: env("node"),
     },
   ];
+  // npx looks for the package in its working directory's project first: not the checkout's.
+  const cwd = join(dir, "cwd");
+  mkdirSync(cwd);
+  for (const form of forms) form.cwd = cwd;
   const results = { tarball: packed[0].filename, runs, first: {}, warm: {}, load: [] };
   log(`launch: installing globally into ${global}`);
   const t = performance.now();

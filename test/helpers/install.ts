@@ -22,6 +22,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ensureBuilt, PROJECT_ROOT } from "./process.js";
 
 export { PROJECT_ROOT };
+export { unexplainedNpmWarnings } from "./npm-warnings.js";
 
 export interface Ran {
   code: number | null;
@@ -138,22 +139,6 @@ export async function installTarball(tarball: string, prefix: string, env: Recor
   const allowScripts = { "better-sqlite3": true, [`file:${tarball}`]: true };
   writeFileSync(join(prefix, "package.json"), `${JSON.stringify({ private: true, allowScripts }, null, 2)}\n`);
   return run("npm", ["install", tarball, "--no-audit", "--no-fund"], { cwd: prefix, env, timeoutMs: 240_000 });
-}
-
-/**
- * The `npm warn` lines of an npm run's output that are not known and explained (README,
- * docs/installing.md): on a Node older than 22.12, the engine warning for commander 15,
- * which @solana/errors 8 (under @solana/kit 8, which litesvm needs) pins for its
- * command-line decoder — never loaded by the server. Under Node 22.12 and later: none.
- */
-export function unexplainedNpmWarnings(output: string, nodeVersion: string): string[] {
-  const warnings = output.split("\n").filter((line) => /^npm warn/i.test(line));
-  const [major = 0, minor = 0] = nodeVersion.replace(/^v/, "").split(".").map(Number);
-  if (major > 22 || (major === 22 && minor >= 12)) return warnings;
-  const engine = warnings.filter((line) => /^npm warn EBADENGINE/i.test(line));
-  const packages = engine.flatMap((line) => /package: '([^']+)'/.exec(line)?.[1] ?? []);
-  const explained = packages.length > 0 && packages.every((p) => /^commander@15\./.test(p));
-  return explained ? warnings.filter((line) => !engine.includes(line)) : warnings;
 }
 
 export interface SecondNode {
