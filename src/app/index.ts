@@ -8,6 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { setTimeout as delay } from "node:timers/promises";
 import { newId } from "../domain/ids.js";
 import {
   createEngine,
@@ -40,6 +41,13 @@ import {
 } from "./sandbox.js";
 
 export { embeddedSandbox, type EmbeddedSandbox } from "./sandbox.js";
+
+/**
+ * How long close() lets background work in flight (a reconciler poll, the resume of
+ * unfinished purchases) finish before it closes the journal: well inside the 2 s the SDKs'
+ * stdio clients give a server between closing its stdin and sending SIGTERM.
+ */
+const CLOSE_GRACE_MS = 1_000;
 
 export interface OpenOptions {
   env: NodeJS.ProcessEnv;
@@ -120,7 +128,18 @@ export function rpcChain(config: Config): () => Promise<ChainPort> {
 interface Opening {
   o: OpenOptions;
   now: () => number;
+  /**
+   * The log of the work the engine does (calls, the reconciler, the resume, the transcripts'
+   * index): silent once the journal is closed, when whatever fails is the close's doing — a
+   * client that closes the connection cuts short what it started, and that is no error.
+   */
   log: (line: string) => void;
+  /** The caller's log, never silenced (the embedded sandbox's own lines). */
+  callerLog: (line: string) => void;
+  /** Set just before the journal closes. */
+  closed: { journal: boolean };
+  /** The resume of unfinished purchases, while it runs in the background. */
+  resuming?: Promise<void>;
   configResult: ConfigResult;
   home: string;
   transcripts: Transcripts;
@@ -130,7 +149,11 @@ interface Opening {
 /** The home's journal and transcripts (opened here unless the caller has), each call's transcript indexed. */
 async function openHome(o: OpenOptions): Promise<Opening> {
   const now = o.now ?? Date.now;
-  const log = o.log ?? ((line: string) => process.stderr.write(`[paid-actions] ${line}\n`));
+  const callerLog = o.log ?? ((line: string) => process.stderr.write(`[paid-actions] ${line}\n`));
+  const closed = { journal: false };
+  const log = (line: string) => {
+    if (!closed.journal) callerLog(line);
+  };
   const configResult = loadConfig(o.env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const transcripts = o.opened?.transcripts ?? new Transcripts(home);
@@ -139,10 +162,10 @@ async function openHome(o: OpenOptions): Promise<Opening> {
   // (and every command) can list the calls, and say which host keeps each file.
   const host = hostname();
   transcripts.onNewCall = (callId, at) =>
-    void Promise.resolve(journal.indexTranscript({ callId, createdAt: at, host, home })).catch((e: unknown) =>
+    void (async () => journal.indexTranscript({ callId, createdAt: at, host, home }))().catch((e: unknown) =>
       log(`transcripts: could not index ${callId}: ${(e as Error).message}`),
     );
-  return { o, now, log, configResult, home, transcripts, journal };
+  return { o, now, log, callerLog, closed, configResult, home, transcripts, journal };
 }
 
 /**
@@ -165,7 +188,7 @@ async function configureService(op: Opening): Promise<{ config?: Config; sandbox
 
 /** Points the configuration at the embedded sandbox (started here, or reused), and keeps it there when it moves. */
 async function pointAtSandbox(op: Opening, config: Config): Promise<EmbeddedSandbox> {
-  const sandbox = await embeddedSandbox(op.home, op.o.sandbox ?? {}, op.log, op.o.sandboxWatch);
+  const sandbox = await embeddedSandbox(op.home, op.o.sandbox ?? {}, op.callerLog, op.o.sandboxWatch);
   config.baseUrl = sandbox.info.baseUrl;
   config.apiKey = sandbox.info.apiKey;
   // The embedded default pays in delegate mode: the agent key spends the demo wallet's
@@ -250,12 +273,13 @@ async function startReconciler(
   if (resume === "background") {
     setImmediate(() => {
       if (isClosing()) return;
-      engine
+      op.resuming = engine
         .resumeUnfinished()
         .then(() => reconciler.schedule())
         .catch((e: unknown) => {
           if (!isClosing()) log(`resuming unfinished purchases: ${transcripts.scrub((e as Error).message)}`);
-        });
+        })
+        .finally(() => (op.resuming = undefined));
     });
   } else if (resume) await engine.resumeUnfinished();
   if (o.reconcile ?? true) reconciler.start();
@@ -286,7 +310,11 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
     home,
     close: () =>
       (closing ??= (async () => {
-        await reconciler?.stop();
+        // Background work in flight ends while the journal is open, if it ends soon; what is
+        // still running then meets a closed journal and stops, as after a crash, unlogged.
+        const stopped = Promise.all([reconciler?.stop(), op.resuming]);
+        await Promise.race([stopped, delay(CLOSE_GRACE_MS, undefined, { ref: false })]);
+        op.closed.journal = true;
         await journal.close();
         await sandbox?.close();
       })()),

@@ -199,7 +199,10 @@ async function startApprovalConsole(st: ServingState, running: PaidActions): Pro
     home: st.home,
     config: running.config,
     audit: async () => (await runAudit(running, { now: Date.now() })).report,
-    log: st.o.log,
+    // A request a person made as the server stopped fails on the closed journal: no error of theirs.
+    log: (line) => {
+      if (!st.closing) st.o.log?.(line);
+    },
     agentWaiting: st.waits.waiting,
   });
   st.o.log?.(`console: started for approvals on ${handle.origin}`);

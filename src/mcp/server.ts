@@ -13,6 +13,7 @@
  * the SDK, tools/list from the cached catalog; the runtime (sandbox, engine, reconciler,
  * resume) starts on the first request that is not the opening one, and never for a probe.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { McpServerFactory } from "@modelcontextprotocol/server";
 import type { Catalog } from "./catalog.js";
 import { connectionServer, type Connections } from "./connection.js";
@@ -49,6 +50,12 @@ export interface McpSurface {
   start(): Promise<McpPaidActions>;
   close(): Promise<void>;
 }
+
+/**
+ * How long close() waits for background work in flight: well inside the 2 s the SDKs' stdio
+ * clients give a server between closing its stdin and sending SIGTERM.
+ */
+const CLOSE_GRACE_MS = 1_000;
 
 /** What the surface holds for the process: the working parts and the runtime, each made once. */
 interface Lifetime {
@@ -135,8 +142,11 @@ export function createMcpSurface(o: McpSurfaceOptions): McpSurface {
     start: runtime,
     async close() {
       life.closed = true;
-      life.loaded?.toolList.close();
       life.loaded?.updates.close();
+      // A catalog refresh in flight finishes while the journal is still open, unless it is
+      // slow (a remote service): then it is left to fail quietly once the journal closes.
+      const refreshing = life.loaded?.toolList.close();
+      if (refreshing) await Promise.race([refreshing, delay(CLOSE_GRACE_MS, undefined, { ref: false })]);
     },
   };
 }

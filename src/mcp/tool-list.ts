@@ -27,7 +27,11 @@ export interface ToolList {
   started(pa: McpPaidActions): void;
   /** Called whenever the tool list changed; returns the function that removes the listener. */
   onChange(listener: () => void): () => void;
-  close(): void;
+  /**
+   * Stops the retries and the listeners; resolves once a load or refresh in flight has ended
+   * (it finishes quietly: nothing is logged for work the close cut short).
+   */
+  close(): Promise<void>;
 }
 
 const RETRY_MS = 15_000;
@@ -91,7 +95,7 @@ function load(s: ListState): Promise<void> {
     await fetchInto(s, started);
   })().catch((e: unknown) => {
     s.loading = undefined;
-    ctx.log(`catalog: could not be loaded (${ctx.scrub((e as Error).message)})`);
+    if (!ctx.isClosed()) ctx.log(`catalog: could not be loaded (${ctx.scrub((e as Error).message)})`);
   });
   return s.loading;
 }
@@ -100,6 +104,8 @@ function load(s: ListState): Promise<void> {
 async function fetchInto(s: ListState, p: McpPaidActions): Promise<boolean> {
   const { host, log, now } = s.ctx;
   const fresh = await loadCatalog(p.client, p.journal, host.service, now());
+  // The server closed meanwhile: what was read is of no use to anyone.
+  if (s.ctx.isClosed()) return false;
   if (fresh.source === "service")
     host.saveCatalogSnapshot(
       fresh.entries.map((e) => ({ name: e.name, detail: e.detail })),
@@ -119,11 +125,15 @@ async function fetchInto(s: ListState, p: McpPaidActions): Promise<boolean> {
 function refresh(s: ListState): Promise<void> {
   const { ctx } = s;
   s.refreshing ??= (async () => {
+    if (ctx.isClosed()) return;
     const p = await ctx.runtime();
     if (ctx.isClosed()) return;
     if (await fetchInto(s, p)) for (const l of s.listeners) l();
   })()
-    .catch((e: unknown) => ctx.log(`catalog: refresh failed (${ctx.scrub((e as Error).message)})`))
+    .catch((e: unknown) => {
+      // After close, a failure is the close's doing (the journal or the service went away).
+      if (!ctx.isClosed()) ctx.log(`catalog: refresh failed (${ctx.scrub((e as Error).message)})`);
+    })
     .finally(() => {
       s.refreshing = undefined;
     });
@@ -174,9 +184,11 @@ export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
       s.listeners.add(listener);
       return () => s.listeners.delete(listener);
     },
-    close() {
+    async close() {
       if (s.retryTimer) clearInterval(s.retryTimer);
+      s.retryTimer = undefined;
       s.listeners.clear();
+      await Promise.all([s.loading, s.refreshing]);
     },
   };
 }

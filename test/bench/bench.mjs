@@ -3,7 +3,9 @@
 // Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
 // Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
 // `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json;
-// `--only wan` only the WAN section (wan.mjs) and writes .bench/wan.json.
+// `--only wan` only the WAN section (wan.mjs) and writes .bench/wan.json; `--only launch`
+// the launch through npm (launch.mjs: npx, a global install; never part of a full run, as it
+// installs the package with npm) and writes .bench/launch.json.
 // Each section is its own module: paid-call.mjs (1), wan.mjs (1b), cold-start.mjs (2),
 // startup.mjs, memory.mjs (3), scale.mjs (4-6); report.mjs prints the table. This file runs
 // them in order.
@@ -16,13 +18,14 @@ import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { memory } from "./memory.mjs";
 import { paidCalls } from "./paid-call.mjs";
 import { formatReport, formatWan } from "./report.mjs";
+import { launchFigures, formatLaunch } from "./launch.mjs";
 import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
 import { wanCalls } from "./wan.mjs";
 
 const { only: ONLY } = parseArgs({ options: { only: { type: "string" } } }).values;
-if (ONLY !== undefined && ONLY !== "startup" && ONLY !== "wan")
-  throw new Error(`--only takes one section name: startup or wan (not ${ONLY})`);
+if (ONLY !== undefined && !["startup", "wan", "launch"].includes(ONLY))
+  throw new Error(`--only takes one section name: startup, wan or launch (not ${ONLY})`);
 
 // ---- Run ---------------------------------------------------------------------------------------
 
@@ -52,6 +55,10 @@ function writeOnly(lines, file) {
 if (ONLY === "startup") {
   results.startup = await startupFigures({ root: ROOT, work, log });
   writeOnly(formatStartup(results.startup), "startup.json");
+}
+if (ONLY === "launch") {
+  results.launch = await launchFigures({ root: ROOT, work, log, runs: Number(process.env.BENCH_LAUNCH_RUNS ?? 5) });
+  writeOnly(formatLaunch(results.launch), "launch.json");
 }
 const svc = await startSandbox("sandbox", 0);
 if (ONLY === "wan") {

@@ -1,23 +1,37 @@
 /**
  * The npm package as a user gets it: `npm pack` of the checkout, installed into an empty temp
  * dir that has no way back to the checkout (no npm_* variables naming it, none of its
- * node_modules on PATH), launched exactly as the README's host config does
- * (`npx -y paid-actions-mcp`) and driven by the SDK's v2 Client over stdio: the tools, one
- * paid call in sandbox mode, then `npx paid-actions-mcp doctor`. Under the Node that runs the
- * tests (20); packaging-node22.test.ts does the same under Node 22.
+ * node_modules on PATH) with npm's warnings showing, launched exactly as the README's host
+ * config does (`npx -y paid-actions-mcp`) and driven by the SDK's v2 Client over stdio: the
+ * tools, one paid call in sandbox mode, then `npx paid-actions-mcp doctor`. Under the Node
+ * that runs the tests (20); packaging-node22.test.ts does the same under Node 22. And the
+ * README's line for a tarball, run as written there.
  */
+import { copyFileSync, mkdirSync, renameSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  connect,
   installAndSmoke,
   nodedirOf,
   packProject,
   readmeHostConfig,
+  readmeTarballCommand,
   removeDirs,
   tempDir,
+  unexplainedNpmWarnings,
   userEnv,
   type Packed,
 } from "../helpers/install.js";
-import { expectSmokePassed } from "../helpers/smoke.js";
+import { expectSmokePassed, SANDBOX_TOOLS } from "../helpers/smoke.js";
+
+/**
+ * Where the README-line test puts the tarball: one path, so that npx keeps one install of it
+ * (in npm's own npx cache) from run to run and rebuilds no native module when only the
+ * package changed.
+ */
+const README_TARBALL_DIR = join(tmpdir(), "paid-actions-mcp-readme-tarball");
 
 let packed: Packed;
 beforeAll(async () => {
@@ -52,5 +66,27 @@ describe("the npm package", () => {
       s,
       new RegExp(`\\[ok  \\] node: ${process.version.replace(/\./g, "\\.")} \\(ABI ${process.versions.modules}\\)`),
     );
+    // npm's warnings: none but those docs/dependencies.md explains, at install and at launch.
+    expect(unexplainedNpmWarnings(s.install.stdout + s.install.stderr, process.version), s.install.stderr).toEqual([]);
+    expect(unexplainedNpmWarnings(s.serverStderr, process.version), s.serverStderr).toEqual([]);
+  }, 360_000);
+
+  it("the README's line for a tarball, run as written (`npx -y file:…`), answers initialize and tools/list", async () => {
+    mkdirSync(README_TARBALL_DIR, { recursive: true });
+    const tarball = join(README_TARBALL_DIR, basename(packed.tarball));
+    const partial = `${tarball}.${process.pid}`;
+    copyFileSync(packed.tarball, partial);
+    renameSync(partial, tarball);
+    const [command = "", ...args] = readmeTarballCommand(tarball);
+    expect(command).toBe("npx");
+    const env = { ...userEnv(nodedirOf(process.execPath)), PAID_ACTIONS_HOME: tempDir("pam-home-") };
+    const s = await connect(command, args, { cwd: tempDir("pam-npx-"), env, timeoutMs: 300_000 });
+    try {
+      expect(s.client.getServerVersion()).toMatchObject({ name: "paid-actions-mcp" });
+      expect((await s.client.listTools()).tools.map((t) => t.name).sort()).toEqual([...SANDBOX_TOOLS].sort());
+    } finally {
+      await s.close();
+    }
+    expect(unexplainedNpmWarnings(s.stderr(), process.version), s.stderr()).toEqual([]);
   }, 360_000);
 });

@@ -5,7 +5,16 @@
  * stdio to whatever command a host config names.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { Client, type CallToolResult } from "@modelcontextprotocol/client";
@@ -13,6 +22,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ensureBuilt, PROJECT_ROOT } from "./process.js";
 
 export { PROJECT_ROOT };
+export { unexplainedNpmWarnings } from "./npm-warnings.js";
 
 export interface Ran {
   code: number | null;
@@ -118,15 +128,17 @@ export async function packProject(dest: string): Promise<Packed> {
 }
 
 /**
- * `npm install <tarball>` into `prefix` (an empty dir), as a user would; native modules are
- * built for the Node first on `env.PATH`.
+ * `npm install <tarball>` into `prefix` (an empty dir), as a user would, at npm's own log
+ * level (its warnings show); native modules are built for the Node first on `env.PATH`. The
+ * prefix is a project that has reviewed the install scripts, as npm 11.16 and later asks
+ * every project to (`npm approve-scripts`, the `allowScripts` field): better-sqlite3's (it
+ * builds the native module) and, for a package from a tarball, its own `prepare`, which npm
+ * lists although it does not run it for a tarball.
  */
 export async function installTarball(tarball: string, prefix: string, env: Record<string, string>): Promise<Ran> {
-  return run("npm", ["install", tarball, "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel", "error"], {
-    cwd: prefix,
-    env,
-    timeoutMs: 240_000,
-  });
+  const allowScripts = { "better-sqlite3": true, [`file:${tarball}`]: true };
+  writeFileSync(join(prefix, "package.json"), `${JSON.stringify({ private: true, allowScripts }, null, 2)}\n`);
+  return run("npm", ["install", tarball, "--no-audit", "--no-fund"], { cwd: prefix, env, timeoutMs: 240_000 });
 }
 
 export interface SecondNode {
@@ -216,6 +228,23 @@ export function structured(result: unknown): any {
   return (result as CallToolResult).structuredContent ?? {};
 }
 
+/**
+ * The README's command for a tarball, as it is written there
+ * (`npx -y file:/absolute/path/to/paid-actions-mcp-<version>.tgz`), split into words, with
+ * `tarball` in the place of its placeholder path and nothing else changed.
+ */
+export function readmeTarballCommand(tarball: string): string[] {
+  const readme = readFileSync(join(PROJECT_ROOT, "README.md"), "utf8");
+  const lines = [...new Set([...readme.matchAll(/`([^`\n]*file:[^`\n]*\.tgz[^`\n]*)`/g)].map((m) => m[1]!))];
+  if (lines.length !== 1) throw new Error(`README.md should name one tarball command, not: ${lines.join(" | ")}`);
+  const words = lines[0]!.split(/\s+/);
+  const placeholder = /\/absolute\/path\/to\/paid-actions-mcp-<version>\.tgz$/;
+  const at = words.findIndex((w) => placeholder.test(w));
+  if (at < 0) throw new Error(`README.md's tarball command has no /absolute/path/to/paid-actions-mcp-<version>.tgz`);
+  words[at] = words[at]!.replace(placeholder, tarball);
+  return words;
+}
+
 /** A host's server entry: what it launches, with what arguments and environment. */
 export interface HostConfig {
   command: string;
@@ -240,6 +269,8 @@ export function readmeHostConfig(): HostConfig {
 export interface Smoked {
   /** The directory the tarball was installed into. */
   prefix: string;
+  /** What `npm install` of the tarball said. */
+  install: Ran;
   home: string;
   tools: string[];
   paid: any;
@@ -273,5 +304,5 @@ export async function installAndSmoke(tarball: string, env: Record<string, strin
     await s.close();
   }
   const doctor = await run("npx", ["paid-actions-mcp", "doctor"], { cwd: prefix, env: withHome, timeoutMs: 120_000 });
-  return { prefix, home, tools, paid, doctor, serverStderr: s.stderr() };
+  return { prefix, install, home, tools, paid, doctor, serverStderr: s.stderr() };
 }
