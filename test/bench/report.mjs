@@ -1,5 +1,6 @@
 // `npm run bench`: the printed report of a full run — each section's figures as a table or a
 // line, against its target where it has one.
+import { formatCommits } from "./commits.mjs";
 import { ms } from "./common.mjs";
 import { formatStartup } from "./startup.mjs";
 
@@ -18,10 +19,10 @@ function requestsLine(count, kinds, pick) {
 
 /**
  * The WAN section's lines: both clients' latency through the proxy, the requests each sends
- * per call, the journal commits, and the ratio MCP/peer beside the loopback MCP/floor ratio
- * of the paid-call section (`paidCall`, absent when the section ran alone).
+ * per call, the journal commits (counted by commits.mjs), and the ratio MCP/peer beside the
+ * loopback MCP/floor ratio of the paid-call section (`paidCall`, absent when the section ran alone).
  */
-export function formatWan(w, paidCall) {
+export function formatWan(w, paidCall, commits) {
   const lines = [""];
   addRow(lines, `Paid call over a ${2 * w.oneWayMs} ms round trip (ms)`, "median", "p95", "min", "max", "");
   statsRow(lines, "MCP server over stdio (SQLite journal)", w.mcp);
@@ -38,6 +39,11 @@ export function formatWan(w, paidCall) {
     lines.push(
       `    ${name.padEnd(5)}service ${requestsLine(side.service, side.kinds, isService)}; RPC ${requestsLine(side.rpc, side.kinds, (k) => !isService(k))}`,
     );
+  const iso = w.mcp.isolatedCall;
+  if (iso)
+    lines.push(
+      `    (MCP, a call ${w.settleMs / 1000} s after the last: service ${requestsLine(iso.service, iso.kinds, isService)}; RPC ${requestsLine(iso.rpc, iso.kinds, (k) => !isService(k))}: its held blockhash older than 2 s, a fresh one is fetched beside the quote for the calls after it)`,
+    );
   const bg = w.mcp.background;
   lines.push(
     `  MCP's background work per call (after the call; its lane over the rounds, less the hot path): service ${requestsLine(bg.service, bg.kinds, isService)}; RPC ${requestsLine(bg.rpc, bg.kinds, (k) => !isService(k))}`,
@@ -45,9 +51,8 @@ export function formatWan(w, paidCall) {
   lines.push(
     `  new connections per call: MCP ${w.mcp.all.connections.toFixed(2)}, peer ${w.peer.all.connections.toFixed(2)}`,
   );
-  lines.push(
-    `  journal commits per paid call: ${w.commitsPerCall ?? "n/a (the engine exposes no commit counter)"} (target <= 3)`,
-  );
+  if (commits) lines.push(...formatCommits(commits));
+  else lines.push("  journal commits per paid call: not counted in this run");
   const wanRatio = w.mcp.median / w.peer.median;
   const floorRatio = paidCall && paidCall.mcp.median / paidCall.floor.median;
   const loopback = paidCall
@@ -79,7 +84,7 @@ export function formatReport(results) {
   lines.push(
     `  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`,
   );
-  lines.push(...formatWan(results.wan, p));
+  lines.push(...formatWan(results.wan, p, results.commits));
   lines.push("");
   row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
   for (const [label, c] of Object.entries(results.coldStart)) {
