@@ -124,7 +124,7 @@ export function formatReport(results) {
   lines.push("");
   const m = results.memory;
   lines.push(
-    `Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls`,
+    `Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls; calls that ended unsettled ${m.unsettled.length}`,
   );
   lines.push("");
   lines.push(
