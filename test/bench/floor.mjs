@@ -2,11 +2,11 @@
 // cannot do without, with nothing around it. The same two HTTP requests (`POST /quotes`, then
 // `POST /executions` with X-Payment-Proof and the same Idempotency-Key, which settles it) with
 // undici; the proof built the same way (the x402 reference client's exact SVM scheme, signing
-// with a blockhash fetched ahead from the RPC and reused while young, as the engine's
-// chain/lifetimes.ts does: never an RPC round trip in the call once one is held); and the
-// same three journal commits that wait for the disk (SQLite, WAL, synchronous=FULL): the
-// intent before anything is sent, the quote with its reservation and signed proof before the
-// proof leaves, the outcome.
+// with a blockhash from the RPC fetched beside the quote request on every call, as the
+// engine's chain/lifetimes.ts does: the signature waits for it only if the RPC is the slower
+// of the two); and the same three journal commits that wait for the disk (SQLite, WAL,
+// synchronous=FULL): the intent before anything is sent, the quote with its reservation and
+// signed proof before the proof leaves, the outcome.
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { request } from "undici";
@@ -14,42 +14,23 @@ import { createSolanaRpc } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { INPUT, work } from "./common.mjs";
 
-/** The engine's defaults (chain/lifetimes.ts): signed with up to 10 s of age, refetched behind it from 2 s. */
-const MAX_AGE_MS = 10_000;
-const REFRESH_AFTER_MS = 2_000;
-
-/** A blockhash held for signing: fetched ahead (beside the quote request), reused while young. */
-function heldBlockhash(rpcUrl) {
+/** The blockhash to sign with: fetched beside the quote request (`ahead`), awaited at the signature (`take`). */
+function blockhashBeside(rpcUrl) {
   const rpc = createSolanaRpc(rpcUrl);
-  let held;
   let fetching;
-  const age = () => (held ? performance.now() - held.at : Infinity);
-  const fetchOne = () =>
-    (fetching ??= (async () => {
-      const at = performance.now();
-      const { value } = await rpc.getLatestBlockhash({ commitment: "finalized" }).send();
-      held = { value, at };
-      return value;
-    })().finally(() => (fetching = undefined)));
-  const prefetch = () => void fetchOne().catch(() => undefined);
   return {
-    warm: () => {
-      if (age() >= REFRESH_AFTER_MS) prefetch();
+    ahead: () => {
+      fetching = rpc.getLatestBlockhash({ commitment: "finalized" }).send();
+      fetching.catch(() => undefined); // met by take()
     },
-    take: async () => {
-      if (age() >= MAX_AGE_MS) return fetchOne();
-      if (age() >= REFRESH_AFTER_MS) prefetch();
-      return held.value;
-    },
-    // A proof refused (the sandbox's ledger moved on to a new blockhash): the next call fetches one.
-    drop: () => (held = undefined),
+    take: async () => (await fetching).value,
   };
 }
 
 /** One floor paid call at a time (`once`, for timed() in common.mjs), and `close`. */
 export async function floorCall(svc, wallet) {
   const scheme = new ExactSvmScheme(wallet, { rpcUrl: svc.info.rpcUrl });
-  const blockhash = heldBlockhash(svc.info.rpcUrl);
+  const blockhash = blockhashBeside(svc.info.rpcUrl);
   const db = new Database(join(work, "floor.sqlite"));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
@@ -75,7 +56,7 @@ export async function floorCall(svc, wallet) {
   const once = async () => {
     const key = `floor-${process.pid}-${k++}`;
     const id = insert.run("new", key).lastInsertRowid; // commit 1: the intent
-    blockhash.warm();
+    blockhash.ahead();
     const q = await http(
       "/quotes",
       { action: "servers.provision", input: INPUT, budget: { amount: "10", currency: "USDC" } },
@@ -100,10 +81,7 @@ export async function floorCall(svc, wallet) {
       { action: "servers.provision", input: INPUT },
       { "idempotency-key": key, "x-quote-id": q.body.quoteId, "x-payment-proof": proof },
     );
-    if (e.status !== 201) {
-      blockhash.drop();
-      throw new Error(`floor execution ${e.status}`);
-    }
+    if (e.status !== 201) throw new Error(`floor execution ${e.status}`);
     update.run("executed", JSON.stringify(e.body), id); // commit 3: the outcome
   };
   return { once, close: () => db.close() };

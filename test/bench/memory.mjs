@@ -23,11 +23,11 @@ function rssKinds(pid) {
 }
 
 /**
- * A call may end unsettled (the call answered, the purchase still open, its
- * budget reserved): when the sandbox's ledger moves to a new blockhash (every 60 s, and it
- * accepts only its current one) a proof signed with the one held is refused, and the engine
- * reads the wallet's history for the proof's fate — which, past 2,000 transactions in its
- * look-back window, it cannot tell. Such calls are counted, not fatal; any other refusal is.
+ * A call may end unsettled (the call answered, the purchase still open, its budget reserved):
+ * counted, not fatal; any other refusal is. Seen with the build that reused a blockhash for
+ * up to 10 s: the sandbox's ledger honours one blockhash at a time (a new one every 60 s), a
+ * proof signed with the old one was refused, and past 2,000 transactions in the wallet's
+ * look-back window the engine could not tell that proof's fate.
  */
 const UNSETTLED = new Set(["outcome_unknown", "busy"]);
 

@@ -39,11 +39,6 @@ export function formatWan(w, paidCall, commits) {
     lines.push(
       `    ${name.padEnd(5)}service ${requestsLine(side.service, side.kinds, isService)}; RPC ${requestsLine(side.rpc, side.kinds, (k) => !isService(k))}`,
     );
-  const iso = w.mcp.isolatedCall;
-  if (iso)
-    lines.push(
-      `    (MCP, a call ${w.settleMs / 1000} s after the last: service ${requestsLine(iso.service, iso.kinds, isService)}; RPC ${requestsLine(iso.rpc, iso.kinds, (k) => !isService(k))}: its held blockhash older than 2 s, a fresh one is fetched beside the quote for the calls after it)`,
-    );
   const bg = w.mcp.background;
   lines.push(
     `  MCP's background work per call (after the call; its lane over the rounds, less the hot path): service ${requestsLine(bg.service, bg.kinds, isService)}; RPC ${requestsLine(bg.rpc, bg.kinds, (k) => !isService(k))}`,

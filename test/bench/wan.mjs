@@ -59,17 +59,15 @@ export async function wanCalls(svc) {
       mcp: perCall(proxy.lanes.mcp, marks.mcp, samples.mcp.length),
       peer: perCall(proxy.lanes.peer, marks.peer, samples.peer.length),
     };
-    const { hot: mcpHot, isolated: mcpIsolated } = await probe(mcp, proxy.lanes.mcp);
+    const mcpHot = await probe(mcp, proxy.lanes.mcp);
     await mcp.close();
     return {
       oneWayMs: WAN_ONE_WAY_MS,
-      settleMs: SETTLE_MS,
       appliedOneWayMs: stats(await proxy.appliedDelays()),
       rounds: WAN_ROUNDS,
       mcp: {
         ...stats(samples.mcp),
         hotPath: mcpHot,
-        isolatedCall: mcpIsolated,
         background: minus(traffic.mcp, mcpHot),
         all: traffic.mcp,
       },
@@ -136,26 +134,19 @@ async function peerSide(svc, proxy) {
 }
 
 /**
- * The hot path of an MCP paid call, counted over PROBE_CALLS calls, each after a quiet wait,
- * counting only the requests that arrive while the call is in flight. `isolated`: the first
- * call after the wait, whose held blockhash is older than 2 s, so that a fresh one is fetched
- * beside its quote (not waited for: the one held is signed with). `hot`: the call right after
- * it, as calls follow one another in the rounds, before the first one's background work.
+ * The hot path of an MCP paid call: PROBE_CALLS calls, each after a quiet wait and followed
+ * by one, counting only the requests that arrive while the call is in flight.
  */
 async function probe(mcp, lane) {
-  const isolated = [];
-  const hot = [];
+  const inCall = [];
   for (let i = 0; i < PROBE_CALLS; i++) {
     await sleep(SETTLE_MS);
-    let from = lane.requests.length;
+    const from = lane.requests.length;
     await mcp.once();
-    isolated.push(...lane.requests.slice(from));
-    from = lane.requests.length;
-    await mcp.once();
-    hot.push(...lane.requests.slice(from));
+    inCall.push(...lane.requests.slice(from));
   }
   await sleep(SETTLE_MS);
-  return { hot: tally(hot, PROBE_CALLS), isolated: tally(isolated, PROBE_CALLS) };
+  return tally(inCall, PROBE_CALLS);
 }
 
 /** A path segment that names one record ("exe_ApTcAIhoNoauYRqq", "q_01HX…"), not a route. */
