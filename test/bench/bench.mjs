@@ -3,19 +3,22 @@
 // Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
 // Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
 // `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json;
-// `--only wan` only the WAN section (wan.mjs) and writes .bench/wan.json; `--only launch`
-// the launch through npm (launch.mjs: npx, a global install; never part of a full run, as it
-// installs the package with npm) and writes .bench/launch.json.
-// Each section is its own module: paid-call.mjs (1), wan.mjs (1b), cold-start.mjs (2),
-// startup.mjs, memory.mjs (3), scale.mjs (4-6); report.mjs prints the table. This file runs
-// them in order.
+// `--only wan` only the WAN section (wan.mjs) with the commit count (commits.mjs) and writes
+// .bench/wan.json; `--only memory-long` only the long memory run (BENCH_MEMORY_CALLS paid
+// calls, 10,000 by default; not part of a full run) and writes .bench/memory-long.json;
+// `--only launch` the launch through npm (launch.mjs: npx, a global install; never part of a
+// full run, as it installs the package with npm) and writes .bench/launch.json.
+// Each section is its own module: paid-call.mjs (1, its floor in floor.mjs), wan.mjs (1b),
+// commits.mjs (1c), cold-start.mjs (2), startup.mjs, memory.mjs (3), scale.mjs (4-6);
+// report.mjs prints the table. This file runs them in order.
 import { cpus, totalmem, release } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { log, QUICK, ROOT, startSandbox, work } from "./common.mjs";
 import { coldStarts, stubCatalog } from "./cold-start.mjs";
-import { memory } from "./memory.mjs";
+import { commitsPerCall } from "./commits.mjs";
+import { formatMemoryLong, memory, memoryLong } from "./memory.mjs";
 import { paidCalls } from "./paid-call.mjs";
 import { formatReport, formatWan } from "./report.mjs";
 import { launchFigures, formatLaunch } from "./launch.mjs";
@@ -24,8 +27,9 @@ import { startupFigures, formatStartup } from "./startup.mjs";
 import { wanCalls } from "./wan.mjs";
 
 const { only: ONLY } = parseArgs({ options: { only: { type: "string" } } }).values;
-if (ONLY !== undefined && !["startup", "wan", "launch"].includes(ONLY))
-  throw new Error(`--only takes one section name: startup, wan or launch (not ${ONLY})`);
+const SECTIONS = ["startup", "wan", "memory-long", "launch"];
+if (ONLY !== undefined && !SECTIONS.includes(ONLY))
+  throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
 
 // ---- Run ---------------------------------------------------------------------------------------
 
@@ -63,12 +67,19 @@ if (ONLY === "launch") {
 const svc = await startSandbox("sandbox", 0);
 if (ONLY === "wan") {
   results.wan = await wanCalls(svc);
+  results.commits = await commitsPerCall(svc);
   svc.child.kill("SIGTERM");
-  writeOnly(formatWan(results.wan, undefined), "wan.json");
+  writeOnly(formatWan(results.wan, undefined, results.commits), "wan.json");
+}
+if (ONLY === "memory-long") {
+  results.memoryLong = await memoryLong(svc, Number(process.env.BENCH_MEMORY_CALLS ?? 10_000));
+  svc.child.kill("SIGTERM");
+  writeOnly(formatMemoryLong(results.memoryLong), "memory-long.json");
 }
 const stub = await stubCatalog(500);
 results.paidCall = await paidCalls(svc);
 results.wan = await wanCalls(svc);
+results.commits = await commitsPerCall(svc);
 results.coldStart = await coldStarts(svc, stub);
 results.startup = await startupFigures({ root: ROOT, work, log });
 results.memory = await memory(svc);

@@ -1,5 +1,6 @@
 // `npm run bench`: the printed report of a full run — each section's figures as a table or a
 // line, against its target where it has one.
+import { formatCommits } from "./commits.mjs";
 import { ms } from "./common.mjs";
 import { formatStartup } from "./startup.mjs";
 
@@ -18,10 +19,10 @@ function requestsLine(count, kinds, pick) {
 
 /**
  * The WAN section's lines: both clients' latency through the proxy, the requests each sends
- * per call, the journal commits, and the ratio MCP/peer beside the loopback MCP/floor ratio
- * of the paid-call section (`paidCall`, absent when the section ran alone).
+ * per call, the journal commits (counted by commits.mjs), and the ratio MCP/peer beside the
+ * loopback MCP/floor ratio of the paid-call section (`paidCall`, absent when the section ran alone).
  */
-export function formatWan(w, paidCall) {
+export function formatWan(w, paidCall, commits) {
   const lines = [""];
   addRow(lines, `Paid call over a ${2 * w.oneWayMs} ms round trip (ms)`, "median", "p95", "min", "max", "");
   statsRow(lines, "MCP server over stdio (SQLite journal)", w.mcp);
@@ -45,9 +46,8 @@ export function formatWan(w, paidCall) {
   lines.push(
     `  new connections per call: MCP ${w.mcp.all.connections.toFixed(2)}, peer ${w.peer.all.connections.toFixed(2)}`,
   );
-  lines.push(
-    `  journal commits per paid call: ${w.commitsPerCall ?? "n/a (the engine exposes no commit counter)"} (target <= 3)`,
-  );
+  if (commits) lines.push(...formatCommits(commits));
+  else lines.push("  journal commits per paid call: not counted in this run");
   const wanRatio = w.mcp.median / w.peer.median;
   const floorRatio = paidCall && paidCall.mcp.median / paidCall.floor.median;
   const loopback = paidCall
@@ -79,7 +79,7 @@ export function formatReport(results) {
   lines.push(
     `  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`,
   );
-  lines.push(...formatWan(results.wan, p));
+  lines.push(...formatWan(results.wan, p, results.commits));
   lines.push("");
   row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
   for (const [label, c] of Object.entries(results.coldStart)) {
@@ -119,7 +119,7 @@ export function formatReport(results) {
   lines.push("");
   const m = results.memory;
   lines.push(
-    `Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls`,
+    `Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls; calls that ended unsettled ${m.unsettled.length}`,
   );
   lines.push("");
   lines.push(

@@ -65,7 +65,12 @@ export async function wanCalls(svc) {
       oneWayMs: WAN_ONE_WAY_MS,
       appliedOneWayMs: stats(await proxy.appliedDelays()),
       rounds: WAN_ROUNDS,
-      mcp: { ...stats(samples.mcp), hotPath: mcpHot, background: minus(traffic.mcp, mcpHot), all: traffic.mcp },
+      mcp: {
+        ...stats(samples.mcp),
+        hotPath: mcpHot,
+        background: minus(traffic.mcp, mcpHot),
+        all: traffic.mcp,
+      },
       // Nothing else speaks on the peer's lane, and it has no background work: all it sends
       // is its hot path.
       peer: {
@@ -74,8 +79,6 @@ export async function wanCalls(svc) {
         background: minus(traffic.peer, traffic.peer),
         all: traffic.peer,
       },
-      // The engine exposes no journal commit counter yet: null is printed as "n/a".
-      commitsPerCall: null,
     };
   } finally {
     await proxy.close();

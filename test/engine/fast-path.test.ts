@@ -6,66 +6,11 @@
  * write, committed without an fsync of its own (journal/sqlite-records.ts, pg-records.ts).
  * The money is real: one settled payment on the sandbox's ledger, verified as before.
  */
-import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JournalStore } from "../../src/engine/journal/port.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { countCalls, NOT_DURING_A_CALL, portMethods, RELAXED, WRITES } from "../helpers/journal-calls.mjs";
 import { startProxy, type Proxy } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
-
-/** Every method of the JournalStore port, read from its declaration: a new one must be classified below. */
-function portMethods(): string[] {
-  const port = readFileSync(new URL("../../src/engine/journal/port.ts", import.meta.url), "utf8");
-  const block = port.slice(port.indexOf("export interface JournalStore {"));
-  const body = block.slice(0, block.indexOf("\n}\n"));
-  return [...body.matchAll(/^ {2}([a-zA-Z]+)(?:<[^(]*>)?\(/gm)].map((m) => m[1]!);
-}
-
-/** The methods that write, each one transaction (a commit that waits for the disk, but for indexTranscript). */
-const WRITES = new Set([
-  "insertIntent",
-  "update",
-  "claim",
-  "renew",
-  "release",
-  "reserve",
-  "recordSigned",
-  "updatePayment",
-  "insertApproval",
-  "decideApproval",
-  "indexTranscript",
-  "saveResponseBody",
-  "saveCatalog",
-  "freeze",
-  "unfreeze",
-]);
-/** Committed without an fsync of their own (the next synced commit carries them to the disk). */
-const RELAXED = new Set(["indexTranscript", "saveResponseBody"]);
-const NOT_DURING_A_CALL = new Set(["close"]);
-
-/**
- * Records every port method called on the store from now on (by name, in order). A call the
- * store makes of its own methods inside one (SQLite's are synchronous: the usage a
- * reservation is decided on, say) is part of that call's transaction, and is not counted.
- */
-function countCalls(journal: JournalStore): string[] {
-  const calls: string[] = [];
-  const j = journal as unknown as Record<string, (...a: unknown[]) => unknown>;
-  let depth = 0;
-  for (const name of portMethods()) {
-    const original = j[name]!.bind(journal);
-    j[name] = (...args: unknown[]) => {
-      if (depth === 0) calls.push(name);
-      depth++;
-      try {
-        return original(...args);
-      } finally {
-        depth--;
-      }
-    };
-  }
-  return calls;
-}
 
 describe("the fast path of a paid call", () => {
   let t: TestSandbox;
