@@ -85,6 +85,22 @@ const TABLE: [string, unknown, unknown[]][] = [
   ],
   ["an escaped pointer", { $defs: { "a/b": { type: "null" } }, $ref: "#/$defs/a~1b" }, [null, 1]],
   ["an unresolvable $ref", { $ref: "#/$defs/none" }, [1]],
+  [
+    "a $ref loop through schemas that are only a $ref, reached where it is not evaluated",
+    { $defs: { d: { $ref: "#/$defs/d" } }, dependentSchemas: { a: { oneOf: [{ $ref: "#/$defs/d" }] } } },
+    [[], { a: 1 }, 1],
+  ],
+  [
+    "a two-step $ref loop",
+    { $defs: { d: { $ref: "#/$defs/e" }, e: { $ref: "#/$defs/d" } }, not: { $ref: "#/$defs/d" } },
+    [[]],
+  ],
+  ["a $ref loop never reached", { $defs: { d: { $ref: "#/$defs/d" } } }, [[]]],
+  [
+    "a $ref to a schema that is only a $ref, no loop",
+    { $defs: { d: { $ref: "#/$defs/e" }, e: { type: "string" } }, $ref: "#/$defs/d" },
+    ["a", 1],
+  ],
   ["an unreferenced $defs entry with an empty enum", { $defs: { x: { enum: [] } }, type: "number" }, [1, "a"]],
   ["a referenced $defs entry with an empty enum", { $defs: { x: { enum: [] } }, $ref: "#/$defs/x" }, [1]],
   ["an unreferenced $defs entry that breaks the meta-schema", { $defs: { x: { minLength: "1" } } }, [1]],

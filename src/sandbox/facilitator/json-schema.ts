@@ -324,7 +324,28 @@ function compileCheck(root: unknown, schema: unknown, seen: Set<unknown>): void 
     if (keyword.compiled?.(schema) === false) continue;
     for (const sub of keyword.subschemas?.(kw) ?? []) compileCheck(root, sub, seen);
   }
-  if (typeof schema.$ref === "string") compileCheck(root, resolveRef(root, schema.$ref), seen);
+  if (typeof schema.$ref === "string") compileCheck(root, refTarget(root, schema.$ref), seen);
+}
+
+/**
+ * Where a `$ref` leads once Ajv has followed the schemas on the way that are nothing but a
+ * `$ref` (to anything but the root): a chain of them that comes back on itself never ends,
+ * and Ajv's compilation overflows the stack — a SchemaError here.
+ */
+function refTarget(root: unknown, ref: string): unknown {
+  const chain = new Set<unknown>();
+  let target = resolveRef(root, ref);
+  while (
+    isObject(target) &&
+    Object.keys(target).length === 1 &&
+    typeof target.$ref === "string" &&
+    target.$ref !== "#"
+  ) {
+    if (chain.has(target)) throw new SchemaError(`a $ref loop through ${ref}`);
+    chain.add(target);
+    target = resolveRef(root, target.$ref);
+  }
+  return target;
 }
 
 /**
