@@ -3,7 +3,13 @@
  * binds the input, the refusal to quote, the settlement a PAYMENT-RESPONSE header names. Pure tables.
  */
 import { describe, expect, it } from "vitest";
-import { checkQuote, quoteBindsInput, quoteRefusal, settledTransaction } from "../../src/engine/intent/answers.js";
+import {
+  checkQuote,
+  quoteBindsInput,
+  quoteRefusal,
+  selfProvingChallenge,
+  settledTransaction,
+} from "../../src/engine/intent/answers.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { Quote } from "../../src/domain/wire.js";
 
@@ -75,6 +81,22 @@ describe("quoteBindsInput", () => {
   ])("%s: %s", (_name, echoed, input, binds) => {
     const quote = (echoed === undefined ? { ...QUOTE } : { ...QUOTE, input: echoed }) as Quote;
     expect(quoteBindsInput(quote, input)).toBe(binds);
+  });
+});
+
+describe("selfProvingChallenge", () => {
+  const INPUT = { plan: "small" };
+  const ACCEPTS = [{ scheme: "exact", network: "n", amount: "1", asset: "a", payTo: "p", maxTimeoutSeconds: 60 }];
+  const withReq = (accepts: unknown) =>
+    ({ ...QUOTE, input: INPUT, paymentRequirement: { ...QUOTE.paymentRequirement, accepts } }) as Quote;
+  it.each<[string, Quote, boolean]>([
+    ["a challenge and the input echoed", withReq(ACCEPTS), true],
+    ["no challenge", withReq(undefined), false],
+    ["an empty challenge", withReq([]), false],
+    ["a challenge, another input echoed", { ...withReq(ACCEPTS), input: { plan: "large" } } as Quote, false],
+    ["a challenge, no echo", { ...withReq(ACCEPTS), input: undefined } as Quote, false],
+  ])("%s", (_name, quote, proves) => {
+    expect(selfProvingChallenge(quote, INPUT)).toEqual(proves ? ACCEPTS : undefined);
   });
 });
 

@@ -3,7 +3,7 @@
  * drift that refuses it), a refusal to quote, the settlement a PAYMENT-RESPONSE header
  * names. Nothing here sends or records anything; table-tested.
  */
-import { canonicalJson, SettleResponse, type Quote } from "../../domain/wire.js";
+import { canonicalJson, SettleResponse, type PaymentRequirements, type Quote } from "../../domain/wire.js";
 import { PaidActionError } from "../errors.js";
 import { quoteAmount } from "../budget/policy.js";
 
@@ -47,6 +47,15 @@ export function quoteBindsInput(quote: Quote, input: unknown): boolean {
   } catch {
     return false; // nested beyond reason: not an echo we can compare
   }
+}
+
+/**
+ * The quote's own challenge when the quote carries one and echoes this very input: a quote
+ * that needs no preflight to show it is ours. Undefined otherwise.
+ */
+export function selfProvingChallenge(quote: Quote, input: unknown): PaymentRequirements[] | undefined {
+  const accepts = quote.paymentRequirement.accepts;
+  return accepts && accepts.length > 0 && quoteBindsInput(quote, input) ? accepts : undefined;
 }
 
 /** The transaction a successful PAYMENT-RESPONSE header names, if it names one that looks like a signature. */

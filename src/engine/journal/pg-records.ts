@@ -65,13 +65,10 @@ export abstract class PgRecords {
 
   /** The index row is no money: committed without waiting for the WAL to reach the disk (a server crash could drop it). */
   async indexTranscript(r: TranscriptRecord): Promise<void> {
-    await transaction(this.pool, async (c) => {
-      await c.query("SET LOCAL synchronous_commit = off");
-      await c.query(
-        `INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`,
-        [r.callId, r.createdAt, r.host, r.home].map(pgValue),
-      );
-    });
+    await this.relaxed(
+      `INSERT INTO transcripts (call_id, created_at, host, home) VALUES ($1, $2, $3, $4) ON CONFLICT (call_id) DO NOTHING`,
+      [r.callId, r.createdAt, r.host, r.home].map(pgValue),
+    );
   }
 
   async transcriptIndex(limit: number): Promise<TranscriptRecord[]> {
@@ -107,13 +104,18 @@ export abstract class PgRecords {
 
   /** Committed without waiting for the disk: the outcome's synchronous commit that follows flushes the WAL past it. */
   async saveResponseBody(intentId: string, body: Uint8Array, now: number): Promise<void> {
+    await this.relaxed(
+      `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES ($1, $2, $3)
+       ON CONFLICT (intent_id) DO UPDATE SET body = EXCLUDED.body, stored_at = EXCLUDED.stored_at`,
+      [intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now],
+    );
+  }
+
+  /** One write committed without waiting for the WAL to reach the disk; the next synchronous commit flushes past it. */
+  private async relaxed(sql: string, params: unknown[]): Promise<void> {
     await transaction(this.pool, async (c) => {
       await c.query("SET LOCAL synchronous_commit = off");
-      await c.query(
-        `INSERT INTO response_bodies (intent_id, body, stored_at) VALUES ($1, $2, $3)
-       ON CONFLICT (intent_id) DO UPDATE SET body = EXCLUDED.body, stored_at = EXCLUDED.stored_at`,
-        [intentId, Buffer.from(body.buffer, body.byteOffset, body.byteLength), now],
-      );
+      await c.query(sql, params);
     });
   }
 

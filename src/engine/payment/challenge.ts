@@ -10,7 +10,7 @@ import type { Ctx } from "../context.js";
 import { PaidActionError } from "../errors.js";
 import { checkChallenge, describeDrifts } from "../budget/policy.js";
 import { serviceApi } from "../service/api.js";
-import { quoteBindsInput } from "../intent/answers.js";
+import { selfProvingChallenge } from "../intent/answers.js";
 import type { ServiceResponse } from "../service/client.js";
 import type { Intent } from "../model/types.js";
 
@@ -84,8 +84,7 @@ export function challengeFresh(c: Ctx, quotedAt: number): boolean {
 export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements> {
   // A quote that carries its challenge and echoes this very input needs no preflight to show
   // it is ours (intent/answers.ts); without a challenge, the 402 may be where it comes from.
-  const bound =
-    Boolean(intent.quote!.paymentRequirement.accepts?.length) && quoteBindsInput(intent.quote!, intent.input);
+  const bound = selfProvingChallenge(intent.quote!, intent.input) !== undefined;
   const from402 = bound ? undefined : await preflight(c, intent, signal);
   const { accepts, source } = await pickChallenge(c, intent, from402, signal);
   if (!accepts || accepts.length === 0) {

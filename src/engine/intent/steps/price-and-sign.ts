@@ -17,7 +17,7 @@ import { challengeFresh } from "../../payment/challenge.js";
 import { LeaseLost, PaymentsFrozen } from "../../journal/port.js";
 import { transition } from "../../model/transitions.js";
 import type { Intent, IntentPatch } from "../../model/types.js";
-import { quoteBindsInput } from "../answers.js";
+import { selfProvingChallenge } from "../answers.js";
 import type { HeldIntent } from "../held.js";
 import { precheck, reserveFor } from "./decide.js";
 import { signedNote, signProof } from "./sign.js";
@@ -32,9 +32,8 @@ function pricedAndSigned(state: Intent["state"]): Intent["state"] {
  * sign, and echoes this very input. Its challenge's requirements, or undefined.
  */
 export function fastChallenge(h: HeldIntent, quote: Quote, quotedAt: number): PaymentRequirements[] | undefined {
-  const accepts = quote.paymentRequirement.accepts;
-  if (!accepts || accepts.length === 0 || !quoteBindsInput(quote, h.intent.input)) return undefined;
-  return challengeFresh(h.c, quotedAt) ? accepts : undefined; // else a fresher challenge is asked for first
+  const accepts = selfProvingChallenge(quote, h.intent.input);
+  return accepts && challengeFresh(h.c, quotedAt) ? accepts : undefined; // else a fresher challenge is asked for first
 }
 
 /**
