@@ -17,6 +17,7 @@ function walk(dir) {
 const assets = join(dist, "console", "assets");
 for (const file of walk(dist)) {
   if (file.startsWith(assets + "/")) continue;
+  if (/^(vendor|\.vendor-\d+)\//.test(relative(dist, file))) continue; // built by vendor-dist.mjs
   const module = relative(dist, file).replace(/\.(js|js\.map|d\.ts|d\.ts\.map)$/, "");
   if (!existsSync(join(src, `${module}.ts`))) rmSync(file);
 }

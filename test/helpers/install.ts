@@ -22,7 +22,6 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ensureBuilt, PROJECT_ROOT } from "./process.js";
 
 export { PROJECT_ROOT };
-export { unexplainedNpmWarnings } from "./npm-warnings.js";
 
 export interface Ran {
   code: number | null;
@@ -99,6 +98,26 @@ export function tempDir(prefix: string): string {
 export function removeDirs(): void {
   for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 3 });
   dirs.clear();
+}
+
+/**
+ * Every `npm warn` line of an npm run's output (npm prints its warnings that way, on stderr
+ * and, when npx launches a server, on the server's stderr). The packaging tests expect none.
+ */
+export function npmWarnings(output: string): string[] {
+  return output.split("\n").filter((line) => /^npm warn/i.test(line));
+}
+
+/**
+ * The names of the packages npm installed into `prefix` (from its node_modules/.package-lock.json,
+ * nested copies included), sorted and without repeats.
+ */
+export function installedPackages(prefix: string): string[] {
+  const lock = JSON.parse(readFileSync(join(prefix, "node_modules", ".package-lock.json"), "utf8")) as {
+    packages: Record<string, unknown>;
+  };
+  const names = Object.keys(lock.packages).map((path) => path.slice(path.lastIndexOf("node_modules/") + 13));
+  return [...new Set(names)].sort();
 }
 
 export interface Packed {
