@@ -20,7 +20,16 @@
 // platform, which package.json's optionalDependencies list at the versions litesvm names (this
 // script fails the build when they drift apart).
 import { build } from "esbuild";
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +39,7 @@ const DIST = join(ROOT, "dist");
 const VENDOR = join(DIST, "vendor");
 /** The packages whose code ships inside dist/vendor (with whatever they import but `dependencies`). */
 const VENDORED = ["@solana/kit", "@solana-program/token", "@x402/svm", "litesvm"];
+const LICENSES = "THIRD-PARTY-LICENSES.md";
 /** LiteSVM's native binary: one package per platform, installed by npm (optionalDependencies). */
 const NATIVE = /^litesvm-/;
 
@@ -126,8 +136,12 @@ async function bundle(names) {
       metafile: true,
       logLevel: "error",
     });
-    rmSync(VENDOR, { recursive: true, force: true });
-    renameSync(stage, VENDOR);
+    // File by file, each renamed into place: a server started from dist/ meanwhile (tests run
+    // the built CLI while another process rebuilds) never finds a module missing.
+    mkdirSync(VENDOR, { recursive: true });
+    const built = readdirSync(stage);
+    for (const name of built) renameSync(join(stage, name), join(VENDOR, name));
+    for (const name of readdirSync(VENDOR)) if (!built.includes(name) && name !== LICENSES) rmSync(join(VENDOR, name));
     return result.metafile;
   } finally {
     rmSync(entries, { recursive: true, force: true });
@@ -156,11 +170,28 @@ function owner(input) {
     const file = join(dir, "package.json");
     if (existsSync(file)) {
       const p = readJson(file);
-      if (p.name && p.version) return { dir, name: p.name, version: p.version, license: p.license };
+      if (p.name && p.version)
+        return { dir, name: p.name, version: p.version, license: p.license, repository: p.repository };
     }
     dir = dirname(dir);
   }
   return undefined;
+}
+
+/** A licence's text for a package that ships none, where the licence has one text (Apache-2.0). */
+const STANDARD_TEXTS = { "Apache-2.0": join(ROOT, ".ci", "licenses", "Apache-2.0.txt") };
+
+function section(p, standard) {
+  const file = readdirSync(p.dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+  const repository = typeof p.repository === "string" ? p.repository : p.repository?.url;
+  let text;
+  if (file) text = "```\n" + readFileSync(join(p.dir, file), "utf8").trim() + "\n```";
+  else if (STANDARD_TEXTS[p.license]) {
+    standard.add(p.license);
+    text = `The package ships no licence file; its package.json declares ${p.license}, whose text is at the end of this file.`;
+  } else text = `The package ships no licence file; its package.json declares ${p.license ?? "no licence"}.`;
+  const where = repository ? ` Source: ${repository.replace(/^git\+/, "")}.` : "";
+  return `## ${p.name} ${p.version} (${p.license ?? "licence not declared"})\n\n${text}${where}\n`;
 }
 
 function licenses(metafile) {
@@ -169,25 +200,29 @@ function licenses(metafile) {
     const p = owner(input.split("?")[0]);
     if (p) packages.set(`${p.name}@${p.version}`, p);
   }
+  const standard = new Set();
   const sections = [...packages.values()]
     .sort((a, b) => `${a.name}@${a.version}`.localeCompare(`${b.name}@${b.version}`))
-    .map((p) => {
-      const file = readdirSync(p.dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-      const text = file
-        ? readFileSync(join(p.dir, file), "utf8").trim()
-        : `(no licence file in the package; package.json says ${p.license ?? "nothing"})`;
-      return `## ${p.name} ${p.version} (${p.license ?? "licence not declared"})\n\n\`\`\`\n${text}\n\`\`\`\n`;
-    });
-  writeFileSync(
-    join(VENDOR, "THIRD-PARTY-LICENSES.md"),
-    `# Code inside dist/vendor\n\nBuilt by .ci/vendor-dist.mjs from these ${packages.size} packages, under their licences:\n\n${sections.join("\n")}`,
+    .map((p) => section(p, standard));
+  const texts = [...standard].map(
+    (l) => `## The ${l} licence\n\n\`\`\`\n${readFileSync(STANDARD_TEXTS[l], "utf8").trim()}\n\`\`\`\n`,
   );
+  const partial = join(VENDOR, `.${LICENSES}.${process.pid}`);
+  writeFileSync(
+    partial,
+    `# Code inside dist/vendor\n\nBuilt by .ci/vendor-dist.mjs from these ${packages.size} packages, under their licences:\n\n${[...sections, ...texts].join("\n")}`,
+  );
+  renameSync(partial, join(VENDOR, LICENSES));
   return packages.size;
 }
 
 checkNatives();
 const { files, names } = scan();
-if (names.size === 0) fail("no compiled module imports a vendored package: is dist/ built?");
+if (names.size === 0) {
+  // Run again without tsc in between: the imports already point at dist/vendor.
+  if (existsSync(join(VENDOR, LICENSES))) process.exit(0);
+  fail("no compiled module imports a vendored package: is dist/ built?");
+}
 const metafile = await bundle(names);
 repoint(files, names);
 const count = licenses(metafile);
