@@ -166,7 +166,8 @@ function repoint(files, names) {
 /** The package that holds a bundled input file: its nearest package.json with a name. */
 function owner(input) {
   let dir = dirname(join(ROOT, input));
-  while (dir.startsWith(join(ROOT, "node_modules"))) {
+  // (Inside node_modules, wherever it is: esbuild names a symlinked node_modules by its target.)
+  while (dir.includes(`${sep}node_modules${sep}`)) {
     const file = join(dir, "package.json");
     if (existsSync(file)) {
       const p = readJson(file);
@@ -226,4 +227,5 @@ if (names.size === 0) {
 const metafile = await bundle(names);
 repoint(files, names);
 const count = licenses(metafile);
+if (count === 0) fail("found no package behind the bundled code: THIRD-PARTY-LICENSES.md would name none");
 process.stderr.write(`vendor-dist: ${names.size} modules from ${count} packages in dist/vendor\n`);

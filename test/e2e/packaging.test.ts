@@ -7,7 +7,7 @@
  * that runs the tests (20); packaging-node22.test.ts does the same under Node 22. npm prints no
  * warning at all, at install or launch. And the README's line for a tarball, run as written there.
  */
-import { copyFileSync, mkdirSync, renameSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,6 +25,7 @@ import {
   userEnv,
   type Packed,
 } from "../helpers/install.js";
+import { PROJECT_ROOT } from "../helpers/process.js";
 import { expectSmokePassed, SANDBOX_TOOLS } from "../helpers/smoke.js";
 
 /**
@@ -53,6 +54,14 @@ describe("the npm package", () => {
     ])
       expect(files).toContain(f);
     expect(files.some((f) => f.startsWith("dist/console/assets/"))).toBe(true);
+    // The Solana and x402 code inside (docs/dependencies.md), with the licences it comes under.
+    for (const f of ["dist/vendor/solana-kit.js", "dist/vendor/litesvm.js", "dist/vendor/THIRD-PARTY-LICENSES.md"])
+      expect(files).toContain(f);
+    const licences = readFileSync(join(PROJECT_ROOT, "dist", "vendor", "THIRD-PARTY-LICENSES.md"), "utf8");
+    for (const p of ["@solana/kit", "@solana/errors", "@x402/svm", "litesvm", "@solana-program/token"])
+      expect(licences).toMatch(
+        new RegExp(`^## ${p.replace("/", "\\/")} \\d+\\.\\d+\\.\\d+ \\((MIT|Apache-2\\.0)\\)$`, "m"),
+      );
     expect(files.filter((f) => /^(src|test)\//.test(f) || f.endsWith(".ts") || f.endsWith(".map"))).toEqual([]);
     expect(files.filter((f) => !/^(dist\/|package\.json$|README\.md$|mcp\.json$|LICENSE)/.test(f))).toEqual([]);
   });
