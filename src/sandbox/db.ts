@@ -201,13 +201,6 @@ export function statement(db: Database.Database, sql: string): Database.Statemen
   return stmt;
 }
 
-/** How many databases the process holds on to, and their statements (for tests). */
-export function heldStatements(): { databases: number; statements: number } {
-  let count = 0;
-  for (const cache of statements.values()) count += cache.size;
-  return { databases: statements.size, statements: count };
-}
-
 export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {
   const db = new Database(path);
   statements.set(db, new Map());
