@@ -180,7 +180,7 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
 /**
  * Every database the sandbox opened, with the statements prepared on it, kept for the
  * process's life, closed or not. better-sqlite3 12's `Database` and `Statement` are
- * `node::ObjectWrap`s, and under Node 24 (24.19 and later headers) destroying one from the
+ * `node::ObjectWrap`s, and under Node 24 (seen with 24.21.0) destroying one from the
  * garbage collector aborts the process (`Assertion failed: (env) != nullptr`): a wrapper
  * that becomes garbage is a crash waiting for the next collection. `close()` finalizes the
  * SQLite handles, so what stays is a few JavaScript objects a database. Nothing here
