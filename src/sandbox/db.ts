@@ -177,11 +177,21 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   `,
 ];
 
-const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+/**
+ * Every database the sandbox opened, with the statements prepared on it, kept for the
+ * process's life, closed or not. better-sqlite3 12's `Database` and `Statement` are
+ * `node::ObjectWrap`s, and under Node 24 (seen with 24.21.0) destroying one from the
+ * garbage collector aborts the process (`Assertion failed: (env) != nullptr`): a wrapper
+ * that becomes garbage is a crash waiting for the next collection. `close()` finalizes the
+ * SQLite handles, so what stays is a few JavaScript objects a database. Nothing here
+ * may call `prepare()` or `pragma()` (a new statement each call) but `statement()`; `exec()`
+ * makes no wrapper, nor does `transaction()` after its first call on a database.
+ */
+const statements = new Map<Database.Database, Map<string, Database.Statement>>();
 
 /**
- * The statement for `sql` on `db`, prepared once: better-sqlite3 compiles the SQL anew on
- * every `prepare()`, and the hot paths run the same few statements for every request.
+ * The statement for `sql` on `db`, prepared once and never let go (above); it also spares
+ * compiling the SQL anew for every request.
  */
 export function statement(db: Database.Database, sql: string): Database.Statement {
   let cache = statements.get(db);
@@ -193,16 +203,17 @@ export function statement(db: Database.Database, sql: string): Database.Statemen
 
 export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {
   const db = new Database(path);
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("foreign_keys = ON");
+  statements.set(db, new Map());
+  db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
   migrate(db);
   return db;
 }
 
 function migrate(db: Database.Database): void {
-  const current = db.pragma("user_version", { simple: true }) as number;
+  const current = (statement(db, "PRAGMA user_version").get() as { user_version: number }).user_version;
   if (current > MIGRATIONS.length) {
     throw new Error(
       `sandbox database is at schema version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade paid-actions-mcp`,
@@ -213,7 +224,7 @@ function migrate(db: Database.Database): void {
       const step = MIGRATIONS[version]!;
       if (typeof step === "string") db.exec(step);
       else step(db);
-      db.pragma(`user_version = ${version + 1}`);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
     })();
   }
 }

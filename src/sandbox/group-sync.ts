@@ -17,6 +17,7 @@
  */
 import { closeSync, fstatSync, fsync, fsyncSync, openSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
+import { statement } from "./db.js";
 
 /** The file operations a sync makes: node:fs by default; a test may wrap them to hold a sync. */
 export interface SyncFiles {
@@ -101,7 +102,7 @@ export class GroupSync {
     private readonly walPath: string,
     private readonly files: SyncFiles = nodeSyncFiles(),
   ) {
-    this.changes = db.prepare(`SELECT total_changes()`).pluck();
+    this.changes = statement(db, `SELECT total_changes()`).pluck();
     // Nothing is known to be on disk yet: what opening wrote (migrations) is synced by the first sync.
     this.synced = -1;
   }

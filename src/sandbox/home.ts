@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import { generateKeypairBytes, readKeypairFile, signerFromBytes, writeKeypairFile } from "../domain/keypair.js";
 import { formatDecimal, parseDecimal } from "../domain/money.js";
-import { openDatabase } from "./db.js";
+import { openDatabase, statement } from "./db.js";
 import { GroupSync, type SyncFiles } from "./group-sync.js";
 import { clearUnfinishedIdempotency } from "./http/handler.js";
 import { ensureTokenAccount, genesis, grantDemoAllowance, type ServiceKeys } from "./ledger/chain.js";
@@ -21,14 +21,14 @@ const WALLET_FUNDING = parseDecimal("1000")!;
 export const DEMO_ALLOWANCE = parseDecimal("25")!;
 
 function meta(db: Database.Database, key: string): string | undefined {
-  return (db.prepare(`SELECT value FROM meta WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
+  return (statement(db, `SELECT value FROM meta WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
 }
 
 function setMeta(db: Database.Database, key: string, value: string): void {
-  db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(
-    key,
-    value,
-  );
+  statement(
+    db,
+    `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+  ).run(key, value);
 }
 
 /** The service's keys, each generated once and kept; a home made before a key existed gets it on its next start. */
@@ -107,8 +107,8 @@ export async function openLedger(
   const walletPath = join(home, "wallet.json");
   if (meta(db, "genesis_done") !== "1") {
     // A genesis interrupted by a crash is redone from nothing: nothing else ran yet.
-    db.prepare(`DELETE FROM ledger_addresses`).run();
-    db.prepare(`DELETE FROM ledger_log`).run();
+    statement(db, `DELETE FROM ledger_addresses`).run();
+    statement(db, `DELETE FROM ledger_log`).run();
     rmSync(snapshotPath, { force: true });
   }
   const ledger = Ledger.open({

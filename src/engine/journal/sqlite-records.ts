@@ -8,11 +8,23 @@ import type { Approval, ApprovalStatus } from "../model/types.js";
 import type { CatalogRecord, Freeze, TranscriptRecord } from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
 
+/**
+ * Every journal connection this process opened, with its statements, kept for the process's
+ * life, closed or not: under Node 24 better-sqlite3 12 aborts the process when the garbage
+ * collector destroys a `Database` or `Statement` (`Assertion failed: (env) != nullptr`, see
+ * docs/dependencies.md). So nothing here calls `prepare()` or `pragma()` (a new statement
+ * each call) but `sql()`; `exec()` makes none, nor does `transaction()` after its first call.
+ */
+const held = new Map<Database.Database, Map<string, Database.Statement>>();
+
 export abstract class SqliteRecords {
   private readonly statements = new Map<string, Database.Statement>();
 
-  protected constructor(protected readonly db: Database.Database) {}
+  protected constructor(protected readonly db: Database.Database) {
+    held.set(db, this.statements);
+  }
 
+  /** The statement for `text`, prepared once and never let go (above). */
   protected sql(text: string): Database.Statement {
     let s = this.statements.get(text);
     if (!s) {
@@ -82,11 +94,11 @@ export abstract class SqliteRecords {
    * an fsync; the next commit made with FULL syncs the WAL, this write's frames with it.
    */
   private relaxed(write: () => unknown): void {
-    this.db.pragma("synchronous = NORMAL");
+    this.db.exec("PRAGMA synchronous = NORMAL");
     try {
       write();
     } finally {
-      this.db.pragma("synchronous = FULL");
+      this.db.exec("PRAGMA synchronous = FULL");
     }
   }
 

@@ -47,9 +47,10 @@ function openDatabase(path: string): Database.Database {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new Database(path);
   // The busy timeout first: another process may hold the lock while this one switches to WAL.
-  db.pragma("busy_timeout = 10000");
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = FULL");
+  // exec(), not pragma(): no statement object left for the garbage collector (sqlite-records.ts).
+  db.exec("PRAGMA busy_timeout = 10000");
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = FULL");
   return db;
 }
 
@@ -70,7 +71,7 @@ export class Journal extends SqliteIntents implements JournalStore {
 
   /** The schema version read under the write lock: concurrent openers never run a migration twice. */
   private migrate(): void {
-    const version = () => this.db.pragma("user_version", { simple: true }) as number;
+    const version = () => this.schemaVersion;
     for (;;) {
       const migrated = this.db
         .transaction((): boolean => {
@@ -78,7 +79,7 @@ export class Journal extends SqliteIntents implements JournalStore {
           if (current > MIGRATIONS.length) throw new SchemaTooNew(current, MIGRATIONS.length, this.path);
           if (current === MIGRATIONS.length) return false;
           this.db.exec(MIGRATIONS[current]!);
-          this.db.pragma(`user_version = ${current + 1}`);
+          this.db.exec(`PRAGMA user_version = ${current + 1}`);
           return true;
         })
         .immediate();
@@ -87,7 +88,7 @@ export class Journal extends SqliteIntents implements JournalStore {
   }
 
   get schemaVersion(): number {
-    return this.db.pragma("user_version", { simple: true }) as number;
+    return (this.sql("PRAGMA user_version").get() as { user_version: number }).user_version;
   }
 
   get location(): string {
@@ -100,7 +101,9 @@ export class Journal extends SqliteIntents implements JournalStore {
 
   /** Counts for `doctor`, and SQLite's own integrity check. */
   health(): JournalHealth {
-    const integrity = String(this.db.pragma("integrity_check", { simple: true }));
+    const integrity = String(
+      (this.sql("PRAGMA integrity_check").get() as { integrity_check: unknown }).integrity_check,
+    );
     const c = this.sql(
       `SELECT COUNT(*) AS total, SUM(state IN (${UNFINISHED})) AS unfinished, SUM(state = 'attention' OR attention IS NOT NULL) AS attention,
          SUM(next_poll_at IS NOT NULL) AS following FROM intents`,

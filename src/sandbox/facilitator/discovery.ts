@@ -7,6 +7,7 @@
 import type Database from "better-sqlite3";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { extractDiscoveryInfo } from "./bazaar.js";
+import { statement } from "../db.js";
 
 /** A catalogued resource as the Bazaar client's `DiscoveryResource` has it. */
 export interface DiscoveryResource {
@@ -129,9 +130,9 @@ export class DiscoveryCatalog {
       extensions: JSON.stringify({ bazaar: payload.extensions?.bazaar }),
       now: this.now(),
     };
-    this.db
-      .prepare(
-        `INSERT INTO discovery_resources (resource, method, type, x402_version, accepts, scheme, network, pay_to,
+    statement(
+      this.db,
+      `INSERT INTO discovery_resources (resource, method, type, x402_version, accepts, scheme, network, pay_to,
            description, mime_type, metadata, extensions, settlements, first_settled_at, last_updated)
          VALUES (@resource, @method, @type, @x402_version, @accepts, @scheme, @network, @pay_to,
            @description, @mime_type, @metadata, @extensions, 1, @now, @now)
@@ -140,16 +141,16 @@ export class DiscoveryCatalog {
            scheme = excluded.scheme, network = excluded.network, pay_to = excluded.pay_to,
            description = excluded.description, mime_type = excluded.mime_type, metadata = excluded.metadata,
            extensions = excluded.extensions, settlements = settlements + 1, last_updated = excluded.last_updated`,
-      )
-      .run(row);
+    ).run(row);
     return found.resourceUrl;
   }
 
   /** Every catalogued resource that passes the filter, most recently updated first. */
   private rows(filter: DiscoveryFilter): ResourceRow[] {
-    const all = this.db
-      .prepare(`SELECT * FROM discovery_resources ORDER BY last_updated DESC, resource, method`)
-      .all() as ResourceRow[];
+    const all = statement(
+      this.db,
+      `SELECT * FROM discovery_resources ORDER BY last_updated DESC, resource, method`,
+    ).all() as ResourceRow[];
     return all.filter((row) => matches(row, filter));
   }
 

@@ -5,6 +5,7 @@
  */
 import type Database from "better-sqlite3";
 import { decodeWireTransaction, memoOf, staticAccountsOf } from "./tx-wire.js";
+import { statement } from "../db.js";
 
 export interface TokenBalance {
   accountIndex: number;
@@ -54,11 +55,12 @@ export class LedgerHistory {
   private readonly forAddress: Database.Statement;
 
   constructor(db: Database.Database) {
-    this.insertAddress = db.prepare(`INSERT OR IGNORE INTO ledger_addresses (address, seq) VALUES (?, ?)`);
-    this.bySignature = db.prepare(`SELECT detail FROM ledger_log WHERE signature = ? AND kind = 'tx'`);
-    this.byMessage = db.prepare(`SELECT detail FROM ledger_log WHERE message_hash = ? AND kind = 'tx'`);
-    this.seqOf = db.prepare(`SELECT seq FROM ledger_log WHERE signature = ? AND kind = 'tx'`);
-    this.forAddress = db.prepare(
+    this.insertAddress = statement(db, `INSERT OR IGNORE INTO ledger_addresses (address, seq) VALUES (?, ?)`);
+    this.bySignature = statement(db, `SELECT detail FROM ledger_log WHERE signature = ? AND kind = 'tx'`);
+    this.byMessage = statement(db, `SELECT detail FROM ledger_log WHERE message_hash = ? AND kind = 'tx'`);
+    this.seqOf = statement(db, `SELECT seq FROM ledger_log WHERE signature = ? AND kind = 'tx'`);
+    this.forAddress = statement(
+      db,
       `SELECT l.signature, l.slot, l.block_time, l.payload FROM ledger_addresses a JOIN ledger_log l ON l.seq = a.seq
        WHERE a.address = @address AND a.seq < @before AND a.seq > @until
        ORDER BY a.seq DESC LIMIT @limit`,
@@ -112,7 +114,10 @@ export class LedgerHistory {
 /** Migration step: indexes the addresses of every transaction already in the log, a page at a time. */
 export function backfillAddressIndex(db: Database.Database): void {
   const history = new LedgerHistory(db);
-  const page = db.prepare(`SELECT seq, payload FROM ledger_log WHERE kind = 'tx' AND seq > ? ORDER BY seq LIMIT 500`);
+  const page = statement(
+    db,
+    `SELECT seq, payload FROM ledger_log WHERE kind = 'tx' AND seq > ? ORDER BY seq LIMIT 500`,
+  );
   let after = 0;
   for (;;) {
     const rows = page.all(after) as Array<{ seq: number; payload: string }>;

@@ -25,6 +25,7 @@ import { airdropPayload, applyOperation, setAccountPayload, SLOTS_PER_BLOCKHASH,
 import { BalanceReader, decodeTokenAccount } from "./balances.js";
 import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
+import { statement } from "../db.js";
 
 export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
 
@@ -81,7 +82,9 @@ export class Ledger {
     this.balances = new BalanceReader(svm);
     this.blockhashIssuedAt = opts.now();
     this.snapshotEvery = opts.snapshotEvery ?? 200;
-    this.insertLog = opts.db.prepare(
+    this.insertLog = statement(
+      opts.db,
+
       `INSERT INTO ledger_log (kind, payload, signature, message_hash, slot, block_time, detail)
        VALUES (@kind, @payload, @signature, @messageHash, @slot, @blockTime, @detail)`,
     );
@@ -97,9 +100,9 @@ export class Ledger {
   }
 
   private replay(afterSeq: number): void {
-    const rows = this.opts.db
-      .prepare(`SELECT seq, kind, payload FROM ledger_log WHERE seq > ? ORDER BY seq`)
-      .all(afterSeq) as LogRow[];
+    const rows = statement(this.opts.db, `SELECT seq, kind, payload FROM ledger_log WHERE seq > ? ORDER BY seq`).all(
+      afterSeq,
+    ) as LogRow[];
     if (rows.length === 0) return;
     this.svm.withBlockhashCheck(false);
     try {
@@ -326,7 +329,7 @@ export class Ledger {
    */
   snapshot(): void {
     this.opts.syncLog?.();
-    const seqRow = this.opts.db.prepare(`SELECT MAX(seq) AS seq FROM ledger_log`).get() as { seq: number | null };
+    const seqRow = statement(this.opts.db, `SELECT MAX(seq) AS seq FROM ledger_log`).get() as { seq: number | null };
     writeSnapshot(this.opts.snapshotPath, BigInt(seqRow.seq ?? 0), this.svm.toBytes());
     this.opsSinceSnapshot = 0;
   }
