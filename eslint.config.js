@@ -32,4 +32,27 @@ export default tseslint.config(
       "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }],
     },
   },
+  {
+    // Under Node 24, a better-sqlite3 statement left to the garbage collector aborts the
+    // process: statements are made only by the two caches that keep them (docs/dependencies.md).
+    files: ["src/**/*.ts"],
+    ignores: ["src/sandbox/db.ts", "src/engine/journal/sqlite-records.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name='pragma']",
+          message: "pragma() makes a statement the garbage collector destroys (an abort under Node 24): use exec().",
+        },
+        {
+          selector: "CallExpression[callee.property.name='prepare'][callee.object.name='db']",
+          message: "Prepare through statement() (src/sandbox/db.ts) or sql() (the journal), which keep statements.",
+        },
+        {
+          selector: "CallExpression[callee.property.name='prepare'][callee.object.property.name='db']",
+          message: "Prepare through statement() (src/sandbox/db.ts) or sql() (the journal), which keep statements.",
+        },
+      ],
+    },
+  },
 );

@@ -58,6 +58,9 @@ function installRoot(packageDir: string): string {
   return at >= 0 ? packageDir.slice(0, at) : dirname(packageDir);
 }
 
+/** The databases the check opened, never let go (see checkNativeSqlite). */
+const probes: unknown[] = [];
+
 /** Tries to load better-sqlite3's native addon; never throws. */
 export function checkNativeSqlite(from: string = import.meta.url): NativeSqlite {
   const require = createRequire(from);
@@ -79,7 +82,11 @@ export function checkNativeSqlite(from: string = import.meta.url): NativeSqlite 
     else {
       // An unusual layout: let better-sqlite3 find its addon the way it does itself.
       const Database = require("better-sqlite3") as new (path: string) => { close(): void };
-      new Database(":memory:").close();
+      const probe = new Database(":memory:");
+      probe.close();
+      // Kept: under Node 24 a better-sqlite3 database left to the garbage collector aborts the
+      // process (src/sandbox/db.ts).
+      probes.push(probe);
     }
     return { ok: true, binary };
   } catch (e) {

@@ -84,7 +84,6 @@ export class Ledger {
     this.snapshotEvery = opts.snapshotEvery ?? 200;
     this.insertLog = statement(
       opts.db,
-
       `INSERT INTO ledger_log (kind, payload, signature, message_hash, slot, block_time, detail)
        VALUES (@kind, @payload, @signature, @messageHash, @slot, @blockTime, @detail)`,
     );
