@@ -147,14 +147,19 @@ async function decide(home: string, engine: Desk, approvalId: string): Promise<n
   try {
     if (decision === "decline") {
       await engine.decline(approvalId, "terminal");
-      out(`Declined ${approvalId}: nothing will be paid for it. The agent's call with this approvalId is refused.`);
+      out(
+        `Declined ${approvalId}: nothing will be paid for it. A call of the agent waiting for it is refused now; the agent's next call with this approvalId is refused too.`,
+      );
       return 0;
     }
     const a = await engine.approve(approvalId, "terminal");
     out(
       `Approved ${a.approvalId}: pay ${a.amount} USDC for ${safe(a.action)}${review.payee ? ` to ${safe(review.payee)}` : ""}, once, before ${a.expiresAt}.`,
     );
-    out("The agent pays when it calls the tool again with the same input and this approvalId.");
+    // This process cannot see the server's calls (src/mcp/waits.ts): both cases are told.
+    out(
+      "A call of the agent waiting for it pays now, once; if none is waiting, the agent pays when it calls the tool again with the same input and this approvalId.",
+    );
     return 0;
   } catch (e) {
     if (e instanceof PaidActionError) {

@@ -136,6 +136,8 @@ describe("approve at a terminal (a person)", () => {
       `"region": "eu-west-1"`,
       "last 24 h:",
       `Approved ${a.approvalId}`,
+      // This process cannot see whether a call waits: both cases are told.
+      "A call of the agent waiting for it pays now, once;",
     ]) {
       expect(done.screen).toContain(shown);
     }
