@@ -57,12 +57,27 @@ export async function askInHost(
       await decisionBy(ctx, pa, approvalId, rctx, deadline);
     return answer;
   });
+  if (params.mode === "url" && (decision === "approved" || decision === "declined"))
+    await pageDecided(server, params.elicitationId, rctx.mcpReq.id);
   if (rctx.mcpReq.signal.aborted) throw cancelledWhileWaiting();
   const waited = ctx.now() - started;
   if (outcome.status === "rejected")
     return takeDecision(ctx, pa, approvalId, decision, unanswered(outcome.reason, waited), url !== undefined);
   if (url) return atThePage(a, pa, approvalId, outcome.value, decision, waited);
   return inTheForm(pa, approvalId, outcome.value, decision);
+}
+
+/**
+ * Tells the host that the interaction its link started is over (the person decided on the
+ * page), so it can close what it showed: `notifications/elicitation/complete`. Best effort: a
+ * host gone meanwhile changes nothing about the decision.
+ */
+async function pageDecided(server: Server, elicitationId: string, relatedRequestId: string | number): Promise<void> {
+  try {
+    await server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId })();
+  } catch {
+    // The host closed the connection or never declared URL mode: nothing to tell.
+  }
 }
 
 /** Why the host's question brought no answer: it failed, or the deadline came first. */

@@ -11,7 +11,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
+import type { Client, ElicitRequest, ElicitResult } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { openJournal } from "../../src/app/index.js";
 import { loginAsPerson } from "../helpers/console-person.js";
@@ -26,9 +26,16 @@ const suite = inProcessSuite({ prefix: "pam-url-approval", providerDelayMs: 200 
 const balance = () => suite.sandbox().usdc(suite.sandbox().wallet.address);
 const NEEDS_APPROVAL = { PAID_ACTIONS_APPROVAL_ABOVE: "0.1" };
 
-type UrlParams = { mode?: string; url?: string; message?: string };
+type UrlParams = { mode?: string; url?: string; message?: string; elicitationId?: string };
 const urlOf = (r: ElicitRequest) => String((r.params as UrlParams).url);
 const approvalIdOf = (page: LoginPageForm) => page.next.split("/").pop()!;
+
+/** The elicitationIds of the `notifications/elicitation/complete` the client gets, as they come. */
+function completions(client: Client): string[] {
+  const ids: string[] = [];
+  client.setNotificationHandler("notifications/elicitation/complete", (n) => void ids.push(n.params.elicitationId));
+  return ids;
+}
 
 /** The files under `dir` whose bytes contain `secret`. */
 function filesHolding(dir: string, secret: string): string[] {
@@ -80,9 +87,12 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
       told = (await approved.json()) as typeof told;
     });
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["form", "url"] });
+    const completed = completions(s.client);
     const before = await balance();
     const paid = await callTool(s.client, "servers_provision", { ...SMALL_SERVER, image: `url-${era}` }, 30_000);
     await h.settled();
+    // On 2025 the host is told the link's interaction is over once the person decided.
+    expect(completed).toEqual(era === "legacy" ? [(h.asked[0]!.params as UrlParams).elicitationId] : []);
     expect(approvedStatus).toBe(200);
     // The console told the person that the agent's call was waiting and takes it now.
     expect(told.agentCall).toBe("waiting");
@@ -121,6 +131,7 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
     const env = suite.env(NEEDS_APPROVAL);
     const h = host("accept", async (url) => void (await (await loginAsPerson(url)).decline(approvalIdOf(h.pages[0]!))));
     const s = await suite.start({ env, era, elicit: h.elicit, elicitModes: ["url"] });
+    const completed = completions(s.client);
     const before = await balance();
     const refused = await callTool(
       s.client,
@@ -129,6 +140,7 @@ describe.each(ERAS)("%s era: approval on the console's page", (era) => {
       30_000,
     );
     await h.settled();
+    expect(completed).toEqual(era === "legacy" ? [(h.asked[0]!.params as UrlParams).elicitationId] : []);
     expect(sc(refused).error.code).toBe("approval_declined");
     expect(await balance()).toBe(before);
     expect(await statusOf(env, approvalIdOf(h.pages[0]!))).toBe("declined");
