@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { proofFate } from "../../src/engine/chain/chain.js";
+import { mayResumeScan } from "../../src/engine/chain/rules.js";
 import { findByMemoResuming, MemoScans, scanKey, type SavedScan } from "../../src/engine/chain/scan-cursors.js";
 import {
   entry,
@@ -234,6 +235,18 @@ describe("findByMemoResuming", () => {
       kind: "unknown",
       why: `the wallet's history since signing is long and is being read over several passes: 2000 transactions read in 1 pass, back to ${reached}, of the history back to ${target}; the next pass goes on from there`,
     });
+  });
+});
+
+describe("mayResumeScan", () => {
+  it.each<[bigint | null, bigint | undefined, boolean]>([
+    [LAST_VALID, PAST, true],
+    [LAST_VALID, LAST_VALID, false],
+    [LAST_VALID, LAST_VALID - 1n, false],
+    [LAST_VALID, undefined, false],
+    [null, PAST * 100n, false],
+  ])("last valid %s, finalized height read first %s: %s", (lastValid, height, may) => {
+    expect(mayResumeScan(lastValid, height)).toBe(may);
   });
 });
 
