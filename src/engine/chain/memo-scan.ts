@@ -4,7 +4,7 @@
  * `maxPages` pages; where it stopped is kept in a ScanState, so a later pass may go on from
  * there (scan-cursors.ts says when that is sound).
  */
-import type { ChainPort, ChainTx } from "./chain.js";
+import type { ChainPort, ChainTx, SignatureEntry } from "./chain.js";
 
 export interface ScanLimits {
   /** Entries per page (getSignaturesForAddress limit). */
@@ -129,7 +129,7 @@ const lostCursor = (before: string) =>
 /** One page: the transfer, if there; whether it reached entries older than `oldestMs`; the first unreadable candidate. */
 async function readPage(
   chain: ChainPort,
-  entries: Awaited<ReturnType<ChainPort["signaturesFor"]>>,
+  entries: SignatureEntry[],
   memo: string,
   oldestMs: number,
 ): Promise<{ found?: ChainTx; old?: true; unreadable?: string }> {
