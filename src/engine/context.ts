@@ -6,6 +6,7 @@
 import type { EventEmitter } from "node:events";
 import { AllowanceGate } from "./payment/allowance.js";
 import { Lifetimes } from "./chain/lifetimes.js";
+import { MemoScans } from "./chain/scan-cursors.js";
 import type { ChainPort } from "./chain/chain.js";
 import type { Config, ConfigIssue } from "./config/config.js";
 import type { JournalStore } from "./journal/port.js";
@@ -55,6 +56,8 @@ export interface Ctx {
   allowance: AllowanceGate;
   /** The blockhash proofs are signed with, fetched from our RPC beside the quote (chain/lifetimes.ts). */
   lifetimes: Lifetimes;
+  /** Memo searches of a long wallet history, going on over reconciler passes (chain/scan-cursors.ts). */
+  memoScans: MemoScans;
   events: EventEmitter;
   /** Tells listeners an execution's record changed (for MCP updates). */
   executionChanged(intent: Intent, previous: string | null): void;
@@ -131,6 +134,7 @@ export function createCtx(
       })),
     allowance: new AllowanceGate(d.now),
     lifetimes: new Lifetimes(async () => (await ctx.chain()).latestBlockhash(), d.now),
+    memoScans: new MemoScans(),
     events,
     executionChanged,
     transcript: makeTranscript(d),

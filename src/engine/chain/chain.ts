@@ -8,7 +8,11 @@
  * The rules: what a landed payment must look like, what a refund credits, how the fate of a
  * proof is decided (it landed, or it can never land, or nobody can tell yet: rules.ts).
  */
+import { carriesMemo, type ScanLimits } from "./memo-scan.js";
 import { fateRuling, vouchedLastValidHeight, type FateRuling } from "./rules.js";
+import { findByMemoResuming, type MemoScans } from "./scan-cursors.js";
+
+export { carriesMemo, DEFAULT_SCAN, findByMemo, type MemoSearch, type ScanLimits } from "./memo-scan.js";
 
 /** One token movement of a transaction's top-level instructions (Transfer / TransferChecked). */
 export interface ChainTransfer {
@@ -87,11 +91,6 @@ export interface ExpectedPayment {
   memo: string;
 }
 
-/** Does this transaction carry the quote's memo? */
-export function carriesMemo(tx: ChainTx, memo: string): boolean {
-  return tx.memos.includes(memo);
-}
-
 /**
  * Checks a transaction against what was priced: it succeeded, moved exactly the amount of
  * the mint from our wallet's token account (our wallet signing) to the payee's, and carries
@@ -138,64 +137,6 @@ export function refundInflow(
   return inflow > 0n ? inflow : "not_from_payee";
 }
 
-export interface ScanLimits {
-  /** Entries per page (getSignaturesForAddress limit). */
-  pageSize: number;
-  /** Pages at most, before the answer is "cannot tell". */
-  maxPages: number;
-  /** Clock skew allowed between this machine and the cluster's block times. */
-  skewMs: number;
-}
-
-export const DEFAULT_SCAN: ScanLimits = { pageSize: 100, maxPages: 20, skewMs: 600_000 };
-
-export type MemoSearch = { kind: "found"; tx: ChainTx } | { kind: "absent" } | { kind: "unknown"; why: string };
-
-/**
- * Looks through the wallet's token account history, newest first, back to `sinceMs`, for a
- * successful transaction carrying `memo`. "absent" only when the history was read to a
- * point older than `sinceMs` (or to its beginning); otherwise "unknown".
- */
-export async function findByMemo(
-  chain: ChainPort,
-  walletAta: string,
-  memo: string,
-  sinceMs: number,
-  limits: ScanLimits = DEFAULT_SCAN,
-): Promise<MemoSearch> {
-  let before: string | undefined;
-  // A candidate the node lists but will not return could be ours: then nobody can say "absent".
-  let unreadable: string | undefined;
-  const absent = (): MemoSearch =>
-    unreadable
-      ? {
-          kind: "unknown",
-          why: `the wallet's history lists ${unreadable}, which may carry the memo, but the Solana RPC did not return it`,
-        }
-      : { kind: "absent" };
-  try {
-    for (let page = 0; page < limits.maxPages; page++) {
-      const entries = await chain.signaturesFor(walletAta, { limit: limits.pageSize, ...(before ? { before } : {}) });
-      for (const entry of entries) {
-        if (entry.blockTime !== null && entry.blockTime * 1000 < sinceMs - limits.skewMs) return absent();
-        if (entry.failed) continue;
-        if (entry.memo === null || (typeof entry.memo === "string" && !entry.memo.includes(memo))) continue;
-        const tx = await chain.transaction(entry.signature);
-        if (tx === null) unreadable ??= entry.signature;
-        else if (!tx.failed && carriesMemo(tx, memo)) return { kind: "found", tx };
-      }
-      if (entries.length < limits.pageSize) return absent();
-      before = entries[entries.length - 1]!.signature;
-    }
-    return {
-      kind: "unknown",
-      why: `the wallet's history since signing is longer than ${limits.pageSize * limits.maxPages} transactions`,
-    };
-  } catch (e) {
-    return { kind: "unknown", why: `the Solana RPC did not answer (${(e as Error).message.slice(0, 200)})` };
-  }
-}
-
 export type Fate = { kind: "landed"; tx: ChainTx } | { kind: "never" } | { kind: "unknown"; why: string };
 
 export interface ProofLife {
@@ -214,11 +155,15 @@ export interface ProofLife {
  * memo proves it never will. Read the other way round, a transfer could land between the
  * two reads. A proof journaled without a last valid height gets one when our RPC calls its
  * blockhash valid now (`vouched`, for the caller to record); until then its fate is unknown.
+ * With `scans`, a history too long for one pass is read on over later passes once the
+ * proof can no longer land (scan-cursors.ts); the height judged is then the one read before
+ * the first of them.
  */
 export async function proofFate(
   chain: ChainPort,
   p: ProofLife,
   limits?: ScanLimits,
+  scans?: MemoScans,
 ): Promise<Fate & { vouched?: bigint }> {
   const height = () => chain.finalizedHeight().catch(() => undefined);
   let lastValidHeight = p.lastValidHeight;
@@ -233,10 +178,15 @@ export async function proofFate(
     }
   }
   finalizedHeight ??= await height();
-  const search = await findByMemo(chain, p.walletAta, p.memo, p.signedAt, limits);
+  const { search, finalizedHeight: heightBefore } = await findByMemoResuming(
+    chain,
+    scans,
+    { scope: "fate", walletAta: p.walletAta, memo: p.memo, sinceMs: p.signedAt, lastValidHeight, finalizedHeight },
+    limits,
+  );
   const ruling = fateRuling({
     lastValidHeight,
-    finalizedHeight,
+    finalizedHeight: heightBefore,
     memo: search.kind,
     ...(search.kind === "unknown" ? { memoWhy: search.why } : {}),
   });

@@ -7,7 +7,8 @@
  * evidence. It should never happen; the watch is what makes sure it is seen if it does.
  */
 import { formatDecimal } from "../../domain/money.js";
-import { findByMemo, verifyPayment, type ChainTx } from "./chain.js";
+import { verifyPayment, type ChainTx } from "./chain.js";
+import { findByMemoResuming } from "./scan-cursors.js";
 import { watchRuling } from "./rules.js";
 import { LEASE_MS, type Ctx } from "../context.js";
 import { expectedPayment } from "./settlement.js";
@@ -34,10 +35,19 @@ export async function watchReleased(c: Ctx, owner: string): Promise<WatchPass> {
     const exp = await expectedPayment(c, p);
     // The height first, then the history: a transfer landing between the two reads is seen.
     const finalizedHeight = await chain.finalizedHeight().catch(() => undefined);
-    const search = await findByMemo(chain, exp.walletAta, p.quoteId, p.signedAt);
-    const ruling = watchRuling({
+    // A history too long for one pass is read on over passes; the height judged is then the
+    // one read before the first of them (scan-cursors.ts).
+    const { search, finalizedHeight: heightBefore } = await findByMemoResuming(chain, c.memoScans, {
+      scope: "watch",
+      walletAta: exp.walletAta,
+      memo: p.quoteId,
+      sinceMs: p.signedAt,
       lastValidHeight: p.lastValidHeight,
       finalizedHeight,
+    });
+    const ruling = watchRuling({
+      lastValidHeight: p.lastValidHeight,
+      finalizedHeight: heightBefore,
       memo: search.kind,
       signedAt: p.signedAt,
       now: c.now(),

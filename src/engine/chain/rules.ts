@@ -65,6 +65,17 @@ export function fateRuling(f: FateFacts): FateRuling {
 }
 
 /**
+ * May a memo search go on from where an earlier pass stopped (and save where this one
+ * stops)? Only when our finalized height, read before this pass, is past the proof's last
+ * valid height: nothing carrying the memo can land any more, so nothing can appear newer
+ * than where the scan began, and the history older than where it stopped no longer changes
+ * (scan-cursors.ts).
+ */
+export function mayResumeScan(lastValidHeight: bigint | null, finalizedHeight: bigint | undefined): boolean {
+  return lastValidHeight !== null && finalizedHeight !== undefined && finalizedHeight > lastValidHeight;
+}
+
+/**
  * The last valid height our RPC vouches for when it calls a blockhash valid at `finalized`
  * with its finalized height read afterwards: the blockhash is at most
  * BLOCKHASH_LIFETIME_BLOCKS old there, so its last valid height is at most this (an upper

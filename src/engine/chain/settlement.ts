@@ -56,7 +56,7 @@ export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict
   const exp = await expected(c, intent, payment);
   let fate: Awaited<ReturnType<typeof proofFate>>;
   try {
-    fate = await proofFate(await c.chain(), proofLife(exp, payment, intent.updatedAt));
+    fate = await proofFate(await c.chain(), proofLife(exp, payment, intent.updatedAt), undefined, c.memoScans);
   } catch (e) {
     fate = {
       kind: "unknown" as const,
@@ -111,7 +111,7 @@ export async function checkSettlement(c: Ctx, intent: Intent): Promise<Settlemen
   }
   let note: string | undefined;
   if (!tx || !tx.memos.includes(exp.memo)) {
-    const fate = await proofFate(chain, proofLife(exp, payment, intent.createdAt));
+    const fate = await proofFate(chain, proofLife(exp, payment, intent.createdAt), undefined, c.memoScans);
     if (fate.vouched !== undefined) await c.journal.updatePayment(exp.memo, { lastValidHeight: fate.vouched });
     if (fate.kind === "unknown") return { kind: "pending", why: fate.why };
     if (fate.kind === "never") {
