@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { Transcripts } from "../../src/engine/read/transcripts.js";
+import { MAX_SEEN_CALLS, Transcripts } from "../../src/engine/read/transcripts.js";
 
 const home = mkdtempSync(join(tmpdir(), "transcripts-unit-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -187,6 +187,20 @@ describe("Transcripts.scrub and addSecret", () => {
       { ephemeral: true },
     );
     expect(t.scrub(API_KEY)).toBe("[redacted]");
+  });
+
+  it("announces each call once, and remembers at most maxSeen of them (then starts again)", () => {
+    const t = new Transcripts(home, 3);
+    const announced: string[] = [];
+    t.onNewCall = (callId) => void announced.push(callId);
+    for (const id of ["call_a", "call_b", "call_a", "call_c", "call_b"]) t.append(id, "step");
+    expect(announced).toEqual(["call_a", "call_b", "call_c"]);
+    // A fourth call empties the set: an older call writing again is announced again.
+    t.append("call_d", "step");
+    t.append("call_d", "step");
+    t.append("call_a", "step");
+    expect(announced).toEqual(["call_a", "call_b", "call_c", "call_d", "call_a"]);
+    expect(MAX_SEEN_CALLS).toBe(10_000);
   });
 
   it("refuses call ids that are not call_<alnum> (no path tricks)", () => {

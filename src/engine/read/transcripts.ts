@@ -30,6 +30,12 @@ const MAX_STRING = 4000;
 /** Registered secrets shorter than this are ignored: scrubbing them would mangle text. */
 const MIN_SECRET = 8;
 const MAX_RECENT = 256;
+/**
+ * Calls remembered as already announced (`onNewCall`), about 80 bytes each: past this the
+ * set starts again, so a server that runs for days holds at most this many ids. A call that
+ * writes again after that is announced again, which its index ignores (one row per call).
+ */
+export const MAX_SEEN_CALLS = 10_000;
 
 /**
  * First pass: masks secret headers and fields, bounds depth and array length, turns bigints
@@ -92,7 +98,10 @@ export class Transcripts {
   /** Told once per call, at its first line (the app indexes it in the journal). */
   onNewCall?: (callId: string, at: number) => void;
 
-  constructor(home: string) {
+  constructor(
+    home: string,
+    private readonly maxSeen = MAX_SEEN_CALLS,
+  ) {
     this.dir = join(home, "transcripts");
   }
 
@@ -170,7 +179,7 @@ export class Transcripts {
     const line = this.redactedJson({ t: now.toISOString(), step, ...data });
     appendFileSync(join(this.dir, `${callId}.jsonl`), `${line}\n`, { mode: 0o600 });
     if (!this.seen.has(callId)) {
-      if (this.seen.size >= 10_000) this.seen.clear();
+      if (this.seen.size >= this.maxSeen) this.seen.clear();
       this.seen.add(callId);
       this.onNewCall?.(callId, now.getTime());
     }
