@@ -50,7 +50,7 @@ const CALLS_LOOKED_AT = 200;
  * The states a purchase stops short in: every resting state of the table (nothing drives it
  * on from there; engine/model/states.ts) but the one it ends well in.
  */
-const STOPPED: ReadonlySet<IntentState> = new Set(
+export const STOPPED_STATES: ReadonlySet<IntentState> = new Set(
   INTENT_STATES.filter((s) => STATES[s].step === null && s !== "executed"),
 );
 
@@ -280,7 +280,7 @@ function reservationEntries(intent: Intent): TimelineEntry[] {
 function problemEntries(intent: Intent): TimelineEntry[] {
   const out: TimelineEntry[] = [];
   // The record's last change is when a purchase that stopped was stopped.
-  if (intent.error && STOPPED.has(intent.state)) {
+  if (intent.error && STOPPED_STATES.has(intent.state)) {
     out.push({
       at: iso(intent.updatedAt),
       step: "error",

@@ -135,12 +135,12 @@ export class Engine extends EventEmitter {
   }
 
   /** A company formed with companies.create, as the service records it now. */
-  company(companyId: string): Promise<Company> {
+  async company(companyId: string): Promise<Company> {
     return company(this.api(), companyId);
   }
 
   /** The service's marketplace of agent services, searched (free). */
-  searchAgentServices(query: Record<string, unknown>): Promise<AgentServiceSearchResult> {
+  async searchAgentServices(query: Record<string, unknown>): Promise<AgentServiceSearchResult> {
     return searchAgentServices(this.api(), query);
   }
 
