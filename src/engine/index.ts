@@ -59,7 +59,7 @@ export { shapeBody } from "./x402-http/response.js";
 export type { FetchOutcome } from "./intent/fetch.js";
 export { recentCalls } from "./read/recent-calls.js";
 export { spendingBreakdown } from "./read/spending-view.js";
-export { Transcripts, type TranscriptEntry } from "./read/transcripts.js";
+export { Transcripts, type TranscriptEntry, type TranscriptLog } from "./read/transcripts.js";
 export type { CatalogEntry } from "./service/reads.js";
 // app/ assembles the service client and hands it to the engine; the v1 API over it
 // (service/api.ts) stays inside: what others ask of the service, they ask the Engine.
