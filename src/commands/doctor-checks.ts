@@ -7,11 +7,11 @@ import type { PaidActions } from "../app/index.js";
 import { rpcChain } from "../app/index.js";
 import { formatDecimal } from "../domain/money.js";
 import {
+  DAY_MS,
   loadPayer,
   pinFileProblem,
   pinIsSet,
   readAllowance,
-  serviceApi,
   shortfall,
   type ConfigIssue,
   type Payer,
@@ -23,8 +23,6 @@ import { interactive } from "./tty.js";
 export type Level = "ok" | "warn" | "fail";
 /** Records and prints one check's outcome. */
 export type Check = (level: Level, text: string) => void;
-
-const DAY_MS = 24 * 3_600_000;
 
 /** Each configuration issue, a failed check. */
 export function issueChecks(issues: readonly ConfigIssue[], check: Check): void {
@@ -78,21 +76,15 @@ async function configCheck(pa: PaidActions, check: Check): Promise<void> {
 
 /** The service answers, with its catalog; and every per-action limit names one of its actions. */
 async function serviceCheck(pa: PaidActions, check: Check): Promise<void> {
-  if (!pa.client) return;
   try {
-    const res = await serviceApi(pa.client).listActions();
+    const res = await pa.engine.actionNames();
+    // No service configured: the configuration's own check has said why.
+    if (!res) return;
     if (res.ok) {
-      check(
-        "ok",
-        `service: reachable, ${res.body.items.length} action(s): ${res.body.items.map((i) => i.name).join(", ")}`,
-      );
+      check("ok", `service: reachable, ${res.names.length} action(s): ${res.names.join(", ")}`);
       // A per-action limit naming no action of the catalog caps nothing: paying refuses until it is fixed.
-      issueChecks(pa.engine.useCatalog(res.body.items.map((a) => a.name)), check);
-    } else
-      check(
-        "fail",
-        `service: GET /actions answered HTTP ${res.status} ${res.error.code}: ${res.error.message}${res.status === 401 ? " (check PAID_ACTIONS_API_KEY)" : ""}`,
-      );
+      issueChecks(pa.engine.useCatalog(res.names), check);
+    } else check("fail", `service: ${res.problem}${res.status === 401 ? " (check PAID_ACTIONS_API_KEY)" : ""}`);
   } catch (e) {
     check("fail", `service: not reachable (${(e as Error).message})`);
   }

@@ -4,6 +4,7 @@
  * command shares (help, the native SQLite check, usage errors).
  */
 import { join } from "node:path";
+import { ExecutionStatus } from "../domain/wire.js";
 import { allowanceAction, defaultHome, intOption, parse, UsageError } from "./args.js";
 
 export interface CommandRun {
@@ -20,8 +21,6 @@ export interface Command {
   sqlite: boolean;
   run(args: string[], x: CommandRun): Promise<number>;
 }
-
-const EXECUTION_STATUSES = ["pending", "processing", "completed", "failed", "refunded"];
 
 async function serve(args: string[], x: CommandRun): Promise<number> {
   if (parse(args, {}).values.help) return x.help();
@@ -46,8 +45,8 @@ async function executions(args: string[], x: CommandRun): Promise<number> {
     json: { type: "boolean" },
   });
   if (values.help) return x.help();
-  if (values.status !== undefined && !EXECUTION_STATUSES.includes(values.status))
-    throw new UsageError(`--status must be one of ${EXECUTION_STATUSES.join(", ")}`);
+  if (values.status !== undefined && !ExecutionStatus.safeParse(values.status).success)
+    throw new UsageError(`--status must be one of ${ExecutionStatus.options.join(", ")}`);
   const { executionsCommand } = await import("./journal-commands.js");
   return executionsCommand(x.env, {
     status: values.status,

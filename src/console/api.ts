@@ -8,6 +8,7 @@
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ExecutionStatus } from "../domain/wire.js";
 import {
   approvalReview,
   freezeView,
@@ -28,7 +29,6 @@ import { timelineOf } from "./timeline.js";
 
 /** A wrong PIN costs this long, and PINs are checked one at a time: guessing stays slow. */
 const PIN_DELAY_MS = 1_000;
-const STATUSES = new Set(["pending", "processing", "completed", "failed", "refunded"]);
 const ID = "([A-Za-z0-9_-]{1,100})";
 
 export interface ApiContext {
@@ -161,8 +161,8 @@ const GET: Array<[RegExp, Handler]> = [
     /^\/api\/executions$/,
     async (c, _m, _req, res, _s, url) => {
       const status = url.searchParams.get("status") || undefined;
-      if (status !== undefined && !STATUSES.has(status))
-        throw new ApiError(400, "invalid_input", `status must be one of ${[...STATUSES].join(", ")}`);
+      if (status !== undefined && !ExecutionStatus.safeParse(status).success)
+        throw new ApiError(400, "invalid_input", `status must be one of ${ExecutionStatus.options.join(", ")}`);
       const action = url.searchParams.get("action") || undefined;
       const page = await c.d.engine.listExecutions({
         status,

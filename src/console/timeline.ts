@@ -7,7 +7,17 @@
  * step whose time nobody wrote down is not shown.
  */
 import { formatDecimal } from "../domain/money.js";
-import type { Approval, Intent, JournalStore, PaymentRecord, TranscriptEntry, Transcripts } from "../engine/index.js";
+import {
+  INTENT_STATES,
+  STATES,
+  type Approval,
+  type Intent,
+  type IntentState,
+  type JournalStore,
+  type PaymentRecord,
+  type TranscriptEntry,
+  type Transcripts,
+} from "../engine/index.js";
 import { fetchOpening, fetchPaymentEntries } from "./purchase-timeline.js";
 
 export type TimelineStep =
@@ -35,6 +45,14 @@ export interface TimelineEntry {
 
 /** How many of the newest indexed calls are looked through for the purchase's other calls. */
 const CALLS_LOOKED_AT = 200;
+
+/**
+ * The states a purchase stops short in: every resting state of the table (nothing drives it
+ * on from there; engine/model/states.ts) but the one it ends well in.
+ */
+export const STOPPED_STATES: ReadonlySet<IntentState> = new Set(
+  INTENT_STATES.filter((s) => STATES[s].step === null && s !== "executed"),
+);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const usdc = (n: bigint | null) => (n === null ? "?" : `${formatDecimal(n)} USDC`);
@@ -262,7 +280,7 @@ function reservationEntries(intent: Intent): TimelineEntry[] {
 function problemEntries(intent: Intent): TimelineEntry[] {
   const out: TimelineEntry[] = [];
   // The record's last change is when a purchase that stopped was stopped.
-  if (intent.error && (intent.state === "refused" || intent.state === "failed" || intent.state === "attention")) {
+  if (intent.error && STOPPED_STATES.has(intent.state)) {
     out.push({
       at: iso(intent.updatedAt),
       step: "error",

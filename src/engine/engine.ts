@@ -10,7 +10,7 @@
  * (renewed while held, every state change compare-and-set) does the same.
  */
 import { EventEmitter } from "node:events";
-import type { Execution } from "../domain/wire.js";
+import type { Company, Execution } from "../domain/wire.js";
 import { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals/records.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
@@ -29,6 +29,15 @@ import { quoteOnly } from "./intent/quote-only.js";
 import { watchReleased, type WatchPass } from "./chain/released-watch.js";
 import { checkRefund, checkSettlement } from "./chain/settlement.js";
 import { STATES } from "./model/states.js";
+import { serviceApi, type AgentServiceSearchResult, type ServiceApi } from "./service/api.js";
+import {
+  actionNames,
+  company,
+  fetchCatalog,
+  searchAgentServices,
+  type ActionNames,
+  type CatalogEntry,
+} from "./service/reads.js";
 import type {
   ExecutionEvent,
   ExecutionView,
@@ -99,6 +108,40 @@ export class Engine extends EventEmitter {
     return (this.ctxCache ??= createCtx(this.d, this.config, this.d.client, this, (intent, previous) =>
       this.emitUpdate(intent, previous),
     ));
+  }
+
+  /** The v1 API over the service client; config_invalid, naming the keys, when the configuration left none. */
+  private api(): ServiceApi {
+    return serviceApi(this.ctx().client);
+  }
+
+  // ---- The service's free reads (service/reads.ts) ----------------------------------
+
+  /**
+   * The service's whole catalog, each action with its detail, sorted by name; undefined when
+   * the configuration names no service to ask. Throws when the service does not give it.
+   */
+  async fetchCatalog(): Promise<CatalogEntry[] | undefined> {
+    return this.config && this.d.client ? fetchCatalog(serviceApi(this.d.client)) : undefined;
+  }
+
+  /**
+   * The names in the service's catalog, or its refusal in words (doctor's check that the
+   * service answers); undefined when the configuration names no service. Throws when the
+   * service cannot be reached.
+   */
+  async actionNames(): Promise<ActionNames | undefined> {
+    return this.config && this.d.client ? actionNames(serviceApi(this.d.client)) : undefined;
+  }
+
+  /** A company formed with companies.create, as the service records it now. */
+  async company(companyId: string): Promise<Company> {
+    return company(this.api(), companyId);
+  }
+
+  /** The service's marketplace of agent services, searched (free). */
+  async searchAgentServices(query: Record<string, unknown>): Promise<AgentServiceSearchResult> {
+    return searchAgentServices(this.api(), query);
   }
 
   // ---- Quote only -----------------------------------------------------------------

@@ -1,6 +1,8 @@
 /**
  * The engine's front door: everything app/, mcp/, console/ and commands/ use, and nothing
- * else (test/unit/layers.test.ts fails on an import that reaches past it).
+ * else. test/unit/layers.test.ts fails on an import that reaches past it, on a name here
+ * that nothing outside the engine imports, and on the v1 service API (service/api.ts)
+ * passing through: what the others ask of the service, they ask the Engine.
  *
  * What is exported as is stays light: the MCP server's first answer may load this module.
  * The engine's flow and the heavy libraries — the Solana and x402 libraries, the journal's
@@ -17,38 +19,33 @@ import type { Payer, PayerOptions } from "./payment/payer.js";
 import type { KeyPairSigner } from "@solana/kit";
 import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
 
+export { byCode, isCode, PaidActionError, type PerCode } from "./errors.js";
 export {
-  byCode,
-  ERROR_CODES,
-  fromStored,
-  isCode,
-  PaidActionError,
-  type AnyPaidActionError,
-  type ErrorCode,
-  type ErrorContext,
-  type PerCode,
-} from "./errors.js";
-export {
-  describeIssues,
   journalOf,
   loadConfig,
   passwordOf,
   type Config,
   type ConfigIssue,
   type ConfigResult,
-  type Limits,
 } from "./config/config.js";
-export type { EngineDeps } from "./context.js";
 export type { Engine } from "./engine.js";
-export type { WatchPass } from "./chain/released-watch.js";
-export * from "./model/types.js";
-export type { ChainPort, ChainTx, Lifetime, TokenAccountState } from "./chain/chain.js";
-export type { Freeze, JournalStore, JournalHealth, TranscriptRecord } from "./journal/port.js";
+export type {
+  Approval,
+  ExecutionEvent,
+  ExecutionView,
+  Intent,
+  IntentState,
+  PaidCall,
+  PaymentRecord,
+  Step,
+} from "./model/types.js";
+export { INTENT_STATES, STATES } from "./model/states.js";
+export type { ChainPort } from "./chain/chain.js";
+export { DAY_MS, type Freeze, type JournalStore } from "./journal/port.js";
 export type { Journal } from "./journal/sqlite.js";
-export type { PostgresJournal } from "./journal/postgres.js";
-export type { Payer, PayerOptions } from "./payment/payer.js";
-export type { AllowanceChange, AllowanceReading } from "./payment/delegate.js";
-export type { Reconciler, ReconcilerOptions } from "./reconciler.js";
+export type { Payer } from "./payment/payer.js";
+export type { AllowanceChange } from "./payment/delegate.js";
+export type { Reconciler } from "./reconciler.js";
 
 export { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
@@ -57,14 +54,15 @@ export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } f
 export { freezeView } from "./intent/freeze.js";
 export { readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
 export { limitsView, view } from "./read/executions.js";
-export { purchaseView, type PurchasePage, type PurchaseView } from "./read/purchases.js";
-export { shapeBody, TEXT_LIMIT, type ShapedBody } from "./x402-http/response.js";
+export { purchaseView } from "./read/purchases.js";
+export { shapeBody } from "./x402-http/response.js";
 export type { FetchOutcome } from "./intent/fetch.js";
-export type { DiscoveredResource } from "./x402-http/discovery.js";
 export { recentCalls } from "./read/recent-calls.js";
 export { spendingBreakdown } from "./read/spending-view.js";
-export { Transcripts, type TranscriptEntry } from "./read/transcripts.js";
-export { serviceApi } from "./service/api.js";
+export { Transcripts, type TranscriptEntry, type TranscriptLog } from "./read/transcripts.js";
+export type { CatalogEntry } from "./service/reads.js";
+// app/ assembles the service client and hands it to the engine; the v1 API over it
+// (service/api.ts) stays inside: what others ask of the service, they ask the Engine.
 export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service/client.js";
 
 // ---- Loaded on first use -------------------------------------------------------------

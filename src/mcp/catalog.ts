@@ -1,11 +1,11 @@
 /**
- * The service's catalog as MCP tools: fetched at start (GET /actions, then GET
- * /actions/{name} for each), cached in the journal so the server starts and lists its tools
- * even when the service is briefly unreachable.
+ * The service's catalog as MCP tools: fetched at start (by the engine: the names, then each
+ * action's detail), cached in the journal so the server starts and lists its tools even
+ * when the service is briefly unreachable.
  */
 import { z } from "zod";
 import { ActionDetail } from "../domain/wire.js";
-import { serviceApi, type JournalStore, type ServiceClient } from "../engine/index.js";
+import type { CatalogEntry, Engine, JournalStore } from "../engine/index.js";
 
 /** Tool names hosts accept everywhere: lower-case, digits, underscores, ≤ 64. */
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -15,10 +15,7 @@ export function toolNameFor(action: string): string {
   return action.toLowerCase().replace(/[.-]/g, "_");
 }
 
-export interface CatalogEntry {
-  name: string;
-  detail: ActionDetail;
-}
+export type { CatalogEntry };
 
 /** One action of a cached catalog, as stored. */
 export interface CatalogRow {
@@ -34,48 +31,28 @@ export interface Catalog {
   problem?: string;
 }
 
-const MAX_ACTIONS = 1000;
-
-/** Fetches the whole catalog from the service; throws when it cannot. */
-export async function fetchCatalog(client: ServiceClient): Promise<CatalogEntry[]> {
-  const api = serviceApi(client);
-  const list = await api.listActions();
-  if (!list.ok) throw new Error(`GET /actions answered HTTP ${list.status} ${list.error.code}`);
-  const names = [...new Set(list.body.items.map((i) => i.name))].slice(0, MAX_ACTIONS);
-  const entries: CatalogEntry[] = [];
-  let index = 0;
-  const worker = async () => {
-    while (index < names.length) {
-      const name = names[index++]!;
-      const res = await api.getAction(name);
-      if (res.ok) entries.push({ name, detail: res.body });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, names.length) }, worker));
-  return entries.sort((a, b) => a.name.localeCompare(b.name));
-}
-
 /** The live catalog, falling back to the journal's cached copy. */
 export async function loadCatalog(
-  client: ServiceClient | undefined,
+  engine: Pick<Engine, "fetchCatalog">,
   journal: JournalStore,
   service: string,
   now: number,
 ): Promise<Catalog> {
-  if (client) {
-    try {
-      const entries = await fetchCatalog(client);
+  try {
+    const entries = await engine.fetchCatalog();
+    if (entries) {
       await journal.saveCatalog(
         service,
         entries.map((e) => ({ name: e.name, detail: e.detail })),
         now,
       );
       return { entries, source: "service", fetchedAt: now };
-    } catch (e) {
-      const cached = await cachedCatalog(journal, service);
-      return { ...cached, problem: (e as Error).message };
     }
+  } catch (e) {
+    const cached = await cachedCatalog(journal, service);
+    return { ...cached, problem: (e as Error).message };
   }
+  // No service is configured to ask: the cached copy is all there is.
   return cachedCatalog(journal, service);
 }
 

@@ -9,7 +9,7 @@
  * purchases — on the first request that needs it, never for a probe.
  */
 import type { ServerContext } from "@modelcontextprotocol/server";
-import type { Config, Engine, JournalStore, limitsView, ServiceClient, Transcripts } from "../engine/index.js";
+import type { Config, Engine, JournalStore, limitsView, TranscriptLog } from "../engine/index.js";
 import type { CatalogRow } from "./catalog.js";
 import type { ApprovalWaits } from "./waits.js";
 
@@ -22,8 +22,7 @@ export type LimitsView = ReturnType<typeof limitsView>;
 export interface McpPaidActions {
   engine: Engine;
   journal: JournalStore;
-  transcripts: Transcripts;
-  client?: ServiceClient;
+  transcripts: TranscriptLog;
   config?: Config;
 }
 

@@ -1,5 +1,11 @@
 /** What a human or agent can do about each refusal: the second half of every tool error, one entry per code. */
-import { byCode, type PaidActionError, type PerCode } from "../engine/index.js";
+import { byCode, INTENT_STATES, STATES, type PaidActionError, type PerCode } from "../engine/index.js";
+
+/** Whether a refusal's purchase had a proof signed (its money in flight or spent), as the states table says. */
+function afterSigning(state: string | undefined): boolean {
+  const known = INTENT_STATES.find((s) => s === state);
+  return known !== undefined && STATES[known].money !== "none";
+}
 
 const HINTS: PerCode<string> = {
   config_invalid: () =>
@@ -30,7 +36,7 @@ const HINTS: PerCode<string> = {
   execution_rejected: () =>
     "The payment settled but the service refused the execution; a human should ask the service for the execution or a refund. Do not pay again.",
   service_unavailable: (e) =>
-    e.context.state === "signed" || e.context.state === "unsettled" || e.context.state === "paid"
+    afterSigning(e.context.state)
       ? "The service is not answering after payment was signed; do not pay again. The server finishes it in the background — call again with the same intentKey, or check list_executions."
       : "The service is not answering; nothing was paid. Try again later.",
   service_error: () =>

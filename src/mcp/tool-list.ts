@@ -103,7 +103,7 @@ function load(s: ListState): Promise<void> {
 /** Reads the service's catalog (the cache when it does not answer); true when the tools changed. */
 async function fetchInto(s: ListState, p: McpPaidActions): Promise<boolean> {
   const { host, log, now } = s.ctx;
-  const fresh = await loadCatalog(p.client, p.journal, host.service, now());
+  const fresh = await loadCatalog(p.engine, p.journal, host.service, now());
   // The server closed meanwhile: what was read is of no use to anyone.
   if (s.ctx.isClosed()) return false;
   if (fresh.source === "service")

@@ -5,7 +5,7 @@
  * power cut, and one fsync serves every request that committed meanwhile.
  */
 import Database from "better-sqlite3";
-import { backfillAddressIndex } from "./ledger/history.js";
+import { decodeWireTransaction, staticAccountsOf } from "./ledger/tx-wire.js";
 
 /** Each step runs once, in its own transaction: SQL, or code for what SQL cannot do. */
 const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
@@ -210,6 +210,28 @@ export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Datab
   db.exec("PRAGMA foreign_keys = ON");
   migrate(db);
   return db;
+}
+
+/**
+ * Migration 2's code: indexes the addresses of every transaction already in the log, a page
+ * at a time. It is the migration's own, not the ledger's (ledger/history.ts indexes each new
+ * transaction the same way): a step that ran on some databases must mean the same on the
+ * next, whatever the ledger's code becomes.
+ */
+function backfillAddressIndex(db: Database.Database): void {
+  const insert = statement(db, `INSERT OR IGNORE INTO ledger_addresses (address, seq) VALUES (?, ?)`);
+  const page = statement(
+    db,
+    `SELECT seq, payload FROM ledger_log WHERE kind = 'tx' AND seq > ? ORDER BY seq LIMIT 500`,
+  );
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after) as Array<{ seq: number; payload: string }>;
+    if (rows.length === 0) return;
+    for (const row of rows)
+      for (const address of new Set(staticAccountsOf(decodeWireTransaction(row.payload)))) insert.run(address, row.seq);
+    after = rows[rows.length - 1]!.seq;
+  }
 }
 
 function migrate(db: Database.Database): void {

@@ -34,7 +34,21 @@ const MIRROR_TOOLS = [
   "search_agent_services",
   "get_company",
   "search_paid_resources",
-];
+] as const;
+/**
+ * Each mirror tool's openWorldHint: true for a tool that asks the service or the network
+ * (read-only or not), false for one this server's journal answers alone.
+ */
+const OPEN_WORLD: Record<(typeof MIRROR_TOOLS)[number], boolean> = {
+  quote_action: true,
+  get_execution: true,
+  list_executions: false,
+  wait_for_execution: true,
+  get_spending: false,
+  search_agent_services: true,
+  get_company: true,
+  search_paid_resources: true,
+};
 /** Tools beyond the catalog that can spend money. */
 const FETCH_TOOLS = ["paid_fetch"];
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -105,6 +119,7 @@ describe("mcp e2e: tools", () => {
       const tool = tools.find((t) => t.name === name)!;
       expect(tool.annotations?.readOnlyHint, name).toBe(true);
       expect(tool.annotations?.destructiveHint ?? false, name).toBe(false);
+      expect(tool.annotations?.openWorldHint, name).toBe(OPEN_WORLD[name]);
       expect(tool.title ?? tool.annotations?.title, name).toBeTruthy();
       expect(tool.description, name).toMatch(/sandbox/i);
       expect(tool.inputSchema.type, name).toBe("object");

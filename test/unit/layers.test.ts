@@ -2,15 +2,25 @@
  * Dependencies point one way (docs/architecture.md): reads every import of every .ts file
  * under src/ — static, `export … from`, type-only and dynamic `import("…")` — and fails on
  * each edge between top-level folders that the table below does not allow, and on any
- * top-level folder the table does not place; and inside the engine, on an import past its
- * front door, a rule module reaching for I/O, and budget logic in the journal.
+ * top-level folder the table does not place; inside the engine, on an import past its
+ * front door, a name on the door that nothing outside takes, the v1 service API reaching
+ * past it, a rule module reaching for I/O, and budget logic in the journal; and on modules
+ * that load each other (a value import cycle).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
-
-const SRC = resolve(import.meta.dirname, "../../src");
+import {
+  cycles,
+  exportedNames,
+  filesUnder,
+  namesTaken,
+  sourcesUnder,
+  specifiers,
+  SRC,
+  targets,
+  valueSpecifiers,
+} from "./imports.fixtures.js";
 
 /** Which top-level folders each may import from; an edge inside a folder is always allowed. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
@@ -30,17 +40,6 @@ function layerOf(absPath: string): string {
   if (rel.startsWith("..")) return "(outside src)";
   const [first = ""] = rel.split(sep);
   return first === rel ? first.replace(/\.[cm]?[jt]sx?$/, "") : first;
-}
-
-/**
- * Every module specifier a file names. TypeScript's own pre-processor finds them without
- * type-checking, so imports inside comments and strings are not mistaken for real ones.
- */
-function specifiers(text: string): Array<{ specifier: string; line: number }> {
-  return ts.preProcessFile(text, true, true).importedFiles.map((f) => ({
-    specifier: f.fileName,
-    line: text.slice(0, f.pos).split("\n").length,
-  }));
 }
 
 interface Edge {
@@ -79,57 +78,6 @@ function violation(e: Edge): string | undefined {
     : `${e.file} imports ${e.specifier}: ${e.from} -> ${e.to} is not allowed`;
 }
 
-/** The specifiers a file imports values from (type-only imports and re-exports left out). */
-function valueSpecifiers(text: string): string[] {
-  const sf = ts.createSourceFile("x.ts", text, ts.ScriptTarget.Latest, true);
-  const out: string[] = [];
-  const visit = (node: ts.Node): void => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-      const clause = node.importClause;
-      const named =
-        clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-      const typeOnly =
-        clause !== undefined &&
-        (clause.isTypeOnly ||
-          (!clause.name && named !== undefined && named.length > 0 && named.every((e) => e.isTypeOnly)));
-      if (!typeOnly) out.push(node.moduleSpecifier.text);
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
-      if (!(node.isTypeOnly || (named !== undefined && named.length > 0 && named.every((e) => e.isTypeOnly))))
-        out.push(node.moduleSpecifier.text);
-    } else if (
-      ts.isCallExpression(node) &&
-      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
-      node.arguments[0] &&
-      ts.isStringLiteral(node.arguments[0])
-    ) {
-      out.push(node.arguments[0].text);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(sf);
-  return out;
-}
-
-/** src-relative paths (with /) of what `file` (src-relative) imports, all kinds or values only. */
-function targets(file: string, kind: "all" | "values"): string[] {
-  const text = readFileSync(join(SRC, file), "utf8");
-  const specs = kind === "all" ? specifiers(text).map((s) => s.specifier) : valueSpecifiers(text);
-  return specs
-    .filter((s) => s.startsWith("."))
-    .map((s) =>
-      relative(SRC, resolve(dirname(join(SRC, file)), s))
-        .split(sep)
-        .join("/")
-        .replace(/\.js$/, ".ts"),
-    );
-}
-
-const sourcesUnder = (dir: string) =>
-  (readdirSync(join(SRC, dir), { recursive: true }) as string[])
-    .filter((f) => f.endsWith(".ts"))
-    .map((f) => `${dir}/${f.split(sep).join("/")}`);
-
 /**
  * The engine's pure rules: table-tested without I/O, so they may use only types, domain/,
  * the engine's ground (model/, errors.ts) and each other.
@@ -148,6 +96,10 @@ const RULE_MODULES = [
 ];
 const GROUND = (t: string) => t.startsWith("domain/") || t.startsWith("engine/model/") || t === "engine/errors.ts";
 
+/** The engine's front door, and the v1 service API behind it (the only module that knows the v1 paths). */
+const DOOR = "engine/index.ts";
+const SERVICE_API = "engine/service/api.ts";
+
 describe("the engine's inner layers", () => {
   it("nothing outside the engine reaches past its front door (engine/index.ts)", () => {
     const outside = ["cli.ts", ...["app", "mcp", "console", "commands"].flatMap(sourcesUnder)];
@@ -157,6 +109,51 @@ describe("the engine's inner layers", () => {
         .map((t) => `src/${f} imports src/${t}`),
     );
     expect(wrong, `past the engine's front door:\n  ${wrong.join("\n  ")}\n`).toEqual([]);
+  });
+
+  it("the v1 service API stays behind the door: what the others need of the service, they ask the Engine", () => {
+    const outside = (readdirSync(SRC, { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => f.split(sep).join("/"))
+      .filter((f) => !f.startsWith("engine/"));
+    const direct = outside.flatMap((f) =>
+      targets(f, "all")
+        .filter((t) => t === SERVICE_API)
+        .map((t) => `src/${f} imports src/${t}`),
+    );
+    const apiNames = new Set(exportedNames(readFileSync(join(SRC, SERVICE_API), "utf8")));
+    const through = [
+      ...targets(DOOR, "all")
+        .filter((t) => t === SERVICE_API)
+        .map((t) => `src/${DOOR} re-exports from src/${t}`),
+      ...exportedNames(readFileSync(join(SRC, DOOR), "utf8"))
+        .filter((n) => apiNames.has(n))
+        .map((n) => `src/${DOOR} exports ${n}, a name of src/${SERVICE_API}`),
+    ];
+    expect(apiNames.has("serviceApi")).toBe(true);
+    expect(
+      [...direct, ...through],
+      `the v1 service API outside the engine:\n  ${[...direct, ...through].join("\n  ")}\n`,
+    ).toEqual([]);
+  });
+
+  it("the door exports only what some file outside the engine (in src/ or test/) takes from it", () => {
+    const exported = exportedNames(readFileSync(join(SRC, DOOR), "utf8"));
+    expect(exported.length).toBeGreaterThan(10);
+    // An `export *` hides its names from this test: the door names each one.
+    expect(exported, `src/${DOOR} names what it exports`).not.toContain("*");
+    const door = join(SRC, DOOR);
+    const inEngine = join(SRC, "engine") + sep;
+    const taken = new Set(
+      [...filesUnder("src"), ...filesUnder("test")]
+        .filter((f) => !f.startsWith(inEngine))
+        .flatMap((f) => namesTaken(f, readFileSync(f, "utf8"), door)),
+    );
+    const unused = exported.filter((n) => !taken.has(n));
+    expect(
+      unused,
+      `exported by src/${DOOR} but taken by no file outside src/engine (a test that needs an internal imports its module):\n  ${unused.join("\n  ")}\n`,
+    ).toEqual([]);
   });
 
   it("the rule modules import values only from domain/, the engine's ground and each other", () => {
@@ -190,6 +187,35 @@ describe("the engine's inner layers", () => {
       expect(readFileSync(join(SRC, f), "utf8"), f).not.toMatch(/\b(evaluateBudget|callCeiling)\b/);
   });
 
+  it("reads the names a module exports, and the names a file takes from a module", () => {
+    const module = [
+      'export { a, type B, c as d } from "./a.js";',
+      'export * from "./e.js";',
+      "export const f = 1, g = 2;",
+      "export async function h() {}",
+      "export class I {}",
+      "export interface J {}",
+      "export type K = string;",
+      "const notExported = 3;",
+      "function alsoNot() {}",
+    ].join("\n");
+    expect(exportedNames(module)).toEqual(["a", "B", "d", "*", "f", "g", "h", "I", "J", "K"]);
+
+    const file = join(SRC, "mcp", "x.ts");
+    const text = [
+      'import { a, b as c, type D } from "../engine/index.js";',
+      'import { e } from "../engine/engine.js";',
+      'export { f } from "../engine/index.js";',
+      'const { g, h: i } = await import("../engine/index.js");',
+      'const j = (await import("../engine/index.js")).k;',
+      'type L = import("../engine/index.js").M;',
+      'import * as ns from "../engine/index.js";',
+      "ns.n();",
+      "let o: ns.P;",
+    ].join("\n");
+    expect(namesTaken(file, text, join(SRC, DOOR)).sort()).toEqual(["D", "M", "P", "a", "b", "f", "g", "h", "k", "n"]);
+  });
+
   it("tells a value import from a type-only one", () => {
     const text = [
       'import { a } from "./a.js";',
@@ -201,6 +227,45 @@ describe("the engine's inner layers", () => {
       'await import("./i.js");',
     ].join("\n");
     expect(valueSpecifiers(text)).toEqual(["./a.js", "./e.js", "./h.js", "./i.js"]);
+  });
+});
+
+describe("modules that load each other", () => {
+  it("no module of src/ loads itself through its own imports (no value import cycle)", () => {
+    const files = (readdirSync(SRC, { recursive: true }) as string[])
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => f.split(sep).join("/"));
+    const graph = new Map(files.map((f) => [f, targets(f, "loaded")]));
+    const found = cycles(graph).map((c) => [...c, c[0]].map((m) => `src/${m}`).join(" -> "));
+    expect(found, `modules that load each other:\n  ${found.join("\n  ")}\n`).toEqual([]);
+  });
+
+  it("finds each cycle once, from its first module, and nothing in a graph without one", () => {
+    const graph = new Map([
+      ["d", ["a"]],
+      ["b", ["c"]],
+      ["c", ["a", "e"]],
+      ["a", ["b"]],
+      ["e", []],
+    ]);
+    expect(cycles(graph)).toEqual([["a", "b", "c"]]);
+    expect(
+      cycles(
+        new Map([
+          ["a", ["b", "c"]],
+          ["b", ["c"]],
+          ["c", []],
+        ]),
+      ),
+    ).toEqual([]);
+    expect(cycles(new Map([["a", ["a"]]]))).toEqual([["a"]]);
+  });
+
+  it("counts only what a module loads with itself: a dynamic import() is no part of a cycle", () => {
+    const text = ['import { a } from "./a.js";', 'import type { B } from "./b.js";', 'await import("./c.js");'].join(
+      "\n",
+    );
+    expect(valueSpecifiers(text, { dynamic: false })).toEqual(["./a.js"]);
   });
 });
 

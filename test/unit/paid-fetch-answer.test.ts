@@ -1,6 +1,7 @@
 /** paid_fetch's tool result, as a table: how each kind of body reaches the agent. */
 import { describe, expect, it } from "vitest";
-import type { FetchOutcome, FetchResult } from "../../src/engine/index.js";
+import type { FetchOutcome } from "../../src/engine/index.js";
+import type { FetchResult } from "../../src/engine/model/types.js";
 import { fetchAnswer } from "../../src/mcp/tools/paid-fetch.js";
 
 const result = (o: Partial<FetchResult>): FetchResult => ({

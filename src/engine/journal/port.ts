@@ -17,6 +17,9 @@ import type {
   StoredRequest,
 } from "../model/types.js";
 
+/** A day in ms: the rolling window the daily limit counts over, and the length of a UTC day the breakdown groups by. */
+export const DAY_MS = 24 * 3_600_000;
+
 /** A store answers now (SQLite) or later (PostgreSQL); the engine awaits either. */
 export type Awaitable<T> = T | Promise<T>;
 

@@ -49,6 +49,7 @@ import {
 } from "./pg-sql.js";
 import {
   LeaseLost,
+  DAY_MS,
   PaymentsFrozen,
   SchemaTooNew,
   type Expect,
@@ -61,8 +62,6 @@ import {
 } from "./port.js";
 import { toPayment } from "./rows.js";
 import { PG_BY_ACTION, PG_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
-
-const DAY_MS = 24 * 3_600_000;
 
 export interface PostgresOptions extends JournalOptions {
   /** Any one statement, a wait for a lock included, is cancelled after this long (default 15 s). */

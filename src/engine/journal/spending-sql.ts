@@ -4,9 +4,8 @@
  * minus refunds credited, by the reservation's time — so the shares add up to `usage`,
  * `reserved` and `refundedTotal` exactly.
  */
-import type { ActionSpend, DaySpend } from "./port.js";
+import { DAY_MS, type ActionSpend, type DaySpend } from "./port.js";
 
-export const DAY_MS = 24 * 3_600_000;
 const HELD = `budget_state IN ('reserved', 'spent')`;
 /** What a share is keyed by: an action's name, a fetch's origin. */
 const KEY = `CASE WHEN kind = 'fetch' THEN origin ELSE action END`;

@@ -17,6 +17,7 @@ import type { Usage } from "../budget/policy.js";
 import type { IntentPatch, PaymentRecord } from "../model/types.js";
 import {
   LeaseLost,
+  DAY_MS,
   PaymentsFrozen,
   SchemaTooNew,
   type Expect,
@@ -40,8 +41,6 @@ export {
   type JournalStore,
   type NewIntent,
 } from "./port.js";
-
-const DAY_MS = 24 * 3_600_000;
 
 function openDatabase(path: string): Database.Database {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import type { JournalStore } from "../journal/port.js";
-import type { Transcripts } from "./transcripts.js";
+import type { TranscriptLog } from "./transcripts.js";
 
 export interface RecentCall {
   callId: string;
@@ -20,7 +20,7 @@ export interface RecentCall {
 
 export async function recentCalls(
   journal: JournalStore,
-  transcripts: Transcripts,
+  transcripts: Pick<TranscriptLog, "pathOf" | "list">,
   limit: number,
 ): Promise<RecentCall[]> {
   const here = hostname();

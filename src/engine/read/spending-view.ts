@@ -7,7 +7,7 @@
  */
 import { formatDecimal } from "../../domain/money.js";
 import type { Config } from "../config/config.js";
-import { DAY_MS } from "../journal/spending-sql.js";
+import { DAY_MS } from "../journal/port.js";
 import type { ActionSpend, JournalStore } from "../journal/port.js";
 import { callCeiling } from "../budget/policy.js";
 

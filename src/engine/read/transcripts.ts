@@ -86,6 +86,13 @@ function scrubWith(secrets: readonly string[], text: string): string {
   return out;
 }
 
+/**
+ * The transcripts as the MCP surface uses them: a call's steps appended, one read back, the
+ * files listed, text scrubbed. Registering secrets and indexing new calls stay with whoever
+ * assembled them (app/).
+ */
+export type TranscriptLog = Pick<Transcripts, "append" | "read" | "pathOf" | "list" | "scrub">;
+
 export class Transcripts {
   readonly dir: string;
   private readonly secrets = new Set<string>();

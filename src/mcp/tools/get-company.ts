@@ -1,9 +1,8 @@
 /** get_company: the record of a company formed with companies_create, from the service. */
 import { z } from "zod";
-import { PaidActionError, serviceApi } from "../../engine/index.js";
 import type { McpContext } from "../context.js";
 import { ok } from "../results.js";
-import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";
+import { addMirrorTool, type MirrorTools } from "./mirror.js";
 
 export function registerGetCompanyTool(tools: MirrorTools, ctx: McpContext): void {
   const { sandbox } = ctx;
@@ -19,18 +18,13 @@ export function registerGetCompanyTool(tools: MirrorTools, ctx: McpContext): voi
         .max(128)
         .regex(/^[A-Za-z0-9_-]+$/),
     }),
+    // Asks the service each time: open-world, though it changes nothing.
+    openWorld: true,
     run: async (args: { companyId: string }, { pa }) => {
-      const client = requireClient(pa);
-      const res = await serviceApi(client).getCompany(args.companyId);
-      if (!res.ok) {
-        throw new PaidActionError(
-          res.status === 404 ? "not_found" : "service_error",
-          `company ${args.companyId}: HTTP ${res.status} ${res.error.code}: ${res.error.message}`,
-        );
-      }
+      const company = await pa.engine.company(args.companyId);
       return ok(
-        { ...res.body, ...(sandbox ? { sandbox: true } : {}) },
-        `Company ${res.body.name} is ${res.body.formationStatus}.`,
+        { ...company, ...(sandbox ? { sandbox: true } : {}) },
+        `Company ${company.name} is ${company.formationStatus}.`,
       );
     },
   });

@@ -13,6 +13,8 @@ export function registerGetExecutionTool(tools: MirrorTools, ctx: McpContext): v
     description:
       "An execution this server paid for, from its journal, refreshed from the service: status, output, refund.",
     schema: z.strictObject({ executionId: z.string().min(1).max(128) }),
+    // Refreshed from the service: open-world.
+    openWorld: true,
     run: async (args: { executionId: string }, { pa }) => {
       const view = await pa.engine.getExecution(args.executionId, true);
       if (!view)

@@ -12,6 +12,8 @@ export function registerGetSpendingTool(tools: MirrorTools, ctx: McpContext): vo
     description:
       "The human's limits, what was spent and reserved in the rolling 24 h window and in total, and what remains.",
     schema: z.strictObject({}),
+    // Answered from this server's journal and configuration alone.
+    openWorld: false,
     run: async (_args: Record<string, never>, { pa }) => {
       const s = await pa.engine.spending();
       return ok(

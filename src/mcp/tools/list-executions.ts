@@ -1,5 +1,6 @@
 /** list_executions: what this server paid for, newest first, filtered and paged. */
 import { z } from "zod";
+import { ExecutionStatus } from "../../domain/wire.js";
 import type { McpContext } from "../context.js";
 import { ok } from "../results.js";
 import { addMirrorTool, type MirrorTools } from "./mirror.js";
@@ -12,11 +13,13 @@ export function registerListExecutionsTool(tools: MirrorTools, ctx: McpContext):
     description:
       "Executions this server paid for, newest first, from its journal. Filter by status or action; page with cursor.",
     schema: z.strictObject({
-      status: z.enum(["pending", "processing", "completed", "failed", "refunded"]).optional(),
+      status: ExecutionStatus.optional(),
       action: z.string().max(100).optional(),
       limit: z.int().min(1).max(100).optional(),
       cursor: z.string().max(200).optional(),
     }),
+    // Answered from this server's journal alone.
+    openWorld: false,
     run: async (args: { status?: string; action?: string; limit?: number; cursor?: string }, { pa }) => {
       const page = await pa.engine.listExecutions(args);
       return ok(

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { PaidActionError, type ServiceClient } from "../../engine/index.js";
+import { PaidActionError } from "../../engine/index.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "../context.js";
 import { failure, jsonSchema } from "../results.js";
 
@@ -37,8 +37,12 @@ export interface MirrorToolSpec<S extends z.ZodType> {
   run: (args: z.output<S>, call: MirrorCall) => Promise<CallToolResult>;
   /** Default true. */
   readOnly?: boolean;
-  /** Whether it reaches beyond this server; default: when it is not read-only. */
-  openWorld?: boolean;
+  /**
+   * MCP's openWorldHint, said by every tool (no default could be right for all): true when
+   * it asks the service or the network — read-only or not — false when this server's own
+   * journal answers it.
+   */
+  openWorld: boolean;
   /** Whether calling it twice does what calling it once does; default true. */
   idempotent?: boolean;
 }
@@ -65,7 +69,7 @@ export function addMirrorTool<S extends z.ZodType>(tools: MirrorTools, ctx: McpC
           readOnlyHint: readOnly,
           destructiveHint: false,
           idempotentHint: spec.idempotent ?? true,
-          openWorldHint: spec.openWorld ?? !readOnly,
+          openWorldHint: spec.openWorld,
         },
       });
     },
@@ -103,11 +107,4 @@ export async function callMirrorTool(
   } catch (e) {
     return failure(e, ctx.sandbox, ctx.scrub);
   }
-}
-
-/** The service client, or config_invalid when the configuration left the server without one. */
-export function requireClient(pa: McpPaidActions): ServiceClient {
-  if (!pa.client)
-    throw new PaidActionError("config_invalid", "the configuration is invalid; see get_spending's configIssues", {});
-  return pa.client;
 }

@@ -18,6 +18,8 @@ export function registerQuoteActionTool(tools: MirrorTools, ctx: McpContext): vo
       input: z.record(z.string(), z.unknown()),
       budget: Budget.optional(),
     }),
+    // The service prices it: open-world, though nothing is paid or recorded.
+    openWorld: true,
     run: async (
       args: { action: string; input: Record<string, unknown>; budget?: { amount: string; currency: string } },
       { pa },

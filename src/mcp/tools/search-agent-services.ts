@@ -1,9 +1,8 @@
 /** search_agent_services: the service's marketplace of agent services, searched for free. */
 import { z } from "zod";
-import { PaidActionError, serviceApi } from "../../engine/index.js";
 import type { McpContext } from "../context.js";
 import { ok } from "../results.js";
-import { addMirrorTool, requireClient, type MirrorTools } from "./mirror.js";
+import { addMirrorTool, type MirrorTools } from "./mirror.js";
 
 export function registerSearchAgentServicesTool(tools: MirrorTools, ctx: McpContext): void {
   const { sandbox } = ctx;
@@ -23,17 +22,8 @@ export function registerSearchAgentServicesTool(tools: MirrorTools, ctx: McpCont
     }),
     openWorld: true,
     run: async (args: Record<string, unknown>, { pa }) => {
-      const client = requireClient(pa);
-      const res = await serviceApi(client).searchAgentServices(args);
-      if (!res.ok)
-        throw new PaidActionError(
-          res.status === 400 ? "invalid_input" : "service_error",
-          `search refused (HTTP ${res.status} ${res.error.code}): ${res.error.message}`,
-        );
-      return ok(
-        { ...res.body, ...(sandbox ? { sandbox: true } : {}) },
-        `${res.body.items.length} agent service(s) found.`,
-      );
+      const found = await pa.engine.searchAgentServices(args);
+      return ok({ ...found, ...(sandbox ? { sandbox: true } : {}) }, `${found.items.length} agent service(s) found.`);
     },
   });
 }

@@ -18,6 +18,8 @@ export function registerWaitForExecutionTool(tools: MirrorTools, ctx: McpContext
       executionId: z.string().min(1).max(128),
       timeoutSeconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(60),
     }),
+    // Refreshed from the service while it waits: open-world.
+    openWorld: true,
     run: async (args: { executionId: string; timeoutSeconds: number }, { pa, rctx }) => {
       const view = await waitFor(pa, args.executionId, args.timeoutSeconds * 1000, rctx);
       const final = FINAL_STATUSES.has(view.status as ExecutionStatus);

@@ -5,7 +5,7 @@
 import type { IncomingMessage } from "node:http";
 import type { IdempotentRequest } from "./idempotency.js";
 import { z } from "zod";
-import { ExecutionRequest, QuoteRequest } from "../../domain/wire.js";
+import { ExecutionRequest, ExecutionStatus, QuoteRequest } from "../../domain/wire.js";
 import { AgentServicesSearch, searchAgentServices } from "../providers/agent-services.js";
 import { ApiError, invalidRequest, zodIssues } from "./errors.js";
 import type { Reply } from "./io.js";
@@ -151,7 +151,7 @@ function executionRoutes(service: SandboxService): Route[] {
       const url = new URL(ctx.req.url ?? "/", "http://x");
       const q = parse(
         z.object({
-          status: z.enum(["pending", "processing", "completed", "failed", "refunded"]).optional(),
+          status: ExecutionStatus.optional(),
           limit: z.coerce.number().int().min(1).max(100).default(20),
           cursor: z.string().max(200).optional(),
         }),

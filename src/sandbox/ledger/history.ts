@@ -4,7 +4,7 @@
  * same SQLite transaction as the log row) for getSignaturesForAddress.
  */
 import type Database from "better-sqlite3";
-import { decodeWireTransaction, memoOf, staticAccountsOf } from "./tx-wire.js";
+import { decodeWireTransaction, memoOf } from "./tx-wire.js";
 import { statement } from "../db.js";
 
 export interface TokenBalance {
@@ -108,22 +108,6 @@ export class LedgerHistory {
       blockTime: r.block_time,
       memo: memoOf(decodeWireTransaction(r.payload)),
     }));
-  }
-}
-
-/** Migration step: indexes the addresses of every transaction already in the log, a page at a time. */
-export function backfillAddressIndex(db: Database.Database): void {
-  const history = new LedgerHistory(db);
-  const page = statement(
-    db,
-    `SELECT seq, payload FROM ledger_log WHERE kind = 'tx' AND seq > ? ORDER BY seq LIMIT 500`,
-  );
-  let after = 0;
-  for (;;) {
-    const rows = page.all(after) as Array<{ seq: number; payload: string }>;
-    if (rows.length === 0) return;
-    for (const row of rows) history.indexAddresses(row.seq, staticAccountsOf(decodeWireTransaction(row.payload)));
-    after = rows[rows.length - 1]!.seq;
   }
 }
 
