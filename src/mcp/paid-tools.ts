@@ -19,34 +19,33 @@ export const Budget = z.strictObject({
   amount: z.string().max(40).describe('Decimal USDC amount, e.g. "2.50"'),
   currency: z.literal("USDC"),
 });
-/** The agent's key of a purchase (the engine checks the same rule again, as its own defence). */
-const IntentKey = z
-  .string()
-  .min(8)
-  .max(100)
-  .regex(/^[A-Za-z0-9_.:-]+$/);
-const ApprovalId = z.string().min(1).max(100);
-
-/** What each paid tool tells the agent about the shared arguments: the rules are one, the words fit the tool. */
-export interface ExtrasWording {
-  budget: string;
-  intentKey: string;
-  approvalId: string;
-}
-
-/** The shared arguments as zod fields, worded for one tool: a kind whose schema is zod extends its own with them. */
-export function extrasFields(words: ExtrasWording) {
-  return {
-    budget: Budget.optional().describe(words.budget),
-    intentKey: IntentKey.optional().describe(words.intentKey),
-    approvalId: ApprovalId.optional().describe(words.approvalId),
-  };
-}
-
-const Extras = z.object(extrasFields({ budget: "", intentKey: "", approvalId: "" }));
+/** The arguments every paid tool shares; the intentKey rule is the engine's too (checked again there, as its own defence). */
+const EXTRA_FIELDS = {
+  budget: Budget.optional(),
+  intentKey: z
+    .string()
+    .min(8)
+    .max(100)
+    .regex(/^[A-Za-z0-9_.:-]+$/)
+    .optional(),
+  approvalId: z.string().min(1).max(100).optional(),
+};
+const Extras = z.object(EXTRA_FIELDS);
 /** The shared arguments of a paid call, as checked. */
 export type Extras = z.infer<typeof Extras>;
-const EXTRAS = Object.keys(Extras.shape) as readonly string[];
+const EXTRAS = Object.keys(EXTRA_FIELDS);
+
+/** What each paid tool tells the agent about the shared arguments: the rules are one, the words fit the tool. */
+export type ExtrasWording = Record<keyof typeof EXTRA_FIELDS, string>;
+
+/** The shared arguments as zod fields, worded for one tool: the source of every paid tool's JSON Schema for them. */
+export function extrasFields(words: ExtrasWording) {
+  return {
+    budget: EXTRA_FIELDS.budget.describe(words.budget),
+    intentKey: EXTRA_FIELDS.intentKey.describe(words.intentKey),
+    approvalId: EXTRA_FIELDS.approvalId.describe(words.approvalId),
+  };
+}
 
 /** What a person is shown of what a payment buys, in the approval question: never a secret. */
 export interface ApprovalSubject {

@@ -6,7 +6,8 @@
  * is shown the method, the URL with its query values redacted, the amount and the payee —
  * never a header value, a query value or the body. Accepted, the fetch pays exactly once
  * (the demo wallet's balance on the sandbox's ledger, the journal's purchases); declined, it
- * is refused `approval_declined` with nothing paid. A host without elicitation gets the
+ * is refused `approval_declined` with nothing paid. A host that opens links (URL mode) is
+ * sent to the console's page for the fetch, where the person approves. A host without elicitation gets the
  * `approval_required` refusal with the approvalId; a person approves at a terminal and the
  * retry with it pays once.
  */
@@ -18,6 +19,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openJournal } from "../../src/app/index.js";
 import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
 import { runInPty } from "../commands/pty.js";
+import { loginAsPerson } from "../helpers/console-person.js";
+import { readLoginPage } from "../helpers/login-page.js";
 import {
   cleanupAll,
   CLI_PATH,
@@ -56,7 +59,7 @@ const open: Served[] = [];
 /** The built CLI over stdio, as a host launches it, with the v2 client connected in `era`. */
 async function serve(
   era: Era,
-  o: { elicit?: (r: ElicitRequest) => ElicitResult; manualInput?: boolean } = {},
+  o: { elicit?: (r: ElicitRequest) => ElicitResult; manualInput?: boolean; modes?: ("form" | "url")[] } = {},
 ): Promise<Served> {
   const home = freshHome();
   const env = serverEnv(home, LIMITS);
@@ -72,7 +75,7 @@ async function serve(
   const client = new Client(
     { name: `paid-fetch-approvals-${era}`, version: "1.0.0" },
     {
-      capabilities: o.elicit ? { elicitation: { form: {} } } : {},
+      capabilities: o.elicit ? { elicitation: Object.fromEntries((o.modes ?? ["form"]).map((m) => [m, {}])) } : {},
       ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
       ...(o.manualInput ? { inputRequired: { autoFulfill: false } } : {}),
     },
@@ -290,6 +293,47 @@ describe.each(ERAS)("paid_fetch above the threshold, %s era, a host without elic
       { timeout: 30_000 },
     );
     expect(sc(again).intentId).toBe(sc(paid).intentId);
+    expect(await balance(s.home)).toBe(before - PRICE);
+    expect((await purchases(s.env)).filter((p) => p.state === "executed")).toHaveLength(1);
+  }, 90_000);
+});
+
+describe.each(ERAS)("paid_fetch above the threshold, %s era, a host that opens links (URL mode)", (era) => {
+  it("sends the person to the console's page for the fetch (no secret on it); the call waits, then pays once", async () => {
+    const asked: ElicitRequest[] = [];
+    const decided: Promise<Response>[] = [];
+    const s = await serve(era, {
+      modes: ["form", "url"],
+      elicit: (request) => {
+        asked.push(request);
+        const url = String((request.params as { url?: string }).url);
+        const approvalId = readLoginPage(url).next.split("/").pop()!; // the page is gone once used
+        // The host opens the page and answers at once; the person decides there a moment later.
+        decided.push(
+          new Promise((r) => setTimeout(r, 600)).then(async () => {
+            const person = await loginAsPerson(url);
+            const page = await (await person.get(`/api/approvals/${approvalId}`)).text();
+            for (const secret of [SECRET_HEADER, SECRET_QUERY, "Body-secret"]) expect(page).not.toContain(secret);
+            expect(page).toContain("/x402/summarize");
+            return person.approve(approvalId);
+          }),
+        );
+        return { action: "accept" };
+      },
+    });
+    const before = await balance(s.home);
+    const args = await summarizeArgs(s.home, `url-${era}`);
+
+    const paid = await s.client.callTool({ name: "paid_fetch", arguments: args }, { timeout: 40_000 });
+    expect(asked).toHaveLength(1);
+    expect((await decided[0]!).status).toBe(200);
+    expect(paid.isError ?? false, JSON.stringify(paid)).toBe(false);
+    expect(sc(paid)).toMatchObject({ status: 200, payment: { amount: "0.01", currency: "USDC" } });
+    const params = asked[0]!.params as { mode?: string; url?: string; message: string };
+    expect(params.mode).toBe("url");
+    expect(new URL(params.url!).protocol).toBe("file:");
+    expect(params.message).toContain(`0.01 USDC for POST ${args.url.split("?")[0]}?ref=…`);
+    for (const secret of [SECRET_HEADER, SECRET_QUERY, "Body-secret"]) expect(params.message).not.toContain(secret);
     expect(await balance(s.home)).toBe(before - PRICE);
     expect((await purchases(s.env)).filter((p) => p.state === "executed")).toHaveLength(1);
   }, 90_000);
