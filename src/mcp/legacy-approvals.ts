@@ -31,7 +31,6 @@ export async function askInHost(
   const { ctx } = a;
   const { rctx, deadline } = call;
   const approvalId = e.context.approvalId;
-  const q = question(e.context, await call.purchase.subject(pa, approvalId));
   const url = canElicitUrl("legacy", server, rctx)
     ? await ctx.host.approvalPage?.(approvalId).catch((err: unknown) => {
         ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
@@ -39,6 +38,7 @@ export async function askInHost(
       })
     : undefined;
   if (!url && !canElicit("legacy", server, rctx)) throw e;
+  const q = question(e.context, await call.purchase.subject(pa, approvalId));
   const params: ElicitRequestParams = url
     ? { mode: "url", elicitationId: randomUUID(), ...approvalLink(q, url, ctx.sandbox) }
     : approvalForm(q, ctx.sandbox);
