@@ -102,7 +102,8 @@ export function argsDigest(args: unknown): string {
 
 export interface ApprovalQuestion {
   approvalId: string;
-  action: string;
+  /** What is paid for: an action's name, a fetch's method and redacted URL. */
+  paidFor: string;
   amount: string;
   currency: string;
   payee: string;
@@ -115,7 +116,7 @@ export function approvalForm(q: ApprovalQuestion, sandbox: boolean): ElicitReque
   return {
     mode: "form",
     message:
-      `Approve a payment${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}. ` +
+      `Approve a payment${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.paidFor} to ${q.payee}. ` +
       `It expires with its quote at ${q.expiresAt}. Approval ${q.approvalId}. Input: ${JSON.stringify(q.input).slice(0, 500)}`,
     requestedSchema: {
       type: "object",
@@ -135,7 +136,7 @@ export function approvalForm(q: ApprovalQuestion, sandbox: boolean): ElicitReque
 export function approvalLink(q: ApprovalQuestion, url: string, sandbox: boolean): { message: string; url: string } {
   return {
     message:
-      `A payment needs your approval${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.action} to ${q.payee}, ` +
+      `A payment needs your approval${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.paidFor} to ${q.payee}, ` +
       `before ${q.expiresAt}. Open the paid-actions console to see everything about it and approve or decline it (approval ${q.approvalId}).`,
     url,
   };

@@ -78,7 +78,7 @@ export function connectionServer(c: Connections, era: ProtocolEra): Server {
   return server;
 }
 
-/** tools/list and tools/call: the paid tools of the catalog, then the mirror tools. */
+/** tools/list and tools/call: the paid tools (the catalog's actions and paid_fetch), then the mirror tools. */
 function handleTools(c: Connections, server: Server, era: ProtocolEra): void {
   const { ctx, parts, kick } = c;
   server.setRequestHandler("tools/list", async () => {
@@ -91,7 +91,8 @@ function handleTools(c: Connections, server: Server, era: ProtocolEra): void {
     kick();
     const { toolList, paidCalls, callMirrorTool, refuseDroppedKeys } = await parts();
     const name = request.params.name;
-    if (toolList.catalog.source === "none" && !toolList.mirror(name)) await toolList.load();
+    // A tool beyond the catalog (paid_fetch, the mirror tools) does not wait for the catalog.
+    if (toolList.catalog.source === "none" && !toolList.paid(name) && !toolList.mirror(name)) await toolList.load();
     const paid = toolList.paid(name);
     const dropped = paid || toolList.mirror(name) ? refuseDroppedKeys(rctx) : undefined;
     if (dropped) return server.projectCallToolResult(dropped, (paid ?? toolList.mirror(name))?.tool.outputSchema);

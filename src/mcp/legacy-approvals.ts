@@ -13,7 +13,6 @@ import { PaidActionError } from "../engine/index.js";
 import { answerOf, approvalForm, approvalLink, canElicit, canElicitUrl, type ApprovalAnswer } from "./approvals.js";
 import type { McpPaidActions } from "./context.js";
 import { noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
-import { withoutExtras } from "./paid-tools.js";
 import { asWaiting, cancelledWhileWaiting, decisionBy, takeDecision, type Decision } from "./waiting.js";
 
 /**
@@ -31,10 +30,7 @@ export async function askInHost(
 ): Promise<void> {
   const { ctx } = a;
   const { rctx, deadline } = call;
-  const c = e.context;
-  const approvalId = c.approvalId;
-  const input = withoutExtras((call.args as Record<string, unknown>) ?? {});
-  const q = question(approvalId, c.action, c.amount, c.payee ?? null, c.expiresAt, input);
+  const approvalId = e.context.approvalId;
   const url = canElicitUrl("legacy", server, rctx)
     ? await ctx.host.approvalPage?.(approvalId).catch((err: unknown) => {
         ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
@@ -42,6 +38,7 @@ export async function askInHost(
       })
     : undefined;
   if (!url && !canElicit("legacy", server, rctx)) throw e;
+  const q = question(e.context, await call.purchase.subject(pa, approvalId));
   const params: ElicitRequestParams = url
     ? { mode: "url", elicitationId: randomUUID(), ...approvalLink(q, url, ctx.sandbox) }
     : approvalForm(q, ctx.sandbox);

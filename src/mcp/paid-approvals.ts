@@ -8,7 +8,7 @@
  * legacy-approvals.ts.
  */
 import type { InputRequiredResult, ProtocolEra, RequestStateCodec, Server } from "@modelcontextprotocol/server";
-import { PaidActionError } from "../engine/index.js";
+import { PaidActionError, type ErrorContext } from "../engine/index.js";
 import {
   approvalAnswer,
   askApproval,
@@ -20,7 +20,7 @@ import {
   type ApprovalState,
 } from "./approvals.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
-import { withoutExtras, type PaidTool } from "./paid-tools.js";
+import type { ApprovalSubject, PaidTool, Purchase } from "./paid-tools.js";
 import { asWaiting, cancelledWhileWaiting, decisionBy, decisionNow, takeDecision } from "./waiting.js";
 
 /** What every approval step is handed: the surface's context and the codec that seals the states. */
@@ -29,31 +29,29 @@ export interface Approving {
   states: RequestStateCodec<ApprovalState>;
 }
 
-/** The call an approval is about: its tool, its arguments as sent, its request, and when it must answer. */
+/**
+ * The call an approval is about: its tool, the purchase its arguments asked for, its
+ * arguments as sent (the sealed state is bound to them), its request, and when it must answer.
+ */
 export interface ApprovalCall {
   tool: PaidTool;
+  purchase: Purchase;
   args: unknown;
   rctx: RequestCtx;
   /** By when (ctx.now() time) a call that waits for a person answers, decided or not. */
   deadline: number;
 }
 
-export function question(
-  approvalId: string,
-  action: string,
-  amount: string,
-  payee: string | null | undefined,
-  expiresAt: string,
-  input: unknown,
-): ApprovalQuestion {
+/** The question about one payment: what the engine asked approval for, and what the purchase shows of itself. */
+export function question(c: ErrorContext<"approval_required">, subject: ApprovalSubject): ApprovalQuestion {
   return {
-    approvalId,
-    action,
-    amount,
+    approvalId: c.approvalId,
+    paidFor: subject.paidFor,
+    amount: c.amount,
     currency: "USDC",
-    payee: payee ?? "(named in the payment challenge)",
-    expiresAt,
-    input,
+    payee: c.payee ?? "(named in the payment challenge)",
+    expiresAt: c.expiresAt,
+    input: subject.input,
   };
 }
 
@@ -63,24 +61,24 @@ export function question(
  */
 export async function ask(
   a: Approving,
+  pa: McpPaidActions,
   e: PaidActionError<"approval_required">,
-  { tool, args, rctx }: ApprovalCall,
+  { tool, purchase, args, rctx }: ApprovalCall,
   on: { server: Server; era: ProtocolEra },
 ): Promise<InputRequiredResult | undefined> {
   const { ctx, states } = a;
-  const c = e.context;
-  const input = (args as Record<string, unknown>) ?? {};
-  const inputOnly = withoutExtras(input);
-  const q = question(c.approvalId, c.action, c.amount, c.payee ?? null, c.expiresAt, inputOnly);
-  if (canElicitUrl(on.era, on.server, rctx)) {
-    const url = await ctx.host.approvalPage?.(q.approvalId).catch((err: unknown) => {
-      ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
-      return undefined;
-    });
-    if (url) return askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, ctx.sandbox);
-  }
-  if (canElicit(on.era, on.server, rctx)) return askApproval(states, rctx, tool.tool.name, args, q, ctx.sandbox);
-  return undefined;
+  const approvalId = e.context.approvalId;
+  const url = canElicitUrl(on.era, on.server, rctx)
+    ? await ctx.host.approvalPage?.(approvalId).catch((err: unknown) => {
+        ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
+        return undefined;
+      })
+    : undefined;
+  if (!url && !canElicit(on.era, on.server, rctx)) return undefined;
+  const q = question(e.context, await purchase.subject(pa, approvalId));
+  return url
+    ? askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, ctx.sandbox)
+    : askApproval(states, rctx, tool.tool.name, args, q, ctx.sandbox);
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
- * A call of a paid tool: its arguments parsed (paid-tools.ts), the engine's payment with the
+ * A call of a paid tool — any kind: a catalog action or paid_fetch (paid-tools.ts). Its
+ * arguments parsed, a `tool` entry in the call's transcript, the engine's payment with the
  * call's cancellation signal and progress, and the person's approval when the amount needs
  * one — on a 2026-07-28 connection asked with an `input_required` result and taken from the
  * call that comes back with the answer (paid-approvals.ts), on a 2025 one asked of the host
  * within the call (legacy-approvals.ts). A call that waits for a person answers by its
  * deadline, decided or not (waiting.ts). Every refusal is a tool result, written to the
- * call's transcript.
+ * call's transcript as a `tool_error`.
  */
 import type { CallToolResult, InputRequiredResult, ProtocolEra, Server } from "@modelcontextprotocol/server";
 import { newId } from "../domain/ids.js";
@@ -16,7 +17,7 @@ import { askInHost } from "./legacy-approvals.js";
 import { answered, ask, type ApprovalCall, type Approving } from "./paid-approvals.js";
 import { parsePaidArgs, type PaidTool } from "./paid-tools.js";
 import { progressReporter } from "./progress.js";
-import { failure, paidResult } from "./results.js";
+import { failure } from "./results.js";
 
 export type PaidCallResult = CallToolResult | InputRequiredResult;
 
@@ -53,20 +54,14 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       pa = await ctx.runtime();
       const engine = pa.engine;
       const state = stateFor(rctx, tool.tool.name, args);
-      const { input, budget, intentKey, approvalId } = parsePaidArgs(tool, args);
-      const approval: ApprovalCall = { tool, args, rctx, deadline };
+      const { purchase, extras } = parsePaidArgs(tool, args);
+      pa.transcripts.append(callId, "tool", { tool: tool.tool.name, ...purchase.noted });
+      const approval: ApprovalCall = { tool, purchase, args, rctx, deadline };
       if (state) await answered(approving, pa, state, approval);
-      const pay = async (id: string | undefined) =>
-        paidResult(
-          await engine.pay(
-            { action: tool.entry.name, input, budget, intentKey, approvalId: id },
-            { callId, signal: rctx.mcpReq.signal, onProgress: progressReporter(rctx) },
-          ),
-          undefined,
-          sandbox,
-        );
+      const opts = { callId, signal: rctx.mcpReq.signal, onProgress: progressReporter(rctx) };
+      const pay = (approvalId: string | undefined) => purchase.pay(engine, { ...extras, approvalId }, opts);
       try {
-        return await pay(state?.approvalId ?? approvalId);
+        return await pay(state?.approvalId ?? extras.approvalId);
       } catch (e) {
         // A call that came back with an answer is not asked again: it ends with the engine's word.
         if (state || !isCode(e, "approval_required")) throw e;
@@ -74,7 +69,7 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
           await askInHost(approving, pa, e, approval, on.server);
           return await pay(e.context.approvalId);
         }
-        const asked = await ask(approving, e, approval, on).catch(() => undefined);
+        const asked = await ask(approving, pa, e, approval, on).catch(() => undefined);
         if (asked) return asked;
         throw e;
       }

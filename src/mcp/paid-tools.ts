@@ -1,23 +1,26 @@
 /**
- * One paid tool per catalog action, as the agent sees it: the service's input schema merged
- * with the extras (budget, intentKey, approvalId), a title and a description that say it
- * spends money and within which limits, and the parsing of a call's arguments. The call
- * itself is paid-calls.ts; the human's approval, when the amount needs one, paid-approvals.ts.
+ * One way to register a paid tool, whatever it buys: the arguments every paid tool shares
+ * (budget, intentKey, approvalId), declared once here as zod and turned into each tool's
+ * JSON Schema from that one definition; what a paid tool is (`PaidTool`: the tool as
+ * listed, and how its own arguments become a `Purchase`); and the catalog's actions as paid
+ * tools (the service's input schema merged with the extras, a title and a description that
+ * say it spends money and within which limits). paid_fetch is the other kind
+ * (tools/paid-fetch.ts). The call itself, its approval, transcript and refusals are the same
+ * for every kind: paid-calls.ts.
  */
-import type { Tool } from "@modelcontextprotocol/server";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { PaidActionError } from "../engine/index.js";
+import { PaidActionError, type Engine, type PayOptions } from "../engine/index.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
-import type { LimitsView, McpContext } from "./context.js";
-import { jsonSchema, PAID_OUTPUT_SCHEMA } from "./results.js";
-
-const EXTRAS = ["budget", "intentKey", "approvalId"] as const;
+import type { LimitsView, McpContext, McpPaidActions } from "./context.js";
+import { jsonSchema, paidResult, PAID_OUTPUT_SCHEMA } from "./results.js";
 
 export const Budget = z.strictObject({
   amount: z.string().max(40).describe('Decimal USDC amount, e.g. "2.50"'),
   currency: z.literal("USDC"),
 });
-const Extras = z.object({
+/** The arguments every paid tool shares; the intentKey rule is the engine's too (checked again there, as its own defence). */
+const EXTRA_FIELDS = {
   budget: Budget.optional(),
   intentKey: z
     .string()
@@ -26,18 +29,93 @@ const Extras = z.object({
     .regex(/^[A-Za-z0-9_.:-]+$/)
     .optional(),
   approvalId: z.string().min(1).max(100).optional(),
-});
+};
+const Extras = z.object(EXTRA_FIELDS);
+/** The shared arguments of a paid call, as checked. */
+export type Extras = z.infer<typeof Extras>;
+const EXTRAS = Object.keys(EXTRA_FIELDS);
 
-let budgetJson: object | undefined;
-/** Budget's JSON Schema, built once for every paid tool. */
-const budgetSchema = () => (budgetJson ??= jsonSchema(Budget) as object);
+/** What each paid tool tells the agent about the shared arguments: the rules are one, the words fit the tool. */
+export type ExtrasWording = Record<keyof typeof EXTRA_FIELDS, string>;
 
-export interface PaidTool {
-  entry: CatalogEntry;
-  tool: Tool;
-  /** Built on the tool's first call: converting 500 schemas would slow the start. */
-  validator?: z.ZodType<Record<string, unknown>>;
+/** The shared arguments as zod fields, worded for one tool: the source of every paid tool's JSON Schema for them. */
+export function extrasFields(words: ExtrasWording) {
+  return {
+    budget: EXTRA_FIELDS.budget.describe(words.budget),
+    intentKey: EXTRA_FIELDS.intentKey.describe(words.intentKey),
+    approvalId: EXTRA_FIELDS.approvalId.describe(words.approvalId),
+  };
 }
+
+/** What a person is shown of what a payment buys, in the approval question: never a secret. */
+export interface ApprovalSubject {
+  /** What is paid for, in a few words: the action's name, or a fetch's method and redacted URL. */
+  paidFor: string;
+  /** Its details: the action's input, or what the journal shows of a fetch's request. */
+  input: unknown;
+}
+
+/** A paid call whose own arguments were checked: what it buys, and how it pays. */
+export interface Purchase {
+  /** What the call's `tool` transcript entry says besides the tool's name (never a secret). */
+  noted: Record<string, unknown>;
+  /** Pays through the engine with the shared arguments, and shapes the tool result. */
+  pay(engine: Engine, extras: Extras, opts: PayOptions & { callId: string }): Promise<CallToolResult>;
+  /** What the approval question shows of this purchase, once the engine asked for approval `approvalId`. */
+  subject(pa: McpPaidActions, approvalId: string): Promise<ApprovalSubject>;
+}
+
+/** A tool that spends money: one catalog action, or paid_fetch. */
+export interface PaidTool {
+  /** The tool as tools/list shows it. */
+  readonly tool: Tool;
+  /** Checks the tool's own arguments (the extras taken out): the purchase, or invalid_input. */
+  accept(own: Record<string, unknown>): Purchase;
+}
+
+/**
+ * A call's arguments without the extras: the tool's own. Own properties, whatever their
+ * names: assigning a "__proto__" key would set the object's prototype instead, hiding the
+ * key from the schema and lending its fields to the input.
+ */
+export function withoutExtras(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([k]) => !EXTRAS.includes(k)));
+}
+
+/** Validates a paid tool's arguments, for every kind alike: the purchase they ask for and the extras. */
+export function parsePaidArgs(tool: PaidTool, args: unknown): { purchase: Purchase; extras: Extras } {
+  if (!args || typeof args !== "object" || Array.isArray(args)) {
+    throw new PaidActionError("invalid_input", "arguments must be an object");
+  }
+  const all = args as Record<string, unknown>;
+  const extras = Extras.safeParse({ budget: all.budget, intentKey: all.intentKey, approvalId: all.approvalId });
+  if (!extras.success) {
+    const i = extras.error.issues[0]!;
+    throw new PaidActionError("invalid_input", `${i.path.join(".")}: ${i.message}`, {
+      issues: extras.error.issues.slice(0, 10).map((x) => ({ path: x.path.join("."), message: x.message })),
+    });
+  }
+  return { purchase: tool.accept(withoutExtras(all)), extras: extras.data };
+}
+
+/** The issues of a failed parse, as a refusal's context carries them (at most 10, bounded). */
+export function issuesOf(error: z.ZodError, root: string) {
+  return error.issues.slice(0, 10).map((x) => ({ path: x.path.join(".") || root, message: x.message.slice(0, 200) }));
+}
+
+// ---- The catalog's actions -------------------------------------------------------------
+
+const ACTION_WORDS: ExtrasWording = {
+  budget: "Optional price ceiling for this call; can only lower the human's limits.",
+  intentKey: "Optional key of this purchase: a retry with the same key never pays twice.",
+  approvalId:
+    "After a person approved this payment (in the paid-actions console or terminal), pass its approvalId with the same input.",
+};
+
+let extrasJson: Record<string, unknown> | undefined;
+/** The extras' JSON Schema properties for an action's tool, built once for every action. */
+const actionExtrasJson = () =>
+  (extrasJson ??= jsonSchema(z.object(extrasFields(ACTION_WORDS))).properties as Record<string, unknown>);
 
 function describePaid(ctx: McpContext, entry: CatalogEntry, limits: LimitsView): string {
   const d = entry.detail;
@@ -58,6 +136,34 @@ function describePaid(ctx: McpContext, entry: CatalogEntry, limits: LimitsView):
     ctx.sandboxNote.trim(),
   ];
   return parts.filter(Boolean).join(" ");
+}
+
+/** One catalog action as a paid tool: its input checked against the service's schema, paid with engine.pay. */
+function actionTool(ctx: McpContext, entry: CatalogEntry, tool: Tool): PaidTool {
+  /** Built on the tool's first call: converting 500 schemas would slow the start. */
+  let validator: z.ZodType<Record<string, unknown>> | undefined;
+  return {
+    tool,
+    accept(own) {
+      validator ??= inputValidator(entry.detail);
+      const parsed = validator.safeParse(own);
+      if (!parsed.success) {
+        const issues = issuesOf(parsed.error, "(input)");
+        throw new PaidActionError(
+          "invalid_input",
+          `the input does not match ${entry.name}'s schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+          { issues },
+        );
+      }
+      const input = parsed.data;
+      return {
+        noted: { action: entry.name },
+        pay: async (engine, extras, opts) =>
+          paidResult(await engine.pay({ action: entry.name, input, ...extras }, opts), undefined, ctx.sandbox),
+        subject: async () => ({ paidFor: entry.name, input }),
+      };
+    },
+  };
 }
 
 /**
@@ -100,70 +206,14 @@ export function buildPaidTools(
       inputSchema: {
         ...input,
         type: "object",
-        properties: {
-          ...props,
-          budget: {
-            ...budgetSchema(),
-            description: "Optional price ceiling for this call; can only lower the human's limits.",
-          },
-          intentKey: {
-            type: "string",
-            minLength: 8,
-            maxLength: 100,
-            pattern: "^[A-Za-z0-9_.:-]+$",
-            description: "Optional key of this purchase: a retry with the same key never pays twice.",
-          },
-          approvalId: {
-            type: "string",
-            description:
-              "After a person approved this payment (in the paid-actions console or terminal), pass its approvalId with the same input.",
-          },
-        },
+        properties: { ...props, ...actionExtrasJson() },
       } as Tool["inputSchema"],
       outputSchema: PAID_OUTPUT_SCHEMA as unknown as Tool["outputSchema"],
       // Not idempotent: two identical calls without an intentKey are two purchases, by design.
       annotations: { title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     };
     delete (tool.inputSchema as Record<string, unknown>).$schema;
-    map.set(name, { entry, tool });
+    map.set(name, actionTool(ctx, entry, tool));
   }
   return map;
-}
-
-/**
- * A call's arguments without the extras: the action's own input. Own properties, whatever
- * their names: assigning a "__proto__" key would set the object's prototype instead, hiding
- * the key from the schema and lending its fields to the input.
- */
-export function withoutExtras(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([k]) => !(EXTRAS as readonly string[]).includes(k)));
-}
-
-/** Validates a paid tool's arguments; returns the action input and the extras. */
-export function parsePaidArgs(tool: PaidTool, args: unknown) {
-  if (!args || typeof args !== "object" || Array.isArray(args)) {
-    throw new PaidActionError("invalid_input", "arguments must be an object");
-  }
-  const all = args as Record<string, unknown>;
-  const extras = Extras.safeParse({ budget: all.budget, intentKey: all.intentKey, approvalId: all.approvalId });
-  if (!extras.success) {
-    const i = extras.error.issues[0]!;
-    throw new PaidActionError("invalid_input", `${i.path.join(".")}: ${i.message}`, {
-      issues: extras.error.issues.slice(0, 10).map((x) => ({ path: x.path.join("."), message: x.message })),
-    });
-  }
-  const rawInput = withoutExtras(all);
-  tool.validator ??= inputValidator(tool.entry.detail);
-  const input = tool.validator.safeParse(rawInput);
-  if (!input.success) {
-    const issues = input.error.issues
-      .slice(0, 10)
-      .map((x) => ({ path: x.path.join(".") || "(input)", message: x.message.slice(0, 200) }));
-    throw new PaidActionError(
-      "invalid_input",
-      `the input does not match ${tool.entry.name}'s schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
-      { issues },
-    );
-  }
-  return { input: input.data, ...extras.data };
 }

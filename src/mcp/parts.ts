@@ -10,16 +10,19 @@ import type { McpContext, RequestCtx } from "./context.js";
 import { droppedKeys } from "./guards.js";
 import { createPaidCalls } from "./paid-calls.js";
 import { createToolList } from "./tool-list.js";
-import { callMirrorTool, registerMirrorTools, type MirrorTools } from "./tools/index.js";
+import type { PaidTool } from "./paid-tools.js";
+import { callMirrorTool, registerMirrorTools, registerPaidTools, type MirrorTools } from "./tools/index.js";
 import { failure } from "./results.js";
 import { createUpdates } from "./updates.js";
 
 export function buildParts(ctx: McpContext) {
   const updates = createUpdates(ctx);
-  // The mirror tools are registered first, so that no catalog action can take their names.
+  // The tools beyond the catalog are registered first, so that no catalog action can take their names.
+  const fixed = new Map<string, PaidTool>();
+  registerPaidTools(fixed, ctx);
   const mirror: MirrorTools = new Map();
   registerMirrorTools(mirror, ctx, updates);
-  const toolList = createToolList(ctx, mirror);
+  const toolList = createToolList(ctx, fixed, mirror);
   const paidCalls = createPaidCalls(ctx);
   /** A refusal for a call whose arguments carried keys the SDK dropped (guards.ts); nothing is paid. */
   const refuseDroppedKeys = (rctx: RequestCtx): CallToolResult | undefined => {

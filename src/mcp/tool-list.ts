@@ -1,7 +1,7 @@
 /**
  * The tool list, for the whole process: the paid tools of the service's catalog (sorted by
- * name) followed by the mirror tools (in a fixed order), so the same catalog always lists
- * the same way. The first tools/list is answered from a cached catalog (the snapshot, in
+ * name), then the paid tools beyond it (paid_fetch), then the mirror tools (in a fixed
+ * order), so the same catalog always lists the same way. The first tools/list is answered from a cached catalog (the snapshot, in
  * sandbox mode the sandbox's own, the journal's) without waiting for the service; the
  * service's copy replaces it in the background once the runtime is up, and every connection
  * is told when the list changed.
@@ -17,6 +17,7 @@ export interface ToolList {
   readonly catalog: Catalog;
   /** The tools, loading the catalog first when nothing is loaded yet. */
   list(): Promise<Tool[]>;
+  /** A paid tool: a catalog action's, or one beyond the catalog (paid_fetch). */
   paid(name: string): PaidTool | undefined;
   mirror(name: string): MirrorTool | undefined;
   /** Loads the catalog (cache first, else the service); once. */
@@ -39,6 +40,8 @@ const RETRY_MS = 15_000;
 /** What the tool list keeps between calls; the functions below take it explicitly. */
 interface ListState {
   ctx: McpContext;
+  /** The paid tools that are not catalog actions (paid_fetch). */
+  fixed: Map<string, PaidTool>;
   mirror: MirrorTools;
   catalog: Catalog;
   paidTools: Map<string, PaidTool>;
@@ -52,6 +55,7 @@ interface ListState {
 
 const toolsOf = (s: ListState, map: Map<string, PaidTool>) => [
   ...[...map.values()].map((t) => t.tool),
+  ...[...s.fixed.values()].map((t) => t.tool),
   ...[...s.mirror.values()].map((m) => m.tool),
 ];
 
@@ -59,7 +63,7 @@ const toolsOf = (s: ListState, map: Map<string, PaidTool>) => [
 function use(s: ListState, next: Catalog): boolean {
   const before = JSON.stringify(toolsOf(s, s.paidTools));
   s.catalog = next;
-  s.paidTools = buildPaidTools(s.ctx, next.entries, (name) => s.mirror.has(name));
+  s.paidTools = buildPaidTools(s.ctx, next.entries, (name) => s.mirror.has(name) || s.fixed.has(name));
   s.pa?.engine.useCatalog(next.entries.map((e) => e.name));
   return JSON.stringify(toolsOf(s, s.paidTools)) !== before;
 }
@@ -154,9 +158,10 @@ function scheduleRetry(s: ListState): void {
   s.retryTimer.unref();
 }
 
-export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
+export function createToolList(ctx: McpContext, fixed: Map<string, PaidTool>, mirror: MirrorTools): ToolList {
   const s: ListState = {
     ctx,
+    fixed,
     mirror,
     catalog: { entries: [], source: "none" },
     paidTools: new Map<string, PaidTool>(),
@@ -170,7 +175,7 @@ export function createToolList(ctx: McpContext, mirror: MirrorTools): ToolList {
       if (s.catalog.source === "none") await load(s);
       return toolsOf(s, s.paidTools);
     },
-    paid: (name) => s.paidTools.get(name),
+    paid: (name) => s.paidTools.get(name) ?? fixed.get(name),
     mirror: (name) => mirror.get(name),
     load: () => load(s),
     refresh: () => refresh(s),

@@ -29,7 +29,7 @@ describe.each(ERAS)("%s era (v2 client)", (era) => {
     const again = (await s.client.listTools()).tools;
     expect(again.map((x) => x.name)).toEqual(first.map((x) => x.name));
     const names = first.map((x) => x.name);
-    // The catalog's paid tools come first (paid_fetch, which can spend too, comes with the other tools).
+    // The catalog's paid tools come first (paid_fetch, which can spend too, follows them, then the free tools).
     const paid = first
       .filter((x) => x.annotations?.readOnlyHint === false && x.annotations?.idempotentHint === false)
       .map((x) => x.name)

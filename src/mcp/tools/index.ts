@@ -1,5 +1,10 @@
-/** Every mirror tool, registered in the order tools/list shows them. */
+/**
+ * The tools that are not catalog actions, registered in the order tools/list shows them: the
+ * paid ones (paid_fetch, registered like every paid tool: paid-tools.ts) and the free mirror
+ * tools.
+ */
 import type { McpContext } from "../context.js";
+import type { PaidTool } from "../paid-tools.js";
 import type { Updates } from "../updates.js";
 import { registerGetCompanyTool } from "./get-company.js";
 import { registerGetExecutionTool } from "./get-execution.js";
@@ -22,6 +27,10 @@ export function registerMirrorTools(tools: MirrorTools, ctx: McpContext, updates
   registerGetSpendingTool(tools, ctx);
   registerSearchAgentServicesTool(tools, ctx);
   registerGetCompanyTool(tools, ctx);
-  registerPaidFetchTool(tools, ctx);
   registerSearchPaidResourcesTool(tools, ctx);
+}
+
+/** The paid tools beyond the catalog's actions, by name. */
+export function registerPaidTools(paid: Map<string, PaidTool>, ctx: McpContext): void {
+  registerPaidFetchTool(paid, ctx);
 }
