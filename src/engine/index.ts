@@ -19,7 +19,7 @@ import type { Payer, PayerOptions } from "./payment/payer.js";
 import type { KeyPairSigner } from "@solana/kit";
 import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
 
-export { byCode, isCode, PaidActionError, type PerCode } from "./errors.js";
+export { byCode, isCode, PaidActionError, type ErrorContext, type PerCode } from "./errors.js";
 export {
   journalOf,
   loadConfig,
@@ -37,6 +37,7 @@ export type {
   IntentState,
   PaidCall,
   PaymentRecord,
+  PayOptions,
   Step,
 } from "./model/types.js";
 export { INTENT_STATES, STATES } from "./model/states.js";
