@@ -15,6 +15,7 @@ import { cpus, totalmem, release } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { alternation, formatAlternation } from "./alternation.mjs";
 import { log, QUICK, ROOT, startSandbox, work } from "./common.mjs";
 import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { commitsPerCall } from "./commits.mjs";
@@ -26,8 +27,17 @@ import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
 import { wanCalls } from "./wan.mjs";
 
-const { only: ONLY } = parseArgs({ options: { only: { type: "string" } } }).values;
-const SECTIONS = ["startup", "wan", "memory-long", "launch"];
+const args = parseArgs({
+  options: {
+    only: { type: "string" },
+    rounds: { type: "string" },
+    calls: { type: "string" },
+    "heap-every": { type: "string" },
+    snapshots: { type: "string" },
+  },
+}).values;
+const ONLY = args.only;
+const SECTIONS = ["startup", "wan", "memory-long", "launch", "alternation"];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY))
   throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
 
@@ -70,6 +80,11 @@ if (ONLY === "wan") {
   results.commits = await commitsPerCall(svc);
   svc.child.kill("SIGTERM");
   writeOnly(formatWan(results.wan, undefined, results.commits), "wan.json");
+}
+if (ONLY === "alternation") {
+  results.alternation = await alternation(svc, args.rounds === undefined ? undefined : Number(args.rounds));
+  svc.child.kill("SIGTERM");
+  writeOnly(formatAlternation(results.alternation), "alternation.json");
 }
 if (ONLY === "memory-long") {
   results.memoryLong = await memoryLong(svc, Number(process.env.BENCH_MEMORY_CALLS ?? 10_000));
