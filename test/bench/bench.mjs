@@ -87,7 +87,10 @@ if (ONLY === "alternation") {
   writeOnly(formatAlternation(results.alternation), "alternation.json");
 }
 if (ONLY === "memory-long") {
-  results.memoryLong = await memoryLong(svc, Number(process.env.BENCH_MEMORY_CALLS ?? 10_000));
+  results.memoryLong = await memoryLong(svc, Number(args.calls ?? process.env.BENCH_MEMORY_CALLS ?? 10_000), {
+    heapEvery: Number(args["heap-every"] ?? 0),
+    snapshots: (args.snapshots ?? "").split(",").filter(Boolean).map(Number),
+  });
   svc.child.kill("SIGTERM");
   writeOnly(formatMemoryLong(results.memoryLong), "memory-long.json");
 }
