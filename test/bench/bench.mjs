@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { alternation, formatAlternation } from "./alternation.mjs";
 import { log, QUICK, ROOT, startSandbox, work } from "./common.mjs";
+import { cpuProfiles, formatCpuProfiles } from "./cpu-profile.mjs";
 import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { commitsPerCall } from "./commits.mjs";
 import { formatMemoryLong, memory, memoryLong } from "./memory.mjs";
@@ -37,7 +38,7 @@ const args = parseArgs({
   },
 }).values;
 const ONLY = args.only;
-const SECTIONS = ["startup", "wan", "memory-long", "launch", "alternation"];
+const SECTIONS = ["startup", "wan", "memory-long", "launch", "alternation", "cpu-profile"];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY))
   throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
 
@@ -85,6 +86,11 @@ if (ONLY === "alternation") {
   results.alternation = await alternation(svc, args.rounds === undefined ? undefined : Number(args.rounds));
   svc.child.kill("SIGTERM");
   writeOnly(formatAlternation(results.alternation), "alternation.json");
+}
+if (ONLY === "cpu-profile") {
+  results.cpuProfile = await cpuProfiles(svc, args.calls === undefined ? undefined : Number(args.calls));
+  svc.child.kill("SIGTERM");
+  writeOnly(formatCpuProfiles(results.cpuProfile), "cpu-profile.json");
 }
 if (ONLY === "memory-long") {
   results.memoryLong = await memoryLong(svc, Number(args.calls ?? process.env.BENCH_MEMORY_CALLS ?? 10_000), {
