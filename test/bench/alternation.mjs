@@ -26,22 +26,34 @@ import {
   work,
 } from "./common.mjs";
 import { floorCall } from "./floor.mjs";
-import { cpuMs } from "./inspector.mjs";
+import { connectInspector, cpuMs, INSPECT_FLAG, inspectorUrl } from "./inspector.mjs";
 
 export const ROUND_CALLS = 40;
 const QUIET_MS = 2500;
 const WARM_UP = 10;
 const ENGINE = fileURLToPath(new URL("./engine-process.mjs", import.meta.url));
 
-/** The engine in a child process: `run(n)` resolves with n latencies; `pid`; `close()`. */
-async function engineSide(svc, reconcile) {
+/**
+ * The engine in a child process: `run(n)` resolves with n latencies; `pid`; `close()`. With
+ * `inspect`, the child runs with the inspector open and `inspector` is a CDP session to it.
+ */
+export async function engineSide(
+  svc,
+  reconcile,
+  { inspect = false, home = `alt-engine-${reconcile ? "on" : "off"}` } = {},
+) {
   const env = {
-    ...serviceEnv(svc.info, join(work, `alt-engine-${reconcile ? "on" : "off"}`)),
+    ...serviceEnv(svc.info, join(work, home)),
     BENCH_RECONCILE: reconcile ? "1" : "0",
     BENCH_INPUT: JSON.stringify(INPUT),
   };
-  const child = fork(ENGINE, [], { env, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const child = fork(ENGINE, [], {
+    env,
+    execArgv: inspect ? [INSPECT_FLAG] : [],
+    stdio: ["ignore", "ignore", inspect ? "pipe" : "inherit", "ipc"],
+  });
   children.add(child);
+  const url = inspect ? inspectorUrl(child.stderr) : undefined;
   // One answer awaited at a time: each message settles it; an early exit fails it.
   let waiting;
   const next = () => new Promise((resolve, reject) => (waiting = { resolve, reject }));
@@ -50,6 +62,7 @@ async function engineSide(svc, reconcile) {
   await next();
   return {
     pid: child.pid,
+    inspector: url && (await connectInspector(await url)),
     run: async (calls) => {
       const answer = next();
       child.send({ calls });

@@ -20,7 +20,7 @@ import { log, QUICK, ROOT, startSandbox, work } from "./common.mjs";
 import { cpuProfiles, formatCpuProfiles } from "./cpu-profile.mjs";
 import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { commitsPerCall } from "./commits.mjs";
-import { formatMemoryLong, memory, memoryLong } from "./memory.mjs";
+import { formatMemoryEngine, formatMemoryLong, memory, memoryEngine, memoryLong } from "./memory.mjs";
 import { paidCalls } from "./paid-call.mjs";
 import { formatReport, formatWan } from "./report.mjs";
 import { launchFigures, formatLaunch } from "./launch.mjs";
@@ -38,7 +38,7 @@ const args = parseArgs({
   },
 }).values;
 const ONLY = args.only;
-const SECTIONS = ["startup", "wan", "memory-long", "launch", "alternation", "cpu-profile"];
+const SECTIONS = ["startup", "wan", "memory-long", "memory-engine", "launch", "alternation", "cpu-profile"];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY))
   throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
 
@@ -91,6 +91,11 @@ if (ONLY === "cpu-profile") {
   results.cpuProfile = await cpuProfiles(svc, args.calls === undefined ? undefined : Number(args.calls));
   svc.child.kill("SIGTERM");
   writeOnly(formatCpuProfiles(results.cpuProfile), "cpu-profile.json");
+}
+if (ONLY === "memory-engine") {
+  results.memoryEngine = await memoryEngine(svc, Number(args.calls ?? 3000));
+  svc.child.kill("SIGTERM");
+  writeOnly(formatMemoryEngine(results.memoryEngine), "memory-engine.json");
 }
 if (ONLY === "memory-long") {
   results.memoryLong = await memoryLong(svc, Number(args.calls ?? process.env.BENCH_MEMORY_CALLS ?? 10_000), {

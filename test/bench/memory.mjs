@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { INPUT, log, mcpClient, N_MEMORY, ROOT, rssMb, serviceEnv, sleep, work } from "./common.mjs";
 import { cpuMs, heapAfterGc, writeHeapSnapshot } from "./inspector.mjs";
+import { engineSide } from "./alternation.mjs";
 
 /** Least-squares slope of RSS over calls, in MB per 100 calls. */
 export function slopePer100(points) {
@@ -181,6 +182,50 @@ function formatHeap(m) {
   if (m.snapshots?.length)
     lines.push(
       `  heap snapshots: ${m.snapshots.map((s) => `${s.calls} calls`).join(", ")}; what grew: node test/bench/heap-diff.mjs .bench/heap/*.heapsnapshot`,
+    );
+  return lines;
+}
+
+/**
+ * `--only memory-engine`: whether the engine itself holds on to anything, without the MCP
+ * layer — the engine in a process of its own (engine-process.mjs, opened as section 1c opens
+ * it, the reconciler off), `calls` paid calls, and after three full GCs every 1,000 calls the
+ * heap in use and reserved, `external`, array buffers and RSS.
+ */
+export async function memoryEngine(svc, calls) {
+  log(`memory-engine: the engine in its own process, ${calls} paid calls, the heap every 1,000…`);
+  const engine = await engineSide(svc, false, { inspect: true, home: "mem-engine" });
+  const reading = async (done) => ({ ...(await heapReading(engine.inspector, done)), rssMb: rssMb(engine.pid) });
+  try {
+    await sleep(1500);
+    const heap = [await reading(0)];
+    for (let done = 0; done < calls;) {
+      const n = Math.min(1000, calls - done);
+      await engine.run(n);
+      done += n;
+      heap.push(await reading(done));
+      log(`   ${done} calls: heap in use ${heap[heap.length - 1].heapUsedMb.toFixed(2)} MB`);
+    }
+    return { calls, heap };
+  } finally {
+    engine.inspector.close();
+    await engine.close();
+  }
+}
+
+export function formatMemoryEngine(m) {
+  const lines = [
+    "",
+    `The engine in its own process over ${m.calls} paid calls, after three full GCs (MB: heap in use / reserved / external / array buffers; RSS):`,
+  ];
+  for (const h of m.heap)
+    lines.push(
+      `  ${String(h.calls).padStart(6)} calls: ${h.heapUsedMb.toFixed(2)} / ${h.heapTotalMb.toFixed(1)} / ${h.externalMb.toFixed(2)} / ${h.arrayBuffersMb.toFixed(2)}; RSS ${h.rssMb.toFixed(1)}`,
+    );
+  const [a, b] = [m.heap.find((h) => h.calls === 1000), m.heap[m.heap.length - 1]];
+  if (a && b.calls > a.calls)
+    lines.push(
+      `  heap in use per call from 1,000 to ${b.calls} calls: ${(((b.heapUsedMb - a.heapUsedMb) * 1024) / (b.calls - a.calls)).toFixed(3)} KB`,
     );
   return lines;
 }
