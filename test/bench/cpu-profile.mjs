@@ -24,6 +24,7 @@ function groupOfUrl(url) {
   const path = url.replace(/^file:\/\//, "");
   const pkg = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
   if (pkg) return `package ${pkg[1]}`;
+  if (path.endsWith("/dist/vendor/litesvm.js")) return "LiteSVM (dist/vendor/litesvm.js, its native ledger under it)";
   if (path.includes("/dist/vendor/")) return "dist/vendor (Solana kit, x402 SVM: codecs, base58, addresses, signing)";
   const ours = /\/dist\/(.+)\/[^/]+\.js$/.exec(path) ?? /\/dist\/([^/]+)\.js$/.exec(path);
   if (ours) return `ours: dist/${ours[1]}`;
