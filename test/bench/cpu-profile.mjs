@@ -60,6 +60,7 @@ export function attribute(profile) {
   };
   const groups = new Map();
   const functions = new Map();
+  const ours = oursInclusive(byId, parent);
   let busy = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000;
@@ -71,9 +72,41 @@ export function attribute(profile) {
     const f = byId.get(id).callFrame;
     const fn = `${f.functionName || "(anonymous)"} ${f.url ? `${f.url.replace(/^.*\//, "")}:${f.lineNumber + 1}` : ""}`;
     functions.set(fn, (functions.get(fn) ?? 0) + ms);
+    ours.add(id, ms);
   }
   const sorted = (m) => [...m].sort((a, b) => b[1] - a[1]);
-  return { busyMs: busy, groups: sorted(groups), functions: sorted(functions).slice(0, 15) };
+  return {
+    busyMs: busy,
+    groups: sorted(groups),
+    functions: sorted(functions).slice(0, 15),
+    oursInclusive: sorted(ours.totals).slice(0, 15),
+  };
+}
+
+/**
+ * Our own functions (dist/, not dist/vendor/) by inclusive time: a sample counts once for
+ * every one of them on its stack, with what they called (`updatePayment` with its SQLite).
+ */
+function oursInclusive(byId, parent) {
+  const totals = new Map();
+  const stackCache = new Map();
+  const namesOn = (id) => {
+    if (stackCache.has(id)) return stackCache.get(id);
+    const names = new Set();
+    for (let n = byId.get(id); n; n = byId.get(parent.get(n.id))) {
+      const f = n.callFrame;
+      if (/\/dist\//.test(f.url) && !f.url.includes("/dist/vendor/"))
+        names.add(`${f.functionName || "(anonymous)"} ${f.url.replace(/^.*\/dist\//, "")}:${f.lineNumber + 1}`);
+    }
+    stackCache.set(id, names);
+    return names;
+  };
+  return {
+    totals,
+    add: (id, ms) => {
+      for (const name of namesOn(id)) totals.set(name, (totals.get(name) ?? 0) + ms);
+    },
+  };
 }
 
 /** Profiles `work()` in the process behind `session`, with its /proc CPU over the same window. */
@@ -125,6 +158,8 @@ function formatOne(title, p, unit) {
   for (const [group, ms] of p.groups) if (ms / p.count >= 0.05) lines.push(`    ${per(ms).padStart(6)}  ${group}`);
   lines.push(`  functions with the most samples of their own (ms per ${unit}):`);
   for (const [fn, ms] of p.functions.slice(0, 10)) lines.push(`    ${per(ms).padStart(6)}  ${fn}`);
+  lines.push(`  our functions with the most samples, what they called included (ms per ${unit}):`);
+  for (const [fn, ms] of p.oursInclusive.slice(0, 12)) lines.push(`    ${per(ms).padStart(6)}  ${fn}`);
   return lines;
 }
 
