@@ -2,12 +2,19 @@
 // starts, what it costs to keep running, and how the reconciler and the journal scale.
 // Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
 // Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
-// `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json;
-// `--only wan` only the WAN section (wan.mjs) with the commit count (commits.mjs) and writes
-// .bench/wan.json; `--only memory-long` only the long memory run (BENCH_MEMORY_CALLS paid
-// calls, 10,000 by default; not part of a full run) and writes .bench/memory-long.json;
-// `--only launch` the launch through npm (launch.mjs: npx, a global install; never part of a
-// full run, as it installs the package with npm) and writes .bench/launch.json.
+// `--only NAME` runs one section and writes .bench/NAME.json:
+//   startup        the start-up section (startup.mjs);
+//   wan            the WAN section (wan.mjs) with the commit count (commits.mjs);
+//   alternation    floor, engine and MCP server in alternated rounds, CPU per call (alternation.mjs;
+//                  --rounds N);
+//   cpu-profile    where the CPU of a paid call goes, MCP server and service (cpu-profile.mjs;
+//                  --calls N);
+//   memory-long    the long memory run (memory.mjs; --calls N or BENCH_MEMORY_CALLS, 10,000 by
+//                  default; --heap-every N, --snapshots a,b,… for heap-diff.mjs);
+//   memory-engine  the engine's heap in a process of its own (memory.mjs; --calls N, 3,000);
+//   launch         the launch through npm (launch.mjs: npx, a global install; it installs the
+//                  package with npm).
+// Only startup and wan are part of a full run too.
 // Each section is its own module: paid-call.mjs (1, its floor in floor.mjs), wan.mjs (1b),
 // commits.mjs (1c), cold-start.mjs (2), startup.mjs, memory.mjs (3), scale.mjs (4-6);
 // report.mjs prints the table. This file runs them in order.
