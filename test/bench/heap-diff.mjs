@@ -13,6 +13,9 @@ import { parseArgs } from "node:util";
 import { describe, groupOf, readSnapshot } from "./heap-snapshot.mjs";
 
 const MB = 2 ** 20;
+/** Owners taken from each step's ranking into the closing table; the width of its first column. */
+const FOLLOWED_PER_STEP = 3;
+const LABEL = 72;
 const mb = (bytes) => (bytes / MB).toFixed(2);
 
 /** The per-snapshot facts kept once its graph is dropped. */
@@ -107,6 +110,7 @@ function printPair(a, b, owners, top) {
     );
   }
   process.stdout.write(`${out.join("\n")}\n`);
+  return ranked;
 }
 
 /** The end of a long path, where the owner is named. */
@@ -118,33 +122,33 @@ function main() {
   const top = Number(values.top ?? 12);
   if (positionals.length < 2) throw new Error("usage: node test/bench/heap-diff.mjs A.heapsnapshot B.heapsnapshot …");
   const summaries = [];
-  let first;
-  let overall;
+  // The largest growers of each step and of the whole run, followed through every snapshot.
+  const followed = new Map();
+  const follow = (ranked) => {
+    for (const o of ranked.filter((r) => r.ordinal !== 0).slice(0, FOLLOWED_PER_STEP))
+      if (!followed.has(o.id)) followed.set(o.id, o.what);
+  };
   for (const [n, path] of positionals.entries()) {
     process.stderr.write(`reading ${path}…\n`);
     const g = readSnapshot(path);
     const s = summarize(g);
-    if (n > 0) printPair(summaries[n - 1], s, ownersOfNew(g, summaries[n - 1].ids), top);
-    if (n === 0) first = s;
-    else if (n === positionals.length - 1 && n > 1) {
-      overall = byGrowth(ownersOfNew(g, first.ids), first, s);
-      printPair(first, s, overall, top);
-    } else if (n === positionals.length - 1) overall = byGrowth(ownersOfNew(g, first.ids), first, s);
+    if (n > 0) follow(printPair(summaries[n - 1], s, ownersOfNew(g, summaries[n - 1].ids), top));
+    if (n > 1 && n === positionals.length - 1)
+      follow(printPair(summaries[0], s, ownersOfNew(g, summaries[0].ids), top));
     summaries.push(s);
   }
   const cols = summaries.map((s) => s.name.padStart(9));
-  const lines = ["", `Heap by group, self sizes (MB):${" ".repeat(28)}${cols.join("")}`];
+  const lines = ["", `Heap by group, self sizes (MB):${" ".repeat(LABEL - 29)}${cols.join("")}`];
   const row = (label, pick) =>
-    lines.push(`  ${label.padEnd(56)}${summaries.map((s) => mb(pick(s)).padStart(9)).join("")}`);
-  row("total", (s) => s.total);
-  for (const group of Object.keys(first.groups)) row(group, (s) => s.groups[group] ?? 0);
-  lines.push(`Owners of the growth from ${first.name} to the last, retained size at each snapshot (MB):`);
-  for (const o of overall.filter((r) => r.ordinal !== 0).slice(0, top))
-    lines.push(
-      `  ${tail(o.what, 56).padEnd(56)}${summaries.map((s) => (s.retainedById.has(o.id) ? mb(s.retainedById.get(o.id)) : "-").padStart(9)).join("")}`,
-    );
+    lines.push(`  ${tail(label, LABEL).padEnd(LABEL)}${summaries.map((s) => pick(s).padStart(9)).join("")}`);
+  row("total", (s) => mb(s.total));
+  for (const group of Object.keys(summaries[0].groups)) row(group, (s) => mb(s.groups[group] ?? 0));
   lines.push(
-    "  (new objects are charged to their nearest dominator that existed in the first snapshot; an owner's retained size includes what it held then)",
+    "The largest growers of each step and of the whole run: retained size at each snapshot (MB; - where absent):",
+  );
+  for (const [id, what] of followed) row(what, (s) => (s.retainedById.has(id) ? mb(s.retainedById.get(id)) : "-"));
+  lines.push(
+    "  (new objects are charged to their nearest dominator that existed in the earlier snapshot; an owner's retained size includes what it held then)",
   );
   process.stdout.write(`${lines.join("\n")}\n`);
 }
