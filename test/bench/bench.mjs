@@ -2,12 +2,19 @@
 // starts, what it costs to keep running, and how the reconciler and the journal scale.
 // Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
 // Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
-// `--only startup` runs only the start-up section (startup.mjs) and writes .bench/startup.json;
-// `--only wan` only the WAN section (wan.mjs) with the commit count (commits.mjs) and writes
-// .bench/wan.json; `--only memory-long` only the long memory run (BENCH_MEMORY_CALLS paid
-// calls, 10,000 by default; not part of a full run) and writes .bench/memory-long.json;
-// `--only launch` the launch through npm (launch.mjs: npx, a global install; never part of a
-// full run, as it installs the package with npm) and writes .bench/launch.json.
+// `--only NAME` runs one section and writes .bench/NAME.json:
+//   startup        the start-up section (startup.mjs);
+//   wan            the WAN section (wan.mjs) with the commit count (commits.mjs);
+//   alternation    floor, engine and MCP server in alternated rounds, CPU per call (alternation.mjs;
+//                  --rounds N);
+//   cpu-profile    where the CPU of a paid call goes, MCP server and service (cpu-profile.mjs;
+//                  --calls N);
+//   memory-long    the long memory run (memory.mjs; --calls N or BENCH_MEMORY_CALLS, 10,000 by
+//                  default; --heap-every N, --snapshots a,b,… for heap-diff.mjs);
+//   memory-engine  the engine's heap in a process of its own (memory.mjs; --calls N, 3,000);
+//   launch         the launch through npm (launch.mjs: npx, a global install; it installs the
+//                  package with npm).
+// Only startup and wan are part of a full run too.
 // Each section is its own module: paid-call.mjs (1, its floor in floor.mjs), wan.mjs (1b),
 // commits.mjs (1c), cold-start.mjs (2), startup.mjs, memory.mjs (3), scale.mjs (4-6);
 // report.mjs prints the table. This file runs them in order.
@@ -15,10 +22,12 @@ import { cpus, totalmem, release } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { alternation, formatAlternation } from "./alternation.mjs";
 import { log, QUICK, ROOT, startSandbox, work } from "./common.mjs";
+import { cpuProfiles, formatCpuProfiles } from "./cpu-profile.mjs";
 import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { commitsPerCall } from "./commits.mjs";
-import { formatMemoryLong, memory, memoryLong } from "./memory.mjs";
+import { formatMemoryEngine, formatMemoryLong, memory, memoryEngine, memoryLong } from "./memory.mjs";
 import { paidCalls } from "./paid-call.mjs";
 import { formatReport, formatWan } from "./report.mjs";
 import { launchFigures, formatLaunch } from "./launch.mjs";
@@ -26,8 +35,17 @@ import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
 import { wanCalls } from "./wan.mjs";
 
-const { only: ONLY } = parseArgs({ options: { only: { type: "string" } } }).values;
-const SECTIONS = ["startup", "wan", "memory-long", "launch"];
+const args = parseArgs({
+  options: {
+    only: { type: "string" },
+    rounds: { type: "string" },
+    calls: { type: "string" },
+    "heap-every": { type: "string" },
+    snapshots: { type: "string" },
+  },
+}).values;
+const ONLY = args.only;
+const SECTIONS = ["startup", "wan", "memory-long", "memory-engine", "launch", "alternation", "cpu-profile"];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY))
   throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
 
@@ -71,8 +89,26 @@ if (ONLY === "wan") {
   svc.child.kill("SIGTERM");
   writeOnly(formatWan(results.wan, undefined, results.commits), "wan.json");
 }
+if (ONLY === "alternation") {
+  results.alternation = await alternation(svc, args.rounds === undefined ? undefined : Number(args.rounds));
+  svc.child.kill("SIGTERM");
+  writeOnly(formatAlternation(results.alternation), "alternation.json");
+}
+if (ONLY === "cpu-profile") {
+  results.cpuProfile = await cpuProfiles(svc, args.calls === undefined ? undefined : Number(args.calls));
+  svc.child.kill("SIGTERM");
+  writeOnly(formatCpuProfiles(results.cpuProfile), "cpu-profile.json");
+}
+if (ONLY === "memory-engine") {
+  results.memoryEngine = await memoryEngine(svc, Number(args.calls ?? 3000));
+  svc.child.kill("SIGTERM");
+  writeOnly(formatMemoryEngine(results.memoryEngine), "memory-engine.json");
+}
 if (ONLY === "memory-long") {
-  results.memoryLong = await memoryLong(svc, Number(process.env.BENCH_MEMORY_CALLS ?? 10_000));
+  results.memoryLong = await memoryLong(svc, Number(args.calls ?? process.env.BENCH_MEMORY_CALLS ?? 10_000), {
+    heapEvery: Number(args["heap-every"] ?? 0),
+    snapshots: (args.snapshots ?? "").split(",").filter(Boolean).map(Number),
+  });
   svc.child.kill("SIGTERM");
   writeOnly(formatMemoryLong(results.memoryLong), "memory-long.json");
 }

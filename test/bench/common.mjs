@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createKeyPairSignerFromBytes } from "@solana/kit";
+import { connectInspector, INSPECT_FLAG, inspectorUrl } from "./inspector.mjs";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const CLI = join(ROOT, "dist", "cli.js");
@@ -62,11 +63,24 @@ export const ms = (v) => (v === undefined ? "-" : v < 10 ? v.toFixed(2) : v.toFi
 
 // ---- The reference service, as a separate process --------------------------------------
 
-export async function startSandbox(name, delayMs) {
+/** `nodeArgs`: Node's own flags for the service's process (`--inspect=…`: `inspector` is its URL). */
+export async function startSandbox(name, delayMs, nodeArgs = []) {
   const home = join(work, name);
   const child = spawn(
     process.execPath,
-    [CLI, "sandbox", "--port", "0", "--home", home, "--provider-delay-ms", String(delayMs), "--rate-limit", "100000"],
+    [
+      ...nodeArgs,
+      CLI,
+      "sandbox",
+      "--port",
+      "0",
+      "--home",
+      home,
+      "--provider-delay-ms",
+      String(delayMs),
+      "--rate-limit",
+      "100000",
+    ],
     {
       stdio: ["ignore", "ignore", "pipe"],
     },
@@ -80,7 +94,7 @@ export async function startSandbox(name, delayMs) {
     await sleep(50);
   }
   const info = JSON.parse(readFileSync(join(home, "sandbox.json"), "utf8"));
-  return { info, child, home };
+  return { info, child, home, inspector: /Debugger listening on (ws:\/\/\S+)/.exec(err)?.[1] };
 }
 
 export function serviceEnv(info, home, extra = {}) {
@@ -99,16 +113,22 @@ export function serviceEnv(info, home, extra = {}) {
   };
 }
 
-export async function mcpClient(env) {
+/**
+ * The MCP server over stdio. With `inspect`, it runs with the inspector open on loopback
+ * (inspector.mjs) and `inspector` is a CDP session to it.
+ */
+export async function mcpClient(env, { inspect = false } = {}) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, "serve"],
+    args: inspect ? [INSPECT_FLAG, CLI, "serve"] : [CLI, "serve"],
     env,
-    stderr: "ignore",
+    stderr: inspect ? "pipe" : "ignore",
   });
+  const url = inspect ? inspectorUrl(transport.stderr) : undefined;
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(transport);
-  return { client, pid: transport.pid };
+  const inspector = url && (await connectInspector(await url));
+  return { client, pid: transport.pid, inspector };
 }
 
 export function rssMb(pid) {

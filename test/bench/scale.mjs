@@ -162,24 +162,26 @@ export async function journal() {
 
 // ---- 6. The reference service alone ------------------------------------------------------------
 
-export async function service(svc) {
-  log("6. the reference service alone…");
+/** Calls `once` from `concurrency` clients for `windowMs`; resolves with how many completed per second. */
+export async function throughput(concurrency, windowMs, once) {
+  let done = 0;
+  const until = performance.now() + windowMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        await timed(once);
+        done++;
+      }
+    }),
+  );
+  return done / (windowMs / 1000);
+}
+
+/** `quote` (POST /quotes) and `settled` (a quote, then a paid POST /executions the service settles on its ledger). */
+export async function serviceCalls(svc) {
   const headers = { authorization: `Bearer ${svc.info.apiKey}`, "content-type": "application/json" };
   const wallet = await loadWallet(svc.info.walletPath);
   const scheme = new ExactSvmScheme(wallet, { rpcUrl: svc.info.rpcUrl });
-  const run = async (concurrency, windowMs, once) => {
-    let done = 0;
-    const until = performance.now() + windowMs;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < until) {
-          await timed(once);
-          done++;
-        }
-      }),
-    );
-    return done / (windowMs / 1000);
-  };
   const quote = async () => {
     const res = await request(`${svc.info.baseUrl}/quotes`, {
       method: "POST",
@@ -190,7 +192,6 @@ export async function service(svc) {
     if (res.statusCode !== 201) throw new Error(`quote ${res.statusCode}`);
     return body;
   };
-  const quotesPerSecond = await run(16, SERVICE_WINDOW_MS, quote);
   const settled = async () => {
     const q = await quote();
     const reqs = q.paymentRequirement.accepts[0];
@@ -204,6 +205,16 @@ export async function service(svc) {
     await res.body.text();
     if (res.statusCode !== 201) throw new Error(`execution ${res.statusCode}`);
   };
-  const settledPerSecond = await run(8, SERVICE_WINDOW_MS * 2, settled);
+  return { quote, settled };
+}
+
+/** Settled executions run by this many clients at once (each signing on the same machine). */
+export const SETTLED_CLIENTS = 8;
+
+export async function service(svc) {
+  log("6. the reference service alone…");
+  const { quote, settled } = await serviceCalls(svc);
+  const quotesPerSecond = await throughput(16, SERVICE_WINDOW_MS, quote);
+  const settledPerSecond = await throughput(SETTLED_CLIENTS, SERVICE_WINDOW_MS * 2, settled);
   return { quotesPerSecond, settledExecutionsPerSecond: settledPerSecond };
 }

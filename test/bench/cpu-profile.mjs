@@ -1,0 +1,92 @@
+// `npm run bench -- --only cpu-profile`: where the CPU of a paid call goes, in the MCP server
+// and in the reference service. V8's sampling profiler runs in the profiled process through
+// the inspector (inspector.mjs), started and stopped around the measured work only:
+//   the MCP server over stdio: `calls` paid calls after a warm-up, and the quiet after them in
+//     which its reconciler verifies each settlement (so its work is in the profile);
+//   the reference service (its own process, started with the inspector): SETTLED_CLIENTS
+//     clients paying settled executions for SERVICE_WINDOW_MS, as section 6 of the bench does.
+// Each sample is charged to the innermost JavaScript frame that has a source file (so the time
+// a native call takes — a SQLite commit waiting for the disk, ed25519 in WebCrypto — counts for
+// the code that called it), grouped by package, by Node's internal module, or by our dist/
+// folder. Beside the profile, the process's CPU time over the same window from /proc: the
+// profile counts a thread blocked in a synchronous call as busy, /proc does not.
+import { join } from "node:path";
+import { INPUT, log, mcpClient, QUICK, serviceEnv, sleep, startSandbox, work } from "./common.mjs";
+import { connectInspector, cpuMs, INSPECT_FLAG, startCpuProfile } from "./inspector.mjs";
+import { attribute } from "./profile-attribution.mjs";
+import { serviceCalls, SETTLED_CLIENTS, throughput } from "./scale.mjs";
+
+const WARM_UP = 10;
+const QUIET_MS = 2500;
+const SERVICE_WINDOW_MS = QUICK ? 4000 : 10_000;
+
+/** Profiles `work()` in the process behind `session`, with its /proc CPU over the same window. */
+async function profiled(session, pid, work) {
+  const cpu0 = cpuMs(pid);
+  const t0 = performance.now();
+  const stop = await startCpuProfile(session);
+  const count = await work();
+  const profile = await stop();
+  return { count, wallMs: performance.now() - t0, cpuMs: cpuMs(pid) - cpu0, ...attribute(profile) };
+}
+
+export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
+  log(`cpu-profile: the MCP server over ${calls} paid calls, then the reference service under settled executions…`);
+  const { client, pid, inspector } = await mcpClient(serviceEnv(svc.info, join(work, "prof-mcp")), { inspect: true });
+  const call = async () => {
+    const r = await client.callTool({ name: "servers_provision", arguments: INPUT });
+    if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
+  };
+  for (let i = 0; i < WARM_UP; i++) await call();
+  await sleep(QUIET_MS);
+  const mcp = await profiled(inspector, pid, async () => {
+    for (let i = 0; i < calls; i++) await call();
+    await sleep(QUIET_MS);
+    return calls;
+  });
+  inspector.close();
+  await client.close();
+
+  const prof = await startSandbox("sandbox-prof", 0, [INSPECT_FLAG]);
+  const session = await connectInspector(prof.inspector);
+  const { settled } = await serviceCalls(prof);
+  await throughput(SETTLED_CLIENTS, 2000, settled);
+  const service = await profiled(session, prof.child.pid, async () =>
+    Math.round(((await throughput(SETTLED_CLIENTS, SERVICE_WINDOW_MS, settled)) * SERVICE_WINDOW_MS) / 1000),
+  );
+  session.close();
+  prof.child.kill("SIGTERM");
+  return { mcp: { ...mcp, quietMs: QUIET_MS }, service: { ...service, clients: SETTLED_CLIENTS } };
+}
+
+function formatOne(title, p, unit) {
+  const per = (ms) => (ms / p.count).toFixed(2);
+  const lines = [
+    "",
+    title,
+    `  per ${unit}: ${per(p.busyMs)} ms of profile samples (busy, a blocking call included); ${per(p.cpuMs)} ms of CPU from /proc (all threads)`,
+  ];
+  for (const [group, ms] of p.groups) if (ms / p.count >= 0.05) lines.push(`    ${per(ms).padStart(6)}  ${group}`);
+  lines.push(`  functions with the most samples of their own (ms per ${unit}):`);
+  for (const [fn, ms] of p.functions.slice(0, 10)) lines.push(`    ${per(ms).padStart(6)}  ${fn}`);
+  lines.push(`  our functions with the most samples, what they called included (ms per ${unit}):`);
+  for (const [fn, ms] of p.oursInclusive.slice(0, 12)) lines.push(`    ${per(ms).padStart(6)}  ${fn}`);
+  return lines;
+}
+
+export function formatCpuProfiles(r) {
+  const m = r.mcp;
+  const s = r.service;
+  return [
+    ...formatOne(
+      `CPU profile of the MCP server: ${m.count} paid calls and ${m.quietMs / 1000} s of quiet after them (the reconciler's verification), ${(m.wallMs / 1000).toFixed(1)} s`,
+      m,
+      "paid call",
+    ),
+    ...formatOne(
+      `CPU profile of the reference service: ${s.count} settled executions in ${(s.wallMs / 1000).toFixed(1)} s from ${s.clients} clients (${((s.count * 1000) / s.wallMs).toFixed(0)}/s)`,
+      s,
+      "settled execution",
+    ),
+  ];
+}

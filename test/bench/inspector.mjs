@@ -1,0 +1,113 @@
+// The bench's window into a process it spawned: the Chrome DevTools Protocol over Node's
+// `--inspect=127.0.0.1:0` WebSocket (loopback only), for what the process cannot be asked
+// from outside — a full GC and its heap in use, a heap snapshot, a CPU profile between two
+// moments — without a line of the server's code changed or a switch of its own. Also the
+// CPU time a process has used, read from /proc (all its threads, user + system).
+import { createWriteStream, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { WebSocket } from "undici";
+
+/** The flag that opens the inspector on a free loopback port; the URL is printed on stderr. */
+export const INSPECT_FLAG = "--inspect=127.0.0.1:0";
+
+/** The inspector's WebSocket URL, read from the lines a child writes to `stderr` (a stream). */
+export function inspectorUrl(stderr, timeoutMs = 30_000) {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error(`no inspector URL on stderr within ${timeoutMs} ms`)), timeoutMs);
+    const onData = (chunk) => {
+      seen += chunk;
+      const m = /Debugger listening on (ws:\/\/\S+)/.exec(seen);
+      if (!m) return;
+      clearTimeout(timer);
+      stderr.off("data", onData);
+      // Keep draining: a child whose stderr pipe fills up blocks.
+      stderr.on("data", () => undefined);
+      resolve(m[1]);
+    };
+    stderr.on("data", onData);
+  });
+}
+
+/** A CDP session: `send(method, params)` resolves with the result; `on(event, fn)`; `close()`. */
+export async function connectInspector(url) {
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.addEventListener("open", resolve, { once: true });
+    ws.addEventListener("error", (e) => reject(new Error(`inspector: ${e.message ?? "connection failed"}`)), {
+      once: true,
+    });
+  });
+  let nextId = 1;
+  const pending = new Map();
+  const listeners = new Map();
+  ws.addEventListener("message", (event) => {
+    const msg = JSON.parse(String(event.data));
+    if (msg.id !== undefined) {
+      const p = pending.get(msg.id);
+      pending.delete(msg.id);
+      if (msg.error) p?.reject(new Error(`${p.method}: ${msg.error.message}`));
+      else p?.resolve(msg.result);
+    } else for (const fn of listeners.get(msg.method) ?? []) fn(msg.params);
+  });
+  return {
+    send: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject, method });
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    on: (event, fn) => listeners.set(event, [...(listeners.get(event) ?? []), fn]),
+    off: (event) => listeners.delete(event),
+    close: () => ws.close(),
+  };
+}
+
+/** Three full GCs, then the process's `process.memoryUsage()` (bytes). */
+export async function heapAfterGc(session) {
+  for (let i = 0; i < 3; i++) await session.send("HeapProfiler.collectGarbage");
+  const { result } = await session.send("Runtime.evaluate", {
+    expression: "JSON.stringify(process.memoryUsage())",
+    returnByValue: true,
+  });
+  return JSON.parse(result.value);
+}
+
+/** A heap snapshot (V8 takes it after a full GC) streamed to `path`; resolves with its size in bytes. */
+export async function writeHeapSnapshot(session, path) {
+  const out = createWriteStream(path);
+  let bytes = 0;
+  session.on("HeapProfiler.addHeapSnapshotChunk", ({ chunk }) => {
+    bytes += chunk.length;
+    out.write(chunk);
+  });
+  try {
+    await session.send("HeapProfiler.takeHeapSnapshot", { reportProgress: false, captureNumericValue: false });
+  } finally {
+    session.off("HeapProfiler.addHeapSnapshotChunk");
+    await new Promise((resolve, reject) => out.end((e) => (e ? reject(e) : resolve())));
+  }
+  return bytes;
+}
+
+/** Starts V8's sampling CPU profiler; the returned function stops it and resolves with the profile. */
+export async function startCpuProfile(session, intervalUs = 200) {
+  await session.send("Profiler.enable");
+  await session.send("Profiler.setSamplingInterval", { interval: intervalUs });
+  await session.send("Profiler.start");
+  return async () => {
+    const { profile } = await session.send("Profiler.stop");
+    await session.send("Profiler.disable");
+    return profile;
+  };
+}
+
+let ticksPerSecond;
+/** CPU time a process has used so far, in ms: utime + stime of /proc/<pid>/stat (every thread). */
+export function cpuMs(pid) {
+  ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name, which may hold spaces, closed by the last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}
