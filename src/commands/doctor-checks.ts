@@ -3,13 +3,13 @@
  * it: the configuration and its limits, the service, the wallet (its key, its balance or
  * the allowance it spends, the chain against the journal), approvals, the freeze, the journal.
  */
+import { hostname } from "node:os";
 import type { PaidActions } from "../app/index.js";
 import { rpcChain } from "../app/index.js";
 import { formatDecimal } from "../domain/money.js";
 import {
   loadPayer,
-  pinFileProblem,
-  pinIsSet,
+  pinGate,
   readAllowance,
   serviceApi,
   shortfall,
@@ -191,19 +191,30 @@ async function chainCheck(pa: Parameters<typeof runAudit>[0], check: Check): Pro
   }
 }
 
-/** Approvals waiting for a person, and whether the approval PIN is set (and readable). */
+/** Approvals waiting for a person, and whether the approval PIN is set (and can be checked). */
 async function approvalsCheck(pa: PaidActions, check: Check): Promise<void> {
   const waiting = (await pa.journal.pendingApprovals(Date.now())).length;
-  const pinBroken = pinIsSet(pa.home) ? pinFileProblem(pa.home) : undefined;
-  check(
-    pinBroken ? "warn" : "ok",
-    `approvals: ${waiting} waiting for a person (the console or \`approve\` at a terminal); ` +
-      (pinBroken
-        ? `${pinBroken}: every PIN is refused until the file is deleted (and \`set-pin\` run again)`
-        : pinIsSet(pa.home)
+  const recorded = await pa.journal.pinRecords();
+  const gate = pinGate(pa.home, recorded);
+  const head = `approvals: ${waiting} waiting for a person (the console or \`approve\` at a terminal); `;
+  if (gate.kind === "refuse")
+    check(
+      "warn",
+      head +
+        (gate.cause === "damaged"
+          ? `${gate.problem}: every PIN is refused until the file is deleted (and \`set-pin\` run again)`
+          : `${gate.problem}: every approval and unfreeze is refused until a person sets the PIN again at a terminal`),
+    );
+  else if (gate.kind === "ask")
+    check(
+      "ok",
+      head +
+        // Set before the journal remembered PINs: its file gone would read as "no PIN".
+        (recorded.some((r) => r.home === pa.home && r.host === hostname())
           ? "an approval PIN is set"
-          : "no approval PIN (optional: paid-actions-mcp set-pin)"),
-  );
+          : "an approval PIN is set (before this journal remembered PINs: set it again with `set-pin`, so that its file gone refuses decisions)"),
+    );
+  else check("ok", `${head}no approval PIN (optional: paid-actions-mcp set-pin)`);
 }
 
 /** Whether a person froze payments (a warning: nothing is wrong, but nothing is paid). */

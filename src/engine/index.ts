@@ -50,7 +50,7 @@ export type { Payer, PayerOptions } from "./payment/payer.js";
 export type { AllowanceChange, AllowanceReading } from "./payment/delegate.js";
 export type { Reconciler, ReconcilerOptions } from "./reconciler.js";
 
-export { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "./approvals/pin.js";
+export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
 export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
