@@ -18,7 +18,9 @@ import {
   loadSigner,
   readAllowance,
   readAllowanceTransaction,
+  describeFee,
   type AllowanceChange,
+  type AllowanceReading,
   type AllowanceView,
   type Payer,
 } from "../engine/index.js";
@@ -38,6 +40,9 @@ const out = (line = "") => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`paid-actions-mcp allowance: ${line}\n`);
 
 class Refused extends Error {}
+
+/** An owner-signed allowance transaction that may be sent: what it changes and what it costs. */
+type Sendable = Extract<AllowanceReading, { ok: true }>;
 
 /** How long a sent allowance transaction is waited for before the answer is "not confirmed yet". */
 const CONFIRM_TIMEOUT_MS = 60_000;
@@ -142,11 +147,13 @@ async function change(
   const owner = await loadSigner(o.ownerKeypair!);
   if (owner.address !== payer.owner)
     throw new Refused(`the keypair ${o.ownerKeypair} is ${owner.address}, not the configured owner ${payer.owner}`);
-  return send(pa, payer, await allowanceTransaction({ ...base, owner }), c, rpcUrl);
+  const wire = await allowanceTransaction({ ...base, owner });
+  return send(pa, payer, wire, await checked(pa, payer, wire), rpcUrl);
 }
 
-async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<number> {
-  const reading = await readAllowanceTransaction(wire.trim(), {
+/** What an owner-signed transaction changes and costs, checked before it is sent (not sent: Refused). */
+async function checked(pa: PaidActions, payer: Payer, wire: string): Promise<Sendable> {
+  const reading = await readAllowanceTransaction(wire, {
     owner: payer.owner!,
     account: payer.source,
     agent: payer.address,
@@ -155,7 +162,11 @@ async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<numb
   if (!reading.ok) throw new Refused(`not sent: ${reading.problem}`);
   if (!reading.signed)
     throw new Refused("not sent: the transaction is not signed yet (sign it with the owner's wallet first)");
-  return send(pa, payer, wire.trim(), reading.change, pa.config!.rpcUrl!);
+  return reading;
+}
+
+async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<number> {
+  return send(pa, payer, wire.trim(), await checked(pa, payer, wire.trim()), pa.config!.rpcUrl!);
 }
 
 function describe(c: AllowanceChange): string {
@@ -164,8 +175,13 @@ function describe(c: AllowanceChange): string {
     : "revokes this server's allowance";
 }
 
-/** Sends an owner-signed transaction, waits until our RPC confirms it (or says it failed), then shows what is left. */
-async function send(pa: PaidActions, payer: Payer, wire: string, c: AllowanceChange, rpcUrl: string): Promise<number> {
+/**
+ * Sends an owner-signed transaction, its fee said first, waits until our RPC confirms it (or
+ * says it failed), then shows what is left.
+ */
+async function send(pa: PaidActions, payer: Payer, wire: string, tx: Sendable, rpcUrl: string): Promise<number> {
+  const c = tx.change;
+  process.stderr.write(`fee: ${describeFee(tx.fee)}, paid by the owner ${payer.owner}\n`);
   const { createSolanaRpc, signature: toSignature } = await import("@solana/kit");
   const rpc = createSolanaRpc(rpcUrl);
   const sig = await rpc

@@ -55,7 +55,7 @@ export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
 export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
 export { freezeView } from "./intent/freeze.js";
-export { readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
+export { describeFee, readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
 export { limitsView, view } from "./read/executions.js";
 export { purchaseView, type PurchasePage, type PurchaseView } from "./read/purchases.js";
 export { shapeBody, TEXT_LIMIT, type ShapedBody } from "./x402-http/response.js";
