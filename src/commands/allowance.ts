@@ -26,6 +26,7 @@ import {
 } from "../engine/index.js";
 import { formatDecimal } from "../domain/money.js";
 import { urlOrigin } from "./audit.js";
+import { ownerKeyWarnings } from "./owner-key.js";
 
 export interface AllowanceOptions {
   json?: boolean;
@@ -62,6 +63,8 @@ export async function allowanceCommand(
   });
   try {
     const { payer, rpcUrl } = await delegatePayer(pa);
+    // With --owner-keypair, once the keypair has proved to be the owner's (change()).
+    if (action.kind !== "change" || o.unsigned) warnOwnerKey(pa, payer);
     if (action.kind === "show") return show(await readAllowance(await rpcChain(pa.config!)(), payer), o.json);
     if (action.kind === "submit") return await submit(pa, payer, action.transaction);
     return await change(pa, payer, action.change, o, rpcUrl);
@@ -96,6 +99,16 @@ async function delegatePayer(pa: PaidActions): Promise<{ payer: Payer; rpcUrl: s
     payer: await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner }),
     rpcUrl: config.rpcUrl,
   };
+}
+
+/**
+ * Says on stderr where the owner's key is when this user can read it (owner-key.ts): the files
+ * the setup names, and a --owner-keypair once it has proved to be the owner's.
+ */
+function warnOwnerKey(pa: PaidActions, payer: Payer, ownerKeypair?: string): void {
+  const agentKey = { path: pa.config!.walletPath!, address: payer.address };
+  for (const w of ownerKeyWarnings({ owner: payer.owner, sandbox: pa.sandbox?.info, agentKey, ownerKeypair }))
+    err(`warning: ${w}`);
 }
 
 function show(v: AllowanceView, json?: boolean): number {
@@ -147,6 +160,7 @@ async function change(
   const owner = await loadSigner(o.ownerKeypair!);
   if (owner.address !== payer.owner)
     throw new Refused(`the keypair ${o.ownerKeypair} is ${owner.address}, not the configured owner ${payer.owner}`);
+  warnOwnerKey(pa, payer, o.ownerKeypair);
   const wire = await allowanceTransaction({ ...base, owner });
   return send(pa, payer, wire, await checked(pa, payer, wire), rpcUrl);
 }

@@ -1,7 +1,8 @@
 /**
  * The checks `doctor` makes on an opened runtime, each saying what is wrong and how to fix
  * it: the configuration and its limits, the service, the wallet (its key, its balance or
- * the allowance it spends, the chain against the journal), approvals, the freeze, the journal.
+ * the allowance it spends and whether the owner's key is within this user's reach, the chain
+ * against the journal), approvals, the freeze, the journal.
  */
 import { hostname } from "node:os";
 import type { PaidActions } from "../app/index.js";
@@ -18,6 +19,7 @@ import {
 } from "../engine/index.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
 import { describeFreeze } from "./freeze.js";
+import { ownerKeyWarnings } from "./owner-key.js";
 import { interactive } from "./tty.js";
 
 export type Level = "ok" | "warn" | "fail";
@@ -112,6 +114,7 @@ async function walletChecks(pa: PaidActions, check: Check): Promise<void> {
         "ok",
         `wallet: agent key ${config.walletPath} (address ${payer.address}), paying as the delegate of the owner ${payer.owner}`,
       );
+      ownerKeyCheck(pa, payer, check);
     } else {
       check("ok", `wallet: ${config.walletPath} (address ${payer.address})`);
       check(
@@ -127,6 +130,21 @@ async function walletChecks(pa: PaidActions, check: Check): Promise<void> {
   } catch (e) {
     check("fail", `wallet: ${(e as Error).message}`);
   }
+}
+
+/** Delegate mode: whether this user can read a file of the owner's key that the setup names (then it can raise the ceiling). */
+function ownerKeyCheck(pa: PaidActions, payer: Payer, check: Check): void {
+  const warnings = ownerKeyWarnings({
+    owner: payer.owner,
+    sandbox: pa.sandbox?.info,
+    agentKey: { path: pa.config!.walletPath!, address: payer.address },
+  });
+  for (const w of warnings) check("warn", `owner key: ${w}`);
+  if (warnings.length === 0)
+    check(
+      "ok",
+      "owner key: not in a file this setup names (the embedded sandbox's wallet, the agent key) that this user can read",
+    );
 }
 
 /** Own-account mode: the USDC balance of the wallet's token account. */
