@@ -14,11 +14,11 @@
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
 import {
   allowanceTransaction,
+  describeFee,
   loadPayer,
   loadSigner,
   readAllowance,
   readAllowanceTransaction,
-  describeFee,
   type AllowanceChange,
   type AllowanceReading,
   type AllowanceView,
