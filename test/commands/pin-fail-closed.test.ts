@@ -2,8 +2,8 @@
  * The approval PIN fails closed, the built CLI at a pseudo-terminal (util-linux `script`),
  * on a home's SQLite journal and on a PostgreSQL one: once `set-pin` has set a PIN, moving
  * its file aside does not lift a freeze or approve a payment — `unfreeze` and `approve`
- * refuse until a PIN is set again at a terminal; `set-pin --clear` removes a PIN only with
- * the current one, and then decisions need no PIN again.
+ * refuse (and `doctor` says why) until a PIN is set again at a terminal; `set-pin --clear`
+ * removes a PIN only with the current one, and then decisions need no PIN again.
  */
 import { existsSync, renameSync } from "node:fs";
 import { hostname } from "node:os";
@@ -124,6 +124,11 @@ describe.each([
     expect(r.screen).not.toContain("Approval PIN: ");
     expect(r.screen).not.toContain("Payments are unfrozen");
     expect((await s.journal.frozen())?.reason).toBe("pin test");
+    // doctor says why every decision is refused.
+    const doctor = await runCli(["doctor"], s.env, 90_000);
+    expect(doctor.stdout).toMatch(
+      /^\[warn\] approvals: 0 waiting for a person .*so no PIN can be checked: every approval and unfreeze is refused until a person sets the PIN again at a terminal$/m,
+    );
   });
 
   it("approve at a terminal refuses too, and the approval stays pending", async () => {
