@@ -14,16 +14,19 @@
 import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
 import {
   allowanceTransaction,
+  describeFee,
   loadPayer,
   loadSigner,
   readAllowance,
   readAllowanceTransaction,
   type AllowanceChange,
+  type AllowanceReading,
   type AllowanceView,
   type Payer,
 } from "../engine/index.js";
 import { formatDecimal } from "../domain/money.js";
 import { urlOrigin } from "./audit.js";
+import { ownerKeyWarnings } from "./owner-key.js";
 
 export interface AllowanceOptions {
   json?: boolean;
@@ -38,6 +41,9 @@ const out = (line = "") => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`paid-actions-mcp allowance: ${line}\n`);
 
 class Refused extends Error {}
+
+/** An owner-signed allowance transaction that may be sent: what it changes and what it costs. */
+type Sendable = Extract<AllowanceReading, { ok: true }>;
 
 /** How long a sent allowance transaction is waited for before the answer is "not confirmed yet". */
 const CONFIRM_TIMEOUT_MS = 60_000;
@@ -57,6 +63,8 @@ export async function allowanceCommand(
   });
   try {
     const { payer, rpcUrl } = await delegatePayer(pa);
+    // With --owner-keypair, once the keypair has proved to be the owner's (change()).
+    if (action.kind !== "change" || o.unsigned) warnOwnerKey(pa, payer);
     if (action.kind === "show") return show(await readAllowance(await rpcChain(pa.config!)(), payer), o.json);
     if (action.kind === "submit") return await submit(pa, payer, action.transaction);
     return await change(pa, payer, action.change, o, rpcUrl);
@@ -91,6 +99,16 @@ async function delegatePayer(pa: PaidActions): Promise<{ payer: Payer; rpcUrl: s
     payer: await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner }),
     rpcUrl: config.rpcUrl,
   };
+}
+
+/**
+ * Says on stderr where the owner's key is when this user can read it (owner-key.ts): the files
+ * the setup names, and a --owner-keypair once it has proved to be the owner's.
+ */
+function warnOwnerKey(pa: PaidActions, payer: Payer, ownerKeypair?: string): void {
+  const agentKey = { path: pa.config!.walletPath!, address: payer.address };
+  for (const w of ownerKeyWarnings({ owner: payer.owner, sandbox: pa.sandbox?.info, agentKey, ownerKeypair }))
+    err(`warning: ${w}`);
 }
 
 function show(v: AllowanceView, json?: boolean): number {
@@ -142,11 +160,14 @@ async function change(
   const owner = await loadSigner(o.ownerKeypair!);
   if (owner.address !== payer.owner)
     throw new Refused(`the keypair ${o.ownerKeypair} is ${owner.address}, not the configured owner ${payer.owner}`);
-  return send(pa, payer, await allowanceTransaction({ ...base, owner }), c, rpcUrl);
+  warnOwnerKey(pa, payer, o.ownerKeypair);
+  const wire = await allowanceTransaction({ ...base, owner });
+  return send(pa, payer, wire, await checked(pa, payer, wire), rpcUrl);
 }
 
-async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<number> {
-  const reading = await readAllowanceTransaction(wire.trim(), {
+/** What an owner-signed transaction changes and costs, checked before it is sent (not sent: Refused). */
+async function checked(pa: PaidActions, payer: Payer, wire: string): Promise<Sendable> {
+  const reading = await readAllowanceTransaction(wire, {
     owner: payer.owner!,
     account: payer.source,
     agent: payer.address,
@@ -155,7 +176,11 @@ async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<numb
   if (!reading.ok) throw new Refused(`not sent: ${reading.problem}`);
   if (!reading.signed)
     throw new Refused("not sent: the transaction is not signed yet (sign it with the owner's wallet first)");
-  return send(pa, payer, wire.trim(), reading.change, pa.config!.rpcUrl!);
+  return reading;
+}
+
+async function submit(pa: PaidActions, payer: Payer, wire: string): Promise<number> {
+  return send(pa, payer, wire.trim(), await checked(pa, payer, wire.trim()), pa.config!.rpcUrl!);
 }
 
 function describe(c: AllowanceChange): string {
@@ -164,8 +189,13 @@ function describe(c: AllowanceChange): string {
     : "revokes this server's allowance";
 }
 
-/** Sends an owner-signed transaction, waits until our RPC confirms it (or says it failed), then shows what is left. */
-async function send(pa: PaidActions, payer: Payer, wire: string, c: AllowanceChange, rpcUrl: string): Promise<number> {
+/**
+ * Sends an owner-signed transaction, its fee said first, waits until our RPC confirms it (or
+ * says it failed), then shows what is left.
+ */
+async function send(pa: PaidActions, payer: Payer, wire: string, tx: Sendable, rpcUrl: string): Promise<number> {
+  const c = tx.change;
+  process.stderr.write(`fee: ${describeFee(tx.fee)}, paid by the owner ${payer.owner}\n`);
   const { createSolanaRpc, signature: toSignature } = await import("@solana/kit");
   const rpc = createSolanaRpc(rpcUrl);
   const sig = await rpc

@@ -88,13 +88,14 @@ export async function approveCommand(
   const j = await openJournal(env);
   try {
     if (approvalId === undefined) return await list(j.engine, opts.json === true);
-    return await decide(j.home, j.engine, approvalId);
+    return await decide(j, approvalId);
   } finally {
     await j.close();
   }
 }
 
-type Desk = Awaited<ReturnType<typeof openJournal>>["engine"];
+type Opened = Awaited<ReturnType<typeof openJournal>>;
+type Desk = Opened["engine"];
 
 async function list(engine: Desk, json: boolean): Promise<number> {
   const items = await engine.pendingReviews();
@@ -118,7 +119,7 @@ async function list(engine: Desk, json: boolean): Promise<number> {
   return 0;
 }
 
-async function decide(home: string, engine: Desk, approvalId: string): Promise<number> {
+async function decide({ home, engine, journal }: Opened, approvalId: string): Promise<number> {
   const review = await engine.approvalReview(approvalId);
   if (!review) {
     err(`there is no approval ${safe(approvalId.slice(0, 80))} in ${home}; nothing was approved`);
@@ -143,7 +144,7 @@ async function decide(home: string, engine: Desk, approvalId: string): Promise<n
     return 1;
   }
   const nothing = decision === "approve" ? "nothing was approved" : "nothing was declined";
-  if (!(await askPin(home, nothing, err))) return 1;
+  if (!(await askPin(home, await journal.pinRecords(), nothing, err))) return 1;
   try {
     if (decision === "decline") {
       await engine.decline(approvalId, "terminal");

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Client, type CallToolResult } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { formatDecimal } from "../domain/money.js";
+import { ownerKeyWarnings } from "./owner-key.js";
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
 const step = (n: number, title: string) => say(`\n── ${n}. ${title} ${"─".repeat(Math.max(0, 60 - title.length))}`);
@@ -176,6 +177,24 @@ async function checkSpending(client: Client, home: string): Promise<void> {
     `Spent in the last 24 h: ${spending.spentLast24h} USDC; ${spending.remainingToday} USDC left today (limit ${spending.limits.maxPerDay}).`,
   );
   say(await onChainCeiling(home));
+  for (const line of ownerKeyNote(home)) say(line);
+}
+
+/**
+ * Where the demo keeps the owner's key: the sandbox's demo wallet, in the home, readable by
+ * this user — so the ceiling holds against the server, not against an agent with this
+ * user's shell (owner-key.ts). Said, since this is the setup a person copies.
+ */
+function ownerKeyNote(home: string): string[] {
+  try {
+    const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as {
+      owner?: string;
+      walletPath: string;
+    };
+    return ownerKeyWarnings({ owner: info.owner, sandbox: info }).map((w) => `Warning: ${w}.`);
+  } catch {
+    return [];
+  }
 }
 
 function whereTheRecordIs(paidCall: PaidCall, home: string): void {
@@ -251,7 +270,7 @@ async function onChainCeiling(home: string): Promise<string> {
     const left = account?.delegate === info.agentAddress ? account.delegatedAmount : 0n;
     return (
       `On chain, the agent key ${info.agentAddress} may still spend ${formatDecimal(left)} USDC of the demo wallet's ${formatDecimal(account?.amount ?? 0n)} USDC ` +
-      "as its delegate: a ceiling the token program enforces, whatever runs on this machine (see: paid-actions-mcp allowance)."
+      "as its delegate: a ceiling the token program enforces on whoever holds the agent key (see: paid-actions-mcp allowance)."
     );
   } catch (e) {
     return `The allowance on chain could not be read (${(e as Error).message.slice(0, 120)}).`;

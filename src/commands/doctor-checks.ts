@@ -1,16 +1,17 @@
 /**
  * The checks `doctor` makes on an opened runtime, each saying what is wrong and how to fix
  * it: the configuration and its limits, the service, the wallet (its key, its balance or
- * the allowance it spends, the chain against the journal), approvals, the freeze, the journal.
+ * the allowance it spends and whether the owner's key is within this user's reach, the chain
+ * against the journal), approvals, the freeze, the journal.
  */
+import { hostname } from "node:os";
 import type { PaidActions } from "../app/index.js";
 import { rpcChain } from "../app/index.js";
 import { formatDecimal } from "../domain/money.js";
 import {
   DAY_MS,
   loadPayer,
-  pinFileProblem,
-  pinIsSet,
+  pinGate,
   readAllowance,
   shortfall,
   type ConfigIssue,
@@ -18,6 +19,7 @@ import {
 } from "../engine/index.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
 import { describeFreeze } from "./freeze.js";
+import { ownerKeyWarnings } from "./owner-key.js";
 import { interactive } from "./tty.js";
 
 export type Level = "ok" | "warn" | "fail";
@@ -104,6 +106,7 @@ async function walletChecks(pa: PaidActions, check: Check): Promise<void> {
         "ok",
         `wallet: agent key ${config.walletPath} (address ${payer.address}), paying as the delegate of the owner ${payer.owner}`,
       );
+      ownerKeyCheck(pa, payer, check);
     } else {
       check("ok", `wallet: ${config.walletPath} (address ${payer.address})`);
       check(
@@ -119,6 +122,21 @@ async function walletChecks(pa: PaidActions, check: Check): Promise<void> {
   } catch (e) {
     check("fail", `wallet: ${(e as Error).message}`);
   }
+}
+
+/** Delegate mode: whether this user can read a file of the owner's key that the setup names (then it can raise the ceiling). */
+function ownerKeyCheck(pa: PaidActions, payer: Payer, check: Check): void {
+  const warnings = ownerKeyWarnings({
+    owner: payer.owner,
+    sandbox: pa.sandbox?.info,
+    agentKey: { path: pa.config!.walletPath!, address: payer.address },
+  });
+  for (const w of warnings) check("warn", `owner key: ${w}`);
+  if (warnings.length === 0)
+    check(
+      "ok",
+      "owner key: not in a file this setup names (the embedded sandbox's wallet, the agent key) that this user can read",
+    );
 }
 
 /** Own-account mode: the USDC balance of the wallet's token account. */
@@ -183,19 +201,30 @@ async function chainCheck(pa: Parameters<typeof runAudit>[0], check: Check): Pro
   }
 }
 
-/** Approvals waiting for a person, and whether the approval PIN is set (and readable). */
+/** Approvals waiting for a person, and whether the approval PIN is set (and can be checked). */
 async function approvalsCheck(pa: PaidActions, check: Check): Promise<void> {
   const waiting = (await pa.journal.pendingApprovals(Date.now())).length;
-  const pinBroken = pinIsSet(pa.home) ? pinFileProblem(pa.home) : undefined;
-  check(
-    pinBroken ? "warn" : "ok",
-    `approvals: ${waiting} waiting for a person (the console or \`approve\` at a terminal); ` +
-      (pinBroken
-        ? `${pinBroken}: every PIN is refused until the file is deleted (and \`set-pin\` run again)`
-        : pinIsSet(pa.home)
+  const recorded = await pa.journal.pinRecords();
+  const gate = pinGate(pa.home, recorded);
+  const head = `approvals: ${waiting} waiting for a person (the console or \`approve\` at a terminal); `;
+  if (gate.kind === "refuse")
+    check(
+      "warn",
+      head +
+        (gate.cause === "damaged"
+          ? `${gate.problem}: every PIN is refused until the file is deleted (and \`set-pin\` run again)`
+          : `${gate.problem}: every approval and unfreeze is refused until a person sets the PIN again at a terminal`),
+    );
+  else if (gate.kind === "ask")
+    check(
+      "ok",
+      head +
+        // Set before the journal remembered PINs: its file gone would read as "no PIN".
+        (recorded.some((r) => r.home === pa.home && r.host === hostname())
           ? "an approval PIN is set"
-          : "no approval PIN (optional: paid-actions-mcp set-pin)"),
-  );
+          : "an approval PIN is set (before this journal remembered PINs: set it again with `set-pin`, so that its file gone refuses decisions)"),
+    );
+  else check("ok", `${head}no approval PIN (optional: paid-actions-mcp set-pin)`);
 }
 
 /** Whether a person froze payments (a warning: nothing is wrong, but nothing is paid). */

@@ -69,7 +69,7 @@ export async function unfreezeCommand(env: NodeJS.ProcessEnv): Promise<number> {
       return 0;
     }
     out(`Payments are frozen (${describeFreeze(freeze)}) for every server on the journal ${j.journal.location}.`);
-    if (!(await askPin(j.home, "payments stay frozen", err))) return 1;
+    if (!(await askPin(j.home, await j.journal.pinRecords(), "payments stay frozen", err))) return 1;
     const lifted = await j.journal.unfreeze();
     out(
       lifted

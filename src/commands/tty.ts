@@ -4,7 +4,7 @@
  * taken here, from a terminal a person types at: an agent's tool call (or a shell it drives
  * through pipes) has no TTY.
  */
-import { pinFileProblem, pinIsSet, verifyPin } from "../engine/index.js";
+import { pinGate, verifyPin, type PinGate } from "../engine/index.js";
 
 /** The streams a prompt uses; the real ones by default. */
 export interface Terminal {
@@ -95,15 +95,21 @@ export const wrongPinDelay = (ms = 1_000) => new Promise<void>((r) => setTimeout
 
 /**
  * Asks for the approval PIN when one is set (without echo) before a person's decision takes
- * effect: true when none is set or the right one was typed. A damaged PIN file, no answer or
- * a wrong PIN (after a second's wait) is said on stderr, ending with `nothing` (what did not
- * happen), and decides nothing.
+ * effect: true when none is set (and the journal remembers none: `recorded`) or the right one
+ * was typed. A damaged PIN file, one gone while the journal remembers a PIN (fail closed), no
+ * answer or a wrong PIN (after a second's wait) is said on stderr, ending with `nothing`
+ * (what did not happen), and decides nothing.
  */
-export async function askPin(home: string, nothing: string, err: (line: string) => void): Promise<boolean> {
-  if (!pinIsSet(home)) return true;
-  const problem = pinFileProblem(home);
-  if (problem) {
-    err(`${problem}; ${nothing}. Remove the file and set the PIN again with \`paid-actions-mcp set-pin\``);
+export async function askPin(
+  home: string,
+  recorded: Parameters<typeof pinGate>[1],
+  nothing: string,
+  err: (line: string) => void,
+): Promise<boolean> {
+  const gate = pinGate(home, recorded);
+  if (gate.kind === "none") return true;
+  if (gate.kind === "refuse") {
+    err(`${gate.problem}; ${nothing}. ${PIN_REMEDY[gate.cause]}`);
     return false;
   }
   const pin = await readLine("Approval PIN: ", { hidden: true });
@@ -111,10 +117,16 @@ export async function askPin(home: string, nothing: string, err: (line: string) 
     err(`no PIN given; ${nothing}`);
     return false;
   }
-  if (!(await verifyPin(home, pin))) {
+  if (!(await verifyPin(home, pin, { required: true }))) {
     await wrongPinDelay();
     err(`wrong PIN; ${nothing}`);
     return false;
   }
   return true;
 }
+
+/** What a person does when the PIN cannot be checked (said at a terminal only). */
+const PIN_REMEDY = {
+  damaged: "Remove the file and set the PIN again with `paid-actions-mcp set-pin`",
+  missing: "A person sets the PIN again with `paid-actions-mcp set-pin` at a terminal",
+} as const satisfies Record<Extract<PinGate, { kind: "refuse" }>["cause"], string>;

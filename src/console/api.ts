@@ -1,5 +1,6 @@
 /**
- * The console's JSON API: approvals (read, approve, decline — with the PIN when one is set),
+ * The console's JSON API: approvals (read, approve, decline — with the PIN when one is set, and
+ * refused when it cannot be checked),
  * executions with their timelines, x402 purchases (paid_fetch) with theirs — never their
  * requests' header values, bodies or query values — spending by action, by origin and by day,
  * transcripts, the audit,
@@ -14,7 +15,7 @@ import {
   freezeView,
   PaidActionError,
   pendingReviews,
-  pinIsSet,
+  pinGate,
   purchaseView,
   recentCalls,
   spendingBreakdown,
@@ -66,19 +67,25 @@ function serviceName(c: ApiContext): string {
   return service === "unconfigured" && c.d.config?.mode === "sandbox" ? "the embedded sandbox" : service;
 }
 
-/** The PIN check: one at a time, and slow when wrong. */
+/** Why a decision is refused when the PIN cannot be checked (the console's words for pinGate's refusal). */
+const PIN_UNREADABLE = {
+  damaged:
+    "the approval PIN's file in the home dir (approval-pin) cannot be read, so no PIN is accepted: delete that file and set the PIN again at a terminal",
+  missing:
+    "an approval PIN was set, but the home dir has no PIN file (approval-pin) any more, so no PIN can be checked and nothing is decided: a person sets the PIN again at a terminal",
+} as const;
+
+/** The PIN check: fails closed when the PIN cannot be checked; one at a time, and slow when wrong. */
 async function requirePin(c: ApiContext, body: Record<string, unknown>): Promise<void> {
-  if (!pinIsSet(c.d.home)) return;
+  const gate = pinGate(c.d.home, await c.d.journal.pinRecords());
+  if (gate.kind === "none") return;
+  if (gate.kind === "refuse") throw new ApiError(500, "pin_unreadable", PIN_UNREADABLE[gate.cause]);
   const pin = typeof body.pin === "string" && body.pin.length > 0 ? body.pin : undefined;
   if (pin === undefined)
     throw new ApiError(403, "pin_invalid", "an approval PIN is set: enter it to approve or decline");
   const check = c.pinTurn.then(async () => {
-    const ok = await verifyPin(c.d.home, pin).catch(() => {
-      throw new ApiError(
-        500,
-        "pin_unreadable",
-        "the approval PIN's file in the home dir (approval-pin) cannot be read, so no PIN is accepted: delete that file and set the PIN again at a terminal",
-      );
+    const ok = await verifyPin(c.d.home, pin, { required: true }).catch(() => {
+      throw new ApiError(500, "pin_unreadable", PIN_UNREADABLE.damaged);
     });
     if (!ok) await sleep(PIN_DELAY_MS);
     return ok;
@@ -134,7 +141,8 @@ const GET: Array<[RegExp, Handler]> = [
     async (c, _m, _req, res, session) =>
       sendJson(res, 200, {
         csrf: session.csrf,
-        pinRequired: pinIsSet(c.d.home),
+        // Asked for whenever a decision needs one: also when its file is gone, which the decision then says.
+        pinRequired: pinGate(c.d.home, await c.d.journal.pinRecords()).kind !== "none",
         home: c.d.home,
         journal: c.d.journal.location,
         version: c.version,

@@ -48,12 +48,12 @@ export type { Payer } from "./payment/payer.js";
 export type { AllowanceChange } from "./payment/delegate.js";
 export type { Reconciler } from "./reconciler.js";
 
-export { clearPin, pinFileProblem, pinIsSet, pinPath, pinProblem, setPin, verifyPin } from "./approvals/pin.js";
+export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
 export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
 export { freezeView } from "./intent/freeze.js";
-export { readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
+export { describeFee, readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
 export { limitsView, view } from "./read/executions.js";
 export { purchaseView } from "./read/purchases.js";
 export { shapeBody } from "./x402-http/response.js";

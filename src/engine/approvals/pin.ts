@@ -1,9 +1,13 @@
 /**
  * The optional approval PIN: when set, a person must give it to approve or decline a payment
- * in the terminal or the console. It is kept only as a salted scrypt hash, in a file of its
- * own in the home dir (mode 0600), written atomically; the PIN itself is never stored,
- * logged or returned. An agent that can read the home dir can read the hash, so the cost
- * parameters are real ones (OWASP's scrypt guidance), not test-sized.
+ * in the terminal or the console, or to lift a freeze. It is kept only as a salted scrypt
+ * hash, in a file of its own in the home dir (mode 0600), written atomically; the PIN itself
+ * is never stored, logged or returned. An agent that can read the home dir can read the
+ * hash, so the cost parameters are real ones (OWASP's scrypt guidance), not test-sized.
+ *
+ * The journal remembers that a PIN was set (journal/pin-records.ts), and `pinGate` fails
+ * closed on it: once set, a PIN file gone (moved aside, deleted) refuses every decision
+ * until a PIN is set again, instead of reading as "no PIN".
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
 import {
@@ -18,6 +22,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import type { PinRecord } from "../journal/port.js";
 
 /** OWASP's equivalent of N=2^17, r=8, p=1 at a quarter of the memory: N=2^15, r=8, p=3. */
 const PARAMS = { N: 2 ** 15, r: 8, p: 3 } as const;
@@ -130,17 +135,23 @@ export async function setPin(home: string, pin: string): Promise<void> {
 }
 
 /**
- * Whether `pin` is the approval PIN: true when no PIN is set; false for a missing PIN when
- * one is set, and for every PIN when the file is damaged (fail closed). Constant-time compare.
+ * Whether `pin` is the approval PIN: true when no PIN is set (false instead with `required`,
+ * for a decision `pinGate` said must ask: a file gone since then accepts nothing); false for
+ * a missing PIN when one is set, and for every PIN when the file is damaged (fail closed).
+ * Constant-time compare.
  */
-export async function verifyPin(home: string, pin: string | undefined): Promise<boolean> {
+export async function verifyPin(
+  home: string,
+  pin: string | undefined,
+  o: { required?: boolean } = {},
+): Promise<boolean> {
   let f: PinFile | undefined;
   try {
     f = readPinFile(home);
   } catch {
     return false;
   }
-  if (!f) return true;
+  if (!f) return o.required !== true;
   if (typeof pin !== "string" || pin.length === 0 || Buffer.byteLength(pin) > PIN_MAX_BYTES) return false;
   const want = Buffer.from(f.hash, "base64");
   if (want.length !== KEY_BYTES) return false;
@@ -151,4 +162,29 @@ export async function verifyPin(home: string, pin: string | undefined): Promise<
 /** Removes the PIN: approvals then need only the typed confirmation (or the console's click). */
 export async function clearPin(home: string): Promise<void> {
   rmSync(pinPath(home), { force: true });
+}
+
+/**
+ * What a person's decision (approve, decline, unfreeze) must do about the PIN in this home:
+ * nothing (no PIN, and the journal remembers none), ask for it (its file is sound), or be
+ * refused — the file is damaged, or it is gone while the journal remembers a PIN set (here,
+ * or in another home sharing the journal) and not cleared with `set-pin --clear`.
+ */
+export type PinGate =
+  { kind: "none" } | { kind: "ask" } | { kind: "refuse"; cause: "damaged" | "missing"; problem: string };
+
+/** The gate of a home, given the journal's memory of PINs (JournalStore.pinRecords()). */
+export function pinGate(home: string, recorded: readonly PinRecord[]): PinGate {
+  if (pinIsSet(home)) {
+    const problem = pinFileProblem(home);
+    return problem ? { kind: "refuse", cause: "damaged", problem } : { kind: "ask" };
+  }
+  const r = recorded[0];
+  if (!r) return { kind: "none" };
+  const where = `in ${r.home} on ${r.host}, ${new Date(r.setAt).toISOString()}${recorded.length > 1 ? `, and ${recorded.length - 1} more` : ""}`;
+  return {
+    kind: "refuse",
+    cause: "missing",
+    problem: `an approval PIN was set (${where}) and never removed with the current PIN, but this home has no PIN file (${pinPath(home)}), so no PIN can be checked`,
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL journal's pool, and the records it keeps beside the intents: approvals, the
- * index of tool-call transcripts, the catalog cache and the freeze. pg-intents.ts builds the
- * intents on it, and postgres.ts the store with the budget and the payments.
+ * index of tool-call transcripts, the catalog cache, the freeze and the memory of approval
+ * PINs (pin-records.ts). pg-intents.ts builds the intents on it, and postgres.ts the store
+ * with the budget and the payments.
  *
  * The freeze is taken under an exclusive advisory lock; recording a signed proof takes the
  * same lock shared and reads the freeze after it (postgres.ts): a freeze waits for the proofs
@@ -10,7 +11,8 @@
 import type pg from "pg";
 import type { Approval, ApprovalStatus } from "../model/types.js";
 import { changed, LOCK, pgValue, rows, transaction, type Db } from "./pg-sql.js";
-import type { CatalogRecord, Freeze, TranscriptRecord } from "./port.js";
+import { PIN_KEYS, pinKey, pinValue, toPinRecord } from "./pin-records.js";
+import type { CatalogRecord, Freeze, PinRecord, TranscriptRecord } from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
 
 export abstract class PgRecords {
@@ -167,5 +169,23 @@ export abstract class PgRecords {
   async unfreeze(): Promise<Freeze | undefined> {
     const [lifted] = await rows(this.pool, `DELETE FROM payment_freeze RETURNING reason, frozen_at, frozen_by`);
     return lifted ? toFreeze(lifted) : undefined;
+  }
+
+  // ---- The approval PIN's memory ----------------------------------------------------
+
+  async pinRecords(): Promise<PinRecord[]> {
+    const found = await rows(this.pool, `SELECT value FROM meta WHERE key LIKE $1 ORDER BY key`, [PIN_KEYS]);
+    return found.map((r) => toPinRecord(r.value as string)).sort((a, b) => a.setAt - b.setAt);
+  }
+
+  async recordPin(r: PinRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+      [pinKey(r.host, r.home), pinValue(r)],
+    );
+  }
+
+  async forgetPin(host: string, home: string): Promise<void> {
+    await this.pool.query(`DELETE FROM meta WHERE key = $1`, [pinKey(host, home)]);
   }
 }

@@ -161,6 +161,19 @@ export interface Freeze {
   by: string;
 }
 
+/**
+ * That an approval PIN was set in a home (`set-pin`, at a terminal) and not cleared since. The
+ * PIN's hash stays in the home's file; the journal only remembers that there is one, so that a
+ * decision taken where no PIN file is found is refused rather than let through (fail closed).
+ */
+export interface PinRecord {
+  /** The host and the home dir the PIN was set in. */
+  host: string;
+  home: string;
+  /** When (ms since the epoch). */
+  setAt: number;
+}
+
 export interface CatalogRecord {
   name: string;
   detail: unknown;
@@ -305,4 +318,12 @@ export interface JournalStore {
   freeze(f: Freeze): Awaitable<{ freeze: Freeze; already: boolean }>;
   /** Lifts the freeze: the one lifted, or undefined when payments were not frozen. */
   unfreeze(): Awaitable<Freeze | undefined>;
+
+  // ---- The approval PIN's memory (the hash itself stays in each home's file) ----
+  /** Every home where an approval PIN was set and not cleared since, oldest first. */
+  pinRecords(): Awaitable<PinRecord[]>;
+  /** Remembers that a PIN was set in a home (replacing an earlier record of that host and home). */
+  recordPin(r: PinRecord): Awaitable<void>;
+  /** Forgets that host and home's record (its PIN was cleared with the current PIN). */
+  forgetPin(host: string, home: string): Awaitable<void>;
 }

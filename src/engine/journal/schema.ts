@@ -3,7 +3,8 @@
  * A journal newer than this build knows is refused rather than misread.
  */
 export const MIGRATIONS: string[] = [
-  // 1: intents, approvals, the catalog cache.
+  // 1: intents, approvals, the catalog cache. (meta holds facts of one row each, added without a
+  // migration: the memory of approval PINs, pin-records.ts.)
   `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 

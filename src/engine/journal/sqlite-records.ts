@@ -1,11 +1,13 @@
 /**
  * The SQLite journal's connection, and the records it keeps beside the intents: approvals,
- * the index of tool-call transcripts, the catalog cache and the freeze. sqlite-intents.ts
- * builds the intents on it, and sqlite.ts the store with the budget and the payments.
+ * the index of tool-call transcripts, the catalog cache, the freeze and the memory of approval
+ * PINs (pin-records.ts). sqlite-intents.ts builds the intents on it, and sqlite.ts the store
+ * with the budget and the payments.
  */
 import type Database from "better-sqlite3";
 import type { Approval, ApprovalStatus } from "../model/types.js";
-import type { CatalogRecord, Freeze, TranscriptRecord } from "./port.js";
+import { PIN_KEYS, pinKey, pinValue, toPinRecord } from "./pin-records.js";
+import type { CatalogRecord, Freeze, PinRecord, TranscriptRecord } from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
 
 /**
@@ -176,5 +178,25 @@ export abstract class SqliteRecords {
         return lifted;
       })
       .immediate();
+  }
+
+  // ---- The approval PIN's memory ----------------------------------------------------
+
+  pinRecords(): PinRecord[] {
+    const rows = this.sql(`SELECT value FROM meta WHERE key LIKE ? ORDER BY key`).all(PIN_KEYS) as Array<{
+      value: string;
+    }>;
+    return rows.map((r) => toPinRecord(r.value)).sort((a, b) => a.setAt - b.setAt);
+  }
+
+  recordPin(r: PinRecord): void {
+    this.sql(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(
+      pinKey(r.host, r.home),
+      pinValue(r),
+    );
+  }
+
+  forgetPin(host: string, home: string): void {
+    this.sql(`DELETE FROM meta WHERE key = ?`).run(pinKey(host, home));
   }
 }

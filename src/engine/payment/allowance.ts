@@ -5,6 +5,8 @@
  * The token program enforces the same ceiling whatever this check says; the check only
  * spares a proof that could never land.
  *
+ * Also the fee an owner's allowance transaction costs, as a person reads it.
+ *
  * The allowance is cached briefly: each price admitted is counted off the cached value until
  * the next read, and a price the cached value cannot cover is checked against a fresh read
  * before it is refused.
@@ -114,4 +116,25 @@ export class AllowanceGate {
   forget(): void {
     this.cached = undefined;
   }
+}
+
+/** What sending an allowance transaction costs its fee payer (the owner), in lamports. */
+export interface AllowanceFee {
+  lamports: bigint;
+  /** 5,000 lamports per signature the transaction needs. */
+  base: bigint;
+  /** Unit price × unit limit (rounded up to a lamport). */
+  priority: bigint;
+  signatures: number;
+  unitLimit: number;
+  microLamportsPerUnit: bigint;
+}
+
+/** A fee for a person: SOL, and how it adds up. */
+export function describeFee(f: AllowanceFee): string {
+  const priority =
+    f.priority === 0n
+      ? "no priority fee"
+      : `a priority fee of ${f.priority} lamports (${f.microLamportsPerUnit} microlamports × ${f.unitLimit} compute units)`;
+  return `${formatDecimal(f.lamports, 9)} SOL (${f.lamports} lamports: ${f.base} for ${f.signatures} signature${f.signatures === 1 ? "" : "s"}, ${priority})`;
 }

@@ -11,7 +11,8 @@
  * to the authority, and its simulation enforces the allowance.
  *
  * Also here: the owner's transactions that set the allowance (ApproveChecked, which replaces
- * it) and take it back (Revoke), for the `allowance` command.
+ * it) and take it back (Revoke), for the `allowance` command, and the check of one handed to
+ * `allowance submit` — what it changes, and what it would cost the owner to send.
  */
 import {
   address,
@@ -38,8 +39,9 @@ import {
   getTransferCheckedInstruction,
 } from "@solana-program/token";
 import type { PaymentRequirements } from "../../domain/wire.js";
-import { USDC_DECIMALS } from "../../domain/money.js";
+import { formatDecimal, USDC_DECIMALS } from "../../domain/money.js";
 import type { Lifetime } from "../chain/chain.js";
+import { describeFee, type AllowanceFee } from "./allowance.js";
 
 const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
@@ -146,20 +148,74 @@ const APPROVE = 4;
 const REVOKE = 5;
 const APPROVE_CHECKED = 13;
 
-export type AllowanceReading = { ok: true; change: AllowanceChange; signed: boolean } | { ok: false; problem: string };
+/** The compute-budget instructions a submitted allowance may carry (our own proofs' two; never heap or data-size requests). */
+const SET_COMPUTE_UNIT_LIMIT = 2;
+const SET_COMPUTE_UNIT_PRICE = 3;
+/** Solana's fee per signature, and its compute budget when none is asked for (per instruction, and at most). */
+const LAMPORTS_PER_SIGNATURE = 5_000n;
+const DEFAULT_UNITS_PER_INSTRUCTION = 200_000;
+const MAX_COMPUTE_UNITS = 1_400_000;
+/**
+ * The most an allowance transaction may cost its owner to be sent by `allowance submit`:
+ * 0.00001 SOL. Our own grant or revoke (allowanceTransaction) costs half of it — one
+ * signature, no compute-budget instruction, no priority fee; the other half leaves a wallet
+ * room for a modest priority fee (200,000 units at 25,000 microlamports each is 5,000
+ * lamports), and a prepared transaction that would make the owner pay more (a grant with a
+ * priority fee cost an owner 0.14 SOL, 14,000 times this) is refused before it is sent.
+ */
+export const MAX_ALLOWANCE_FEE_LAMPORTS = 2n * LAMPORTS_PER_SIGNATURE;
+
+export type AllowanceReading =
+  { ok: true; change: AllowanceChange; signed: boolean; fee: AllowanceFee } | { ok: false; problem: string };
+
+type Compiled = ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>["decode"]>;
+type CompiledInstruction = Extract<Compiled, { version: 0 }>["instructions"][number];
+
+/** The compute budget an allowance transaction asks for, or why it may not be sent. */
+function computeBudget(
+  budget: readonly CompiledInstruction[],
+  others: number,
+): { unitLimit: number; microLamportsPerUnit: bigint } | { problem: string } {
+  let limit: number | undefined;
+  let price: bigint | undefined;
+  for (const ix of budget) {
+    const data = new Uint8Array(ix.data ?? []);
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    if ((ix.accountIndices ?? []).length > 0) return { problem: "a compute-budget instruction of it names accounts" };
+    if (data[0] === SET_COMPUTE_UNIT_LIMIT && data.length === 5 && limit === undefined) limit = view.getUint32(1, true);
+    else if (data[0] === SET_COMPUTE_UNIT_PRICE && data.length === 9 && price === undefined)
+      price = view.getBigUint64(1, true);
+    else
+      return {
+        problem:
+          "its compute-budget instructions are not only one unit limit and one unit price (a grant needs no other)",
+      };
+  }
+  return {
+    unitLimit: Math.min(limit ?? DEFAULT_UNITS_PER_INSTRUCTION * others, MAX_COMPUTE_UNITS),
+    microLamportsPerUnit: price ?? 0n,
+  };
+}
+
+/** What a transaction costs its fee payer: the signatures' fee and the priority fee. */
+function feeOf(signatures: number, unitLimit: number, microLamportsPerUnit: bigint): AllowanceFee {
+  const base = LAMPORTS_PER_SIGNATURE * BigInt(signatures);
+  const priority = (microLamportsPerUnit * BigInt(unitLimit) + 999_999n) / 1_000_000n;
+  return { lamports: base + priority, base, priority, signatures, unitLimit, microLamportsPerUnit };
+}
 
 /**
  * What a (wallet-signed) transaction handed to `allowance submit` does, checked before it
  * is sent: exactly one SPL Token instruction that grants (Approve/ApproveChecked) or
  * revokes the allowance of this server's agent key on the owner's account, the owner paying
- * the fee (compute budget instructions a wallet adds are allowed), and whether every
- * signature is in place.
+ * the fee — at most a unit limit and a unit price besides (what a wallet may add), the whole
+ * fee within MAX_ALLOWANCE_FEE_LAMPORTS — and whether every signature is in place.
  */
 export function readAllowanceTransaction(
   wire: string,
   e: { owner: string; account: string; agent: string; mint: string },
 ): AllowanceReading {
-  let message: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>["decode"]>;
+  let message: Compiled;
   let signatures: ReadonlyArray<Uint8Array | null>;
   try {
     const tx = getTransactionDecoder().decode(getBase64Encoder().encode(wire));
@@ -174,38 +230,61 @@ export function readAllowanceTransaction(
   if (keys[0] !== e.owner)
     return { ok: false, problem: `its fee payer is ${keys[0] ?? "(none)"}, not the owner ${e.owner}` };
   const changes: AllowanceChange[] = [];
+  const budget: CompiledInstruction[] = [];
   for (const ix of message.instructions) {
     const program = keys[ix.programAddressIndex];
-    if (program === String(COMPUTE_BUDGET_PROGRAM)) continue;
+    if (program === String(COMPUTE_BUDGET_PROGRAM)) {
+      budget.push(ix);
+      continue;
+    }
     if (program !== TOKEN_PROGRAM)
       return { ok: false, problem: `it calls program ${program ?? "(unknown)"}, not only the SPL Token program` };
-    const data = new Uint8Array(ix.data ?? []);
-    const accounts = (ix.accountIndices ?? []).map((i) => keys[i]);
-    if (data[0] === REVOKE && accounts[0] === e.account && accounts[1] === e.owner) changes.push({ kind: "revoke" });
-    else if (
-      data[0] === APPROVE_CHECKED &&
-      data.length === 10 &&
-      accounts[0] === e.account &&
-      accounts[1] === e.mint &&
-      accounts[2] === e.agent &&
-      accounts[3] === e.owner
-    ) {
-      changes.push({ kind: "grant", amount: getU64Decoder().decode(data, 1) });
-    } else if (
-      data[0] === APPROVE &&
-      data.length === 9 &&
-      accounts[0] === e.account &&
-      accounts[1] === e.agent &&
-      accounts[2] === e.owner
-    ) {
-      changes.push({ kind: "grant", amount: getU64Decoder().decode(data, 1) });
-    } else
+    const change = tokenChange(ix, keys, e);
+    if (!change)
       return {
         ok: false,
         problem: "its token instruction is not an allowance of this server's agent key on the owner's USDC account",
       };
+    changes.push(change);
   }
   if (changes.length !== 1) return { ok: false, problem: `it makes ${changes.length} allowance changes, not one` };
+  const asked = computeBudget(budget, message.instructions.length - budget.length);
+  if ("problem" in asked) return { ok: false, problem: asked.problem };
+  const fee = feeOf(message.header.numSignerAccounts, asked.unitLimit, asked.microLamportsPerUnit);
+  if (fee.lamports > MAX_ALLOWANCE_FEE_LAMPORTS)
+    return {
+      ok: false,
+      problem: `its fee would be ${describeFee(fee)}, above the ${formatDecimal(MAX_ALLOWANCE_FEE_LAMPORTS, 9)} SOL an allowance transaction may cost the owner (the one \`allowance grant --unsigned\` prints costs ${formatDecimal(LAMPORTS_PER_SIGNATURE, 9)} SOL)`,
+    };
   const signed = signatures.length > 0 && signatures.every((s) => s !== null && s.some((b) => b !== 0));
-  return { ok: true, change: changes[0]!, signed };
+  return { ok: true, change: changes[0]!, signed, fee };
+}
+
+/** The allowance change one SPL Token instruction makes on the owner's account for this agent key, if it is one. */
+function tokenChange(
+  ix: CompiledInstruction,
+  keys: readonly string[],
+  e: { owner: string; account: string; agent: string; mint: string },
+): AllowanceChange | undefined {
+  const data = new Uint8Array(ix.data ?? []);
+  const accounts = (ix.accountIndices ?? []).map((i) => keys[i]);
+  if (data[0] === REVOKE && accounts[0] === e.account && accounts[1] === e.owner) return { kind: "revoke" };
+  if (
+    data[0] === APPROVE_CHECKED &&
+    data.length === 10 &&
+    accounts[0] === e.account &&
+    accounts[1] === e.mint &&
+    accounts[2] === e.agent &&
+    accounts[3] === e.owner
+  )
+    return { kind: "grant", amount: getU64Decoder().decode(data, 1) };
+  if (
+    data[0] === APPROVE &&
+    data.length === 9 &&
+    accounts[0] === e.account &&
+    accounts[1] === e.agent &&
+    accounts[2] === e.owner
+  )
+    return { kind: "grant", amount: getU64Decoder().decode(data, 1) };
+  return undefined;
 }
