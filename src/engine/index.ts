@@ -45,7 +45,7 @@ export type { ChainPort } from "./chain/chain.js";
 export { DAY_MS, type Freeze, type JournalStore } from "./journal/port.js";
 export type { Journal } from "./journal/sqlite.js";
 export type { Payer } from "./payment/payer.js";
-export type { AllowanceChange } from "./payment/delegate.js";
+export type { AllowanceChange, AllowanceReading } from "./payment/delegate.js";
 export type { Reconciler } from "./reconciler.js";
 
 export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
