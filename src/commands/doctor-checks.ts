@@ -8,15 +8,7 @@ import { hostname } from "node:os";
 import type { PaidActions } from "../app/index.js";
 import { rpcChain } from "../app/index.js";
 import { formatDecimal } from "../domain/money.js";
-import {
-  DAY_MS,
-  loadPayer,
-  pinGate,
-  readAllowance,
-  shortfall,
-  type ConfigIssue,
-  type Payer,
-} from "../engine/index.js";
+import { DAY_MS, loadPayer, pinGate, readAllowance, shortfall, type ConfigIssue, type Payer } from "../engine/index.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
 import { describeFreeze } from "./freeze.js";
 import { ownerKeyWarnings } from "./owner-key.js";
