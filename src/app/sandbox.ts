@@ -1,6 +1,8 @@
 /**
  * The embedded reference service of sandbox mode, one per home: started in this process on
- * a free loopback port, or reused when another process already runs it for the same home —
+ * the loopback port it had last time (sandbox.json remembers it; the first time, a free one;
+ * a port taken meanwhile is said, and the new one kept), so that URLs and allowed origins
+ * outlive a launch; or reused when another process already runs it for the same home —
  * and taken over when that process is gone, so that a server which only reused it goes on
  * paying. A takeover binds the port the previous owner used when it can (every URL this
  * process holds stays valid; the API key, wallet and ledger live in the sandbox home), else
@@ -72,6 +74,14 @@ function portOf(baseUrl: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+const originOf = (info: SandboxInfo) => new URL(info.baseUrl).origin;
+
+/** The port the home's sandbox last listened on, as its sandbox.json says (undefined the first time). */
+function rememberedPort(m: SandboxModule, home: string): number | undefined {
+  const info = m.readSandboxInfo(home);
+  return typeof info?.baseUrl === "string" ? portOf(info.baseUrl) : undefined;
 }
 
 const sameInfo = (a: SandboxInfo, b: SandboxInfo) =>
@@ -237,7 +247,17 @@ export async function embeddedSandbox(
       home: sandboxHome,
       port,
     });
-  const first = await find(m, sandboxHome, (port) => start(port), [options.port ?? 0], true);
+  // The port it listened on last time (sandbox.json), so that every URL and allowed origin a
+  // person or an agent kept from an earlier session stays valid; the first time, a free one.
+  const remembered = options.port === undefined ? rememberedPort(m, sandboxHome) : undefined;
+  const ports = options.port !== undefined ? [options.port] : remembered ? [remembered, 0] : [0];
+  const first = await find(m, sandboxHome, (port) => start(port), ports, true);
+  if (remembered && first.instance && first.instance.port !== remembered) {
+    log?.(
+      `the embedded sandbox's port ${remembered} is taken by another program: the sandbox moved to ${originOf(first.info)} ` +
+        `(kept for the next launches); URLs of http://127.0.0.1:${remembered} no longer reach it`,
+    );
+  }
   const h: Held = {
     m,
     home: sandboxHome,

@@ -32,6 +32,13 @@ export interface Serving {
   home: string;
   /** The started runtime, once start() has finished. */
   started(): PaidActions | undefined;
+  /**
+   * The server is stopping: no start begins from now on, and this resolves once a start in
+   * flight (the runtime, the console) has finished, whatever its outcome. A fresh home's first
+   * start makes the sandbox, and says so: the server waits for it before it says it stops, so
+   * that nothing follows that line.
+   */
+  stopStarting(): Promise<void>;
   /** Stops what was started (reconciler, owned sandbox) and closes the journal. */
   close(): Promise<void>;
 }
@@ -160,6 +167,8 @@ interface ServingState {
   starting: Retryable<PaidActions>;
   /** The started runtime, once start() has finished. */
   pa?: PaidActions;
+  /** Set once the server stops: no start begins after it. */
+  stopping?: boolean;
   closing?: Promise<void>;
   console: Retryable<ConsoleHandle>;
   /** The calls of this process waiting for a person: the console tells the person whether one takes a decision now. */
@@ -175,7 +184,7 @@ function serviceOf(config: Config | undefined, home: string): string {
 
 /** Assembles the runtime on the journal already opened (the heavy modules load now). */
 async function startRuntime(st: ServingState): Promise<PaidActions> {
-  if (st.closing) throw new Error("the server is stopping");
+  if (st.closing || st.stopping) throw new Error("the server is stopping");
   const [{ openPaidActions }, ready] = await Promise.all([
     import("./index.js"),
     st.opened.get().catch((e: unknown) => Promise.reject(journalAway(e))),
@@ -269,6 +278,11 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     configResult,
     home,
     started: () => st.pa,
+    stopStarting: async () => {
+      st.stopping = true;
+      await st.starting.made?.catch(() => undefined);
+      await st.console.made?.catch(() => undefined);
+    },
     close: () => (st.closing ??= closeServing(st)),
   };
 }

@@ -60,7 +60,7 @@ async function configCheck(pa: PaidActions, check: Check): Promise<void> {
   const s = await pa.engine.spending();
   check(
     "ok",
-    `config: ${c.mode === "sandbox" ? "sandbox mode (no PAID_ACTIONS_BASE_URL): the embedded reference service" : `service ${c.baseUrl}`}; network ${c.network}; home ${c.home}${c.configFile ? `; file ${c.configFile}` : ""}`,
+    `config: ${c.mode === "sandbox" ? `sandbox mode (no PAID_ACTIONS_BASE_URL): the embedded reference service at ${c.baseUrl} (the same port at every launch)` : `service ${c.baseUrl}`}; network ${c.network}; home ${c.home}${c.configFile ? `; file ${c.configFile}` : ""}`,
   );
   check(
     "ok",

@@ -100,6 +100,8 @@ export async function serve(env: NodeJS.ProcessEnv, version: string, io: ServeIo
   const done = new Promise<void>((resolve) => (finished = resolve));
   const stop = (why: string): Promise<void> =>
     (stopping ??= (async () => {
+      // A start in flight (a fresh home's sandbox being made) ends first, and its lines with it.
+      await serving.stopStarting();
       log(`stopping (${why})`);
       try {
         await handle.close().catch(() => undefined);

@@ -21,6 +21,7 @@ import { DiscoveryCatalog } from "./facilitator/discovery.js";
 import { SandboxFacilitator } from "./facilitator/facilitator.js";
 import type { FacilitatorFaults } from "./facilitator/faults.js";
 export { FacilitatorFaults } from "./facilitator/faults.js";
+import { PAID_RESOURCES } from "./resources/catalog.js";
 import { createPaidResources } from "./resources/server.js";
 import type { Ledger } from "./ledger/ledger.js";
 import { SandboxService } from "./service/service.js";
@@ -206,6 +207,27 @@ function createX402(options: SandboxOptions, ground: ServiceGround, origin: () =
   return { catalog, facilitator, facilitatorApi, paidResources };
 }
 
+/**
+ * The sandbox's own paid resources in its facilitator's discovery from the first start, as a
+ * seller that registered them would list them: each one's 402, as a buyer echoes it. Entries
+ * of an origin it no longer listens on are forgotten. A failure is said, not fatal: the
+ * resources are listed anyway once paid.
+ */
+async function listOwnResources(
+  x402: ReturnType<typeof createX402>,
+  seller: string,
+  origin: string,
+  log: (line: string) => void,
+): Promise<void> {
+  try {
+    const challenges = await x402.paidResources.challenges();
+    const paths = PAID_RESOURCES.map((r) => r.path);
+    x402.catalog.registerOwn(seller, origin, paths, challenges);
+  } catch (e) {
+    log(`could not list the sandbox's own resources in discovery: ${(e as Error).message}`);
+  }
+}
+
 /** The HTTP handler over the service, listening on 127.0.0.1. */
 async function serve(
   options: SandboxOptions,
@@ -287,6 +309,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       ...accounts,
       facilitatorUrl: `${origin}/facilitator`,
     };
+    await listOwnResources(x402, keys.seller.address, origin, log);
     // What start-up wrote (genesis, keys) is on disk before anyone is told where to find it.
     sync.syncNow();
     writeJsonAtomic(join(home, "sandbox.json"), info);

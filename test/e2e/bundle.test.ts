@@ -5,7 +5,9 @@
  * launched the way Claude Desktop launches it — server.mcp_config's command, args and env,
  * substituted by @anthropic-ai/mcpb's own getMcpConfigForManifest (the code Claude Desktop
  * uses) — lists the manifest's tools and pays in sandbox mode within the limits given as
- * user_config.
+ * user_config; every variable server.json documents has a setting that reaches it; and, set
+ * for a service given by URL (a reference service started apart, a stock x402 seller on an
+ * allowed loopback origin), the extension pays that seller's resource with paid_fetch.
  *
  * The script runs as `node .ci/bundle.mjs` rather than `npm run bundle`, which would first
  * rebuild dist/ under the feet of the other test files running the built CLI; dist/ is
@@ -26,12 +28,25 @@ import {
   tempDir,
   userEnv,
 } from "../helpers/install.js";
-import { ensureBuilt } from "../helpers/process.js";
+import { ensureBuilt, startCliSandbox } from "../helpers/process.js";
+import { startSeller, stopAllSellers } from "../helpers/sellers.js";
 
 const MCPB_CLI = join(PROJECT_ROOT, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js");
 const readJson = (path: string) => JSON.parse(readFileSync(path, "utf8"));
 const pkg = readJson(join(PROJECT_ROOT, "package.json"));
 const manifest = readJson(join(PROJECT_ROOT, "manifest.json"));
+
+interface ServerVariable {
+  name: string;
+  format?: string;
+  isSecret?: boolean;
+}
+/** The variables the registry entry (server.json) documents: everything a person may set. */
+const serverVariables = (): ServerVariable[] =>
+  readJson(join(PROJECT_ROOT, "server.json")).packages[0].environmentVariables as ServerVariable[];
+/** The user_config option the manifest maps `variable` from, if any. */
+const userConfigOf = (variable: string, m: { server: { mcp_config: { env?: Record<string, string> } } } = manifest) =>
+  /^\$\{user_config\.([a-z_]+)\}$/.exec(m.server.mcp_config.env?.[variable] ?? "")?.[1];
 
 afterAll(() => removeDirs());
 
@@ -75,10 +90,16 @@ describe("manifest.json", () => {
       PAID_ACTIONS_WALLET: "${user_config.wallet}",
     });
     expect(manifest.user_config.api_key.sensitive).toBe(true);
+    // Sensitive exactly where server.json marks the variable secret (a key, a password, an RPC URL that may carry one).
+    const secret = new Map(serverVariables().map((v) => [`\${user_config.${userConfigOf(v.name)}}`, v.isSecret]));
+    const optionOf = new Map(
+      Object.entries(env).map(([name, value]) => [/^\$\{user_config\.([a-z_]+)\}$/.exec(value)![1], name]),
+    );
     for (const [key, option] of Object.entries<{ sensitive?: boolean; default?: unknown; required?: boolean }>(
       manifest.user_config,
     )) {
-      if (key !== "api_key") expect(option.sensitive, key).toBeUndefined();
+      expect(option.sensitive === true, key).toBe(secret.get(`\${user_config.${key}}`) === true);
+      expect(optionOf.has(key), key).toBe(true);
       // Claude Desktop substitutes only values it has: an optional setting without a default
       // would reach the server as the literal "${user_config.…}".
       expect(typeof option.default, key).toBe("string");
@@ -151,6 +172,19 @@ describe("the .mcpb", () => {
     expect(v.code, explain("mcpb validate (unpacked)", v)).toBe(0);
   });
 
+  it("maps every variable of server.json to a user_config option, of a type that fits, and nothing else", () => {
+    const variables = serverVariables();
+    for (const v of variables) {
+      const option = userConfigOf(v.name, bundled as never);
+      expect(option, `${v.name} has no way in through the extension's settings`).toBeDefined();
+      const type = (bundled.user_config as Record<string, { type: string }>)[option!]!.type;
+      expect(type, v.name).toBe(
+        v.format === "filepath" ? (v.name === "PAID_ACTIONS_HOME" ? "directory" : "file") : "string",
+      );
+    }
+    expect(Object.keys(bundled.server.mcp_config.env ?? {}).sort()).toEqual(variables.map((v) => v.name).sort());
+  });
+
   it("launched as Claude Desktop launches it, lists the manifest's tools and pays in sandbox mode within the user_config limits", async () => {
     // An API key field the person cleared reaches the server as "", which counts as unset.
     const userConfig = { max_per_call: "3", api_key: "" };
@@ -197,6 +231,86 @@ describe("the .mcpb", () => {
       expect(s.stderr()).toMatch(/sandbox mode/);
     } finally {
       await s.close();
+    }
+  }, 180_000);
+
+  it("configured for a real service through its settings, pays a stock seller's resource on an allowed origin", async () => {
+    // The service: a reference service started apart, reached by URL like any other (not the
+    // embedded default); the seller: stock @x402/express, settling through its facilitator.
+    const service = await startCliSandbox(tempDir("pam-desktop-service-"));
+    try {
+      const info = service.info;
+      const unpaid = await fetch(`${service.root}/x402/weather?city=Oslo`);
+      const payTo = JSON.parse(Buffer.from(unpaid.headers.get("payment-required")!, "base64").toString("utf8"))
+        .accepts[0].payTo as string; // an account whose USDC account exists
+      const seller = await startSeller({
+        framework: "express",
+        facilitatorUrl: info.facilitatorUrl!,
+        network: info.network,
+        payTo,
+        bazaar: true,
+      });
+      const userConfig = {
+        base_url: info.baseUrl,
+        api_key: info.apiKey,
+        wallet: info.agentKeyPath!,
+        owner: info.owner!,
+        rpc_url: info.rpcUrl,
+        network: "solana-devnet",
+        allow_origins: seller.url,
+        facilitator_url: info.facilitatorUrl!,
+      };
+      const config = await getMcpConfigForManifest({
+        manifest: bundled,
+        extensionPath: unpacked,
+        systemDirs: {},
+        userConfig,
+        pathSeparator: sep,
+      });
+      const { command, args = [], env = {} } = config!;
+      expect(env).toMatchObject({
+        PAID_ACTIONS_BASE_URL: info.baseUrl,
+        SOLANA_RPC_URL: info.rpcUrl,
+        PAID_ACTIONS_NETWORK: "solana-devnet",
+        PAID_ACTIONS_ALLOW_ORIGINS: seller.url,
+        PAID_ACTIONS_FACILITATOR_URL: info.facilitatorUrl,
+      });
+      const s = await connect(command, args, {
+        cwd: tempDir("pam-desktop-cwd-"),
+        env: userEnv({ ...env, PAID_ACTIONS_HOME: tempDir("pam-desktop-home-") }),
+      });
+      try {
+        const paid = await s.client.callTool(
+          { name: "paid_fetch", arguments: { url: `${seller.url}/paid/data` } },
+          { timeout: 90_000 },
+        );
+        const r = structured(paid);
+        expect(paid.isError, JSON.stringify(r).slice(0, 600)).toBeFalsy();
+        expect(r).toMatchObject({ status: 200, body: { data: { route: "GET /paid/data", answer: 42 } } });
+        expect(r.payment).toMatchObject({ amount: "0.01", payTo });
+        expect(r.sandbox).toBeFalsy();
+        // The facilitator configured is the one searched; what it lists is judged by the allowed origins.
+        const found = structured(await s.client.callTool({ name: "search_paid_resources", arguments: {} }));
+        expect(found.resources).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ url: `${seller.url}/paid/data`, originAllowed: true }),
+            expect.objectContaining({ url: `${service.root}/x402/weather`, originAllowed: false }),
+          ]),
+        );
+        // An origin the person did not allow (the service's own resources): refused, nothing paid.
+        const refused = await s.client.callTool({
+          name: "paid_fetch",
+          arguments: { url: `${service.root}/x402/weather?city=Oslo` },
+        });
+        expect(refused.isError).toBe(true);
+        expect(structured(refused).error).toMatchObject({ code: "origin_not_allowed" });
+        expect(s.stderr()).not.toMatch(/sandbox mode/);
+      } finally {
+        await s.close();
+        await stopAllSellers();
+      }
+    } finally {
+      await service.stop("SIGTERM");
     }
   }, 180_000);
 });

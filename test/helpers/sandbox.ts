@@ -93,7 +93,7 @@ export const SERVER_INPUT = { region: "eu-west-1", plan: "small", durationHours:
 
 export async function startTestSandbox(opts: Partial<SandboxOptions> = {}): Promise<TestSandbox> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "pam-sandbox-"));
-  const sb = await startSandbox({ providerDelayMs: 50, log: () => undefined, ...opts, home, port: 0 });
+  const sb = await startSandbox({ providerDelayMs: 50, log: () => undefined, ...opts, home, port: opts.port ?? 0 });
   const call = apiClient(sb.baseUrl, sb.apiKey);
   const keypair = (path: string) =>
     createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(path, "utf8")) as number[]));

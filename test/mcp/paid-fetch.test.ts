@@ -3,7 +3,7 @@
  * default): the sandbox's own x402 resource bought end to end through its facilitator, the
  * purchase readable as a resource, the spending by origin, a retry with the intentKey paying
  * nothing, an origin not allowed refused with nothing sent, and the resource listed by the
- * facilitator's discovery once it was paid.
+ * facilitator's discovery from a fresh home's first start, before and after it was paid.
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -23,13 +23,16 @@ beforeAll(() => ensureBuilt(), 90_000);
 afterEach(() => cleanupAll());
 
 describe("mcp e2e: paid_fetch in sandbox mode", () => {
-  it("buys the sandbox's weather, keeps the purchase, answers a retry from the journal, and discovery lists it", async () => {
+  it("discovery lists the sandbox's weather on a fresh home; it buys it, keeps the purchase, answers a retry from the journal, and discovery still lists it", async () => {
     const s = await startServer();
     await s.client.listTools();
     const origin = new URL((await sandboxStarted(s.home)).baseUrl).origin;
 
+    // A fresh home: the sandbox's facilitator lists its own resources before anything was bought.
     const before = sc(await call(s.client, "search_paid_resources", { query: "weather" }));
-    expect(before.resources.filter((r: { url: string }) => r.url.includes("/x402/weather"))).toHaveLength(0);
+    expect(before.resources.filter((r: { url: string }) => r.url.includes("/x402/weather"))).toEqual([
+      expect.objectContaining({ url: `${origin}/x402/weather`, method: "GET", price: "0.001", payable: true }),
+    ]);
 
     const args = { url: `${origin}/x402/weather?city=Lisbon`, intentKey: "mcp-weather-lisbon" };
     const first = await call(s.client, "paid_fetch", args, 30_000);

@@ -6,12 +6,17 @@
  * mode, short sessions closed at once; whatever the timing, stderr holds only the server's
  * own informational lines.
  */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   call,
+  CLI_PATH,
   cleanupAll,
   ensureBuilt,
   freshHome,
+  PROJECT_ROOT,
   runCli,
   sc,
   serverEnv,
@@ -106,4 +111,53 @@ describe("shutdown: nothing on stderr for work a closing client cuts short", () 
     await call(last.client, "list_executions");
     await closeQuietly(last);
   }, 120_000);
+
+  it("a fresh home's first short session, stdin closed at once: nothing on stderr after 'stopping'", async () => {
+    const opening = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+    ];
+    const requests = [
+      // A call that starts the runtime, whose sandbox is made while the server is told to stop.
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_spending", arguments: {} } },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      { jsonrpc: "2.0", id: 2, method: "resources/list" },
+    ];
+    for (const request of requests) {
+      const home = freshHome();
+      const { code, stderr } = await session(home, [...opening, request]);
+      expect(code, stderr).toBe(0);
+      const lines = stderr.split("\n").filter((l) => l.trim() !== "");
+      const at = lines.indexOf("[paid-actions-mcp] stopping (the client closed the connection)");
+      expect(at, `${request.method}: ${stderr}`).toBeGreaterThanOrEqual(0);
+      expect(lines.slice(at + 1), `${request.method}: ${stderr}`).toEqual([]);
+      expect(noise(stderr), stderr).toEqual([]);
+      if (request.method === "tools/call") {
+        // The sandbox was made in that session, and said so before the server said it stops.
+        expect(existsSync(join(home, "sandbox", "sandbox.json"))).toBe(true);
+        expect(lines.slice(0, at).some((l) => l.includes("[sandbox] new sandbox in"))).toBe(true);
+      }
+    }
+  }, 120_000);
 });
+
+const INITIALIZE = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "short", version: "1" } };
+
+/** `serve` on `home` given `messages` on stdin, which then closes at once; its exit code and stderr. */
+function session(home: string, messages: object[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI_PATH, "serve"], {
+    cwd: PROJECT_ROOT,
+    env: serverEnv(home),
+    stdio: ["pipe", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(""));
+  const killer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  return new Promise((resolve) =>
+    child.once("exit", (code) => {
+      clearTimeout(killer);
+      resolve({ code, stderr });
+    }),
+  );
+}

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOLANA_MAINNET } from "../../src/domain/networks.js";
 import { FacilitatorFaults } from "../../src/sandbox/index.js";
 import { ensureTokenAccount, fundWallet } from "../../src/sandbox/ledger/chain.js";
+import { PAID_RESOURCES } from "../../src/sandbox/resources/catalog.js";
 import { startSeller, stopAllSellers } from "../helpers/sellers.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
@@ -24,6 +25,9 @@ describe("the facilitator's HTTP surface", () => {
   let payee: KeyPairSigner;
   let client: HTTPFacilitatorClient;
   const faults = new FacilitatorFaults();
+
+  /** The sandbox's own resources (weather, summarize), which it lists from its start. */
+  const own = (i: 0 | 1) => `${new URL(t.sb.baseUrl).origin}${PAID_RESOURCES[i]!.path}`;
 
   const post = (path: string, body: string, contentType = "application/json") =>
     fetch(`${t.sb.facilitatorUrl}${path}`, { method: "POST", headers: { "content-type": contentType }, body });
@@ -94,8 +98,13 @@ describe("the facilitator's HTTP surface", () => {
       const res = await fetch(`${t.sb.facilitatorUrl}/discovery/resources?${query}`);
       expect(res.status, query).toBe(400);
     }
-    const empty = await (await fetch(`${t.sb.facilitatorUrl}/discovery/resources?limit=5`)).json();
-    expect(empty).toEqual({ x402Version: 2, items: [], pagination: { limit: 5, offset: 0, total: 0 } });
+    // Before any settlement the catalog holds only the sandbox's own resources, listed at start.
+    const fresh = await (await fetch(`${t.sb.facilitatorUrl}/discovery/resources?limit=5`)).json();
+    expect(fresh).toEqual({
+      x402Version: 2,
+      items: [expect.objectContaining({ resource: own(1) }), expect.objectContaining({ resource: own(0) })],
+      pagination: { limit: 5, offset: 0, total: 2 },
+    });
   });
 
   it("a settled payment is catalogued under its http(s) URL, query dropped, only with a valid Bazaar extension", async () => {
@@ -121,7 +130,7 @@ describe("the facilitator's HTTP surface", () => {
     // Lets its own (empty) schema pass, but has no input type to list: settled, not catalogued.
     await settle("http://127.0.0.1:9/shapeless", { bazaar: { info: { input: "http" }, schema: {} } });
     const listed: any = await (await fetch(`${t.sb.facilitatorUrl}/discovery/resources`)).json();
-    expect(listed.items.map((i: any) => i.resource)).toEqual(["http://127.0.0.1:9/listed"]);
+    expect(listed.items.map((i: any) => i.resource)).toEqual(["http://127.0.0.1:9/listed", own(1), own(0)]);
     expect(listed.items[0].extensions).toEqual(bazaar);
   });
 

@@ -174,7 +174,10 @@ describe("stock sellers settle through the sandbox's facilitator", () => {
     const page = await bazaar().listResources({ limit: 1, offset: 1 });
     expect(page.items).toEqual([all.items[1]]);
     expect(page.pagination).toEqual({ limit: 1, offset: 1, total: all.items.length });
-    expect((await bazaar().listResources({ payTo: payee.address })).items.length).toBe(all.items.length);
+    // Beside the sellers' routes, the sandbox's own two resources, listed from its start.
+    const own = all.items.filter((i) => i.accepts[0]?.payTo === t.sb.keys.seller.address);
+    expect(own.map((i) => new URL(i.resource).pathname).sort()).toEqual(["/x402/summarize", "/x402/weather"]);
+    expect((await bazaar().listResources({ payTo: payee.address })).items.length).toBe(all.items.length - own.length);
     expect((await bazaar().listResources({ payTo: t.wallet.address })).items).toEqual([]);
     expect((await bazaar().listResources({ type: "mcp" })).items).toEqual([]);
     const found = await bazaar().search({ query: "echoes json" });

@@ -1,8 +1,8 @@
 /**
  * The sandbox's own paid x402 resources (GET /x402/weather, POST /x402/summarize), served
  * through the stock x402 resource server and settled by the sandbox's facilitator, paid by
- * the stock @x402/fetch client; the Bazaar catalog they land in, across a restart; and
- * sandbox.json's facilitatorUrl.
+ * the stock @x402/fetch client; the Bazaar catalog that lists them from the start, across a
+ * restart; and sandbox.json's facilitatorUrl.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { get, type IncomingMessage } from "node:http";
@@ -26,8 +26,9 @@ describe("the sandbox's own paid resources", () => {
   let root: string;
   let proofs: string[];
 
+  /** Starts the sandbox on `home`; a restart listens where it did (as the embedded one does: app/sandbox.ts). */
   const start = async () => {
-    t = await startTestSandbox({ home });
+    t = await startTestSandbox({ home, port: t?.sb.port ?? 0 });
     root = t.sb.facilitatorUrl.replace(/\/facilitator$/, "");
   };
   const pay = async (path: string, init?: RequestInit) => {
@@ -105,8 +106,9 @@ describe("the sandbox's own paid resources", () => {
     expect(challenge.extensions.bazaar.info.input.queryParams).toEqual({ city: "Lisbon" });
   });
 
-  it("GET /x402/weather, paid by the stock client: the report, 0.001 USDC to the seller wallet, then listed", async () => {
-    expect((await listed()).map((i) => i.resource)).not.toContain(`${root}/x402/weather`);
+  it("GET /x402/weather, paid by the stock client: the report, 0.001 USDC to the seller wallet, listed before and after", async () => {
+    // Listed from the sandbox's start, as its seller registered it: before anyone paid for it.
+    expect((await listed()).map((i) => i.resource)).toContain(`${root}/x402/weather`);
     const seller = await t.usdc(t.sb.keys.seller.address);
     const res = await pay("/x402/weather?city=Oslo");
     expect(res.status).toBe(200);

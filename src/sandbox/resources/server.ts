@@ -19,7 +19,7 @@ import {
   type HTTPResponseInstructions,
   type RoutesConfig,
 } from "@x402/core/server";
-import type { Network } from "@x402/core/types";
+import type { Network, PaymentRequired } from "@x402/core/types";
 import { ExactSvmScheme } from "@x402/svm/exact/server";
 import { ApiError } from "../http/errors.js";
 import { errorReply, readJsonBody, send } from "../http/io.js";
@@ -46,7 +46,7 @@ export interface PaidResourcesOptions {
 /** The request as `x402HTTPResourceServer` reads it; its URL is the sandbox's own, whatever Host says. */
 class NodeAdapter implements HTTPAdapter {
   constructor(
-    private readonly req: IncomingMessage,
+    private readonly req: Pick<IncomingMessage, "headers" | "method">,
     private readonly url: URL,
     private readonly origin: string,
     private readonly body: unknown,
@@ -165,8 +165,40 @@ async function serveVerified(
   res.end(answer);
 }
 
+/**
+ * The 402 a buyer gets for `resource` (its PAYMENT-REQUIRED, decoded), asked of the resource
+ * server as a request without payment, so that it is the very challenge a buyer echoes.
+ */
+async function challengeOf(
+  http: x402HTTPResourceServer,
+  resource: PaidResource,
+  origin: string,
+): Promise<PaymentRequired> {
+  const url = new URL(`${origin}${resource.path}`);
+  const request = { headers: { accept: "application/json" }, method: resource.method };
+  const result = await http.processHTTPRequest({
+    adapter: new NodeAdapter(request, url, origin, undefined),
+    path: resource.path,
+    method: resource.method,
+  });
+  const header = result.type === "payment-error" ? result.response.headers["PAYMENT-REQUIRED"] : undefined;
+  if (typeof header !== "string") throw new Error(`${resource.method} ${resource.path} asked for no payment`);
+  return JSON.parse(Buffer.from(header, "base64").toString("utf8")) as PaymentRequired;
+}
+
+/** What `createPaidResources` returns: the handler of every path under /x402, and the 402s its resources give. */
+export type PaidResourcesHandler = ((
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  requestId: string,
+) => Promise<void>) & {
+  /** The challenge of each paid resource, as a buyer without payment gets it. */
+  challenges(): Promise<PaymentRequired[]>;
+};
+
 /** The handler of every path under /x402. */
-export function createPaidResources(o: PaidResourcesOptions) {
+export function createPaidResources(o: PaidResourcesOptions): PaidResourcesHandler {
   const takeToken = createRateLimiter(o.rateLimit, o.now);
   let ready: Promise<x402HTTPResourceServer> | undefined;
   const server = () =>
@@ -174,7 +206,13 @@ export function createPaidResources(o: PaidResourcesOptions) {
       ready = undefined;
       throw e;
     }));
-  return async function handlePaidResource(
+  const challenges = async () => {
+    const http = await server();
+    return Promise.all(PAID_RESOURCES.map((r) => challengeOf(http, r, o.origin())));
+  };
+  return Object.assign(handlePaidResource, { challenges });
+
+  async function handlePaidResource(
     req: IncomingMessage,
     res: ServerResponse,
     url: URL,
@@ -219,7 +257,7 @@ export function createPaidResources(o: PaidResourcesOptions) {
       }
       return send(res, errorReply(e, requestId, o.log), requestId);
     }
-  };
+  }
 }
 
 function firstHeader(req: IncomingMessage, name: string): string | undefined {
