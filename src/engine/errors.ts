@@ -100,7 +100,7 @@ export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
 
   /**
    * The low-level form, with the message and retryable given: for an error rebuilt as it was
-   * (fromStored), and for the sites not yet moved to `paidError` (the table's form).
+   * (fromStored), and for the sites not yet moved to `paidError`, the one constructor.
    */
   constructor(
     readonly code: C,
@@ -115,33 +115,32 @@ export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
     this.retryable = retryable ?? false;
   }
 
-  /** The table's form: the message and whether to retry, from the code's row (see `paidError`). */
-  static of<C extends ErrorCode>(code: C, ...args: TableArgs<C>): PaidActionError<C> {
-    const [given, facts] = args as [ErrorContext<C> | undefined, FactsOf<C> | undefined];
-    const context = given ?? ({} as ErrorContext<C>);
-    const spec = ERROR_TABLE[code] as unknown as {
-      message: (c: ErrorContext<C>, f: FactsOf<C> | Record<never, never>) => string;
-      retryable: boolean | ((c: ErrorContext<C>) => boolean);
-    };
-    const retryable = typeof spec.retryable === "function" ? spec.retryable(context) : spec.retryable;
-    // The context was checked against the table's form (TableArgs), stricter than the old form's.
-    const make = PaidActionError as unknown as new (
-      code: C,
-      message: string,
-      context: ErrorContext<C>,
-      retryable: boolean,
-    ) => PaidActionError<C>;
-    return new make(code, spec.message(context, facts ?? {}), context, retryable);
-  }
-
   toJSON() {
     return { code: this.code, message: this.message, retryable: this.retryable, ...this.context };
   }
 }
 
-/** An error of `code` whose message and retryable come from the table (error-table.ts): the one constructor. */
+/**
+ * The one constructor: an error of `code` whose message and retryable come from the code's
+ * row of the table (error-table.ts), e.g. `paidError("quote_expired", { quoteId, stage: "sign" })`.
+ */
 export function paidError<C extends ErrorCode>(code: C, ...args: TableArgs<C>): PaidActionError<C> {
-  return PaidActionError.of(code, ...args);
+  const [given, facts] = args as [ErrorContext<C> | undefined, FactsOf<C> | undefined];
+  const context = given ?? ({} as ErrorContext<C>);
+  // Indexed by a type parameter, the table's row reads as a union of rows: this is the row of C.
+  const row = ERROR_TABLE[code] as unknown as {
+    message: (c: ErrorContext<C>, f: FactsOf<C> | Record<never, never>) => string;
+    retryable: boolean | ((c: ErrorContext<C>) => boolean);
+  };
+  const retryable = typeof row.retryable === "function" ? row.retryable(context) : row.retryable;
+  // The context was checked against the table's form (TableArgs), stricter than the old form's.
+  const make = PaidActionError as unknown as new (
+    code: C,
+    message: string,
+    context: ErrorContext<C>,
+    retryable: boolean,
+  ) => PaidActionError<C>;
+  return new make(code, row.message(context, facts ?? {}), context, retryable);
 }
 
 /** Any error, as a union over the codes: a switch on `code` narrows its context. */
