@@ -18,7 +18,7 @@ import {
   journalOf,
   loadConfig,
   loadPayer,
-  PaidActionError,
+  paidError,
   Transcripts,
   type ChainPort,
   type Config,
@@ -100,8 +100,8 @@ export async function openJournal(env: NodeJS.ProcessEnv, now: () => number = Da
     config: configResult.ok ? configResult.config : { issues: configResult.issues },
     journal,
     client: undefined,
-    payer: () => Promise.reject(new PaidActionError("config_invalid", "this command does not pay")),
-    chain: () => Promise.reject(new PaidActionError("config_invalid", "this command reads no chain")),
+    payer: () => Promise.reject(paidError("config_invalid", { needs: "payer" })),
+    chain: () => Promise.reject(paidError("config_invalid", { needs: "chain" })),
     transcripts,
     now,
     newId: (prefix) => newId(prefix),
@@ -116,10 +116,7 @@ export { openJournalFile, openJournalStore } from "./journal.js";
 /** The chain port over the configured RPC, loaded with the first read. */
 export function rpcChain(config: Config): () => Promise<ChainPort> {
   return async () => {
-    if (!config.rpcUrl)
-      throw new PaidActionError("config_invalid", "SOLANA_RPC_URL is not set: the engine cannot read the chain", {
-        key: "SOLANA_RPC_URL",
-      });
+    if (!config.rpcUrl) throw paidError("config_invalid", { key: "SOLANA_RPC_URL" });
     return createRpcChain(() => config.rpcUrl!);
   };
 }
@@ -234,7 +231,7 @@ function assembleEngine(op: Opening, config: Config | undefined, client: Service
       o.chain ??
       (config
         ? rpcChain(config)
-        : () => Promise.reject(new PaidActionError("config_invalid", "the configuration is invalid"))),
+        : () => Promise.reject(paidError("config_invalid", { issues: configResult.ok ? [] : configResult.issues }))),
     transcripts,
     now: op.now,
     newId: (prefix) => newId(prefix),

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import {
   openPostgresJournal,
   openSqliteJournal,
-  PaidActionError,
+  paidError,
   passwordOf,
   type Journal,
   type JournalStore,
@@ -32,12 +32,7 @@ export async function openJournalStore(
   journal: { url?: string; invalid?: true } = {},
 ): Promise<JournalStore> {
   // A journal URL that does not parse names no journal: not the home's SQLite file either.
-  if (journal.invalid)
-    throw new PaidActionError(
-      "config_invalid",
-      "PAID_ACTIONS_JOURNAL_URL (journalUrl) is invalid, so the journal cannot be opened; see: paid-actions-mcp doctor",
-      { key: "PAID_ACTIONS_JOURNAL_URL" },
-    );
+  if (journal.invalid) throw paidError("config_invalid", { key: "PAID_ACTIONS_JOURNAL_URL" });
   const journalUrl = journal.url;
   if (!journalUrl) return openJournalFile(home, transcripts);
   const password = passwordOf(journalUrl);

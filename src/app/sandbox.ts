@@ -9,7 +9,7 @@
  * a free one: the service moves, and whoever holds its URLs follows through `onMove`.
  */
 import { join } from "node:path";
-import { PaidActionError, type Config, type ServiceClientOptions } from "../engine/index.js";
+import { paidError, type Config, type ServiceClientOptions } from "../engine/index.js";
 import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
 
 /** How often a process that reuses another's sandbox checks that its owner still lives. */
@@ -120,12 +120,7 @@ async function find(
       await sleep(100);
     }
   }
-  throw new PaidActionError(
-    "service_unavailable",
-    `the embedded sandbox for ${home} is locked by another process that does not answer`,
-    {},
-    true,
-  );
+  throw paidError("service_unavailable", { problem: "sandbox_locked", home });
 }
 
 type Start = (port: number, apiKeys?: string[]) => Promise<Sandbox>;

@@ -14,6 +14,7 @@ import {
   journalOf,
   limitsView,
   loadConfig,
+  paidError,
   PaidActionError,
   Transcripts,
   type Config,
@@ -46,12 +47,7 @@ export interface Serving {
 /** A journal that cannot be opened, as the refusal a paid call gives: nothing was paid, try again. */
 function journalAway(e: unknown): Error {
   if (e instanceof PaidActionError) return e;
-  return new PaidActionError(
-    "service_unavailable",
-    `the journal cannot be opened (${(e as Error).message.slice(0, 300)}); nothing was paid — try again when it is back`,
-    {},
-    true,
-  );
+  return paidError("service_unavailable", { problem: "journal", detail: (e as Error).message.slice(0, 300) });
 }
 
 /** The file in the home dir holding a snapshot of the cached catalog (the journal holds the same). */

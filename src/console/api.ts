@@ -13,6 +13,7 @@ import { ExecutionStatus } from "../domain/wire.js";
 import {
   approvalReview,
   freezeView,
+  httpStatusOf,
   PaidActionError,
   pendingReviews,
   pinGate,
@@ -292,18 +293,6 @@ export async function handleApi(
 /** An error as the API answers it: ApiError as is, PaidActionError by its code, anything else 500 without detail beyond its message. */
 export function apiErrorOf(e: unknown, scrub: (text: string) => string): ApiError {
   if (e instanceof ApiError) return e;
-  if (e instanceof PaidActionError) {
-    const status =
-      e.code === "not_found"
-        ? 404
-        : e.code === "invalid_input"
-          ? 400
-          : e.code === "config_invalid"
-            ? 503
-            : e.code.startsWith("approval_")
-              ? 409
-              : 500;
-    return new ApiError(status, e.code, scrub(e.message));
-  }
+  if (e instanceof PaidActionError) return new ApiError(httpStatusOf(e.code), e.code, scrub(e.message));
   return new ApiError(500, "internal", `the console could not answer: ${scrub((e as Error)?.message ?? String(e))}`);
 }

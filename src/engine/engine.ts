@@ -13,9 +13,9 @@ import { EventEmitter } from "node:events";
 import type { Company, Execution } from "../domain/wire.js";
 import { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals/records.js";
-import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
+import { unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
 import { createCtx, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
-import { PaidActionError } from "./errors.js";
+import { paidError } from "./errors.js";
 import { Calls } from "./intent/calls.js";
 import { payFetch, type FetchOutcome } from "./intent/fetch.js";
 import { standingOf } from "./intent/resource.js";
@@ -87,11 +87,7 @@ export class Engine extends EventEmitter {
   /** For paying and quoting: fails closed on a config issue, catalog issues included. */
   private payingCtx(): Ctx {
     if (this.catalogIssues.length > 0 && !this.configIssues) {
-      throw new PaidActionError(
-        "config_invalid",
-        `the configuration is invalid, so nothing will be paid: ${describeIssues(this.catalogIssues)}`,
-        { issues: this.catalogIssues },
-      );
+      throw paidError("config_invalid", { issues: this.catalogIssues });
     }
     return this.ctx();
   }
@@ -99,11 +95,7 @@ export class Engine extends EventEmitter {
   /** Fails closed: a broken config refuses every operation that talks to the service, naming each key. */
   private ctx(): Ctx {
     if (!this.config || !this.d.client) {
-      throw new PaidActionError(
-        "config_invalid",
-        `the configuration is invalid, so nothing will be paid: ${describeIssues(this.configIssues ?? [])}`,
-        { issues: this.configIssues ?? [] },
-      );
+      throw paidError("config_invalid", { issues: this.configIssues ?? [] });
     }
     return (this.ctxCache ??= createCtx(this.d, this.config, this.d.client, this, (intent, previous) =>
       this.emitUpdate(intent, previous),
@@ -162,8 +154,7 @@ export class Engine extends EventEmitter {
   async pay(req: PayRequest, opts: PayOptions = {}): Promise<PaidCall> {
     const c = this.payingCtx();
     const { input, agentBudget } = validateRequest(req);
-    if (opts.signal?.aborted)
-      throw new PaidActionError("cancelled", "the call was cancelled before it started; nothing was paid");
+    if (opts.signal?.aborted) throw paidError("cancelled", { stage: "before_start" });
     const fp = fingerprint(req.action, input);
     // Refuse early what the policy would refuse anyway, before anything is recorded.
     const early = evaluateBudget(c.config.limits, { day: 0n, total: 0n }, { action: req.action, amount: 0n });
@@ -189,12 +180,7 @@ export class Engine extends EventEmitter {
   }> {
     const c = this.ctx();
     const facilitator = c.config.facilitatorUrl;
-    if (!facilitator)
-      throw new PaidActionError(
-        "config_invalid",
-        "no facilitator is configured to search: a person can set PAID_ACTIONS_FACILITATOR_URL (or facilitatorUrl in the config file)",
-        { key: "PAID_ACTIONS_FACILITATOR_URL" },
-      );
+    if (!facilitator) throw paidError("config_invalid", { key: "PAID_ACTIONS_FACILITATOR_URL" });
     // Read a few pages' worth, filter here: a facilitator may not search.
     const body = await fetchDiscovery(facilitator, {
       limit: o.query ? 200 : o.limit,

@@ -3,86 +3,26 @@
  * once shipped, is never renamed. `context` carries what a human or agent needs to act
  * (amounts as decimal strings, ids, what drifted); it never carries a secret.
  *
- * Each code has its context's type (ErrorContexts, as Solana Kit keys its errors' context
- * by code): a constructor checks what it is given, and a reader that narrows with `isCode`
- * reads typed fields, with no cast.
+ * Each code has its context's type (ErrorContexts in error-contexts.ts, as Solana Kit keys
+ * its errors' context by code), and one row in the table of error-table.ts: its message
+ * template, whether a retry may succeed, the console's HTTP status and the agent's hint.
+ * `paidError(code, context)` makes an error from that row; a reader that narrows with
+ * `isCode` reads typed fields, with no cast.
  */
+import type { ErrorCode, ErrorContext, ErrorFacts } from "./error-contexts.js";
+import { ERROR_TABLE } from "./error-table.js";
+import { INTENT_STATES, STATES, type Money } from "./model/states.js";
 
-/** What any refusal may also say: which purchase it is about, and where that purchase stands. */
-export interface PurchaseContext {
-  intentId?: string;
-  intentKey?: string;
-  /** The intent's state once the outcome was recorded (an IntentState). */
-  state?: string;
-  quoteId?: string | null;
-}
-
-/** A limit that refused a payment, as budget/policy.ts says it (decimal USDC strings). */
-export interface LimitContext {
-  limit?: string;
-  amount?: string;
-  ceiling?: string;
-  maxPerDay?: string;
-  spentLast24h?: string;
-  maxTotal?: string;
-  spentTotal?: string;
-  remaining?: string;
-}
-
-/** Each code's context. */
-export interface ErrorContexts {
-  config_invalid: { issues?: ReadonlyArray<{ key: string; message: string }>; key?: string };
-  wallet_invalid: { walletPath: string; reason: string };
-  /** `field`: which of the agent's fields; `issues`: the service's own, when it refused the input. */
-  invalid_input: { field?: string; serviceCode?: string; issues?: readonly unknown[] };
-  action_unknown: { serviceCode?: string };
-  action_not_allowed: { action?: string; allowActions?: readonly string[] };
-  budget_exceeded: LimitContext;
-  approval_required: {
-    approvalId: string;
-    action: string;
-    amount: string;
-    currency: "USDC";
-    payee?: string | null;
-    expiresAt: string;
-    /** A one-time sign-in link to the console's page for it, when the person was sent there (URL mode). */
-    consoleUrl?: string;
-  };
-  /** `answer`: what the host's prompt answered (decline, cancel). */
-  approval_declined: { approvalId?: string; answer?: string };
-  /** The agent's approvalId, as it gave it (maybe not even a string). */
-  approval_invalid: { approvalId?: unknown };
-  quote_drift: { serviceCode?: string; drifts?: readonly unknown[] };
-  quote_expired: Record<never, never>;
-  quote_rejected: { serviceCode?: string; status?: number };
-  payee_not_allowed: { payee?: string };
-  payment_invalid: { serviceCode?: string; transaction?: string };
-  payment_failed: { transaction?: string };
-  payment_loop: { executionId?: string; transaction?: string | null };
-  outcome_unknown: { serviceCode?: string; reason?: unknown };
-  execution_rejected: { serviceCode?: string; transaction?: string | null };
-  service_unavailable: { lastProblem?: string; retryAfterSeconds?: number };
-  service_error: { status?: number };
-  not_found: { executionId?: string };
-  intent_conflict: Record<never, never>;
-  busy: Record<never, never>;
-  cancelled: Record<never, never>;
-  /** Delegate mode: the allowance left on chain (decimal USDC), below the price. */
-  allowance_exhausted: { owner: string; delegate: string; allowance: string; amount: string };
-  frozen: { reason: string | null; since: string; frozenBy: string };
-  /** Addressed to the person: `reason` names what refused it (not listed, or the address it resolves to). */
-  origin_not_allowed: { origin: string; reason?: string; allowOrigins?: readonly string[] };
-  /**
-   * An outbound request of paid_fetch failed: `reason` is timeout, too_large, network, redirects or
-   * cancelled; `sent` is false only when no connection was made (else the request may have reached the server).
-   */
-  fetch_failed: { origin?: string; reason?: string; status?: number; sent?: boolean };
-  /** A 402 this server cannot pay: `offered` is what it asked for, one line per accepted way to pay. */
-  payment_unsupported: { origin?: string; offered?: readonly string[] };
-}
-
-export type ErrorCode = keyof ErrorContexts;
-export type ErrorContext<C extends ErrorCode = ErrorCode> = PurchaseContext & ErrorContexts[C];
+export type {
+  ApprovalProblem,
+  ErrorCode,
+  ErrorContext,
+  ErrorContexts,
+  ErrorFacts,
+  InputIssue,
+  LimitContext,
+  PurchaseContext,
+} from "./error-contexts.js";
 
 /** Every code, in the order they were added (a shipped code is never renamed or removed). */
 export const ERROR_CODES = [
@@ -117,23 +57,58 @@ export const ERROR_CODES = [
   "payment_unsupported",
 ] as const satisfies readonly ErrorCode[];
 
-/** The context, then whether to retry: a code whose context needs nothing lets the caller leave it out. */
+/**
+ * The codes whose contexts grew the fields their message reads (which `problem`, the
+ * service's `detail`, ...) while some sites still write their message inline: until those
+ * sites build their errors with `paidError`, the old form may leave these fields out.
+ */
+type Transitional =
+  | "invalid_input"
+  | "approval_invalid"
+  | "quote_drift"
+  | "quote_expired"
+  | "quote_rejected"
+  | "payment_failed"
+  | "outcome_unknown"
+  | "service_error"
+  | "service_unavailable";
+type Loose<T> = T extends unknown ? Partial<T> : never;
+type OldContext<C extends ErrorCode> = C extends Transitional ? Loose<ErrorContext<C>> : ErrorContext<C>;
+
+/**
+ * The old form's arguments: the context, then whether to retry. A code whose context needs
+ * nothing lets the caller leave it out.
+ */
 type ContextArgs<C extends ErrorCode> =
+  Partial<OldContext<C>> extends OldContext<C>
+    ? [context?: OldContext<C>, retryable?: boolean]
+    : [context: OldContext<C>, retryable?: boolean];
+
+/** The facts a code's message needs beyond its context; only the codes in ErrorFacts take any. */
+type FactsOf<C extends ErrorCode> = C extends keyof ErrorFacts ? ErrorFacts[C] : never;
+
+/** The one constructor's arguments: the context (left out when the code needs none), then the message's facts. */
+type TableArgs<C extends ErrorCode> =
   Partial<ErrorContext<C>> extends ErrorContext<C>
-    ? [context?: ErrorContext<C>, retryable?: boolean]
-    : [context: ErrorContext<C>, retryable?: boolean];
+    ? [context?: ErrorContext<C>, facts?: FactsOf<C>]
+    : [context: ErrorContext<C>, facts?: FactsOf<C>];
 
 export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
   readonly context: ErrorContext<C>;
   /** Whether retrying the same call later may succeed. */
   readonly retryable: boolean;
 
+  /**
+   * The low-level form, with the message and retryable given: for an error rebuilt as it was
+   * (fromStored), and for the sites not yet moved to `paidError`, the one constructor.
+   */
   constructor(
     readonly code: C,
     message: string,
     ...args: ContextArgs<C>
   ) {
     super(message);
+    // An old-form context may lack what the table's form requires (Transitional): taken as it is, as fromStored does.
     const [context, retryable] = args as [ErrorContext<C> | undefined, boolean | undefined];
     this.name = "PaidActionError";
     this.context = context ?? ({} as ErrorContext<C>);
@@ -145,12 +120,38 @@ export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
   }
 }
 
+/**
+ * The one constructor: an error of `code` whose message and retryable come from the code's
+ * row of the table (error-table.ts), e.g. `paidError("quote_expired", { quoteId, stage: "sign" })`.
+ */
+export function paidError<C extends ErrorCode>(code: C, ...args: TableArgs<C>): PaidActionError<C> {
+  const [given, facts] = args as [ErrorContext<C> | undefined, FactsOf<C> | undefined];
+  const context = given ?? ({} as ErrorContext<C>);
+  // Indexed by a type parameter, the table's row reads as a union of rows: this is the row of C.
+  const row = ERROR_TABLE[code] as unknown as {
+    message: (c: ErrorContext<C>, f: FactsOf<C> | Record<never, never>) => string;
+    retryable: boolean | ((c: ErrorContext<C>) => boolean);
+  };
+  const retryable = typeof row.retryable === "function" ? row.retryable(context) : row.retryable;
+  // The context was checked against the table's form (TableArgs), stricter than the old form's.
+  const make = PaidActionError as unknown as new (
+    code: C,
+    message: string,
+    context: ErrorContext<C>,
+    retryable: boolean,
+  ) => PaidActionError<C>;
+  return new make(code, row.message(context, facts ?? {}), context, retryable);
+}
+
 /** Any error, as a union over the codes: a switch on `code` narrows its context. */
 export type AnyPaidActionError = { [C in ErrorCode]: PaidActionError<C> }[ErrorCode];
 
-/** An error as the journal keeps it, as a union over the codes. */
+/**
+ * An error as the journal keeps it, as a union over the codes. Its context may predate the
+ * fields today's messages read (OldContext): a stored error is read, never re-worded.
+ */
 export type StoredError = {
-  [C in ErrorCode]: { code: C; message: string; context?: ErrorContext<C>; retryable?: boolean };
+  [C in ErrorCode]: { code: C; message: string; context?: OldContext<C>; retryable?: boolean };
 }[ErrorCode];
 
 /** Narrows an error to one code, so that its context reads typed. */
@@ -160,7 +161,8 @@ export function isCode<C extends ErrorCode>(e: unknown, code: C): e is PaidActio
 
 /**
  * An error rebuilt from what was stored or handed over (its context a plain record): the
- * edge where a context is taken on trust, once.
+ * edge where a context is taken on trust, once. The message is kept as it was: a stored
+ * message is history, not rebuilt from today's table.
  */
 export function fromStored(
   code: ErrorCode,
@@ -182,4 +184,24 @@ export type PerCode<R> = { [C in ErrorCode]: (e: PaidActionError<C>) => R };
 /** Applies the function for the error's code. */
 export function byCode<R>(table: PerCode<R>, e: PaidActionError): R {
   return (table[e.code] as (e: PaidActionError) => R)(e);
+}
+
+/** Where a refusal's purchase had its money, as the states table says for the state it names; undefined: no purchase named. */
+export function moneyOf(context: { state?: string }): Money | undefined {
+  const known = INTENT_STATES.find((s) => s === context.state);
+  return known === undefined ? undefined : STATES[known].money;
+}
+
+/**
+ * What a human or agent can do about a refusal: the table's hint for its code. `money` is
+ * where the purchase's money is; by default, what the state the refusal names says.
+ */
+export function hintFor(e: PaidActionError, money: Money | undefined = moneyOf(e.context)): string {
+  const hint = ERROR_TABLE[e.code].hint as (c: ErrorContext, money: Money | undefined) => string;
+  return hint(e.context, money);
+}
+
+/** The status the console answers a refusal of this code with. */
+export function httpStatusOf(code: ErrorCode): number {
+  return ERROR_TABLE[code].http;
 }

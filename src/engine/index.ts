@@ -19,7 +19,7 @@ import type { Payer, PayerOptions } from "./payment/payer.js";
 import type { KeyPairSigner } from "@solana/kit";
 import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
 
-export { byCode, isCode, PaidActionError, type ErrorContext, type PerCode } from "./errors.js";
+export { hintFor, httpStatusOf, isCode, paidError, PaidActionError, type ErrorContext } from "./errors.js";
 export {
   journalOf,
   loadConfig,

@@ -5,7 +5,7 @@
  * that `initialize` and `server/discover` wait for nothing but the SDK.
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { PaidActionError } from "../engine/index.js";
+import { paidError } from "../engine/index.js";
 import type { McpContext, RequestCtx } from "./context.js";
 import { droppedKeys } from "./guards.js";
 import { createPaidCalls } from "./paid-calls.js";
@@ -29,11 +29,10 @@ export function buildParts(ctx: McpContext) {
     const keys = droppedKeys(rctx);
     if (!keys) return undefined;
     return failure(
-      new PaidActionError(
-        "invalid_input",
-        `the arguments carry a key named __proto__ (${keys.join(", ").slice(0, 200)}), which no tool accepts; nothing was paid`,
-        { issues: keys.map((path) => ({ path, message: "not accepted" })) },
-      ),
+      paidError("invalid_input", {
+        problem: "proto_key",
+        issues: keys.map((path) => ({ path, message: "not accepted" })),
+      }),
       ctx.sandbox,
       ctx.scrub,
     );

@@ -5,7 +5,7 @@
  * waiting for a final status with progress notifications.
  */
 import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
-import { PaidActionError, type ExecutionEvent, type ExecutionView } from "../engine/index.js";
+import { paidError, type ExecutionEvent, type ExecutionView } from "../engine/index.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { executionUri } from "./uris.js";
 
@@ -121,8 +121,7 @@ async function waitForFinal(
   const { now, nextUpdate } = o;
   const { engine } = pa;
   let view = await engine.getExecution(executionId, true);
-  if (!view)
-    throw new PaidActionError("not_found", `no execution ${executionId} in this server's journal`, { executionId });
+  if (!view) throw paidError("not_found", { executionId });
   const signal = rctx.mcpReq.signal;
   const started = now();
   const { report, reported } = statusProgress(rctx, executionId, now, started);

@@ -7,7 +7,7 @@
 import { formatDecimal } from "../../domain/money.js";
 import { intentPayee } from "./review.js";
 import type { Ctx } from "../context.js";
-import { PaidActionError } from "../errors.js";
+import { paidError, PaidActionError } from "../errors.js";
 import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "../model/types.js";
 
 /** What the approval step needs of the call driving the intent. */
@@ -26,20 +26,16 @@ export function approvalRequired(intent: Intent, approvalId: string): PaidAction
   const amount = formatDecimal(intent.amount!);
   const expires = new Date(intent.quoteExpiresAt!).toISOString();
   const payee = intentPayee(intent);
-  return new PaidActionError(
-    "approval_required",
-    `a person must approve this payment in the paid-actions console or terminal: ${amount} USDC for ${intent.action}${payee ? ` to ${payee}` : ""}, above the approval threshold (approval ${approvalId}; it expires with the quote at ${expires}). Once the person has approved it, call again with the same input and approvalId "${approvalId}". Nothing was paid.`,
-    {
-      approvalId,
-      intentId: intent.intentId,
-      action: intent.action,
-      amount,
-      currency: "USDC",
-      payee,
-      quoteId: intent.quoteId,
-      expiresAt: expires,
-    },
-  );
+  return paidError("approval_required", {
+    approvalId,
+    intentId: intent.intentId,
+    action: intent.action,
+    amount,
+    currency: "USDC",
+    payee,
+    quoteId: intent.quoteId,
+    expiresAt: expires,
+  });
 }
 
 async function record(c: Ctx, intent: Intent, status: Approval["status"]): Promise<string> {
@@ -73,32 +69,20 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
     if (approval?.status === "used" && approval.amount >= amount && approval.quoteId === intent.quoteId) return;
     if (approval?.status === "approved") {
       if (approval.quoteId !== intent.quoteId || approval.amount < amount) {
-        throw new PaidActionError(
-          "approval_invalid",
-          `approval ${approval.approvalId} was for another quote or a lower amount`,
-          { approvalId: approval.approvalId },
-        );
+        throw paidError("approval_invalid", { approvalId: approval.approvalId, problem: "mismatch" });
       }
       if (approval.expiresAt <= now) {
-        throw new PaidActionError(
-          "approval_invalid",
-          `approval ${approval.approvalId} expired with its quote; call again without approvalId for a new quote`,
-          { approvalId: approval.approvalId },
-        );
+        throw paidError("approval_invalid", { approvalId: approval.approvalId, problem: "expired" });
       }
       if (!(await c.journal.decideApproval(approval.approvalId, "approved", "used", now))) {
-        throw new PaidActionError("approval_invalid", `approval ${approval.approvalId} was already used`, {
-          approvalId: approval.approvalId,
-        });
+        throw paidError("approval_invalid", { approvalId: approval.approvalId, problem: "used" });
       }
       c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human" });
       await drive.advance("approval_used");
       return;
     }
     if (approval?.status === "declined") {
-      throw new PaidActionError("approval_declined", `approval ${approval.approvalId} was declined; nothing was paid`, {
-        approvalId: approval.approvalId,
-      });
+      throw paidError("approval_declined", { approvalId: approval.approvalId });
     }
     if (approval?.status === "pending" && approval.expiresAt > now && !opts.approve)
       throw approvalRequired(intent, approval.approvalId);
@@ -120,11 +104,7 @@ export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOpt
       decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})`,
     });
     if (answer !== "accept") {
-      throw new PaidActionError(
-        "approval_declined",
-        `the human did not approve paying ${ask.amount} USDC for ${intent.action} (${answer}); nothing was paid`,
-        { answer },
-      );
+      throw paidError("approval_declined", { answer, amount: ask.amount, action: intent.action });
     }
     await drive.commit({ approvalId });
     return;
@@ -168,22 +148,15 @@ export async function approve(
   payee: string | null;
 }> {
   const approval = await c.journal.approval(approvalId);
-  if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
+  if (!approval) throw paidError("approval_invalid", { approvalId, problem: "missing" });
   if (approval.status !== "pending")
-    throw new PaidActionError("approval_invalid", `approval ${approvalId} is already ${approval.status}`, {
-      approvalId,
-    });
+    throw paidError("approval_invalid", { approvalId, problem: "decided", status: approval.status });
   if (approval.expiresAt <= c.now()) {
-    throw new PaidActionError(
-      "approval_invalid",
-      `approval ${approvalId} expired with its quote at ${new Date(approval.expiresAt).toISOString()}; the agent must ask again`,
-      { approvalId },
-    );
+    const expiresAt = new Date(approval.expiresAt).toISOString();
+    throw paidError("approval_invalid", { approvalId, problem: "expired", expiresAt });
   }
   if (!(await c.journal.decideApproval(approvalId, "pending", "approved", c.now()))) {
-    throw new PaidActionError("approval_invalid", `approval ${approvalId} changed while approving; check it again`, {
-      approvalId,
-    });
+    throw paidError("approval_invalid", { approvalId, problem: "changed" });
   }
   await noteDecision(c, approval, "approved", via);
   return {
@@ -199,14 +172,11 @@ export async function approve(
 /** A person declines a pending approval: recorded, and nothing is paid for it. */
 export async function decline(c: DeskCtx, approvalId: string, via?: DecidedIn): Promise<void> {
   const approval = await c.journal.approval(approvalId);
-  if (!approval) throw new PaidActionError("approval_invalid", `approval ${approvalId} does not exist`, { approvalId });
+  if (!approval) throw paidError("approval_invalid", { approvalId, problem: "missing" });
   if (approval.status === "declined") return;
   if (approval.status !== "pending" || !(await c.journal.decideApproval(approvalId, "pending", "declined", c.now()))) {
-    throw new PaidActionError(
-      "approval_invalid",
-      `approval ${approvalId} is already ${(await c.journal.approval(approvalId))?.status ?? approval.status}`,
-      { approvalId },
-    );
+    const status = (await c.journal.approval(approvalId))?.status ?? approval.status;
+    throw paidError("approval_invalid", { approvalId, problem: "decided", status });
   }
   await noteDecision(c, approval, "declined", via);
 }

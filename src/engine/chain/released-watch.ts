@@ -12,7 +12,7 @@ import { findByMemoResuming } from "./scan-cursors.js";
 import { watchRuling } from "./rules.js";
 import { LEASE_MS, type Ctx } from "../context.js";
 import { expectedPayment } from "./settlement.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import { resting, transition } from "../model/transitions.js";
 import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 
@@ -134,7 +134,12 @@ export function lateLandingPatch(
     Object.assign(patch, { paymentTx: tx.signature, settlement: problems.length > 0 ? "mismatch" : "verified" });
   patch.state = transition(intent.state, "landed_late").state;
   if (intent.state !== "executed") {
-    const error = new PaidActionError("payment_failed", evidence, { quoteId: p.quoteId, transaction: tx.signature });
+    const error = paidError("payment_failed", {
+      problem: "landed",
+      quoteId: p.quoteId,
+      transaction: tx.signature,
+      detail: evidence,
+    });
     Object.assign(patch, {
       nextPollAt: null,
       error: { code: error.code, message: error.message, context: error.context, retryable: false },

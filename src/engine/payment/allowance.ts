@@ -13,7 +13,7 @@
  */
 import { formatDecimal } from "../../domain/money.js";
 import type { ChainPort } from "../chain/chain.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import type { Payer } from "./payer.js";
 
 /** What the chain says of the agent key's allowance on the owner's account. */
@@ -85,26 +85,19 @@ export class AllowanceGate {
       view = await readAllowance(chain, payer);
     } catch (e) {
       this.cached = undefined;
-      throw new PaidActionError(
-        "payment_failed",
-        `could not read the allowance on the owner's USDC account from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`,
-        {},
-        true,
-      );
+      const detail = (e as Error).message.slice(0, 200);
+      throw paidError("payment_failed", { problem: "rpc", what: "allowance", detail });
     }
     const short = shortfall(view, price);
     if (short) {
       this.cached = { view, at: this.now() };
-      throw new PaidActionError(
-        "allowance_exhausted",
-        `${short}: the wallet's owner must grant more allowance before this can be paid; nothing was signed`,
-        {
-          owner: view.owner,
-          delegate: view.delegate,
-          allowance: formatDecimal(view.allowance),
-          amount: formatDecimal(price),
-        },
-      );
+      throw paidError("allowance_exhausted", {
+        owner: view.owner,
+        delegate: view.delegate,
+        allowance: formatDecimal(view.allowance),
+        amount: formatDecimal(price),
+        detail: short,
+      });
     }
     this.cached = {
       view: { ...view, allowance: view.allowance - price, ownerBalance: view.ownerBalance - price },

@@ -7,8 +7,8 @@
  */
 import { PaymentRequired, type PaymentRequirements } from "../../domain/wire.js";
 import type { Ctx } from "../context.js";
-import { PaidActionError } from "../errors.js";
-import { checkChallenge, describeDrifts } from "../budget/policy.js";
+import { paidError } from "../errors.js";
+import { checkChallenge } from "../budget/policy.js";
 import { serviceApi } from "../service/api.js";
 import { selfProvingChallenge } from "../intent/answers.js";
 import type { ServiceResponse } from "../service/client.js";
@@ -44,35 +44,21 @@ async function preflight(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<
   );
   c.transcript(intent, "preflight", { status: res.status, body: res.ok ? res.body : res.error });
   if (res.ok) {
-    throw new PaidActionError(
-      "payment_loop",
-      `the service started execution ${res.body.executionId.slice(0, 128)} without payment; nothing was paid — a human should check`,
-      {
-        executionId: res.body.executionId,
-      },
-    );
+    throw paidError("payment_loop", { executionId: res.body.executionId });
   }
   if (res.status === 402) return readChallenge(res);
   const { code, message } = res.error;
   if (code === "quote_mismatch" || code === "quote_consumed") {
-    throw new PaidActionError(
-      "quote_drift",
-      `the service says quote ${intent.quoteId} is not for this intent (${code}: ${message}); nothing was signed`,
-      { quoteId: intent.quoteId, serviceCode: code },
-    );
+    throw paidError("quote_drift", {
+      problem: "other_intent",
+      quoteId: intent.quoteId,
+      serviceCode: code,
+      detail: message,
+    });
   }
-  if (res.status === 410 || code === "quote_expired") {
-    throw new PaidActionError(
-      "quote_expired",
-      `quote ${intent.quoteId} expired (the service says so); nothing was signed`,
-      { quoteId: intent.quoteId },
-    );
-  }
-  throw new PaidActionError(
-    "quote_rejected",
-    `the service refused the intent before payment (HTTP ${res.status} ${code}): ${message}; nothing was signed`,
-    { serviceCode: code, status: res.status },
-  );
+  if (res.status === 410 || code === "quote_expired")
+    throw paidError("quote_expired", { quoteId: intent.quoteId, stage: "service" });
+  throw paidError("quote_rejected", { problem: "preflight", serviceCode: code, status: res.status, detail: message });
 }
 
 /** Whether a quote's own challenge, received at `quotedAt`, is young enough to sign (else /payments/prepare is asked). */
@@ -88,10 +74,7 @@ export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal)
   const from402 = bound ? undefined : await preflight(c, intent, signal);
   const { accepts, source } = await pickChallenge(c, intent, from402, signal);
   if (!accepts || accepts.length === 0) {
-    throw new PaidActionError(
-      "quote_rejected",
-      "the service gave no payment challenge for this quote (none in the quote, /payments/prepare or the 402); nothing was signed",
-    );
+    throw paidError("quote_rejected", { problem: "no_challenge" });
   }
   return checkAgainstQuote(c, intent, accepts, source);
 }
@@ -118,10 +101,8 @@ async function pickChallenge(
     c.transcript(intent, "prepare", { status: res.status, body: res.ok ? res.body : res.error });
     if (res.ok) {
       if (res.body.quoteId !== intent.quoteId) {
-        throw new PaidActionError(
-          "quote_drift",
-          `/payments/prepare answered for quote ${res.body.quoteId.slice(0, 64)}, not ${intent.quoteId}; nothing was signed`,
-        );
+        const preparedFor = res.body.quoteId;
+        throw paidError("quote_drift", { problem: "prepared_other", quoteId: intent.quoteId, preparedFor });
       }
       accepts = res.body.paymentRequired.accepts;
       source = "prepare";
@@ -132,17 +113,10 @@ async function pickChallenge(
         source = "402";
       }
     } else if (res.status === 410) {
-      throw new PaidActionError(
-        "quote_expired",
-        `quote ${intent.quoteId} expired (the service says so); nothing was signed`,
-        { quoteId: intent.quoteId },
-      );
+      throw paidError("quote_expired", { quoteId: intent.quoteId, stage: "service" });
     } else {
-      throw new PaidActionError(
-        "quote_rejected",
-        `the service refused to prepare a payment challenge (HTTP ${res.status} ${res.error.code}): ${res.error.message}`,
-        { serviceCode: res.error.code },
-      );
+      const { code, message } = res.error;
+      throw paidError("quote_rejected", { problem: "prepare", serviceCode: code, status: res.status, detail: message });
     }
   }
   return { accepts, source };
@@ -174,20 +148,9 @@ export async function checkAgainstQuote(
   });
   if (!check.ok) {
     if (check.drifts.every((d) => d.field === "expiresAt")) {
-      throw new PaidActionError(
-        "quote_expired",
-        `quote ${intent.quoteId} expired before it could be paid; nothing was signed`,
-        { quoteId: intent.quoteId },
-      );
+      throw paidError("quote_expired", { quoteId: intent.quoteId, stage: "challenge" });
     }
-    throw new PaidActionError(
-      "quote_drift",
-      `the payment challenge does not match the quote, so nothing was signed: ${describeDrifts(check.drifts)}`,
-      {
-        quoteId: intent.quoteId,
-        drifts: check.drifts,
-      },
-    );
+    throw paidError("quote_drift", { problem: "challenge", quoteId: intent.quoteId, drifts: check.drifts });
   }
   return check.requirements;
 }

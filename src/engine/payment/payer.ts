@@ -27,7 +27,7 @@ import { KeypairFileError, readKeypairFile } from "../../domain/keypair.js";
 import { associatedTokenAddress } from "../../domain/token.js";
 import type { Lifetime } from "../chain/chain.js";
 import { delegateTransfer } from "./delegate.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 
 export interface SignedProof {
   /** base64(JSON(x402 v2 PaymentPayload)): a secret. */
@@ -82,16 +82,13 @@ export async function loadSigner(walletPath: string): Promise<KeyPairSigner> {
     bytes = readKeypairFile(walletPath);
   } catch (e) {
     if (e instanceof KeypairFileError)
-      throw new PaidActionError("wallet_invalid", e.message, { walletPath, reason: e.reason });
+      throw paidError("wallet_invalid", { walletPath, reason: e.reason, detail: e.message });
     throw e;
   }
   try {
     return await createKeyPairSignerFromBytes(bytes);
   } catch {
-    throw new PaidActionError("wallet_invalid", `wallet file ${walletPath} does not hold a valid ed25519 keypair`, {
-      walletPath,
-      reason: "malformed",
-    });
+    throw paidError("wallet_invalid", { walletPath, reason: "malformed" });
   } finally {
     bytes.fill(0);
   }
@@ -127,18 +124,10 @@ export async function loadPayer(
       try {
         transaction = await build(toSign, lifetime);
       } catch (e) {
-        throw new PaidActionError(
-          "payment_failed",
-          `could not build the payment transaction: ${(e as Error).message.slice(0, 300)} (check SOLANA_RPC_URL and that the wallet holds USDC)`,
-          {},
-          true,
-        );
+        throw paidError("payment_failed", { problem: "build", detail: (e as Error).message.slice(0, 300) });
       }
       if (proofBlockhash(transaction) !== lifetime.blockhash) {
-        throw new PaidActionError(
-          "payment_failed",
-          `the payment transaction was not built with the blockhash our Solana RPC gave (${lifetime.blockhash}); nothing was sent`,
-        );
+        throw paidError("payment_failed", { problem: "blockhash", blockhash: lifetime.blockhash });
       }
       const payload = {
         x402Version: 2,

@@ -2,13 +2,13 @@
  * The read model's page cursors: an opaque (createdAt, intentId) the next page starts
  * before, for every list the journal pages newest first.
  */
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 
 /** The (createdAt, intentId) a cursor of this server names; none: from the newest. */
 export function readCursor(cursor: string | undefined): { before: number; beforeId: string } {
   if (!cursor) return { before: Number.MAX_SAFE_INTEGER, beforeId: "~" };
   const m = /^(\d{1,16}):(int_[A-Za-z0-9]{1,40})$/.exec(Buffer.from(cursor, "base64url").toString());
-  if (!m) throw new PaidActionError("invalid_input", "cursor is not one this server issued", { field: "cursor" });
+  if (!m) throw paidError("invalid_input", { problem: "cursor", field: "cursor" });
   return { before: Number(m[1]), beforeId: m[2]! };
 }
 

@@ -9,7 +9,7 @@ import { originShares } from "./spending-view.js";
 import { formatDecimal } from "../../domain/money.js";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../../domain/wire.js";
 import type { Config, ConfigIssue } from "../config/config.js";
-import { PaidActionError } from "../errors.js";
+import { paidError, fromStored } from "../errors.js";
 import type { JournalStore } from "../journal/port.js";
 import { serviceApi } from "../service/api.js";
 import type { ServiceClient } from "../service/client.js";
@@ -182,28 +182,20 @@ export function executedOrThrow(intent: Intent): Intent {
   if (intent.state !== "executed" || (intent.kind !== "fetch" && !intent.executionId)) {
     const error = intent.error;
     if (error)
-      throw new PaidActionError(
+      throw fromStored(
         error.code,
         error.message,
         { intentId: intent.intentId, ...(error.context ?? {}) },
         error.retryable ?? false,
       );
-    throw new PaidActionError(
-      "outcome_unknown",
-      `intent ${intent.intentId} stopped in state ${intent.state}`,
-      { intentId: intent.intentId },
-      true,
-    );
+    throw paidError("outcome_unknown", { problem: "stopped", intentId: intent.intentId, state: intent.state });
   }
   return intent;
 }
 
 export function paidCallOf(intent: Intent, callId?: string): PaidCall {
   executedOrThrow(intent);
-  if (!intent.executionId)
-    throw new PaidActionError("outcome_unknown", `intent ${intent.intentId} has no execution`, {
-      intentId: intent.intentId,
-    });
+  if (!intent.executionId) throw paidError("outcome_unknown", { problem: "no_execution", intentId: intent.intentId });
   const amount = formatDecimal(intent.amount!);
   return {
     intentId: intent.intentId,

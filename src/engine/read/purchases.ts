@@ -3,7 +3,7 @@
  * agent reads it — never its request's header values, body or query values, never the proof.
  */
 import { formatDecimal } from "../../domain/money.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import type { JournalStore } from "../journal/port.js";
 import { pageOf, readCursor } from "./cursor.js";
 import type { Intent, SettlementCheck } from "../model/types.js";
@@ -75,9 +75,7 @@ function originFilter(origin: string): string {
     url = undefined;
   }
   if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin === "null")
-    throw new PaidActionError("invalid_input", "origin must be an http(s) origin, like https://api.example.com", {
-      field: "origin",
-    });
+    throw paidError("invalid_input", { problem: "origin", field: "origin" });
   return url.origin;
 }
 

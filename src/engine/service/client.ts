@@ -12,7 +12,7 @@ import type { Dispatcher } from "undici";
 let undici: Promise<typeof import("undici")> | undefined;
 const loadUndici = () => (undici ??= import("undici"));
 import type { z } from "zod";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import { backoff, classify, type Answer } from "./retry.js";
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -139,8 +139,7 @@ export function scrubDeep(value: unknown, secrets: readonly string[], depth = 0)
   return out;
 }
 
-const cancelledError = () =>
-  new PaidActionError("cancelled", "the call was cancelled while waiting for the service; nothing was paid");
+const cancelledError = () => paidError("cancelled", { stage: "waiting_for_service" });
 
 export type ServiceClient = ReturnType<typeof createServiceClient>;
 
@@ -340,10 +339,11 @@ async function call<T>(c: Client, method: string, path: string, opts: RequestOpt
     if (opts.signal?.aborted) throw cancelledError();
     lastRetryAfter = undefined;
   }
-  throw new PaidActionError(
-    "service_unavailable",
-    `the service did not answer ${method} ${path} usefully after ${maxAttempts} attempts (${lastProblem}); it is safe to retry later with the same intent`,
-    { lastProblem, ...(lastRetryAfter !== undefined ? { retryAfterSeconds: Math.ceil(lastRetryAfter / 1000) } : {}) },
-    true,
-  );
+  throw paidError("service_unavailable", {
+    problem: "no_answer",
+    request: `${method} ${path}`,
+    attempts: maxAttempts,
+    lastProblem,
+    ...(lastRetryAfter !== undefined ? { retryAfterSeconds: Math.ceil(lastRetryAfter / 1000) } : {}),
+  });
 }

@@ -5,7 +5,7 @@
  * caller should see becomes a PaidActionError with a stable code, a fault stays a throw.
  */
 import type { ActionDetail, Company } from "../../domain/wire.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import type { AgentServiceSearchResult, ServiceApi } from "./api.js";
 
 /** One action of the service's catalog, with its detail (schema, pricing, budget hints). */
@@ -58,11 +58,12 @@ export async function fetchCatalog(api: ServiceApi): Promise<CatalogEntry[]> {
 /** A formed company's record; not_found when the service knows no such company. */
 export async function company(api: ServiceApi, companyId: string): Promise<Company> {
   const res = await api.getCompany(companyId);
-  if (!res.ok)
-    throw new PaidActionError(
-      res.status === 404 ? "not_found" : "service_error",
-      `company ${companyId}: HTTP ${res.status} ${res.error.code}: ${res.error.message}`,
-    );
+  if (!res.ok) {
+    const said = { companyId, status: res.status, serviceCode: res.error.code, detail: res.error.message };
+    throw res.status === 404
+      ? paidError("not_found", said)
+      : paidError("service_error", { problem: "company", ...said });
+  }
   return res.body;
 }
 
@@ -72,10 +73,14 @@ export async function searchAgentServices(
   query: Record<string, unknown>,
 ): Promise<AgentServiceSearchResult> {
   const res = await api.searchAgentServices(query);
-  if (!res.ok)
-    throw new PaidActionError(
-      res.status === 400 ? "invalid_input" : "service_error",
-      `search refused (HTTP ${res.status} ${res.error.code}): ${res.error.message}`,
-    );
+  if (!res.ok) {
+    const said = {
+      problem: "search",
+      status: res.status,
+      serviceCode: res.error.code,
+      detail: res.error.message,
+    } as const;
+    throw res.status === 400 ? paidError("invalid_input", said) : paidError("service_error", said);
+  }
   return res.body;
 }

@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import { ErrorBody } from "../../domain/wire.js";
-import { PaidActionError } from "../errors.js";
+import { paidError, PaidActionError } from "../errors.js";
 
 /** A Retry-After above this is not waited for: the request gives up and says when to retry. */
 export const MAX_RETRY_AFTER_MS = 30_000;
@@ -56,14 +56,15 @@ export function classify<T>(a: Answer, o: { what: string; schema: z.ZodType<T>; 
     };
   }
   if (status >= 300 && status < 400) {
-    const to = headers.location ? ` to ${headers.location.slice(0, 200)}` : "";
+    const location = headers.location?.slice(0, 200);
     return {
       kind: "fail",
-      error: new PaidActionError(
-        "service_error",
-        `the service answered ${o.what} with a redirect (HTTP ${status}${to}); redirects are not followed`,
-        { status },
-      ),
+      error: paidError("service_error", {
+        problem: "redirect",
+        request: o.what,
+        status,
+        ...(location ? { location } : {}),
+      }),
     };
   }
   // A truncated or garbled body on a state-changing call: the same key makes a retry safe.
@@ -79,11 +80,7 @@ export function classify<T>(a: Answer, o: { what: string; schema: z.ZodType<T>; 
     const where = first ? `${first.path.join(".") || "(root)"}: ${first.message}` : "invalid";
     return {
       kind: "fail",
-      error: new PaidActionError(
-        "service_error",
-        `the service's answer to ${o.what} does not match the v1 interface: ${where}`,
-        { status },
-      ),
+      error: paidError("service_error", { problem: "off_interface", request: o.what, status, detail: where }),
     };
   }
   const err = ErrorBody.safeParse(a.parsed);

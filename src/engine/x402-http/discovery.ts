@@ -8,7 +8,7 @@
 import { request } from "undici";
 import { z } from "zod";
 import { formatDecimal } from "../../domain/money.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import { normalizeOrigin } from "./origins.js";
 
 const Accept = z.looseObject({
@@ -132,12 +132,11 @@ export async function fetchDiscovery(
       signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
     });
   } catch (e) {
-    throw new PaidActionError(
-      "service_unavailable",
-      `the facilitator's discovery list (${where}) did not answer: ${(e as Error).message.slice(0, 200)}`,
-      {},
-      true,
-    );
+    throw paidError("service_unavailable", {
+      problem: "discovery",
+      url: where,
+      detail: (e as Error).message.slice(0, 200),
+    });
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -145,19 +144,15 @@ export async function fetchDiscovery(
     size += (chunk as Buffer).byteLength;
     if (size > MAX_BYTES) {
       res.body.destroy();
-      throw new PaidActionError("service_error", `the facilitator's discovery list (${where}) is larger than 4 MiB`);
+      throw paidError("service_error", { problem: "discovery_size", url: where });
     }
     chunks.push(chunk as Buffer);
   }
   if (res.statusCode !== 200)
-    throw new PaidActionError(
-      "service_error",
-      `the facilitator's discovery list (${where}) answered HTTP ${res.statusCode}`,
-      { status: res.statusCode },
-    );
+    throw paidError("service_error", { problem: "discovery_status", url: where, status: res.statusCode });
   try {
     return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
   } catch {
-    throw new PaidActionError("service_error", `the facilitator's discovery list (${where}) is not JSON`);
+    throw paidError("service_error", { problem: "discovery_json", url: where });
   }
 }

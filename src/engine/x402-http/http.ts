@@ -19,7 +19,7 @@ import {
   parseIPv6,
   type ResolvedAddress,
 } from "../../domain/addresses.js";
-import { PaidActionError } from "../errors.js";
+import { paidError, PaidActionError, type ErrorContext, type ErrorFacts } from "../errors.js";
 import type { FetchMethod, OutboundRequest } from "./request.js";
 
 export interface GuardedFetchOptions {
@@ -79,22 +79,25 @@ interface Exchange {
   connected: boolean;
 }
 
-const failed = (x: Exchange, reason: string, message: string, status?: number) =>
-  new PaidActionError("fetch_failed", message, {
-    origin: x.origin,
-    reason,
-    sent: x.connected,
-    ...(status === undefined ? {} : { status }),
-  });
+const failed = (
+  x: Exchange,
+  reason: ErrorContext<"fetch_failed">["reason"],
+  facts: ErrorFacts["fetch_failed"] = {},
+  status?: number,
+) =>
+  paidError(
+    "fetch_failed",
+    { origin: x.origin, reason, sent: x.connected, ...(status === undefined ? {} : { status }) },
+    facts,
+  );
 
 /** An error from anywhere in the exchange, as fetch_failed: the reason from what happened, never from header text. */
 function asFailure(x: Exchange, e: unknown): PaidActionError {
   if (e instanceof PaidActionError) return e;
-  if (x.caller?.aborted) return failed(x, "cancelled", `the request to ${x.origin} was cancelled`);
-  if (x.timeout.aborted) return failed(x, "timeout", `${x.origin} did not answer in time`);
+  if (x.caller?.aborted) return failed(x, "cancelled");
+  if (x.timeout.aborted) return failed(x, "timeout");
   const code = (e as { code?: unknown }).code;
-  const named = typeof code === "string" && /^[A-Z0-9_]{1,64}$/.test(code) ? ` (${code})` : "";
-  return failed(x, "network", `the request to ${x.origin} failed${named}`);
+  return failed(x, "network", typeof code === "string" && /^[A-Z0-9_]{1,64}$/.test(code) ? { errno: code } : {});
 }
 
 /** Waits for a promise, unless the exchange is aborted first. */
@@ -107,12 +110,14 @@ function bounded<T>(x: Exchange, p: Promise<T>): Promise<T> {
   });
 }
 
-function notAllowed(x: Exchange, host: string, address: string, why: string, hint: string): PaidActionError {
-  const reason = `${host} resolves to ${address}, ${why}`;
-  return new PaidActionError("origin_not_allowed", `${x.origin} is not allowed: ${reason}; nothing was sent. ${hint}`, {
-    origin: x.origin,
-    reason,
-  });
+function notAllowed(
+  x: Exchange,
+  host: string,
+  address: string,
+  why: string,
+  rule: ErrorContext<"origin_not_allowed">["rule"],
+): PaidActionError {
+  return paidError("origin_not_allowed", { origin: x.origin, reason: `${host} resolves to ${address}, ${why}`, rule });
 }
 
 /** The addresses a URL's host has, each checked against the standing; the one to connect to. */
@@ -124,28 +129,16 @@ async function resolveTarget(x: Exchange, url: URL, o: GuardedFetchOptions): Pro
   else {
     const code = (e: unknown) => String((e as { code?: unknown }).code ?? "lookup failed").slice(0, 40);
     addresses = await bounded(x, (o.resolve ?? systemResolve)(host)).catch((e: unknown) => {
-      throw x.signal.aborted ? e : failed(x, "network", `the host ${host} does not resolve (${code(e)})`);
+      throw x.signal.aborted ? e : failed(x, "network", { host, errno: code(e) });
     });
-    if (addresses.length === 0) throw failed(x, "network", `the host ${host} resolves to no address`);
+    if (addresses.length === 0) throw failed(x, "network", { host });
   }
   for (const { address } of addresses) {
     const verdict = classifyAddress(address);
     if (o.standing === "public" && !verdict.public)
-      throw notAllowed(
-        x,
-        host,
-        address,
-        `a ${verdict.reason} address`,
-        `"*" allows public addresses only; listing the exact origin ${x.origin} in allowOrigins allows it.`,
-      );
+      throw notAllowed(x, host, address, `a ${verdict.reason} address`, "public_only");
     if ((url.protocol === "http:" || isLoopbackName(host)) && !isLoopback(address))
-      throw notAllowed(
-        x,
-        host,
-        address,
-        "not this machine's loopback",
-        "Plain http and localhost names are allowed to loopback addresses only.",
-      );
+      throw notAllowed(x, host, address, "not this machine's loopback", "loopback_only");
   }
   return addresses[0]!;
 }
@@ -193,7 +186,7 @@ function discard(body: Dispatcher.ResponseData["body"]): void {
 /** A body read whole, at most maxBytes; past it, the stream is destroyed and too_large thrown. */
 async function readBody(x: Exchange, res: Dispatcher.ResponseData, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(res.headers["content-length"]);
-  const tooLarge = () => failed(x, "too_large", `${x.origin} answered more than ${maxBytes} bytes`, res.statusCode);
+  const tooLarge = () => failed(x, "too_large", { limit: maxBytes }, res.statusCode);
   if (Number.isFinite(declared) && declared > maxBytes) {
     discard(res.body);
     throw tooLarge();
@@ -260,9 +253,7 @@ export async function guardedFetch(req: OutboundRequest, o: GuardedFetchOptions)
   let client: Dispatcher | undefined;
   try {
     if (o.standing !== "exact" && o.standing !== "public")
-      throw new PaidActionError("origin_not_allowed", `${req.origin} is not allowed; nothing was sent`, {
-        origin: req.origin,
-      });
+      throw paidError("origin_not_allowed", { origin: req.origin });
     const url = new URL(req.url);
     const target = await resolveTarget(x, url, o);
     const { Client, buildConnector } = await loadUndici();
@@ -301,8 +292,7 @@ async function exchange(x: Exchange, client: Dispatcher, first: Hop, o: GuardedF
       return next === undefined ? answer : { ...answer, redirectRefused: next.href };
     }
     await res.body.dump();
-    if (redirects >= maxRedirects)
-      throw failed(x, "redirects", `${x.origin} redirected more than ${maxRedirects} times`, res.statusCode);
+    if (redirects >= maxRedirects) throw failed(x, "redirects", { limit: maxRedirects }, res.statusCode);
     hop = redirected(hop, res.statusCode, next);
   }
 }

@@ -1,6 +1,6 @@
 /** get_execution: one execution from the journal, refreshed from the service. */
 import { z } from "zod";
-import { PaidActionError } from "../../engine/index.js";
+import { paidError } from "../../engine/index.js";
 import type { McpContext } from "../context.js";
 import { executionUri, ok } from "../results.js";
 import { addMirrorTool, type MirrorTools } from "./mirror.js";
@@ -17,10 +17,7 @@ export function registerGetExecutionTool(tools: MirrorTools, ctx: McpContext): v
     openWorld: true,
     run: async (args: { executionId: string }, { pa }) => {
       const view = await pa.engine.getExecution(args.executionId, true);
-      if (!view)
-        throw new PaidActionError("not_found", `no execution ${args.executionId} in this server's journal`, {
-          executionId: args.executionId,
-        });
+      if (!view) throw paidError("not_found", { executionId: args.executionId });
       return ok(
         { ...view, resourceUri: executionUri(args.executionId), ...(sandbox ? { sandbox: true } : {}) },
         `Execution ${args.executionId} (${view.action}) is ${view.status}.`,

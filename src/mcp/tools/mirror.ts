@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import { PaidActionError } from "../../engine/index.js";
+import { paidError } from "../../engine/index.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "../context.js";
 import { failure, jsonSchema } from "../results.js";
 
@@ -92,15 +92,7 @@ export async function callMirrorTool(
     const issues = parsed.issues
       .slice(0, 10)
       .map((x) => ({ path: x.path.join(".") || "(arguments)", message: x.message.slice(0, 200) }));
-    return failure(
-      new PaidActionError(
-        "invalid_input",
-        `invalid arguments for ${name}: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
-        { issues },
-      ),
-      ctx.sandbox,
-      ctx.scrub,
-    );
+    return failure(paidError("invalid_input", { problem: "arguments", tool: name, issues }), ctx.sandbox, ctx.scrub);
   }
   try {
     return await parsed.run({ pa: await ctx.runtime(), rctx });
