@@ -86,6 +86,7 @@ describe("the CLI sandbox across restarts", () => {
           return undefined;
         }
         if (res.status === 429) {
+          // The CLI sandbox is another process with the wall clock: a client obeys its Retry-After.
           await sleep(1000 * Number(res.headers["retry-after"] ?? "1"));
           continue;
         }
