@@ -35,12 +35,13 @@ const ENGINE_ON_POSTGRES = [
 
 export default defineConfig({
   test: {
-    // Files may run in parallel, across both projects; two workers match the 2-core CI machine.
+    // Files may run in parallel, across the projects; two workers match the 2-core CI machine.
     maxWorkers: 2,
     projects: [
       // The pure tables (no server, no child process, no network, no global state):
       // `npm run test:unit` runs them alone in seconds. Threads start faster than forks, and
-      // without isolation each worker imports src/ once rather than once per file (half the time).
+      // without isolation each worker imports src/ once rather than once per file (half the
+      // time): so a unit test that changes global state (fake timers, mocks) puts it back.
       {
         test: {
           name: "unit",
