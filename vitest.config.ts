@@ -1,6 +1,6 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
-/** Both projects: real servers on 127.0.0.1 with their own temp dirs, in forked workers. */
+/** The integration projects: real servers on 127.0.0.1 with their own temp dirs, in forked workers. */
 const common = {
   testTimeout: 60_000,
   hookTimeout: 60_000,
@@ -35,10 +35,30 @@ const ENGINE_ON_POSTGRES = [
 
 export default defineConfig({
   test: {
-    // Files may run in parallel, across both projects; two workers match the 2-core CI machine.
+    // Files may run in parallel, across the projects; two workers match the 2-core CI machine.
     maxWorkers: 2,
     projects: [
-      { test: { ...common, name: "sqlite", include: ["test/**/*.test.ts"] } },
+      // The pure tables (no server, no child process, no network, no global state):
+      // `npm run test:unit` runs them alone in seconds. Threads start faster than forks, and
+      // without isolation each worker imports src/ once rather than once per file (half the
+      // time): so a unit test that changes global state (fake timers, mocks) puts it back.
+      {
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          pool: "threads",
+          isolate: false,
+          testTimeout: 10_000,
+        },
+      },
+      {
+        test: {
+          ...common,
+          name: "sqlite",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/unit/**"],
+        },
+      },
       {
         test: {
           ...common,

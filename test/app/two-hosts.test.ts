@@ -15,6 +15,7 @@ import { sandboxOwner } from "../../src/sandbox/index.js";
 import { SMALL_SERVER } from "../helpers/engine.js";
 import { call, cleanupAll, sandboxInfo, sc, startServer, text } from "../helpers/mcp.js";
 import { ensureBuilt, killAllStarted, startCliSandbox } from "../helpers/process.js";
+import { pollUntil } from "../helpers/wait.js";
 
 beforeAll(() => ensureBuilt(), 90_000);
 
@@ -133,8 +134,11 @@ describe("app: two processes on one home in sandbox mode", () => {
     const pa = await open(home, lines, 100);
     expect(pa.sandbox!.owned).toBe(false);
     await owner.stop("SIGKILL");
-    const deadline = Date.now() + 10_000;
-    while (!pa.sandbox!.owned && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(
+      () => pa.sandbox!.owned,
+      (owned) => owned,
+      { intervalMs: 50 },
+    );
     expect(pa.sandbox).toMatchObject({ owned: true, info: { baseUrl: owner.info.baseUrl } });
     expect(lines.filter((l) => /took it over/.test(l))).toHaveLength(1);
   });

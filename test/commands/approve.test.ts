@@ -248,6 +248,8 @@ describe("approve at a terminal (a person)", () => {
       quoteLifeMs = undefined;
     }
     const expiresAt = (await f.pa.journal.approval(a.approvalId))!.expiresAt;
+    // The expiry must pass on the wall clock: the CLI below runs in its own process, with no
+    // clock to move, and the instant is known (not a guess).
     await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 200));
     const listed = await runCli(["approve"], env());
     expect(listed.stdout).not.toContain(a.approvalId);

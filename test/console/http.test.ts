@@ -227,7 +227,8 @@ describe("console: live updates", () => {
       expect(stream.contentType).toContain("text/event-stream");
       const first = await stream.next((e) => e.event === "approvals", 3_000);
       expect(Array.isArray(first.data.items)).toBe(true);
-      await new Promise((r) => setTimeout(r, 700)); // the stream's first look at the journal
+      // No wait for the stream's first look: it compares with the pending set it told at once,
+      // and the execution's changes come after that look, which tells the approval.
       const asked = Date.now();
       const approvalId = await askForApproval();
       const live = await stream.next(

@@ -19,7 +19,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { openJournal } from "../../src/app/index.js";
 import { createLoginPages, LOGIN_PAGE_DIR } from "../../src/console/login-page.js";
 import { startConsole, type ConsoleHandle } from "../../src/console/server.js";
@@ -187,12 +187,20 @@ describe("console: sign-in pages on disk", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("a page goes when its token expires", async () => {
-    const pages = createLoginPages({ home: join(dir, "expiry"), origin, ttlMs: 300 });
-    const { path } = await pages.write("t".repeat(43), "/");
-    expect(existsSync(path)).toBe(true);
-    await new Promise((r) => setTimeout(r, 700));
-    expect(existsSync(path)).toBe(false);
-    pages.close();
+    // The page's timer is the console's own: fake timers move it on instead of waiting it out.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const pages = createLoginPages({ home: join(dir, "expiry"), origin, ttlMs: 300 });
+      const { path } = await pages.write("t".repeat(43), "/");
+      expect(existsSync(path)).toBe(true);
+      await vi.advanceTimersByTimeAsync(299);
+      expect(existsSync(path)).toBe(true);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(existsSync(path)).toBe(false);
+      pages.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("pages a killed console left are swept when the next is written (a fresh one of another console stays)", async () => {

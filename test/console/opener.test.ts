@@ -16,6 +16,7 @@ import { openerCommand } from "../../src/commands/console.js";
 import { hopTarget, postLoginPage, readLoginPage } from "../helpers/login-page.js";
 import { fakeOpener, type FakeOpener } from "../helpers/opener.js";
 import { CLI_PATH, ensureBuilt } from "../helpers/process.js";
+import { waitFor } from "../helpers/wait.js";
 
 let root: string;
 let home: string;
@@ -84,7 +85,7 @@ describe("paid-actions-mcp console opens the browser", () => {
     const seen = new Set<string>();
     for (let i = 0; i < 10; i++) {
       for (const line of commandLines()) seen.add(line);
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 100)); // samples 1 s of the opener's 3 s: no sync
     }
     expect([...seen].filter((l) => l.includes(c.token))).toEqual([]);
     // The scan did see the opener itself, with its argument: it ran while we looked.
@@ -140,12 +141,11 @@ describe("paid-actions-mcp console opens the browser", () => {
     let err = "";
     child.stdout!.on("data", (c: Buffer) => (out += c));
     child.stderr!.on("data", (c: Buffer) => (err += c));
-    for (const end = Date.now() + 10_000; !/sign-in page/.test(err); await new Promise((r) => setTimeout(r, 50))) {
-      if (Date.now() > end) throw new Error(`no refusal within 10 s; stderr: ${err}`);
-    }
+    await waitFor(() => /sign-in page/.test(err), { intervalMs: 50, what: () => `the refusal; stderr: ${err}` });
     const link = /^Console: (\S+)$/m.exec(out)![1]!;
     expect(err).toContain("open the link above yourself");
     expect(err).not.toContain(new URL(link).searchParams.get("token")!);
+    // A negative check: no event marks that an opener will never run, so it watches a while.
     await new Promise((r) => setTimeout(r, 300));
     expect(existsSync(opener.log("blocked"))).toBe(false);
     expect((await fetch(link, { redirect: "manual" })).status).toBe(303);

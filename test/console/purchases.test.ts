@@ -12,12 +12,16 @@ import { startConsole, type ConsoleHandle } from "../../src/console/server.js";
 import { openEvents, type SseStream } from "../helpers/console-http.js";
 import { loginAsPerson, type ConsolePerson } from "../helpers/console-person.js";
 import { engineFixture, type EngineFixture } from "../helpers/engine.js";
+import { countReads } from "../helpers/journal-reads.js";
+import { waitFor } from "../helpers/wait.js";
 import { APPROVAL, CALL, IDS as ids, OTHER, PAYEE, recordPurchases, SECRETS, SELLER, TX } from "./purchase-records.js";
 
 let f: EngineFixture;
 let handle: ConsoleHandle;
 let person: ConsolePerson;
 let stream: SseStream | undefined;
+/** The console's reads of the newest purchases: its live updates' look at the journal ends with one. */
+let purchaseReads: () => number;
 const t0 = Date.now() - 60_000;
 
 beforeAll(async () => {
@@ -26,9 +30,11 @@ beforeAll(async () => {
     configFile: { limits: { perOrigin: { [SELLER]: "0.5" } } },
   });
   await recordPurchases({ journal: f.pa.journal, transcripts: f.pa.transcripts, service: f.pa.engine.service, t0 });
+  const counted = countReads(f.pa.journal, "purchases");
+  purchaseReads = counted.reads;
   handle = await startConsole({
     engine: f.pa.engine,
-    journal: f.pa.journal,
+    journal: counted.journal,
     transcripts: f.pa.transcripts,
     home: f.home,
     config: f.pa.config,
@@ -148,10 +154,11 @@ describe("console: x402 purchases", () => {
   });
 
   it("the event stream tells a purchase that changed", async () => {
+    const readsBefore = purchaseReads();
     stream = await openEvents(handle.port, person.cookie);
     await stream.next((e) => e.event === "approvals", 5_000);
     // The first look takes what is; a change after it is told.
-    await new Promise((r) => setTimeout(r, 1_200));
+    await waitFor(() => purchaseReads() > readsBefore, { what: "the stream's first look at the journal" });
     await f.pa.journal.update(
       ids.waiting,
       { state: "refused", error: { code: "approval_declined", message: "declined" } },

@@ -10,6 +10,7 @@ import { parseDecimal } from "../../src/domain/money.js";
 import { loginAsPerson, type ConsolePerson } from "../helpers/console-person.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on } from "../helpers/proxy.js";
+import { waitFor } from "../helpers/wait.js";
 
 let f: EngineFixture;
 let handle: ConsoleHandle;
@@ -36,14 +37,15 @@ beforeAll(async () => {
   failNext = true;
   failed = await pay();
   failNext = false;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const [a, b] = [await f.pa.journal.intent(paid.intentId), await f.pa.journal.intent(failed.intentId)];
-    if (a?.execStatus === "completed" && a.settlement === "verified" && b?.refundState === "verified") break;
-    if (Date.now() > deadline) throw new Error("the reconciler did not settle both executions in 20 s");
-    await f.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(
+    async () => {
+      const [a, b] = [await f.pa.journal.intent(paid.intentId), await f.pa.journal.intent(failed.intentId)];
+      if (a?.execStatus === "completed" && a.settlement === "verified" && b?.refundState === "verified") return true;
+      await f.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
+      return false;
+    },
+    { timeoutMs: 20_000, intervalMs: 50, what: "the reconciler to settle both executions" },
+  );
   handle = await startConsole({
     engine: f.pa.engine,
     journal: f.pa.journal,

@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { CLI_PATH, ensureBuilt, PROJECT_ROOT } from "../helpers/process.js";
 import { on } from "../helpers/proxy.js";
+import { waitFor } from "../helpers/wait.js";
 
 interface CliResult {
   code: number | null;
@@ -76,15 +77,22 @@ describe("audit: the journal against the wallet's history on the chain", () => {
     const third = await pay(f);
 
     // The reconciler follows the failed execution to its refund and verifies it on chain.
-    const deadline = Date.now() + 20_000;
-    while ((await f.pa.journal.intent(failed.intentId))!.refundState !== "verified") {
-      if (Date.now() > deadline)
-        throw new Error(
-          `the refund was not verified: ${JSON.stringify(await f.pa.journal.intent(failed.intentId), (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
-        );
-      await f.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const { journal, reconciler } = f.pa;
+    let last = await journal.intent(failed.intentId);
+    await waitFor(
+      async () => {
+        last = await journal.intent(failed.intentId);
+        if (last!.refundState === "verified") return true;
+        await reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
+        return false;
+      },
+      {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        what: () =>
+          `the refund to be verified: ${JSON.stringify(last, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
+      },
+    );
     expect((await f.pa.journal.intent(failed.intentId))!.refundCredit).toBe(288_000n);
 
     const { code, report, stderr } = await auditJson(f.env);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Freeze, JournalStore } from "../../src/engine/journal/port.js";
 import { engineFixture, openTestJournal, refusal, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on } from "../helpers/proxy.js";
+import { waitFor } from "../helpers/wait.js";
 
 const PRICE = 288_000n;
 
@@ -53,11 +54,10 @@ const requests = (method: string, path: string) => f.proxy.seen.filter(on(method
 
 /** Waits until the proxy has seen `n` requests of a kind. */
 async function seen(method: string, path: string, n: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (requests(method, path) < n) {
-    if (Date.now() > deadline) throw new Error(`the service saw ${requests(method, path)} ${method} ${path}, not ${n}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitFor(() => requests(method, path) >= n, {
+    intervalMs: 10,
+    what: () => `${n} ${method} ${path} at the service (it saw ${requests(method, path)})`,
+  });
 }
 
 /** What the journal holds, in all: intents, signed proofs, and what is reserved. */

@@ -18,6 +18,7 @@ import { MIGRATIONS } from "../../src/engine/journal/schema.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import { newIntent, NOW, payment } from "../helpers/journal-records.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
+import { waitFor } from "../helpers/wait.js";
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -97,7 +98,7 @@ describe.each(STORES)("the freeze (%s)", (_kind, open) => {
 describe("the freeze and proofs being recorded (PostgreSQL, many servers)", () => {
   it("a freeze waits for a proof being recorded at that moment, and returns once it is in", async () => {
     const url = await server.createDatabase();
-    const j = await openPostgresJournal(url);
+    const j = await openPostgresJournal(url, { applicationName: "pam-freeze-waits" });
     // Another server, in the middle of recording a proof: it holds the lock shared.
     const other = new pg.Client({ connectionString: url });
     await other.connect();
@@ -106,7 +107,16 @@ describe("the freeze and proofs being recorded (PostgreSQL, many servers)", () =
       await other.query("SELECT pg_advisory_xact_lock_shared($1)", [LOCK.freeze]);
       let done = false;
       const freezing = Promise.resolve(j.freeze(FIRST)).then((r) => ((done = true), r));
-      await new Promise((r) => setTimeout(r, 400));
+      // The freeze is seen waiting on the lock in the server itself, not assumed to after a while.
+      await waitFor(
+        async () =>
+          (
+            await other.query(
+              `SELECT 1 FROM pg_stat_activity WHERE application_name = 'pam-freeze-waits' AND wait_event_type = 'Lock'`,
+            )
+          ).rowCount === 1,
+        { what: "the freeze to wait on the lock" },
+      );
       expect(done).toBe(false);
       await other.query("COMMIT");
       expect(await freezing).toEqual({ freeze: FIRST, already: false });

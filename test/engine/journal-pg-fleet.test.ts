@@ -12,6 +12,7 @@ import { SchemaTooNew } from "../../src/engine/journal/port.js";
 import { JournalUnavailable, openPostgresJournal, redactUrl } from "../../src/engine/journal/postgres.js";
 import { newIntent, NOW } from "../helpers/journal-records.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
+import { pollUntil } from "../helpers/wait.js";
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -144,9 +145,14 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
       const waiting = Promise.resolve(
         j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "new" }),
       ).catch((e: unknown) => e);
-      await new Promise((r) => setTimeout(r, 100));
-      const blocked = await holder.query(
-        `SELECT wait_event_type FROM pg_stat_activity WHERE application_name = 'pam-timeout' AND state = 'active'`,
+      // Seen waiting on the lock in the server itself (polled well within the 300 ms timeout).
+      const { value: blocked } = await pollUntil(
+        () =>
+          holder.query(
+            `SELECT wait_event_type FROM pg_stat_activity WHERE application_name = 'pam-timeout' AND state = 'active'`,
+          ),
+        (r) => r.rows[0]?.wait_event_type === "Lock",
+        { timeoutMs: 250, intervalMs: 10 },
       );
       expect(blocked.rows).toEqual([{ wait_event_type: "Lock" }]);
       expect(await waiting).toMatchObject({ code: "57014" }); // query_canceled: statement timeout

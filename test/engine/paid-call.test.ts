@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture, refusal, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { waitFor } from "../helpers/wait.js";
 
 describe("engine: a paid call against the reference service", () => {
   let t: TestSandbox;
@@ -52,14 +53,14 @@ describe("engine: a paid call against the reference service", () => {
     expect(row.payee).toBe(t.sb.keys.treasury.address);
     expect(row.proof).toBeTruthy();
 
-    const deadline = Date.now() + 10_000;
-    while (
-      (await f.pa.journal.intent(paid.intentId))!.execStatus !== "completed" ||
-      (await f.pa.journal.intent(paid.intentId))!.nextPollAt !== null
-    ) {
-      if (Date.now() > deadline) throw new Error("the reconciler did not reach completed");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const journal = f.pa.journal;
+    await waitFor(
+      async () => {
+        const i = (await journal.intent(paid.intentId))!;
+        return i.execStatus === "completed" && i.nextPollAt === null;
+      },
+      { intervalMs: 50, what: "the reconciler to reach completed" },
+    );
     expect(seen[0]).toBe("pending");
     expect(seen.at(-1)).toBe("completed");
     const view = await f.pa.engine.getExecution(paid.executionId, false);

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture, refusal, type EngineFixture } from "../helpers/engine.js";
 import { startProxy, type Proxy, type ProxyRule } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { waitFor } from "../helpers/wait.js";
 
 const body = (b: Uint8Array) => JSON.parse(Buffer.from(b).toString("utf8")) as Record<string, unknown>;
 const paidRequests = (p: Proxy) => p.seen.filter((r) => r.headers["payment-signature"] !== undefined).length;
@@ -62,11 +63,10 @@ describe("engine: paid_fetch against the sandbox's own x402 resources", () => {
     expect(payment).toMatchObject({ amount: 1_000n, payee: seller });
 
     // The reconciler finds the transfer on chain by its memo.
-    const deadline = Date.now() + 10_000;
-    while ((await f.pa.journal.intent(row.intentId))!.settlement !== "verified") {
-      if (Date.now() > deadline) throw new Error("the settlement was not verified on chain");
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(async () => (await f.pa.journal.intent(row.intentId))!.settlement === "verified", {
+      intervalMs: 100,
+      what: "the settlement to be verified on chain",
+    });
 
     const seen = resource.seen.length;
     const again = await f.pa.engine.payFetch({

@@ -7,6 +7,7 @@ import { PaidActionError } from "../../src/engine/errors.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on, type SeenRequest } from "../helpers/proxy.js";
+import { pollUntil } from "../helpers/wait.js";
 
 describe("secrets never leave their place", () => {
   let f: EngineFixture;
@@ -51,9 +52,11 @@ describe("secrets never leave their place", () => {
       }
     }
     outputs.push(await f.pa.engine.quote({ action: "servers.provision", input: SMALL_SERVER }));
-    const deadline = Date.now() + 5_000;
-    while ((await f.pa.engine.getExecution(paid.executionId, true))?.status !== "completed" && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(
+      () => f.pa.engine.getExecution(paid.executionId, true),
+      (e) => e?.status === "completed",
+      { timeoutMs: 5_000, intervalMs: 50 },
+    );
     outputs.push(
       await f.pa.engine.getExecution(paid.executionId, false),
       await f.pa.engine.listExecutions({}),

@@ -15,6 +15,7 @@ import type { ResolvedAddress } from "../../src/domain/addresses.js";
 import { isCode, PaidActionError } from "../../src/engine/errors.js";
 import { guardedFetch, type GuardedFetchOptions } from "../../src/engine/x402-http/http.js";
 import { readFetchInput, type FetchInput, type OutboundRequest } from "../../src/engine/x402-http/request.js";
+import { waitFor } from "../helpers/wait.js";
 
 /**
  * A throwaway self-signed certificate for `shop.localhost` (and nothing else), made for this
@@ -348,10 +349,14 @@ describe("time and size bounds", () => {
 
   it("stops when the caller cancels (reason cancelled)", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
-    const e = await refusal(
+    const arrived = a.seen.length;
+    const fetching = refusal(
       guardedFetch(request({ url: `http://127.0.0.1:${a.port}/no-answer` }), { ...exact, signal: controller.signal }),
     );
+    // Cancelled once the request has reached the server (so it was sent), not after a while.
+    await waitFor(() => a.seen.length > arrived, { what: "the request at the server" });
+    controller.abort();
+    const e = await fetching;
     expect(e.context).toMatchObject({ reason: "cancelled", sent: true });
   });
 });

@@ -9,6 +9,7 @@ import { afterEach, expect } from "vitest";
 import { QUOTE_BODY } from "./api.js";
 import { apiClient, startTestSandbox, type ApiResponse, type TestSandbox } from "./sandbox.js";
 
+/** Paces an abuser (a trickled body) or bounds a wait for an answer; never lets something happen. */
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ---- Raw HTTP over node:net ---------------------------------------------------------------
@@ -87,16 +88,19 @@ export function head(method: string, path: string, headers: Record<string, strin
     .join("")}\r\n`;
 }
 
-/** A well-behaved client measuring how long each answer takes while others abuse the service. */
+/**
+ * A well-behaved client measuring how long each answer takes while others abuse the service,
+ * one request every `everyMs` (its own pace, within its limit) until `until(answered so far)`.
+ */
 export async function bystander(
   t: TestSandbox,
   key: string,
-  until: () => boolean,
+  until: (answered: number) => boolean,
   opts: { everyMs?: number; max?: number } = {},
 ) {
   const call = apiClient(t.sb.baseUrl, key);
   const results: { status: number; ms: number; text: string }[] = [];
-  for (let i = 0; i < (opts.max ?? 200) && !until(); i++) {
+  for (let i = 0; i < (opts.max ?? 200) && !until(results.length); i++) {
     const started = Date.now();
     // Alternate a read and a state-changing request (a quote: body parsing, SQLite writes).
     const res: ApiResponse =

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
 import type { ApiResponse, Call, TestSandbox } from "./sandbox.js";
 import { SERVER_INPUT } from "./sandbox.js";
+import { waitFor } from "./wait.js";
 
 export const ACTION_NAMES = [
   "companies.create",
@@ -164,15 +165,12 @@ export async function startReceiver(
   return {
     url: `http://127.0.0.1:${port}/hook`,
     deliveries,
-    async waitFor(pred, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!pred(deliveries)) {
-        if (Date.now() > deadline)
-          throw new Error(`webhook deliveries did not arrive: ${JSON.stringify(deliveries.map((d) => d.body))}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      return deliveries;
-    },
+    waitFor: (pred, timeoutMs = 10_000) =>
+      waitFor(() => pred(deliveries) && deliveries, {
+        timeoutMs,
+        intervalMs: 20,
+        what: () => `webhook deliveries; those that arrived: ${JSON.stringify(deliveries.map((d) => d.body))}`,
+      }),
     close: () =>
       new Promise<void>((ok) => {
         server.close(() => ok());

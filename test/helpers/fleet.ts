@@ -10,8 +10,6 @@ import { startServer, type McpServerProcess } from "./mcp.js";
 
 export { prng } from "./prng.js";
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** One server of the fleet: its home and environment stay, its process may be killed and replaced. */
 export interface Slot {
   index: number;

@@ -17,6 +17,7 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CLI_PATH, PROJECT_ROOT } from "./process.js";
+import { waitFor } from "./wait.js";
 
 export { CLI_PATH, PROJECT_ROOT, ensureBuilt } from "./process.js";
 
@@ -221,11 +222,10 @@ export function sandboxInfo(home: string): { baseUrl: string; apiKey: string } {
  * reaches the service right after one waits here.
  */
 export async function sandboxStarted(home: string, timeoutMs = 20_000): Promise<{ baseUrl: string; apiKey: string }> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(join(home, "sandbox", "sandbox.json"))) {
-    if (Date.now() > deadline) throw new Error(`no sandbox.json under ${home} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitFor(() => existsSync(join(home, "sandbox", "sandbox.json")), {
+    timeoutMs,
+    what: `sandbox.json under ${home}`,
+  });
   return sandboxInfo(home);
 }
 

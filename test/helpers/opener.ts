@@ -6,6 +6,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitFor } from "./wait.js";
 
 const SCRIPT = `#!/bin/sh
 printf '%s\\n' "$@" > "$PAM_TEST_OPENER_LOG.part"
@@ -35,11 +36,7 @@ export function fakeOpener(root: string): FakeOpener {
     log,
     env: (name) => ({ PATH: `${bin}:${process.env.PATH ?? ""}`, PAM_TEST_OPENER_LOG: log(name) }),
     async argv(name, timeoutMs = 10_000) {
-      const end = Date.now() + timeoutMs;
-      while (!existsSync(log(name))) {
-        if (Date.now() > end) throw new Error(`the opener did not run within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor(() => existsSync(log(name)), { timeoutMs, intervalMs: 50, what: "the opener to run" });
       return readFileSync(log(name), "utf8").split("\n").filter(Boolean);
     },
   };

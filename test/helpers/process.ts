@@ -11,6 +11,7 @@ import { createKeyPairSignerFromBytes, type KeyPairSigner } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
 import type { SandboxInfo } from "../../src/sandbox/index.js";
+import { pollUntil } from "./wait.js";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const CLI_PATH = join(PROJECT_ROOT, "dist", "cli.js");
@@ -73,8 +74,6 @@ export function killAllStarted(): void {
   live.clear();
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Starts `node dist/cli.js sandbox --port 0 --home <home> ...args` and waits until its
  * pid file names it, sandbox.json was rewritten by it and GET /health answers.
@@ -121,31 +120,34 @@ export async function startCliSandbox(
     }
   };
 
-  const deadline = startedAt + timeoutMs;
-  for (;;) {
+  /** The sandbox's info once it serves, undefined until then; throws if the process died. */
+  const serving = async (): Promise<SandboxInfo | undefined> => {
     if (hasExited) throw new Error(`sandbox exited before serving: ${stderr}`);
-    if (Date.now() > deadline) {
-      await stop("SIGKILL");
-      throw new Error(`sandbox did not start within ${timeoutMs} ms: ${stderr}`);
-    }
     try {
       const pid = Number(readFileSync(join(home, "sandbox.pid"), "utf8").trim());
       const infoPath = join(home, "sandbox.json");
       // sandbox.json from an earlier run may still be there: wait for this process's own.
-      if (pid === child.pid && statSync(infoPath).mtimeMs >= startedAt - 1_000) {
-        const info = JSON.parse(readFileSync(infoPath, "utf8")) as SandboxInfo;
-        const root = info.baseUrl.replace(/\/v1\/?$/, "");
-        const res = await fetch(`${root}/health`, { signal: AbortSignal.timeout(1_000) });
-        if (res.status === 200 && ((await res.json()) as { ok?: boolean }).ok === true) {
-          return { child, pid: child.pid!, info, root, home, stderr: () => stderr, exited, stop };
-        }
-      }
+      if (pid !== child.pid || statSync(infoPath).mtimeMs < startedAt - 1_000) return undefined;
+      const info = JSON.parse(readFileSync(infoPath, "utf8")) as SandboxInfo;
+      const res = await fetch(`${rootOf(info)}/health`, { signal: AbortSignal.timeout(1_000) });
+      return res.status === 200 && ((await res.json()) as { ok?: boolean }).ok === true ? info : undefined;
     } catch {
-      // not yet
+      return undefined; // not yet: no pid file, a half-written sandbox.json, no listener
     }
-    await sleep(50);
+  };
+  const found = await pollUntil(serving, (info) => info !== undefined, {
+    timeoutMs: timeoutMs - (Date.now() - startedAt),
+    intervalMs: 50,
+  });
+  if (!found.value) {
+    await stop("SIGKILL");
+    throw new Error(`sandbox did not start within ${timeoutMs} ms: ${stderr}`);
   }
+  const info = found.value;
+  return { child, pid: child.pid!, info, root: rootOf(info), home, stderr: () => stderr, exited, stop };
 }
+
+const rootOf = (info: SandboxInfo) => info.baseUrl.replace(/\/v1\/?$/, "");
 
 export interface Payer {
   wallet: KeyPairSigner;

@@ -3,7 +3,8 @@
  * request, and rules can make it lie or fail — rewrite a JSON response, answer with a
  * status of its own, reset the connection before or after forwarding, delay past the
  * client's timeout, truncate or garble a body, deliver a request twice. Each rule fires
- * `times` times (default: always). Every request seen is recorded.
+ * `times` times (default: always). Every request seen is recorded, and again once the proxy
+ * is done with it (answered, reset, or its delayed answer given to whoever still listens).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -44,6 +45,8 @@ export interface Proxy {
   url: string;
   rules: ProxyRule[];
   seen: SeenRequest[];
+  /** The requests the proxy is done with, in the order it finished them. */
+  handled: SeenRequest[];
   close(): Promise<void>;
 }
 
@@ -92,8 +95,9 @@ function reply(res: ServerResponse, up: Upstream, body: Buffer | string = up.bod
 export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []): Promise<Proxy> {
   const target = new URL(targetOrigin);
   const seen: SeenRequest[] = [];
+  const handled: SeenRequest[] = [];
   const sockets = new Set<Socket>();
-  const proxy: Proxy = { url: "", rules, seen, close: async () => undefined };
+  const proxy: Proxy = { url: "", rules, seen, handled, close: async () => undefined };
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -108,7 +112,9 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
       seen.push(r);
       const rule = proxy.rules.find((x) => (x.times === undefined || x.times > 0) && x.match(r));
       if (rule && rule.times !== undefined) rule.times--;
-      void handle(rule?.action, r, req, res).catch(() => res.destroy());
+      void handle(rule?.action, r, req, res)
+        .catch(() => res.destroy())
+        .finally(() => handled.push(r));
     });
   });
   server.on("connection", (s: Socket) => {

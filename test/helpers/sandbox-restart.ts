@@ -13,6 +13,7 @@ import type { createSolanaRpc } from "@solana/kit";
 import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
 import { ensureBuilt, killAllStarted } from "./process.js";
 import type { ApiResponse, Call } from "./sandbox.js";
+import { pollUntil } from "./wait.js";
 
 const USDC = 1_000_000n;
 export const FUNDING = 1000n * USDC;
@@ -70,18 +71,17 @@ export async function listExecutions(call: Call): Promise<any[]> {
 
 /** Polls until every execution of the key is completed or refunded (bounded). */
 export async function waitAllFinal(call: Call, timeoutMs: number): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const items = await listExecutions(call);
-    const open = items.filter((e) => !FINAL.has(e.status));
-    if (open.length === 0) return items;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `executions still not final after ${timeoutMs} ms: ${JSON.stringify(open.map((e) => [e.executionId, e.status]))}`,
-      );
-    }
-    await sleep(100);
+  const isOpen = (e: any) => !FINAL.has(e.status);
+  const found = await pollUntil(
+    () => listExecutions(call),
+    (items) => !items.some(isOpen),
+    { timeoutMs, intervalMs: 100 },
+  );
+  if (!found.done) {
+    const open = found.value.filter(isOpen).map((e) => [e.executionId, e.status]);
+    throw new Error(`executions still not final after ${timeoutMs} ms: ${JSON.stringify(open)}`);
   }
+  return found.value;
 }
 
 /** Amount (atomic) moved out of `owner`'s token account by a landed transaction, per getTransaction meta. */

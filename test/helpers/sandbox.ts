@@ -12,6 +12,7 @@ import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
 import { startSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.js";
 import { associatedTokenAddress } from "../../src/sandbox/ledger/chain.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
+import { pollUntil } from "./wait.js";
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -149,12 +150,11 @@ export async function waitForExecution(
   done: (e: any) => boolean,
   timeoutMs = 10_000,
 ): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await call("GET", `/executions/${executionId}`);
-    if (res.status === 200 && done(res.body)) return res.body;
-    if (Date.now() > deadline)
-      throw new Error(`execution ${executionId} did not reach the expected state: ${res.text}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const found = await pollUntil(
+    () => call("GET", `/executions/${executionId}`),
+    (res) => res.status === 200 && done(res.body),
+    { timeoutMs },
+  );
+  if (!found.done) throw new Error(`execution ${executionId} did not reach the expected state: ${found.value.text}`);
+  return found.value.body;
 }

@@ -79,7 +79,7 @@ describe("the allowance is a ceiling no local cap can raise", () => {
     let answers = await Promise.all(calls.map(once));
     // A call whose proof's fate was still open answers outcome_unknown: ask again until it rests.
     for (let round = 0; round < 10 && answers.some((a) => a.error?.code === "outcome_unknown"); round++) {
-      await new Promise((r) => setTimeout(r, 1_000));
+      await new Promise((r) => setTimeout(r, 1_000)); // spaces the rounds out: each asks again
       answers = await Promise.all(
         calls.map((c, i) => (answers[i].error?.code === "outcome_unknown" ? once(c) : answers[i])),
       );

@@ -116,20 +116,29 @@ describe("chaos: faults between server and service, and a server killed at rando
     return { client, transport, log: () => log };
   }
 
-  it(`${CALLS} paid calls end with nothing lost, nothing paid twice, nothing over the caps`, async () => {
-    const rng = prng(SEED);
-    const plans = ["nano", "small"];
-    const intents: Intent[] = Array.from({ length: CALLS }, (_, i) => ({
-      key: `chaos-${SEED}-${i}`,
-      input: {
-        region: "eu-west-1",
-        plan: plans[Math.floor(rng() * plans.length)]!,
-        durationHours: 1 + Math.floor(rng() * 4),
-        image: `img-${SEED}-${i}`,
-      },
-      attempts: 0,
-    }));
-    const queue = [...intents];
+  /** The run's intents, once `run` has driven every one to an answer. */
+  let intents: Intent[] | undefined;
+  let journal: Journal | undefined;
+  /** The journal's intents after the run. */
+  let rows: Awaited<ReturnType<Journal["intentsSince"]>> = [];
+  afterAll(() => journal?.close());
+
+  /** What a step goes on from; a clear failure when the run failed. */
+  const ran = (): Intent[] => {
+    if (!intents || !journal) throw new Error("the chaos run did not finish: see the first failure");
+    return intents;
+  };
+  const image = (input: string) => (JSON.parse(input) as { image?: string }).image;
+  const settledAtService = () =>
+    t.sb.db
+      .prepare(
+        `SELECT p.quote_id, p.transaction_sig, p.amount, q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`,
+      )
+      .all() as any[];
+
+  /** Rounds under faults, each ended by a SIGKILL once a random number of calls completed; then a final pass. */
+  async function run(all: Intent[], rng: () => number) {
+    const queue = [...all];
     const started = Date.now();
     let kills = 0;
     let rounds = 0;
@@ -203,7 +212,7 @@ describe("chaos: faults between server and service, and a server killed at rando
     // Final pass without faults: every call the agent did not get an answer for is retried with its key.
     faultsOn = false;
     const last = await startServer();
-    for (const intent of intents) {
+    for (const intent of all) {
       if (intent.result || intent.refusal) continue;
       const r = await last.client.callTool(
         { name: "servers_provision", arguments: { ...intent.input, intentKey: intent.key } },
@@ -225,115 +234,130 @@ describe("chaos: faults between server and service, and a server killed at rando
     stderr.push(last.log());
     await last.client.close();
 
-    const paid = intents.filter((i) => i.result);
+    const paid = all.filter((i) => i.result);
     const refusals = new Map<string, number>();
-    for (const i of intents) if (i.refusal) refusals.set(i.refusal, (refusals.get(i.refusal) ?? 0) + 1);
+    for (const i of all) if (i.refusal) refusals.set(i.refusal, (refusals.get(i.refusal) ?? 0) + 1);
     process.stderr.write(
       `chaos seed ${SEED}: ${CALLS} intents, ${paid.length} paid, refusals ${JSON.stringify(Object.fromEntries(refusals))}, ` +
         `${kills} kills in ${rounds} rounds, ${proxy.seen.length} requests through the proxy, ${Math.round((Date.now() - started) / 1000)} s\n`,
     );
+  }
 
-    // ---- Invariants ---------------------------------------------------------------------
-    const journal = new Journal(join(home, "journal.sqlite"));
-    try {
-      const rows = await journal.intentsSince(0);
-      const byKey = new Map(rows.map((r) => [r.intentKey, r]));
-      // Every intent final or clearly marked as needing attention.
-      for (const intent of intents) {
-        const row = byKey.get(intent.key);
-        expect(row, `intent ${intent.key} is in the journal`).toBeDefined();
-        expect(["executed", "refused", "failed", "attention"], `intent ${intent.key} (seed ${SEED})`).toContain(
-          row!.state,
-        );
-        if (intent.result) {
-          expect(row!.state).toBe("executed");
-          expect(row!.executionId).toBe(intent.result.executionId);
-        }
-      }
-      // Per intent at most one settled payment and at most one execution at the service.
-      const image = (input: string) => (JSON.parse(input) as { image?: string }).image;
-      const paidPerIntent = new Map<string, number>();
-      for (const p of t.sb.db
-        .prepare(`SELECT q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`)
-        .all() as any[]) {
-        paidPerIntent.set(image(p.input)!, (paidPerIntent.get(image(p.input)!) ?? 0) + 1);
-      }
-      const execPerIntent = new Map<string, number>();
-      for (const e of t.sb.db.prepare(`SELECT input FROM executions`).all() as any[])
-        execPerIntent.set(image(e.input)!, (execPerIntent.get(image(e.input)!) ?? 0) + 1);
-      for (const [img, n] of paidPerIntent) expect(n, `settled payments for ${img} (seed ${SEED})`).toBe(1);
-      for (const [img, n] of execPerIntent) expect(n, `executions for ${img} (seed ${SEED})`).toBe(1);
-
-      // The journal agrees with the service: every settled payment is one the journal holds as spent.
-      const settled = t.sb.db
-        .prepare(
-          `SELECT p.quote_id, p.transaction_sig, p.amount, q.input FROM payments p JOIN quotes q ON q.quote_id = p.quote_id WHERE p.status = 'settled'`,
-        )
-        .all() as any[];
-      const byQuote = new Map(rows.filter((r) => r.quoteId).map((r) => [r.quoteId!, r]));
-      for (const s of settled) {
-        const row = byQuote.get(s.quote_id);
-        expect(row, `a settled payment for quote ${s.quote_id} the journal does not know (seed ${SEED})`).toBeDefined();
-        expect(["spent", "reserved"]).toContain(row!.budgetState);
-        if (row!.paymentTx) expect(row!.paymentTx).toBe(s.transaction_sig);
-        expect(row!.amount).toBe(BigInt(s.amount));
-      }
-      for (const row of rows.filter((r) => r.executionId)) {
-        const e = t.sb.db.prepare(`SELECT quote_id FROM executions WHERE execution_id = ?`).get(row.executionId) as any;
-        expect(e?.quote_id, `execution ${row.executionId} at the service (seed ${SEED})`).toBe(row.quoteId);
-      }
-      // ...and with the ledger: what left the wallet is exactly what the service settled, within the caps.
-      const settledTotal = settled.reduce((sum, s) => sum + BigInt(s.amount), 0n);
-      const spent = 1000_000_000n - (await t.usdc(t.wallet.address));
-      expect(spent).toBe(settledTotal);
-      expect(spent).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
-      const usage = await journal.usage(Date.now());
-      expect(usage.day).toBeGreaterThanOrEqual(spent);
-      expect(usage.day).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
-      expect(paid.length).toBeGreaterThan(CALLS / 20);
-
-      // ...and `audit` reads the wallet's history from the ledger's RPC and agrees with the journal.
-      const audit = await runCli(["audit", "--json"], env, 120_000);
-      const report = JSON.parse(audit.stdout || "{}") as {
-        ok: boolean;
-        discrepancies: unknown[];
-        payments: unknown[];
-        inFlight: unknown[];
-        scan: unknown;
-      };
-      const summary = JSON.stringify(
-        { discrepancies: report.discrepancies, inFlight: report.inFlight, scan: report.scan },
-        null,
-        1,
-      ).slice(0, 6000);
-      expect(audit.code, `audit (seed ${SEED}): ${audit.stderr}\n${summary}`).toBe(0);
-      expect(report.ok).toBe(true);
-      expect(report.discrepancies).toEqual([]);
-      expect(report.payments.length).toBeGreaterThanOrEqual(paid.length);
-
-      // ---- No secret anywhere it should not be --------------------------------------------
-      const proofs = rows.map((r) => r.proof).filter(Boolean) as string[];
-      const wallet = readFileSync(t.sb.walletPath, "utf8").trim();
-      const seed = Buffer.from(Uint8Array.from(JSON.parse(wallet) as number[]).subarray(0, 32));
-      const secrets = [t.sb.apiKey, wallet, seed.toString("hex"), seed.toString("base64"), ...proofs];
-      const transcripts = readdirSync(join(home, "transcripts")).map((f) =>
-        readFileSync(join(home, "transcripts", f), "utf8"),
-      );
-      expect(transcripts.length).toBeGreaterThan(0);
-      const haystack = [...stderr, ...outputs, ...transcripts].join("\n");
-      for (const secret of secrets.slice(0, 4))
-        expect(haystack.includes(secret), "a secret leaked into stderr, tool results, resources or transcripts").toBe(
-          false,
-        );
-      // Proofs are long base64 strings: look only inside long base64 runs (linear, not proofs x haystack).
-      const proofSet = new Set(proofs);
-      const minProof = Math.min(...proofs.map((p) => p.length));
-      for (const run of haystack.match(/[A-Za-z0-9+/]{200,}={0,2}/g) ?? []) {
-        if (run.length < minProof) continue;
-        expect(proofSet.has(run) || proofs.some((p) => run.includes(p)), "a payment proof leaked").toBe(false);
-      }
-    } finally {
-      journal.close();
-    }
+  it(`${CALLS} paid calls under faults and server kills each end with an answer`, async () => {
+    const rng = prng(SEED);
+    const plans = ["nano", "small"];
+    const all: Intent[] = Array.from({ length: CALLS }, (_, i) => ({
+      key: `chaos-${SEED}-${i}`,
+      input: {
+        region: "eu-west-1",
+        plan: plans[Math.floor(rng() * plans.length)]!,
+        durationHours: 1 + Math.floor(rng() * 4),
+        image: `img-${SEED}-${i}`,
+      },
+      attempts: 0,
+    }));
+    await run(all, rng);
+    intents = all;
+    journal = new Journal(join(home, "journal.sqlite"));
+    rows = await journal.intentsSince(0);
+    expect(all.filter((i) => i.result).length).toBeGreaterThan(CALLS / 20);
   }, 600_000);
+
+  it("every intent is final or marked for attention: nothing lost", () => {
+    const byKey = new Map(rows.map((r) => [r.intentKey, r]));
+    for (const intent of ran()) {
+      const row = byKey.get(intent.key);
+      expect(row, `intent ${intent.key} is in the journal`).toBeDefined();
+      expect(["executed", "refused", "failed", "attention"], `intent ${intent.key} (seed ${SEED})`).toContain(
+        row!.state,
+      );
+      if (intent.result) {
+        expect(row!.state).toBe("executed");
+        expect(row!.executionId).toBe(intent.result.executionId);
+      }
+    }
+  });
+
+  it("per intent at most one settled payment and at most one execution at the service: nothing paid twice", () => {
+    ran();
+    const paidPerIntent = new Map<string, number>();
+    for (const p of settledAtService())
+      paidPerIntent.set(image(p.input)!, (paidPerIntent.get(image(p.input)!) ?? 0) + 1);
+    const execPerIntent = new Map<string, number>();
+    for (const e of t.sb.db.prepare(`SELECT input FROM executions`).all() as any[])
+      execPerIntent.set(image(e.input)!, (execPerIntent.get(image(e.input)!) ?? 0) + 1);
+    for (const [img, n] of paidPerIntent) expect(n, `settled payments for ${img} (seed ${SEED})`).toBe(1);
+    for (const [img, n] of execPerIntent) expect(n, `executions for ${img} (seed ${SEED})`).toBe(1);
+  });
+
+  it("the journal agrees with the service, and the ledger with both, within the caps", async () => {
+    ran();
+    // Every settled payment is one the journal holds as spent.
+    const settled = settledAtService();
+    const byQuote = new Map(rows.filter((r) => r.quoteId).map((r) => [r.quoteId!, r]));
+    for (const s of settled) {
+      const row = byQuote.get(s.quote_id);
+      expect(row, `a settled payment for quote ${s.quote_id} the journal does not know (seed ${SEED})`).toBeDefined();
+      expect(["spent", "reserved"]).toContain(row!.budgetState);
+      if (row!.paymentTx) expect(row!.paymentTx).toBe(s.transaction_sig);
+      expect(row!.amount).toBe(BigInt(s.amount));
+    }
+    for (const row of rows.filter((r) => r.executionId)) {
+      const e = t.sb.db.prepare(`SELECT quote_id FROM executions WHERE execution_id = ?`).get(row.executionId) as any;
+      expect(e?.quote_id, `execution ${row.executionId} at the service (seed ${SEED})`).toBe(row.quoteId);
+    }
+    // ...and with the ledger: what left the wallet is exactly what the service settled, within the caps.
+    const settledTotal = settled.reduce((sum, s) => sum + BigInt(s.amount), 0n);
+    const spent = 1000_000_000n - (await t.usdc(t.wallet.address));
+    expect(spent).toBe(settledTotal);
+    expect(spent).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
+    const usage = await journal!.usage(Date.now());
+    expect(usage.day).toBeGreaterThanOrEqual(spent);
+    expect(usage.day).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
+  });
+
+  it("`audit` reads the wallet's history from the ledger's RPC and agrees with the journal", async () => {
+    const paid = ran().filter((i) => i.result);
+    const audit = await runCli(["audit", "--json"], env, 120_000);
+    const report = JSON.parse(audit.stdout || "{}") as {
+      ok: boolean;
+      discrepancies: unknown[];
+      payments: unknown[];
+      inFlight: unknown[];
+      scan: unknown;
+    };
+    const summary = JSON.stringify(
+      { discrepancies: report.discrepancies, inFlight: report.inFlight, scan: report.scan },
+      null,
+      1,
+    ).slice(0, 6000);
+    expect(audit.code, `audit (seed ${SEED}): ${audit.stderr}\n${summary}`).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.discrepancies).toEqual([]);
+    expect(report.payments.length).toBeGreaterThanOrEqual(paid.length);
+  }, 150_000);
+
+  it("no secret in stderr, tool results, resources or transcripts", () => {
+    ran();
+    const proofs = rows.map((r) => r.proof).filter(Boolean) as string[];
+    const wallet = readFileSync(t.sb.walletPath, "utf8").trim();
+    const seed = Buffer.from(Uint8Array.from(JSON.parse(wallet) as number[]).subarray(0, 32));
+    const secrets = [t.sb.apiKey, wallet, seed.toString("hex"), seed.toString("base64"), ...proofs];
+    const transcripts = readdirSync(join(home, "transcripts")).map((f) =>
+      readFileSync(join(home, "transcripts", f), "utf8"),
+    );
+    expect(transcripts.length).toBeGreaterThan(0);
+    const haystack = [...stderr, ...outputs, ...transcripts].join("\n");
+    for (const secret of secrets.slice(0, 4))
+      expect(haystack.includes(secret), "a secret leaked into stderr, tool results, resources or transcripts").toBe(
+        false,
+      );
+    // Proofs are long base64 strings: look only inside long base64 runs (linear, not proofs x haystack).
+    const proofSet = new Set(proofs);
+    const minProof = Math.min(...proofs.map((p) => p.length));
+    for (const run of haystack.match(/[A-Za-z0-9+/]{200,}={0,2}/g) ?? []) {
+      if (run.length < minProof) continue;
+      expect(proofSet.has(run) || proofs.some((p) => run.includes(p)), "a payment proof leaked").toBe(false);
+    }
+  });
 });

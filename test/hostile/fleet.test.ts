@@ -28,7 +28,6 @@ import {
   pending,
   prng,
   readJournal,
-  sleep,
   startSlot,
   stderrDigest,
   UNFINISHED,
@@ -38,6 +37,7 @@ import {
 import { call, cleanupAll, ensureBuilt, freshHome, sc, text } from "../helpers/mcp.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { pollUntil, waitFor } from "../helpers/wait.js";
 
 const SERVERS = 4;
 const CALLS = 200;
@@ -149,26 +149,29 @@ async function settled(
 ): Promise<{ ms: number; left: { unfinished: number; following: number } }> {
   const start = Date.now();
   let idleSince: number | undefined;
-  for (;;) {
+  /** What is left, after telling `onOrphans` of intents that have been idle 3 s on end. */
+  const look = async () => {
     const left = await pending(db);
-    if (left.unfinished === 0 && left.following === 0) return { ms: Date.now() - start, left };
-    if (Date.now() - start > SETTLE_MS) return { ms: Date.now() - start, left };
-    if (onOrphans && left.unfinished > 0) {
-      const now = Date.now();
-      const unfinished = (await readJournal(db)).intents.filter((x) => UNFINISHED.includes(x.state));
-      const driven = unfinished.some((x) => x.leaseUntil !== null && x.leaseUntil >= now);
-      const orphans = unfinished.filter(
-        (x) => x.nextPollAt === null && (x.leaseUntil === null || x.leaseUntil < now - ORPHAN_GRACE_MS),
-      );
-      if (driven || orphans.length === 0) idleSince = undefined;
-      else if (idleSince === undefined) idleSince = now;
-      else if (now - idleSince >= 3_000) {
-        idleSince = undefined;
-        await onOrphans(orphans);
-      }
+    if (!onOrphans || left.unfinished === 0) return left;
+    const now = Date.now();
+    const unfinished = (await readJournal(db)).intents.filter((x) => UNFINISHED.includes(x.state));
+    const driven = unfinished.some((x) => x.leaseUntil !== null && x.leaseUntil >= now);
+    const orphans = unfinished.filter(
+      (x) => x.nextPollAt === null && (x.leaseUntil === null || x.leaseUntil < now - ORPHAN_GRACE_MS),
+    );
+    if (driven || orphans.length === 0) idleSince = undefined;
+    else if (idleSince === undefined) idleSince = now;
+    else if (now - idleSince >= 3_000) {
+      idleSince = undefined;
+      await onOrphans(orphans);
     }
-    await sleep(500);
-  }
+    return left;
+  };
+  const { value: left } = await pollUntil(look, (l) => l.unfinished === 0 && l.following === 0, {
+    timeoutMs: SETTLE_MS,
+    intervalMs: 500,
+  });
+  return { ms: Date.now() - start, left };
 }
 
 function report(part: number, slots: Slot[], extra = ""): void {
@@ -273,7 +276,12 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
     const restarting = new Map<number, Promise<void>>();
     const killer = (async () => {
       for (const k of kills) {
-        while (ended < k.after && Date.now() - started < k.atMs) await sleep(5);
+        // The fault's own moment (a random time, or a random count of calls ended), not a sync.
+        await waitFor(() => ended >= k.after || Date.now() - started >= k.atMs, {
+          timeoutMs: k.atMs + 1_000,
+          intervalMs: 5,
+          what: "the kill's moment",
+        });
         const busy = slots.filter((s) => (inFlight.get(flightKey(s.index, s.gen)) ?? 0) > 0);
         const pool = busy.length > 0 ? busy : slots;
         const slot = pool[Math.floor(k.pick * pool.length)]!;

@@ -28,13 +28,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ERROR_CODES } from "../../src/engine/errors.js";
 import { formatDecimal, parseDecimal } from "../../src/domain/money.js";
 import type { SandboxInfo } from "../../src/sandbox/index.js";
-import { callArb, describeCall, type GenCall, type Outcome } from "../helpers/fuzz/calls.js";
-import { ALL_TOOLS, KNOWN, PAID, PAID_TOOLS } from "../helpers/fuzz/inputs.js";
-import { listedExecutions, sc, spendingOnceSettled, walletUsdc } from "../helpers/fuzz/read-back.js";
+import { callArb } from "../helpers/fuzz/calls.js";
+import { ALL_TOOLS, PAID, PAID_TOOLS } from "../helpers/fuzz/inputs.js";
+import { listedExecutions, spendingOnceSettled, walletUsdc } from "../helpers/fuzz/read-back.js";
+import { fuzzRunner, type FuzzTally } from "../helpers/fuzz/run.js";
 import { sandboxStarted } from "../helpers/mcp.js";
 import { CLI_PATH, PROJECT_ROOT, ensureBuilt } from "../helpers/process.js";
 
@@ -49,7 +48,6 @@ const TOTAL_CALLS = BATCH * RUNS;
 const CALL_TIMEOUT_MS = 30_000;
 const LIVENESS_EVERY = 25; // batches
 const RUN_TIME_LIMIT_MS = 150_000;
-const CODES = new Set<string>(ERROR_CODES);
 
 describe("hostile: bad input from the agent", () => {
   let home: string;
@@ -113,7 +111,29 @@ describe("hostile: bad input from the agent", () => {
       throw new Error(`tools/list changed (${where}): ${names.join(",")}`);
   }
 
-  it(`${TOTAL_CALLS} generated tool calls: every one answered cleanly, nothing paid outside the limits`, async () => {
+  let info: SandboxInfo | undefined;
+  let balanceBefore = 0n;
+  /** The run's tally and its read-back, once every batch ran. */
+  let done:
+    | {
+        tally: FuzzTally;
+        batches: number;
+        elapsed: number;
+        spending: any;
+        listed: Map<string, any>;
+        onChain: bigint;
+        paidSum: bigint;
+        listedSum: bigint;
+      }
+    | undefined;
+  const maxPerDay = parseDecimal(MAX_PER_DAY)!;
+  const approvalAbove = parseDecimal(APPROVAL_ABOVE)!;
+  const ran = () => {
+    if (!done) throw new Error("the fuzz run did not finish: see the first failure");
+    return done;
+  };
+
+  it("every paid tool publishes a closed input schema", async () => {
     await alive("start");
     for (const tool of (await client.listTools()).tools) {
       const schema = tool.inputSchema as { properties?: Record<string, unknown>; additionalProperties?: unknown };
@@ -121,9 +141,12 @@ describe("hostile: bad input from the agent", () => {
         closedSchemas.set(tool.name, new Set(Object.keys(schema.properties ?? {})));
     }
     expect([...closedSchemas.keys()].sort()).toEqual([...PAID_TOOLS].sort());
+  });
+
+  it(`${TOTAL_CALLS} generated tool calls: every one answered cleanly, nothing paid outside the limits`, async () => {
     await sandboxStarted(home); // the first tools/list does not wait for the sandbox
-    const info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as SandboxInfo;
-    const balanceBefore = await walletUsdc(info);
+    info = JSON.parse(readFileSync(join(home, "sandbox", "sandbox.json"), "utf8")) as SandboxInfo;
+    balanceBefore = await walletUsdc(info);
 
     const seed =
       process.env.FUZZ_SEED !== undefined
@@ -134,148 +157,15 @@ describe("hostile: bad input from the agent", () => {
     console.log(
       `[fuzz] fast-check seed ${seed}${path ? ` path ${path}` : ""} — replay: FUZZ_SEED=${seed} npx vitest run test/hostile/fuzz.test.ts`,
     );
-
-    const maxPerCall = parseDecimal(MAX_PER_CALL)!;
-    const maxPerDay = parseDecimal(MAX_PER_DAY)!;
-    const approvalAbove = parseDecimal(APPROVAL_ABOVE)!;
-    const approvalPool: string[] = [];
-    const executionPool: string[] = [];
-    /** executionId -> amount (atomic) of every paid result. */
-    const paid = new Map<string, bigint>();
-    /** Intents whose call ended with the outcome still open (they may finish in the background). */
-    const openIntents = new Set<string>();
-    const codes = new Map<string, number>();
-    const kinds = new Map<string, number>();
-    const latency = new Map<string, { n: number; total: number; max: number }>();
-    let sent = 0;
+    const { tally, runOne } = fuzzRunner({
+      client,
+      closedSchemas,
+      maxPerCall: MAX_PER_CALL,
+      approvalAbove: APPROVAL_ABOVE,
+      callTimeoutMs: CALL_TIMEOUT_MS,
+    });
     let batches = 0;
-    let protocolErrors = 0;
-    let dailyCapHit = 0;
     const started = Date.now();
-
-    const check = (o: Outcome): void => {
-      const where = () => describeCall(o.call, o.args);
-      if (o.error !== undefined) {
-        const e = o.error;
-        // Only a request that is not a valid tools/call may be refused at the protocol level.
-        const protocolOk =
-          e instanceof McpError &&
-          e.code === ErrorCode.InvalidParams &&
-          (!KNOWN.has(o.call.name) || (o.call.raw === true && o.args !== undefined));
-        if (!protocolOk)
-          throw new Error(
-            `call failed at the protocol level: ${e instanceof McpError ? `McpError ${e.code} ` : ""}${(e as Error)?.message ?? String(e)}\n  call: ${where()}`,
-          );
-        protocolErrors++;
-        return;
-      }
-      const r = o.result!;
-      if (!KNOWN.has(o.call.name))
-        throw new Error(`an unknown tool answered ${JSON.stringify(r).slice(0, 300)}\n  call: ${where()}`);
-      const s = sc(r);
-      if (!s || typeof s !== "object")
-        throw new Error(`no structuredContent: ${JSON.stringify(r).slice(0, 300)}\n  call: ${where()}`);
-      if (
-        !Array.isArray(r.content) ||
-        r.content.length === 0 ||
-        r.content.some((c) => c.type !== "text" || typeof c.text !== "string")
-      ) {
-        throw new Error(`content is not text: ${JSON.stringify(r.content).slice(0, 300)}\n  call: ${where()}`);
-      }
-      if (r.isError) {
-        const err = s.error;
-        if (
-          !err ||
-          typeof err.code !== "string" ||
-          !CODES.has(err.code) ||
-          typeof err.message !== "string" ||
-          typeof err.whatToDo !== "string"
-        ) {
-          throw new Error(`a refusal without a clean error: ${JSON.stringify(s).slice(0, 500)}\n  call: ${where()}`);
-        }
-        // An exception the server did not expect leaks as "unexpected failure": not a clean refusal.
-        if (/^unexpected failure/.test(err.message))
-          throw new Error(`an unexpected failure leaked: ${err.message.slice(0, 500)}\n  call: ${where()}`);
-        codes.set(err.code, (codes.get(err.code) ?? 0) + 1);
-        if (err.code === "approval_required" && typeof err.approvalId === "string") approvalPool.push(err.approvalId);
-        if (err.code === "budget_exceeded" && err.limit === "maxPerDay") dailyCapHit++;
-        if (
-          ["outcome_unknown", "service_unavailable", "payment_failed", "busy", "execution_rejected"].includes(
-            err.code,
-          ) &&
-          typeof err.intentId === "string"
-        ) {
-          openIntents.add(err.intentId);
-        }
-        return;
-      }
-      if (PAID.has(o.call.name)) {
-        // A payment. Nothing was ever approved, so it must be at or below the approval threshold.
-        const amount = parseDecimal(s.payment?.amount);
-        if (typeof s.executionId !== "string" || amount === undefined)
-          throw new Error(
-            `a paid result without executionId/payment.amount: ${JSON.stringify(s).slice(0, 500)}\n  call: ${where()}`,
-          );
-        if (amount > maxPerCall)
-          throw new Error(`PAID ${s.payment.amount} USDC, above maxPerCall ${MAX_PER_CALL}\n  call: ${where()}`);
-        if (amount > approvalAbove)
-          throw new Error(
-            `PAID ${s.payment.amount} USDC without an approval, above approvalAbove ${APPROVAL_ABOVE}\n  call: ${where()}`,
-          );
-        if (s.quote?.amount !== s.payment.amount)
-          throw new Error(`paid ${s.payment.amount} for a quote of ${s.quote?.amount}\n  call: ${where()}`);
-        // Paid only for arguments its published input schema accepts: no key outside a closed schema.
-        const allowed = closedSchemas.get(o.call.name)!;
-        const stray = Object.keys(o.args as object).filter((k) => !allowed.has(k));
-        if (stray.length > 0)
-          throw new Error(
-            `PAID for arguments with keys outside ${o.call.name}'s input schema: ${JSON.stringify(stray)}\n  call: ${where()}`,
-          );
-        const before = paid.get(s.executionId);
-        if (before !== undefined && before !== amount)
-          throw new Error(`execution ${s.executionId} reported with two amounts`);
-        paid.set(s.executionId, amount);
-        executionPool.push(s.executionId);
-        codes.set("(paid)", (codes.get("(paid)") ?? 0) + 1);
-      } else {
-        codes.set(`(ok ${o.call.name})`, (codes.get(`(ok ${o.call.name})`) ?? 0) + 1);
-      }
-    };
-
-    const runOne = async (c: GenCall): Promise<void> => {
-      let args = c.args;
-      if (c.poolRef) {
-        const pool = c.poolRef.field === "approvalId" ? approvalPool : executionPool;
-        if (pool.length > 0) args = { ...(args as object), [c.poolRef.field]: pool[c.poolRef.pick % pool.length] };
-        else if (c.poolRef.field === "executionId") args = { ...(args as object), executionId: "exe_nothingyet" };
-      }
-      sent++;
-      kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
-      const outcome: Outcome = { call: c, args };
-      const t0 = Date.now();
-      try {
-        if (c.raw) {
-          const params: Record<string, unknown> = { name: c.name };
-          if (args !== undefined) params.arguments = args;
-          outcome.result = (await client.request({ method: "tools/call", params } as never, CallToolResultSchema, {
-            timeout: CALL_TIMEOUT_MS,
-          })) as CallToolResult;
-        } else {
-          outcome.result = (await client.callTool(
-            { name: c.name, arguments: args as Record<string, unknown> },
-            undefined,
-            { timeout: CALL_TIMEOUT_MS },
-          )) as CallToolResult;
-        }
-      } catch (e) {
-        outcome.error = e;
-      }
-      const ms = Date.now() - t0;
-      const key = `${c.kind}${PAID.has(c.name) ? "/paid" : ""}`;
-      const l = latency.get(key) ?? { n: 0, total: 0, max: 0 };
-      latency.set(key, { n: l.n + 1, total: l.total + ms, max: Math.max(l.max, ms) });
-      check(outcome);
-    };
 
     let firstFailure: string | undefined;
     const details = await fc.check(
@@ -288,7 +178,7 @@ describe("hostile: bad input from the agent", () => {
           firstFailure ??= (failed.reason as Error)?.message ?? String(failed.reason);
           throw failed.reason;
         }
-        if (batches % LIVENESS_EVERY === 0) await alive(`after ${sent} calls`);
+        if (batches % LIVENESS_EVERY === 0) await alive(`after ${tally.sent} calls`);
       }),
       {
         seed,
@@ -304,7 +194,7 @@ describe("hostile: bad input from the agent", () => {
     if (details.failed) {
       // fast-check's own report prints the whole batch (megabytes of generated strings): a short one instead.
       throw new Error(
-        `fuzz failed after ${details.numRuns} batch(es) (${sent} calls) — replay: FUZZ_SEED=${details.seed} FUZZ_PATH=${details.counterexamplePath ?? ""}` +
+        `fuzz failed after ${details.numRuns} batch(es) (${tally.sent} calls) — replay: FUZZ_SEED=${details.seed} FUZZ_PATH=${details.counterexamplePath ?? ""}` +
           `${details.interrupted ? ` (interrupted: the run exceeded ${RUN_TIME_LIMIT_MS} ms)` : ""}\n${firstFailure ?? (details.errorInstance as Error)?.message ?? "?"}\n[server stderr, last 2000 chars]\n${stderr.slice(-2000)}`,
       );
     }
@@ -316,18 +206,21 @@ describe("hostile: bad input from the agent", () => {
     const spending = await spendingOnceSettled(client);
     const listed = await listedExecutions(client);
     const balanceAfter = await walletUsdc(info);
-    const paidSum = [...paid.values()].reduce((a, b) => a + b, 0n);
+    const paidSum = [...tally.paid.values()].reduce((a, b) => a + b, 0n);
     const listedSum = [...listed.values()].reduce((a, i) => a + (parseDecimal(i.amount) ?? 0n), 0n);
     const onChain = balanceBefore - balanceAfter;
+    done = { tally, batches, elapsed, spending, listed, onChain, paidSum, listedSum };
 
     console.log(
-      `[fuzz] ${sent} calls in ${(elapsed / 1000).toFixed(1)} s (${batches} batches of ${BATCH}); ${paid.size} paid (${formatDecimal(paidSum)} USDC), ` +
+      `[fuzz] ${tally.sent} calls in ${(elapsed / 1000).toFixed(1)} s (${batches} batches of ${BATCH}); ${tally.paid.size} paid (${formatDecimal(paidSum)} USDC), ` +
         `${listed.size} in list_executions, ${formatDecimal(onChain)} USDC left the wallet; committedLast24h ${spending.committedLast24h}; ` +
-        `${protocolErrors} JSON-RPC InvalidParams; daily cap hit ${dailyCapHit}×\n[fuzz] kinds ${JSON.stringify(Object.fromEntries(kinds))}\n[fuzz] outcomes ${JSON.stringify(Object.fromEntries([...codes].sort()))}`,
+        `${tally.protocolErrors} JSON-RPC InvalidParams; daily cap hit ${tally.dailyCapHit}×\n[fuzz] kinds ${JSON.stringify(Object.fromEntries(tally.kinds))}\n[fuzz] outcomes ${JSON.stringify(Object.fromEntries([...tally.codes].sort()))}`,
     );
+    expect(tally.sent).toBe(TOTAL_CALLS);
+  }, 240_000);
 
-    expect(sent).toBe(TOTAL_CALLS);
-    // The whole run paid within the limits: the journal's view, the tool results' and the chain's.
+  it("the whole run paid within the limits: the journal's view, the tool results' and the chain's", () => {
+    const { spending, listed, onChain, paidSum, listedSum } = ran();
     expect(parseDecimal(spending.committedLast24h)!).toBeLessThanOrEqual(maxPerDay);
     expect(parseDecimal(spending.spentTotal)!).toBeLessThanOrEqual(maxPerDay);
     expect(paidSum).toBeLessThanOrEqual(maxPerDay);
@@ -337,38 +230,46 @@ describe("hostile: bad input from the agent", () => {
     for (const [id, item] of listed) {
       expect(parseDecimal(item.amount)!, id).toBeLessThanOrEqual(approvalAbove);
     }
-    // What the tools reported as paid is what the journal lists; anything more is an intent
-    // whose call ended with its outcome open (none expected while the service answers).
-    for (const [id, amount] of paid) {
+  });
+
+  it("what the tools reported as paid is what the journal lists, and the chain moved that much", () => {
+    const { tally, spending, listed, onChain, listedSum } = ran();
+    // Anything more in the list is an intent whose call ended with its outcome open (none
+    // expected while the service answers).
+    for (const [id, amount] of tally.paid) {
       expect(listed.has(id), `paid execution ${id} missing from list_executions`).toBe(true);
       expect(parseDecimal(listed.get(id).amount)).toBe(amount);
     }
     for (const [id, item] of listed) {
-      if (!paid.has(id))
+      if (!tally.paid.has(id))
         expect(
-          openIntents.has(item.intentId),
+          tally.openIntents.has(item.intentId),
           `execution ${id} (${item.intentId}) in list_executions, but no tool result reported it`,
         ).toBe(true);
     }
-    if (listed.size === paid.size && [...listed.values()].every((i) => i.status !== "refunded")) {
+    if (listed.size === tally.paid.size && [...listed.values()].every((i) => i.status !== "refunded")) {
       // Every paid execution is still paid (none refunded): the chain moved exactly that much.
       expect(onChain).toBe(listedSum);
     }
     expect(parseDecimal(spending.committedLast24h)!).toBeGreaterThanOrEqual(onChain);
+  });
 
-    // The run exercised what it claims to: payments happened, and limits refused the rest.
-    expect(paid.size).toBeGreaterThan(0);
-    expect(codes.get("invalid_input") ?? 0).toBeGreaterThan(1000);
-    expect(codes.get("budget_exceeded") ?? 0).toBeGreaterThan(0);
-    expect(codes.get("approval_required") ?? 0).toBeGreaterThan(0);
+  it("the run exercised what it claims to: payments happened, and limits refused the rest", () => {
+    const { tally } = ran();
+    expect(tally.paid.size).toBeGreaterThan(0);
+    expect(tally.codes.get("invalid_input") ?? 0).toBeGreaterThan(1000);
+    expect(tally.codes.get("budget_exceeded") ?? 0).toBeGreaterThan(0);
+    expect(tally.codes.get("approval_required") ?? 0).toBeGreaterThan(0);
+  });
 
+  it("the embedded service never failed on what it was sent, and the server never died", () => {
+    const { tally } = ran();
     if (process.env.FUZZ_DEBUG)
       console.log(
-        `[fuzz] latency ${JSON.stringify(Object.fromEntries([...latency].map(([k, v]) => [k, { n: v.n, avgMs: Math.round(v.total / v.n), maxMs: v.max }])))}`,
+        `[fuzz] latency ${JSON.stringify(Object.fromEntries([...tally.latency].map(([k, v]) => [k, { n: v.n, avgMs: Math.round(v.total / v.n), maxMs: v.max }])))}`,
       );
     if (process.env.FUZZ_DEBUG) console.log(`[fuzz] server stderr:\n${stderr.slice(0, 20_000)}`);
-    // The embedded service never failed on what it was sent.
     expect(stderr).not.toMatch(/internal error on req_/);
     expect(exitInfo).toBeUndefined();
-  }, 240_000);
+  });
 });

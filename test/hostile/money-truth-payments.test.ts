@@ -12,6 +12,7 @@ import { engineFixture, outcome, runEngineChild, SMALL_SERVER, type EngineFixtur
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { waitFor } from "../helpers/wait.js";
 
 const PRICE = 288_000n;
 const CONFIRM = on("POST", "/v1/payments/confirm");
@@ -207,11 +208,15 @@ describe("money truth: the chain decides, whatever the service says", () => {
       intentKey: "cancelled-while-quoting",
     };
     const pending = outcome(f.pa.engine.pay(req, { signal: ac.signal }));
-    setTimeout(() => ac.abort(), 150);
+    const { proxy } = f;
+    const quoting = on("POST", "/v1/quotes");
+    await waitFor(() => proxy.seen.some(quoting), { what: "the quote at the service" });
+    ac.abort();
     const r = await pending;
     expect(r).toBeInstanceOf(PaidActionError);
     expect((r as PaidActionError).code).toBe("cancelled");
-    await new Promise((done) => setTimeout(done, 900)); // the delayed quote arrives at the service meanwhile
+    // The delayed quote's answer comes back meanwhile, to nobody.
+    await waitFor(() => proxy.handled.some(quoting), { what: "the delayed quote's answer" });
     expect(await t.usdc(t.wallet.address)).toBe(before);
     const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
     expect(intent.state).toBe("refused");

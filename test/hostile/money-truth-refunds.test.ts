@@ -11,6 +11,7 @@ import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engi
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { pollUntil } from "../helpers/wait.js";
 
 const PRICE = 288_000n;
 const GET_EXECUTION = on("GET", "/v1/executions/");
@@ -32,17 +33,24 @@ describe("money truth: the chain decides, whatever the service says", () => {
     /** Pays, then lets the reconciler follow the execution and the refund until it rests. */
     async function payAndFollow(fx: EngineFixture, image: string) {
       const paid = await fx.pa.engine.pay({ action: "servers.provision", input: { ...SMALL_SERVER, image } });
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
-        const row = (await fx.pa.journal.intent(paid.intentId))!;
-        if (row.nextPollAt === null) return row;
-        if (Date.now() > deadline)
-          throw new Error(
-            `the intent was still followed: ${JSON.stringify({ state: row.state, exec: row.execStatus, settlement: row.settlement, refund: row.refundState })}`,
-          );
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      return follow(fx, paid.intentId);
+    }
+    /** Runs the reconciler until it no longer follows the intent; the intent's row then. */
+    async function follow(fx: EngineFixture, intentId: string) {
+      const followed = await pollUntil(
+        async () => {
+          await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
+          return (await fx.pa.journal.intent(intentId))!;
+        },
+        (row) => row.nextPollAt === null,
+        { timeoutMs: 15_000, intervalMs: 50 },
+      );
+      const row = followed.value;
+      if (!followed.done)
+        throw new Error(
+          `the intent was still followed: ${JSON.stringify({ state: row.state, exec: row.execStatus, settlement: row.settlement, refund: row.refundState })}`,
+        );
+      return row;
     }
     /** Makes the provider fail, so the sandbox refunds the payment for real. */
     const failTheProvider: ProxyRule = {
@@ -107,7 +115,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       expect(sent.ok).toBe(true);
       tiny = sent.signature;
       const before = await t.usdc(t.wallet.address);
-      const row = await payAndFollowExisting(f, paid.intentId);
+      const row = await follow(f, paid.intentId);
       expect(await t.usdc(t.wallet.address)).toBe(before);
       expect(row.refundCredit).toBe(1n);
       expect(row.refundTx).toBe(tiny);
@@ -161,16 +169,5 @@ describe("money truth: the chain decides, whatever the service says", () => {
       expect(second.attention).toMatch(/already credited another purchase/);
       expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
     });
-
-    async function payAndFollowExisting(fx: EngineFixture, intentId: string) {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        await fx.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
-        const row = (await fx.pa.journal.intent(intentId))!;
-        if (row.nextPollAt === null) return row;
-        if (Date.now() > deadline) throw new Error("the intent was still followed");
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
   });
 });

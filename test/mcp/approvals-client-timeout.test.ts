@@ -76,6 +76,11 @@ async function firstCallRefused(
   return { started, approvalId: error.approvalId as string, consoleUrl: error.consoleUrl as string };
 }
 
+/**
+ * Waits for a moment on the wall clock. Time is what these tests are about: the person
+ * decides after the client's 60 s default timeout, against a server in its own process
+ * (no clock of its to move), so the moment has to pass.
+ */
 const until = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 
 describe("mcp e2e: a person decides after the v1 client's default timeout (URL mode)", () => {

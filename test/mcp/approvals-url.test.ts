@@ -68,7 +68,10 @@ function host(answer: ElicitResult["action"], after?: (url: string) => Promise<v
     elicit: (request: ElicitRequest): ElicitResult => {
       asked.push(request);
       pages.push(readLoginPage(urlOf(request)));
-      // The host opens the page and answers at once; the person decides a moment later.
+      // The host opens the page and answers at once; the person decides a moment later. A fixed
+      // moment: the server does not show when the call is back waiting on the journal after the
+      // host's answer (in the 2026 era the answer comes in a new request), and a decision before
+      // that would find no call waiting (told.agentCall "none").
       if (after) done.push(new Promise((r) => setTimeout(r, 600)).then(() => after(urlOf(request))));
       return { action: answer };
     },

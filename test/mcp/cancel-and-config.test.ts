@@ -21,6 +21,7 @@ import {
 } from "../helpers/mcp.js";
 import { on, startProxy, type Proxy } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { waitFor } from "../helpers/wait.js";
 
 beforeAll(() => ensureBuilt(), 90_000);
 afterEach(() => cleanupAll());
@@ -52,18 +53,28 @@ describe("mcp e2e: cancellation", () => {
     const before = await t.usdc(t.wallet.address);
     const args = { ...SMALL_SERVER, image: "mcp-cancelled", intentKey: "mcp-cancelled-0001" };
     const ac = new AbortController();
+    const quoting = on("POST", "/v1/quotes");
+    const quotesBefore = proxy.seen.filter(quoting).length;
     const pending = s.client.callTool({ name: "servers_provision", arguments: args }, undefined, {
       signal: ac.signal,
       timeout: 20_000,
     });
-    setTimeout(() => ac.abort("the host gave up"), 300);
+    await waitFor(() => proxy.seen.filter(quoting).length > quotesBefore, { what: "the quote at the service" });
+    ac.abort("the host gave up");
     await expect(pending).rejects.toThrow();
-    await new Promise((r) => setTimeout(r, 1_500)); // the delayed quote reaches the server meanwhile
-    expect(await t.usdc(t.wallet.address)).toBe(before);
-    expect(proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(0);
+    // The delayed quote's answer reaches the server meanwhile, and the server records the cancel.
+    await waitFor(() => proxy.handled.filter(quoting).length > quotesBefore, { what: "the delayed quote's answer" });
     const journal = new Journal(join(home, "journal.sqlite"));
     try {
-      const intent = (await journal.intentByKey(args.intentKey))!;
+      const intent = await waitFor(
+        async () => {
+          const i = await journal.intentByKey(args.intentKey);
+          return i?.state === "refused" && i;
+        },
+        { what: "the cancelled intent to be refused in the journal" },
+      );
+      expect(await t.usdc(t.wallet.address)).toBe(before);
+      expect(proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(0);
       expect(intent.state).toBe("refused");
       expect(intent.error?.code).toBe("cancelled");
       expect(intent.proof).toBeNull();

@@ -102,7 +102,7 @@ describe("shutdown: nothing on stderr for work a closing client cuts short", () 
       void s.client
         .callTool({ name: "servers_provision", arguments: { ...SMALL_SERVER } }, undefined, { timeout: 60_000 })
         .catch(() => undefined);
-      await new Promise((r) => setTimeout(r, cutAfterMs));
+      await new Promise((r) => setTimeout(r, cutAfterMs)); // the cut's moment is the input, not a sync
       await closeQuietly(s);
     }
     // Whatever those calls left unfinished, this server resumes in the background.

@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, startTestSandbox, waitForExecution, type TestSandbox } from "../helpers/sandbox.js";
 import { SERVER, SERVER_INPUT, expectError, freshKey, payHeaders, quoteAndSign } from "../helpers/api.js";
+import { elapse } from "../helpers/wait.js";
 
 describe("errors of decisions.md, provoked on one sandbox", () => {
   let t: TestSandbox;
@@ -34,8 +35,12 @@ describe("errors of decisions.md, provoked on one sandbox", () => {
 
 describe("429 rate_limited", () => {
   let t: TestSandbox;
+  // The sandbox's clock runs ahead of the wall clock by `skew`: Retry-After's seconds pass by
+  // moving it on, not by waiting them out.
+  let skew = 0;
   beforeAll(async () => {
     t = await startTestSandbox({
+      now: () => Date.now() + skew,
       apiKeys: ["key-limited-0001", "key-other-00002"],
       rateLimit: { perSecond: 2, burst: 3 },
     });
@@ -61,7 +66,7 @@ describe("429 rate_limited", () => {
       "rate_limited",
     );
 
-    await new Promise((r) => setTimeout(r, Number(limited[0]!.headers["retry-after"]) * 1000));
+    skew += Number(limited[0]!.headers["retry-after"]) * 1000;
     expect((await t.call("GET", "/actions")).status).toBe(200);
   });
 });
@@ -145,7 +150,8 @@ describe("503 unavailable, storage locked by another process", () => {
     for (let i = 0; i < 3; i++) {
       last = await t.call("POST", "/executions", { body: SERVER, headers: got503!.headers });
       if (last.status === 201) break;
-      await new Promise((r) => setTimeout(r, 1000 * Number(last.headers["retry-after"] ?? "1")));
+      // Only if the service still says no: a client obeys its Retry-After (the lock is gone already).
+      await elapse(1000 * Number(last.headers["retry-after"] ?? "1"));
     }
     expect(last.status, `retry with the same key after the lock is gone: ${last.text}`).toBe(201);
     expect(await t.usdc(t.wallet.address)).toBe(got503!.before - 288_000n);

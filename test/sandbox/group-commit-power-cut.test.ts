@@ -14,6 +14,7 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeSyncFiles, type SyncFiles } from "../../src/sandbox/group-sync.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { waitFor } from "../helpers/wait.js";
 
 const USDC = 1_000_000n;
 const WORKERS = 8;
@@ -138,9 +139,12 @@ describe("a power cut under group commit", () => {
     const errors: string[] = [];
     let stopped = false;
     const run = traffic(t, acks, () => stopped, errors);
-    while (!state.held && errors.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => state.held || errors.length > 0, { timeoutMs: 150_000, intervalMs: 5, what: "an fsync held" });
     // That fsync stays in flight; the requests behind it commit and wait for it.
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => !t.sb.sync.isDurable() || errors.length > 0, {
+      intervalMs: 5,
+      what: "a write committed behind the held fsync",
+    });
     const pendingWrites = !t.sb.sync.isDurable();
     stopped = true;
     const cut = {

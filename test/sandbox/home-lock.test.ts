@@ -19,30 +19,68 @@ afterAll(() => homes.forEach((h) => rmSync(h, { recursive: true, force: true }))
 
 const LOCK_MODULE = pathToFileURL(join(PROJECT_ROOT, "dist", "sandbox", "home-lock.js")).href;
 
-/** One contender: waits for the start instant, tries the lock, says how it went, holds it a while. */
+/**
+ * One contender: says it is ready, reads the start instant, spins until it, tries the lock,
+ * says how it went, and holds what it got until its stdin closes (once every contender has
+ * tried, so no lock is left stale while another still races for it).
+ */
 const CONTENDER = `
 const { lockHome } = await import(process.env.LOCK_MODULE);
-const start = Number(process.env.START_AT);
+const { createInterface } = await import("node:readline");
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+process.stdout.write("ready\\n");
+const start = Number((await lines.next()).value);
 while (Date.now() < start) {}
 let outcome;
 try { lockHome(process.env.HOME_DIR); outcome = "locked"; } catch (e) { outcome = e.name === "SandboxBusyError" ? "busy" : "error: " + e.message; }
-process.stdout.write(outcome);
-await new Promise((r) => setTimeout(r, 800));
+process.stdout.write(outcome + "\\n");
+while (!(await lines.next()).done) {}
 `;
 
-function contender(home: string, startAt: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", CONTENDER], {
-      env: { ...process.env, LOCK_MODULE, HOME_DIR: home, START_AT: String(startAt) },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+/**
+ * `n` contenders on `home`, released at one instant once all of them are up (the race is
+ * for that instant; no guess of how long a process takes to start), each one's outcome.
+ */
+async function race(home: string, n: number): Promise<string[]> {
+  const children = Array.from({ length: n }, () =>
+    spawn(process.execPath, ["--input-type=module", "-e", CONTENDER], {
+      env: { ...process.env, LOCK_MODULE, HOME_DIR: home },
+      stdio: ["pipe", "pipe", "pipe"],
+    }),
+  );
+  const said = children.map((child) => {
     let out = "";
     let err = "";
-    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    const waiting: Array<() => void> = [];
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+      waiting.forEach((look) => look());
+    });
     child.stderr.on("data", (c: Buffer) => (err += c.toString()));
-    child.on("error", reject);
-    child.on("exit", () => resolve(out || `no outcome: ${err}`));
+    const exited = new Promise<void>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("exit", () => resolve());
+    });
+    /** The child's `k`-th line, or what it printed when it ended without one. */
+    const line = (k: number) =>
+      new Promise<string>((resolve) => {
+        const look = () => {
+          const lines = out.split("\n");
+          if (lines.length > k + 1) resolve(lines[k]!);
+        };
+        waiting.push(look);
+        look();
+        void exited.then(() => resolve(`no outcome: ${out}${err}`));
+      });
+    return { ready: line(0), outcome: line(1), exited };
   });
+  await Promise.all(said.map((s) => s.ready));
+  const startAt = String(Date.now() + 50);
+  for (const child of children) child.stdin.write(`${startAt}\n`);
+  const outcomes = await Promise.all(said.map((s) => s.outcome));
+  for (const child of children) child.stdin.end();
+  await Promise.all(said.map((s) => s.exited));
+  return outcomes;
 }
 
 /** A pid that named a process which has exited. */
@@ -58,8 +96,7 @@ describe("the sandbox's home lock", () => {
       homes.push(home);
       const dead = deadPid();
       writeFileSync(join(home, "sandbox.pid"), String(dead));
-      const startAt = Date.now() + 700;
-      const outcomes = await Promise.all(Array.from({ length: 6 }, () => contender(home, startAt)));
+      const outcomes = await race(home, 6);
       expect(
         outcomes.filter((o) => o === "locked"),
         `round ${round}: ${outcomes.join(", ")}`,

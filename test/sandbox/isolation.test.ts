@@ -155,8 +155,13 @@ describe("isolation between API keys", () => {
           (d) => d.body?.data?.execution?.executionId === executionId && d.body.data.execution.status === "completed",
         ),
       );
-      // Deliveries for both hooks are queued together; alpha's completed one has arrived.
-      await new Promise((r) => setTimeout(r, 200));
+      // Deliveries are queued in the transaction of the change they announce, for every hook at
+      // once, and kept once delivered: alpha's completed one has arrived, so beta's hook would
+      // have its rows by now. None: nothing was or will be sent to beta.
+      const betaQueued = t.sb.db
+        .prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`)
+        .get(bHook.body.webhookId) as { n: number };
+      expect(betaQueued.n).toBe(0);
       expect(betaReceiver.deliveries).toEqual([]);
 
       expect((await alpha("DELETE", `/webhooks/${aHook.body.webhookId}`)).status).toBe(200);

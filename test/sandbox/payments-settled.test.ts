@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 import { ACTION, AMOUNT, paymentChecks } from "../helpers/payment-checks.js";
 import { rpcCall, startTestSandbox, waitForExecution, type TestSandbox } from "../helpers/sandbox.js";
+import { elapse } from "../helpers/wait.js";
 
 describe("x402 payments through the reference facilitator on the ledger", () => {
   let t: TestSandbox;
@@ -79,8 +80,9 @@ describe("x402 payments through the reference facilitator on the ledger", () => 
     expect(usdcDelta(refundTx, treasury)).toBe(-AMOUNT);
 
     await expectBalances(before);
-    // Final: nothing changes afterwards, and it is refunded once.
-    await new Promise((r) => setTimeout(r, 150));
+    // Final: nothing changes afterwards, and it is refunded once. A negative check: nothing
+    // marks that the provider loop has gone past a final execution, so it watches a while.
+    await elapse(150);
     const later = await t.call("GET", `/executions/${created.body.executionId}`);
     expect(later.body.status).toBe("refunded");
     expect(later.body.refund.transaction).toBe(done.refund.transaction);

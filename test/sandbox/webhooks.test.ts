@@ -7,6 +7,7 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nonPublicReason, systemResolver } from "../../src/sandbox/service/webhook-guard.js";
 import { startTestSandbox, waitForExecution, type TestSandbox } from "../helpers/sandbox.js";
+import { pollUntil, waitFor } from "../helpers/wait.js";
 import {
   SERVER_INPUT,
   expectError,
@@ -148,12 +149,18 @@ describe("webhooks", () => {
       const gap = retry.at - failed.at;
       expect(gap).toBeGreaterThanOrEqual(900);
       expect(gap).toBeLessThan(3_000);
-      // Delivered once it succeeded: no third attempt.
-      await new Promise((r) => setTimeout(r, 300));
+      // Delivered once it succeeded: no third attempt. The scheduler only ever sends a pending
+      // row, so once the row says delivered nothing more goes out for it.
+      const row = await waitFor(
+        () => {
+          const r = t.sb.db
+            .prepare(`SELECT status, attempts FROM webhook_deliveries WHERE event_id = ?`)
+            .get(failed.body.id) as { status: string; attempts: number } | undefined;
+          return r?.status !== "pending" && r;
+        },
+        { what: "the delivery's row to leave pending" },
+      );
       expect(receiver.deliveries.filter((d) => d.body.id === failed.body.id)).toHaveLength(2);
-      const row = t.sb.db
-        .prepare(`SELECT status, attempts FROM webhook_deliveries WHERE event_id = ?`)
-        .get(failed.body.id);
       expect(row).toEqual({ status: "delivered", attempts: 2 });
 
       expect((await t.call("DELETE", `/webhooks/${hook.webhookId}`)).status).toBe(200);
@@ -169,7 +176,12 @@ describe("webhooks", () => {
       expect((await t.call("DELETE", `/webhooks/${hook.webhookId}`)).status).toBe(200);
       const run = await paidExecution(t, "servers.provision", SERVER_INPUT);
       await waitForExecution(t.call, run.res.body.executionId, (e) => e.status === "completed");
-      await new Promise((r) => setTimeout(r, 200));
+      // Deliveries are queued in the transaction of the change they announce: with the
+      // execution completed, none was queued for the deleted hook, so none can go out.
+      const queued = t.sb.db
+        .prepare(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`)
+        .get(hook.webhookId) as { n: number };
+      expect(queued.n).toBe(0);
       expect(receiver.deliveries).toEqual([]);
     } finally {
       await receiver.close();
@@ -288,15 +300,14 @@ describe("the webhook URL guard: receivers must be public addresses", () => {
 
       const run = await paidExecution(t, "servers.provision", SERVER_INPUT);
       await waitForExecution(t.call, run.res.body.executionId, (e) => e.status === "completed");
-      const deadline = Date.now() + 5_000;
-      let rows: Array<{ attempts: number; last_error: string | null }> = [];
-      while (Date.now() < deadline) {
-        rows = t.sb.db
-          .prepare(`SELECT attempts, last_error FROM webhook_deliveries WHERE webhook_id = ?`)
-          .all(created.body.webhookId) as typeof rows;
-        if (rows.length >= 3 && rows.every((r) => r.attempts >= 1)) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const { value: rows } = await pollUntil(
+        () =>
+          t.sb.db
+            .prepare(`SELECT attempts, last_error FROM webhook_deliveries WHERE webhook_id = ?`)
+            .all(created.body.webhookId) as Array<{ attempts: number; last_error: string | null }>,
+        (rows) => rows.length >= 3 && rows.every((r) => r.attempts >= 1),
+        { timeoutMs: 5_000, intervalMs: 50 },
+      );
       expect(rows.length).toBeGreaterThanOrEqual(3);
       for (const row of rows) expect(row.last_error).toMatch(/^refused: .*127\.0\.0\.1, a loopback address/);
       expect(receiver.deliveries).toEqual([]);

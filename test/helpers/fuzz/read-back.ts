@@ -12,6 +12,7 @@ import { parseDecimal } from "../../../src/domain/money.js";
 import { associatedTokenAddress } from "../../../src/domain/token.js";
 import type { SandboxInfo } from "../../../src/sandbox/index.js";
 import { rpcCall } from "../sandbox.js";
+import { pollUntil } from "../wait.js";
 
 export function sc(r: CallToolResult | undefined): any {
   return r?.structuredContent;
@@ -26,7 +27,10 @@ export async function walletUsdc(info: SandboxInfo): Promise<bigint> {
   return BigInt(res.value.amount);
 }
 
-/** get_spending, once nothing is reserved any more (bounded: 40 tries 250 ms apart). */
+/**
+ * get_spending, once nothing is reserved any more, or as it stands after 10 s (an intent left
+ * for a human keeps its reservation: the caller compares what it gets).
+ */
 export async function spendingOnceSettled(client: Client): Promise<any> {
   const spendingOf = async () =>
     sc(
@@ -34,12 +38,11 @@ export async function spendingOnceSettled(client: Client): Promise<any> {
         timeout: 10_000,
       })) as CallToolResult,
     );
-  let spending = await spendingOf();
-  for (let i = 0; i < 40 && parseDecimal(spending.reserved) !== 0n; i++) {
-    await new Promise((r) => setTimeout(r, 250));
-    spending = await spendingOf();
-  }
-  return spending;
+  const settled = await pollUntil(spendingOf, (s) => parseDecimal(s.reserved) === 0n, {
+    timeoutMs: 10_000,
+    intervalMs: 250,
+  });
+  return settled.value;
 }
 
 /** Every execution list_executions gives, page by page, by executionId. */
