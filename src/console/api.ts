@@ -8,6 +8,7 @@
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ExecutionStatus } from "../domain/wire.js";
 import {
   approvalReview,
   freezeView,
@@ -28,7 +29,7 @@ import { timelineOf } from "./timeline.js";
 
 /** A wrong PIN costs this long, and PINs are checked one at a time: guessing stays slow. */
 const PIN_DELAY_MS = 1_000;
-const STATUSES = new Set(["pending", "processing", "completed", "failed", "refunded"]);
+const STATUSES: ReadonlySet<string> = new Set(ExecutionStatus.options);
 const ID = "([A-Za-z0-9_-]{1,100})";
 
 export interface ApiContext {

@@ -4,6 +4,7 @@
  * Engine (createCtx); nothing here reads the environment.
  */
 import type { EventEmitter } from "node:events";
+import type { ExecutionStatus } from "../domain/wire.js";
 import { AllowanceGate } from "./payment/allowance.js";
 import { Lifetimes } from "./chain/lifetimes.js";
 import { MemoScans } from "./chain/scan-cursors.js";
@@ -60,7 +61,7 @@ export interface Ctx {
   memoScans: MemoScans;
   events: EventEmitter;
   /** Tells listeners an execution's record changed (for MCP updates). */
-  executionChanged(intent: IntentRecord, previous: string | null): void;
+  executionChanged(intent: IntentRecord, previous: ExecutionStatus | null): void;
   transcript(intent: IntentRef, step: string, data?: Record<string, unknown>): void;
   /** Records every HTTP attempt of an intent's requests in its call's transcript (redacted there). */
   trace(intent: IntentRef): (e: Exchange) => void;
@@ -106,7 +107,7 @@ export function createCtx(
   config: Config,
   client: ServiceClient,
   events: EventEmitter,
-  executionChanged: (intent: IntentRecord, previous: string | null) => void,
+  executionChanged: (intent: IntentRecord, previous: ExecutionStatus | null) => void,
 ): Ctx {
   let payerPromise: Promise<Payer> | undefined;
   let chainPromise: Promise<ChainPort> | undefined;

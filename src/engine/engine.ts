@@ -10,7 +10,7 @@
  * (renewed while held, every state change compare-and-set) does the same.
  */
 import { EventEmitter } from "node:events";
-import type { Execution } from "../domain/wire.js";
+import type { Execution, ExecutionStatus } from "../domain/wire.js";
 import { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals/records.js";
 import { describeIssues, unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
@@ -180,7 +180,7 @@ export class Engine extends EventEmitter {
     return { intent, body: intent.response ? await this.d.journal.responseBody(intentId) : undefined };
   }
 
-  emitUpdate(intent: IntentRecord, previous: string | null): void {
+  emitUpdate(intent: IntentRecord, previous: ExecutionStatus | null): void {
     if (!intent.executionId) return;
     const event: ExecutionEvent = {
       intentId: intent.intentId,

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
+import { ExecutionStatus, FINAL_STATUSES } from "../domain/wire.js";
 import { PaidActionError, type ExecutionView, type PaidCall } from "../engine/index.js";
 import { hintFor } from "./hints.js";
 import { executionUri, transcriptUri } from "./uris.js";
@@ -16,7 +16,7 @@ export const PAID_OUTPUT_SCHEMA = {
   type: "object",
   properties: {
     executionId: { type: "string" },
-    status: { type: "string", enum: ["pending", "processing", "completed", "failed", "refunded"] },
+    status: { type: "string", enum: ExecutionStatus.options },
     action: { type: "string" },
     quote: {
       type: "object",

@@ -98,8 +98,9 @@ export function toRow(intent: Partial<IntentRecord>): Record<string, unknown> {
 }
 
 /**
- * A whole intent as a patch of every field (its identity and timestamps aside): what it does
- * not have, as the journal holds a field nobody wrote. A fresh attempt is committed so.
+ * A whole intent as a patch of every field — its identity, timestamps and lease aside (the
+ * lease is kept by claim, renew and release): what it does not have, as the journal holds a
+ * field nobody wrote. A fresh attempt is committed so.
  */
 export function wholePatch(intent: Partial<IntentRecord>): IntentPatch {
   const whole: IntentPatch & Partial<Pick<IntentRecord, "intentId" | "createdAt" | "updatedAt">> = {
@@ -108,6 +109,8 @@ export function wholePatch(intent: Partial<IntentRecord>): IntentPatch {
   delete whole.intentId;
   delete whole.createdAt;
   delete whole.updatedAt;
+  delete whole.leaseOwner;
+  delete whole.leaseUntil;
   return whole;
 }
 

@@ -260,15 +260,14 @@ type Identity =
   | "fingerprint"
   | "agentBudget"
   | "callId"
-  | "leaseOwner"
-  | "leaseUntil"
   | "createdAt"
   | "updatedAt";
 
 /**
  * A fresh intent as it is written: its identity, its attempt, its kind's own request. Every
  * other column is written as the journal writes a field an intent does not have (null, or
- * the column's default: journal/rows.ts), so nothing of an earlier attempt survives.
+ * the column's default: journal/rows.ts), so nothing of an earlier attempt survives — but
+ * its lease, which is the lease's to keep (claim, renew, release), never a commit's.
  */
 export type FreshIntent = Pick<IntentRecord, Identity | "attempt" | "idemKey"> & { state: "new" } & (
     { kind: "action" } | { kind: "fetch"; origin: string; request: StoredRequest }
@@ -286,8 +285,6 @@ export function freshAttempt(i: IntentIn): FreshIntent {
     fingerprint: i.fingerprint,
     agentBudget: i.agentBudget,
     callId: i.callId,
-    leaseOwner: i.leaseOwner,
-    leaseUntil: i.leaseUntil,
     createdAt: i.createdAt,
     updatedAt: i.updatedAt,
     attempt,

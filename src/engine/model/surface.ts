@@ -5,6 +5,7 @@
  */
 import type { ExecutionStatus } from "../../domain/wire.js";
 import type { SettlementCheck } from "./intent.js";
+import type { IntentState } from "./states.js";
 
 export interface PayRequest {
   action: string;
@@ -53,7 +54,8 @@ export interface ExecutionView {
   intentId: string;
   executionId: string | null;
   action: string;
-  status: string;
+  /** The execution's status, or (no execution yet) where the purchase stands. */
+  status: ExecutionStatus | IntentState;
   state: string;
   quoteId: string | null;
   amount: string | null;
@@ -75,8 +77,8 @@ export interface ExecutionView {
 export interface ExecutionEvent {
   intentId: string;
   executionId: string;
-  status: string;
-  previous: string | null;
+  status: ExecutionStatus;
+  previous: ExecutionStatus | null;
   view: ExecutionView;
 }
 

@@ -8,6 +8,7 @@
  * chain (our own RPC, never the service) shows that the transfer landed — then it is
  * spent — or that it can never land.
  */
+import type { ExecutionStatus } from "../../domain/wire.js";
 import { STATES, type IntentState } from "./states.js";
 import type { BudgetState, PaymentFate } from "./types.js";
 
@@ -232,7 +233,7 @@ export interface RefundEvidence {
   /** Already credited for this intent (atomic units). */
   credited: bigint;
   /** The service's execution status. */
-  status: string;
+  status: ExecutionStatus;
   /** The service's refund claim, if any. */
   claim?: { amount?: bigint; transaction?: string };
   /**

@@ -7,7 +7,7 @@
 import { pageOf, readCursor } from "./cursor.js";
 import { originShares } from "./spending-view.js";
 import { formatDecimal } from "../../domain/money.js";
-import { FINAL_STATUSES, type Execution } from "../../domain/wire.js";
+import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../../domain/wire.js";
 import type { Config, ConfigIssue } from "../config/config.js";
 import { PaidActionError } from "../errors.js";
 import type { JournalStore } from "../journal/port.js";
@@ -130,7 +130,7 @@ export interface Folding {
   now: () => number;
   transcript: (intent: IntentRecord, step: string, data?: Record<string, unknown>) => void;
   /** Tells listeners an execution's record changed. */
-  emitUpdate: (intent: IntentRecord, previous: string | null) => void;
+  emitUpdate: (intent: IntentRecord, previous: ExecutionStatus | null) => void;
 }
 
 /**

@@ -1,5 +1,6 @@
 /** list_executions: what this server paid for, newest first, filtered and paged. */
 import { z } from "zod";
+import { ExecutionStatus } from "../../domain/wire.js";
 import type { McpContext } from "../context.js";
 import { ok } from "../results.js";
 import { addMirrorTool, type MirrorTools } from "./mirror.js";
@@ -12,7 +13,7 @@ export function registerListExecutionsTool(tools: MirrorTools, ctx: McpContext):
     description:
       "Executions this server paid for, newest first, from its journal. Filter by status or action; page with cursor.",
     schema: z.strictObject({
-      status: z.enum(["pending", "processing", "completed", "failed", "refunded"]).optional(),
+      status: ExecutionStatus.optional(),
       action: z.string().max(100).optional(),
       limit: z.int().min(1).max(100).optional(),
       cursor: z.string().max(200).optional(),
