@@ -127,6 +127,12 @@ const REQUIRED: Record<IntentState, Record<IntentKind, string[]>> = {
 
 const rowOf = (r: IntentRecord) => toRow(r);
 
+/** The intent each step takes (read as types only: no step's module is loaded). */
+type StepIntent<F extends (...args: never[]) => unknown> = Parameters<F>[1];
+type Decide = typeof import("../../src/engine/intent/steps/decide.js").decide;
+type Sign = typeof import("../../src/engine/intent/steps/sign.js").sign;
+type Deliver = typeof import("../../src/engine/intent/steps/deliver.js").deliver;
+
 describe("a step reads only what its state has proven (the compiler refuses the rest)", () => {
   it("a new intent has no price: amount and quoteId are not there (nor, after a fresh attempt, the last one's)", () => {
     const fresh = fromRow(toRow(freshAttempt(narrowIntent({ ...ACTION, state: "failed" }))));
@@ -182,6 +188,17 @@ describe("a step reads only what its state has proven (the compiler refuses the 
     // @ts-expect-error failed before the price, there is none
     const amount: unknown = inFailed.amount;
     expect(amount).toBeNull();
+  });
+});
+
+describe("a step is written for the states its row names", () => {
+  it("and takes no intent of another state or kind", () => {
+    expectTypeOf<StepIntent<Decide>>().toEqualTypeOf<IntentIn<"quoted" | "awaiting_approval">>();
+    expectTypeOf<IntentIn<"reserved">>().not.toExtend<StepIntent<Decide>>();
+    expectTypeOf<IntentIn<"reserved">>().toExtend<StepIntent<Sign>>();
+    expectTypeOf<IntentIn<"quoted">>().not.toExtend<StepIntent<Sign>>();
+    expectTypeOf<IntentIn<"signed", "fetch">>().toExtend<StepIntent<Deliver>>();
+    expectTypeOf<IntentIn<"signed", "action">>().not.toExtend<StepIntent<Deliver>>();
   });
 });
 
