@@ -57,11 +57,6 @@ async function record(c: Ctx, intent: Asking, status: Approval["status"]): Promi
   return approvalId;
 }
 
-/** A refusal of the approval: how it counts where the intent stands (intent/verdicts.ts). */
-function refused(intent: Asking, error: PaidActionError): Move {
-  return refusal(intent.state, error);
-}
-
 /**
  * Whether a person approved paying this quote: undefined when an approval of it was used
  * already (go on); else the move a person's answer makes — used (recorded with the intent,
@@ -77,7 +72,7 @@ export async function ensureApproved(c: Ctx, intent: Asking, opts: PayOptions): 
     if (approval?.status === "used" && approval.amount >= amount && approval.quoteId === intent.quoteId) return;
     if (approval?.status === "approved") {
       const invalid = (message: string) =>
-        refused(intent, new PaidActionError("approval_invalid", message, { approvalId: approval.approvalId }));
+        refusal(intent.state, new PaidActionError("approval_invalid", message, { approvalId: approval.approvalId }));
       if (approval.quoteId !== intent.quoteId || approval.amount < amount)
         return invalid(`approval ${approval.approvalId} was for another quote or a lower amount`);
       if (approval.expiresAt <= now)
@@ -91,7 +86,10 @@ export async function ensureApproved(c: Ctx, intent: Asking, opts: PayOptions): 
     }
     if (approval?.status === "declined") {
       const message = `approval ${approval.approvalId} was declined; nothing was paid`;
-      return refused(intent, new PaidActionError("approval_declined", message, { approvalId: approval.approvalId }));
+      return refusal(
+        intent.state,
+        new PaidActionError("approval_declined", message, { approvalId: approval.approvalId }),
+      );
     }
     if (approval?.status === "pending" && approval.expiresAt > now && !opts.approve)
       return { wait: approvalRequired(intent, approval.approvalId) };
@@ -125,7 +123,7 @@ async function ask(c: Ctx, intent: Asking, approve: NonNullable<PayOptions["appr
   });
   if (answer !== "accept") {
     const message = `the human did not approve paying ${question.amount} USDC for ${intent.action} (${answer}); nothing was paid`;
-    return refused(intent, new PaidActionError("approval_declined", message, { answer }));
+    return refusal(intent.state, new PaidActionError("approval_declined", message, { answer }));
   }
   return { outcome: "approval_used", patch: { approvalId }, note: null };
 }
