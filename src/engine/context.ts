@@ -4,6 +4,7 @@
  * Engine (createCtx); nothing here reads the environment.
  */
 import type { EventEmitter } from "node:events";
+import type { ExecutionStatus } from "../domain/wire.js";
 import { AllowanceGate } from "./payment/allowance.js";
 import { Lifetimes } from "./chain/lifetimes.js";
 import { MemoScans } from "./chain/scan-cursors.js";
@@ -13,7 +14,7 @@ import type { JournalStore } from "./journal/port.js";
 import type { Payer } from "./payment/payer.js";
 import type { Exchange, ServiceClient } from "./service/client.js";
 import type { Transcripts } from "./read/transcripts.js";
-import type { Intent, Step } from "./model/types.js";
+import type { IntentRecord, Step } from "./model/types.js";
 import type { guardedFetch } from "./x402-http/http.js";
 
 export interface EngineDeps {
@@ -60,25 +61,28 @@ export interface Ctx {
   memoScans: MemoScans;
   events: EventEmitter;
   /** Tells listeners an execution's record changed (for MCP updates). */
-  executionChanged(intent: Intent, previous: string | null): void;
-  transcript(intent: Intent, step: string, data?: Record<string, unknown>): void;
+  executionChanged(intent: IntentRecord, previous: ExecutionStatus | null): void;
+  transcript(intent: IntentRef, step: string, data?: Record<string, unknown>): void;
   /** Records every HTTP attempt of an intent's requests in its call's transcript (redacted there). */
-  trace(intent: Intent): (e: Exchange) => void;
-  step(step: Step, intent: Intent): void;
+  trace(intent: IntentRef): (e: Exchange) => void;
+  step(step: Step, intent: IntentRef): void;
 }
+
+/** What the transcript, the trace and the crash boundaries need of an intent: which one, and its call. */
+export type IntentRef = Pick<IntentRecord, "intentId" | "callId">;
 
 /** Lease on an intent while one call drives it; renewed at a third of it. */
 export const LEASE_MS = 30_000;
 export const POLL_START_MS = 1_000;
 
 export function makeTranscript(d: EngineDeps) {
-  return (intent: Intent, step: string, data: Record<string, unknown> = {}): void => {
+  return (intent: IntentRef, step: string, data: Record<string, unknown> = {}): void => {
     if (intent.callId) d.transcripts.append(intent.callId, step, { intentId: intent.intentId, ...data });
   };
 }
 
 export function makeTrace(d: EngineDeps) {
-  return (intent: Intent) =>
+  return (intent: IntentRef) =>
     (e: Exchange): void => {
       if (!intent.callId) return;
       d.transcripts.append(intent.callId, "http", {
@@ -103,7 +107,7 @@ export function createCtx(
   config: Config,
   client: ServiceClient,
   events: EventEmitter,
-  executionChanged: (intent: Intent, previous: string | null) => void,
+  executionChanged: (intent: IntentRecord, previous: ExecutionStatus | null) => void,
 ): Ctx {
   let payerPromise: Promise<Payer> | undefined;
   let chainPromise: Promise<ChainPort> | undefined;

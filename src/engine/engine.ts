@@ -10,7 +10,7 @@
  * (renewed while held, every state change compare-and-set) does the same.
  */
 import { EventEmitter } from "node:events";
-import type { Company, Execution } from "../domain/wire.js";
+import type { Company, Execution, ExecutionStatus } from "../domain/wire.js";
 import { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals/records.js";
 import { unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
@@ -43,7 +43,9 @@ import type {
   ExecutionView,
   FetchRequest,
   Intent,
+  IntentAt,
   IntentPatch,
+  IntentRecord,
   PaidCall,
   PayOptions,
   PayRequest,
@@ -51,6 +53,12 @@ import type {
 
 export type { EngineDeps } from "./context.js";
 export { STEPS, type Step } from "./model/types.js";
+
+/** The chain checks an executed intent's money: asked of another, it is a caller's fault. */
+function executed(intent: Intent): IntentAt<"executed"> {
+  if (intent.state !== "executed") throw new Error(`intent ${intent.intentId} is ${intent.state}, not executed`);
+  return intent;
+}
 
 export class Engine extends EventEmitter {
   private readonly config: Config | undefined;
@@ -158,7 +166,7 @@ export class Engine extends EventEmitter {
     const fp = fingerprint(req.action, input);
     // Refuse early what the policy would refuse anyway, before anything is recorded.
     const early = evaluateBudget(c.config.limits, { day: 0n, total: 0n }, { action: req.action, amount: 0n });
-    return this.calls.pay(c, req, fp, agentBudget, early, opts);
+    return this.calls.pay(c, { req, fp, agentBudget, early, opts });
   }
 
   /**
@@ -201,7 +209,7 @@ export class Engine extends EventEmitter {
     return { intent, body: intent.response ? await this.d.journal.responseBody(intentId) : undefined };
   }
 
-  emitUpdate(intent: Intent, previous: string | null): void {
+  emitUpdate(intent: IntentRecord, previous: ExecutionStatus | null): void {
     if (!intent.executionId) return;
     const event: ExecutionEvent = {
       intentId: intent.intentId,
@@ -241,12 +249,12 @@ export class Engine extends EventEmitter {
 
   /** What the chain says of the settlement the service claimed for an executed intent (the reconciler records it). */
   checkSettlement(intent: Intent) {
-    return checkSettlement(this.ctx(), intent);
+    return checkSettlement(this.ctx(), executed(intent));
   }
 
   /** What the chain says of the service's refund claim, and the credit it earns (the reconciler records it). */
   checkRefund(intent: Intent) {
-    return checkRefund(this.ctx(), intent);
+    return checkRefund(this.ctx(), executed(intent));
   }
 
   // ---- Approvals: a person decides (the host's prompt, the console, the terminal) ------
@@ -292,7 +300,7 @@ export class Engine extends EventEmitter {
    * Folds a fresh execution record from the service into the journal, with `extra` in the
    * same commit (the reconciler's own findings); emits on a status change.
    */
-  applyExecution(intent: Intent, e: Execution, extra: IntentPatch = {}): Promise<Intent> {
+  applyExecution(intent: IntentRecord, e: Execution, extra: IntentPatch = {}): Promise<IntentRecord> {
     return applyExecution(this.folding(), intent, e, extra);
   }
 

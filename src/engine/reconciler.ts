@@ -20,7 +20,13 @@ import { executionPatch } from "./read/executions.js";
 import type { JournalStore } from "./journal/port.js";
 import { serviceApi } from "./service/api.js";
 import type { ServiceClient } from "./service/client.js";
-import type { Intent, IntentPatch } from "./model/types.js";
+import type { Intent, IntentAt, IntentPatch } from "./model/types.js";
+
+/** What the chain's word on an executed intent's money changes: never what its state has proven. */
+type MoneyPatch = Pick<
+  IntentPatch,
+  "settlement" | "paymentTx" | "refundCredit" | "refundState" | "refundTx" | "attention"
+>;
 
 /** A failed execution is followed this long for its refund, then handed to a human. */
 const GIVE_UP_ON_REFUND_MS = 24 * 3_600_000;
@@ -247,8 +253,8 @@ export class Reconciler {
   }
 
   /** What the chain says of a claimed settlement and a reported refund, as a patch (not yet written). */
-  private async followMoney(intent: Intent): Promise<IntentPatch> {
-    const patch: IntentPatch = {};
+  private async followMoney(intent: IntentAt<"executed">): Promise<MoneyPatch> {
+    const patch: MoneyPatch = {};
     const notes: string[] = [];
     if (intent.settlement === "claimed") {
       const v = await this.o.engine.checkSettlement(intent);

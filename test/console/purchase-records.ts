@@ -79,6 +79,8 @@ async function recordFetch(
 const priced = (quoteId: string, amount: bigint, at: number): IntentPatch => ({
   state: "quoted",
   quoteId,
+  // What its 402 offered besides the requirement (the engine records it with the price).
+  offer: {},
   amount,
   payee: PAYEE,
   quotedAt: at,

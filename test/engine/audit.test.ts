@@ -227,6 +227,19 @@ describe("audit: the journal against the wallet's history on the chain", () => {
         patch: {
           state: "executed",
           quoteId: quote.quoteId,
+          // What an executed intent holds (the journal refuses one without): its quote, challenge, proof and execution.
+          quote,
+          quoteExpiresAt: Date.parse(quote.expiresAt),
+          quotedAt: now,
+          requirements: quote.paymentRequirement.accepts[0],
+          proof: "ghost-proof",
+          executionId: "exe_audit_ghost",
+          execution: {
+            executionId: "exe_audit_ghost",
+            status: "completed",
+            action: "servers.provision",
+            createdAt: new Date(now).toISOString(),
+          },
           amount: 288_000n,
           payee: f.t.sb.keys.treasury.address,
           settlement: "verified",

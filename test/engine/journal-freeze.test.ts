@@ -16,7 +16,7 @@ import { PaymentsFrozen, type Freeze, type JournalStore } from "../../src/engine
 import { openPostgresJournal } from "../../src/engine/journal/postgres.js";
 import { MIGRATIONS } from "../../src/engine/journal/schema.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
-import { newIntent, NOW, payment } from "../helpers/journal-records.js";
+import { newIntent, NOW, payment, RESERVED } from "../helpers/journal-records.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 import { waitFor } from "../helpers/wait.js";
 
@@ -70,7 +70,7 @@ describe.each(STORES)("the freeze (%s)", (_kind, open) => {
     const j = await open();
     try {
       await j.insertIntent(newIntent("i1"));
-      await j.update("i1", { state: "reserved" }, NOW + 1);
+      await j.update("i1", { state: "reserved", ...RESERVED }, NOW + 1);
       await j.freeze(FIRST);
       const signed = {
         intentId: "i1",

@@ -11,7 +11,7 @@ import { IntentKeyTaken } from "../../src/engine/journal/port.js";
 import pg from "pg";
 import { PG_MIGRATIONS, VERSION_TABLE } from "../../src/engine/journal/pg-schema.js";
 import { openPostgresJournal } from "../../src/engine/journal/postgres.js";
-import { newIntent, NOW, payment, U64_MAX } from "../helpers/journal-records.js";
+import { newIntent, NOW, payment, PRICED, RESERVED, SIGNED, U64_MAX } from "../helpers/journal-records.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 import { contractStores, FULL_PATCH, storeRunner } from "./journal-pg.fixtures.js";
 
@@ -103,7 +103,9 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
   it("update is a compare-and-set on state and owner; with a payment patch, both land or neither", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));
-      expect(await j.update("i1", { state: "quoted" }, NOW + 1, { state: "new", owner: "owner-a" })).toBe(true);
+      expect(await j.update("i1", { state: "quoted", ...PRICED }, NOW + 1, { state: "new", owner: "owner-a" })).toBe(
+        true,
+      );
       expect(await j.update("i1", { state: "failed" }, NOW + 2, { state: "new" })).toBe(false);
       expect(await j.update("i1", { state: "failed" }, NOW + 2, { owner: "owner-z" })).toBe(false);
       expect(await j.update("nope", { state: "failed" }, NOW + 2)).toBe(false);
@@ -112,7 +114,7 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
       expect(
         await j.recordSigned(payment("q1", "i1"), {
           intentId: "i1",
-          patch: { state: "signed", proof: "P" },
+          patch: { state: "signed", ...RESERVED, proof: "P" },
           now: NOW + 3,
           expect: { state: "quoted" },
         }),
@@ -155,7 +157,7 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
       expect(
         await j.recordSigned(payment("q1", "i1", { amount: U64_MAX }), {
           intentId: "i1",
-          patch: { state: "signed" },
+          patch: { state: "signed", ...SIGNED },
           now: NOW + 1,
           expect: { state: "new" },
         }),

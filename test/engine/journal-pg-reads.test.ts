@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaseLost } from "../../src/engine/journal/port.js";
 import { PG_MIGRATIONS } from "../../src/engine/journal/pg-schema.js";
 import type { Approval, Intent, IntentPatch } from "../../src/engine/model/types.js";
-import { DAY, newIntent, NOW, U64_MAX } from "../helpers/journal-records.js";
+import { DAY, EXECUTED, newIntent, NOW, PRICED, REQUIREMENTS, SIGNED, U64_MAX } from "../helpers/journal-records.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 import { contractStores, storeRunner } from "./journal-pg.fixtures.js";
 
@@ -109,19 +109,20 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
   it("reserve writes the reservation only when decided ok, and throws LeaseLost (writing nothing) when the intent moved", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1"));
-      const no = await j.reserve("i1", 5n, NOW, () => ({ ok: false, why: "cap" }), { state: "reserved" }, true, {
+      const reserved = { state: "reserved", ...PRICED, requirements: REQUIREMENTS } as const;
+      const no = await j.reserve("i1", 5n, NOW, () => ({ ok: false, why: "cap" }), reserved, true, {
         state: "new",
       });
       expect(no).toEqual({ ok: false, why: "cap" });
       expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
       await expect(
         Promise.resolve().then(() =>
-          j.reserve("i1", 5n, NOW, () => ({ ok: true }), { state: "reserved" }, true, { state: "quoted" }),
+          j.reserve("i1", 5n, NOW, () => ({ ok: true }), reserved, true, { state: "quoted" }),
         ),
       ).rejects.toBeInstanceOf(LeaseLost);
       expect((await j.intent("i1"))!).toMatchObject({ state: "new", budgetState: "none" });
       let seen: unknown;
-      const yes = await j.reserve("i1", 5n, NOW, (u) => ((seen = u), { ok: true }), { state: "reserved" }, false, {
+      const yes = await j.reserve("i1", 5n, NOW, (u) => ((seen = u), { ok: true }), reserved, false, {
         state: "new",
         owner: "owner-a",
       });
@@ -266,8 +267,12 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
       await j.insertIntent(newIntent("i1", { createdAt: NOW - 10 }));
       await j.insertIntent(newIntent("i2", { service: "other" }));
       await j.insertIntent(newIntent("i3", { createdAt: NOW + 10 }));
-      await j.update("i1", { state: "executed", nextPollAt: NOW + 500, refundTx: "rtx-1" }, NOW);
-      await j.update("i3", { state: "paid", nextPollAt: NOW + 100, attention: "odd" }, NOW);
+      await j.update("i1", { state: "executed", ...EXECUTED, nextPollAt: NOW + 500, refundTx: "rtx-1" }, NOW);
+      await j.update(
+        "i3",
+        { state: "paid", ...SIGNED, budgetState: "spent", nextPollAt: NOW + 100, attention: "odd" },
+        NOW,
+      );
       expect((await j.unfinished("svc")).map((i) => i.intentId)).toEqual(["i3"]);
       expect((await j.duePolls(NOW + 100, 10)).map((i) => i.intentId)).toEqual(["i3"]);
       expect((await j.duePolls(NOW + 1000, 1)).map((i) => i.intentId)).toEqual(["i3"]);

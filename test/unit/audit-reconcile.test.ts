@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { reconcile, walletMovement, type AuditInput, type DiscrepancyKind } from "../../src/engine/audit/reconcile.js";
 import type { ChainTx } from "../../src/engine/chain/chain.js";
-import type { Intent, PaymentRecord } from "../../src/engine/model/types.js";
+import type { IntentRecord, PaymentRecord } from "../../src/engine/model/types.js";
 import {
   ATA,
   inTx,
@@ -28,7 +28,7 @@ interface Row {
   name: string;
   txs?: ChainTx[];
   payments?: PaymentRecord[];
-  intents?: Intent[];
+  intents?: IntentRecord[];
   now?: number;
   since?: number;
   kinds: DiscrepancyKind[];

@@ -4,7 +4,7 @@
  * journal holds them. Shared by audit-reconcile.test.ts and audit-scan.test.ts.
  */
 import type { ChainTx } from "../../src/engine/chain/chain.js";
-import type { Intent, PaymentRecord } from "../../src/engine/model/types.js";
+import type { IntentRecord, PaymentRecord } from "../../src/engine/model/types.js";
 
 export const WALLET = "Wa11et1111111111111111111111111111111111111";
 export const ATA = "Wa11etAta11111111111111111111111111111111111";
@@ -94,7 +94,7 @@ export function payment(
   };
 }
 
-export function intent(intentId: string, o: Partial<Intent> = {}): Intent {
+export function intent(intentId: string, o: Partial<IntentRecord> = {}): IntentRecord {
   return {
     intentId,
     kind: "action",
@@ -149,5 +149,5 @@ export function intent(intentId: string, o: Partial<Intent> = {}): Intent {
 }
 
 /** An intent that paid `quoteId` (`amount`) and executed, its settlement verified. */
-export const paid = (intentId: string, quoteId: string, amount: bigint, o: Partial<Intent> = {}) =>
+export const paid = (intentId: string, quoteId: string, amount: bigint, o: Partial<IntentRecord> = {}) =>
   intent(intentId, { quoteId, amount, budgetAmount: amount, paymentTx: `tx-${quoteId}`, ...o });

@@ -9,6 +9,8 @@ import {
   resting,
   STATES,
   UNFINISHED_STATES,
+  type DrivenBy,
+  type DrivenState,
   type DriveStep,
   type IntentState,
   type StateRow,
@@ -42,6 +44,20 @@ describe("the per-state table", () => {
     expect(STATES[state].step).toBe(step);
     expect(STATES[state].unfinished).toBe(unfinished);
     expect(resting(state)).toBe(step === null);
+  });
+
+  it("keeps each row's step in its type, so a step's intent type follows the table (intent/drive.ts)", () => {
+    expectTypeOf<DrivenBy<"quote">>().toEqualTypeOf<"new">();
+    expectTypeOf<DrivenBy<"decide">>().toEqualTypeOf<"quoted" | "awaiting_approval">();
+    expectTypeOf<DrivenBy<"sign">>().toEqualTypeOf<"reserved">();
+    expectTypeOf<DrivenBy<"send">>().toEqualTypeOf<"signed">();
+    expectTypeOf<DrivenBy<"establish">>().toEqualTypeOf<"unsettled">();
+    expectTypeOf<DrivenBy<"execute">>().toEqualTypeOf<"paid">();
+    expectTypeOf<DrivenState>().toEqualTypeOf<
+      "new" | "quoted" | "awaiting_approval" | "reserved" | "signed" | "unsettled" | "paid"
+    >();
+    expectTypeOf(STATES.executed.step).toEqualTypeOf<null>();
+    expect(INTENT_STATES.filter((s) => STATES[s].step === "decide")).toEqual(["quoted", "awaiting_approval"]);
   });
 
   it("derives the unfinished states the journal's queries use", () => {

@@ -1,14 +1,18 @@
 /**
  * The small rules around the intent state machine (src/engine/model/transitions.ts): what a
- * reservation effect does to the budget, when a fresh attempt may start, which states rest,
- * and when a signed proof still puts money at risk.
+ * reservation effect does to the budget, where outcomes taken in one commit lead (and whether
+ * the call pauses there), when a fresh attempt may start, which states rest, and when a signed
+ * proof still puts money at risk.
  */
 import { describe, expect, it } from "vitest";
 import {
   budgetAfter,
+  passage,
   proofAtRisk,
   restartable,
   resting,
+  type Outcome,
+  type Passage,
   type ReservationEffect,
 } from "../../src/engine/model/transitions.js";
 import type { BudgetState, IntentState, PaymentFate } from "../../src/engine/model/types.js";
@@ -42,6 +46,63 @@ describe("budgetAfter", () => {
     ["spent", "reserve", "reserved"],
   ])("%s after %s -> %s", (current, effect, next) => {
     expect(budgetAfter(current, effect)).toBe(next);
+  });
+});
+
+describe("passage", () => {
+  it.each<[IntentState, BudgetState, [Outcome, ...Outcome[]], Omit<Passage, "outcome">]>([
+    // The fast path: price, reservation and proof in one commit.
+    [
+      "new",
+      "none",
+      ["quote_recorded", "reserve", "sign"],
+      { state: "signed", budget: "reserved", reserves: true, follow: false, pause: false, human: false },
+    ],
+    [
+      "quoted",
+      "none",
+      ["reserve"],
+      { state: "reserved", budget: "reserved", reserves: true, follow: false, pause: false, human: false },
+    ],
+    // A refused proof is followed later, and the call goes on to ask the chain at once.
+    [
+      "signed",
+      "reserved",
+      ["proof_refused"],
+      { state: "unsettled", budget: "reserved", reserves: false, follow: true, pause: false, human: false },
+    ],
+    // Nothing known yet: the intent stays where it was, followed later, and the call stops there.
+    [
+      "signed",
+      "reserved",
+      ["transient"],
+      { state: "signed", budget: "reserved", reserves: false, follow: true, pause: true, human: false },
+    ],
+    [
+      "unsettled",
+      "reserved",
+      ["fate_unknown"],
+      { state: "unsettled", budget: "reserved", reserves: false, follow: true, pause: true, human: false },
+    ],
+    [
+      "unsettled",
+      "reserved",
+      ["landed"],
+      { state: "paid", budget: "spent", reserves: false, follow: false, pause: false, human: true },
+    ],
+    // A proof that can never land, then a fresh attempt: released, then forgotten by the fresh head.
+    [
+      "unsettled",
+      "reserved",
+      ["never_landed", "restart"],
+      { state: "new", budget: "released", reserves: false, follow: false, pause: false, human: false },
+    ],
+  ])("from %s (budget %s) by %j", (state, budget, outcomes, expected) => {
+    expect(passage(state, budget, outcomes)).toEqual({ ...expected, outcome: outcomes[outcomes.length - 1] });
+  });
+
+  it("throws on an outcome a state has no row for", () => {
+    expect(() => passage("new", "none", ["quote_recorded", "sign"])).toThrow(/no transition from quoted on sign/);
   });
 });
 

@@ -7,24 +7,21 @@
 import { formatDecimal } from "../../domain/money.js";
 import { intentPayee } from "./review.js";
 import type { Ctx } from "../context.js";
-import { paidError, PaidActionError } from "../errors.js";
-import type { Approval, ApprovalAsk, Intent, IntentPatch, PayOptions } from "../model/types.js";
+import { paidError, type PaidActionError } from "../errors.js";
+import type { Approval, ApprovalAsk, IntentIn, PayOptions } from "../model/types.js";
+import { refusal, type Move, type Wait } from "../intent/moves.js";
 
-/** What the approval step needs of the call driving the intent. */
-export interface ApprovalDriver {
-  intent: Intent;
-  commit(patch: IntentPatch): Promise<Intent>;
-  advance(outcome: "approval_pending" | "approval_used", extra?: IntentPatch): Promise<unknown>;
-}
+/** An intent a person may be asked to approve: priced, not yet reserved. */
+type Asking = IntentIn<"quoted" | "awaiting_approval">;
 
 /**
  * The refusal an agent receives when a person must approve: it addresses the person and
  * says where they approve (the console or the terminal), carries the approvalId, and holds
  * no command line — an agent with a shell must not be handed the means to approve itself.
  */
-export function approvalRequired(intent: Intent, approvalId: string): PaidActionError {
-  const amount = formatDecimal(intent.amount!);
-  const expires = new Date(intent.quoteExpiresAt!).toISOString();
+export function approvalRequired(intent: Asking, approvalId: string): PaidActionError {
+  const amount = formatDecimal(intent.amount);
+  const expires = new Date(intent.quoteExpiresAt).toISOString();
   const payee = intentPayee(intent);
   return paidError("approval_required", {
     approvalId,
@@ -38,17 +35,17 @@ export function approvalRequired(intent: Intent, approvalId: string): PaidAction
   });
 }
 
-async function record(c: Ctx, intent: Intent, status: Approval["status"]): Promise<string> {
+async function record(c: Ctx, intent: Asking, status: Approval["status"]): Promise<string> {
   const approvalId = c.d.newId("apr");
   const now = c.now();
   await c.journal.insertApproval({
     approvalId,
     intentId: intent.intentId,
-    quoteId: intent.quoteId!,
+    quoteId: intent.quoteId,
     action: intent.action,
-    amount: intent.amount!,
+    amount: intent.amount,
     payee: intent.payee,
-    expiresAt: intent.quoteExpiresAt!,
+    expiresAt: intent.quoteExpiresAt,
     status,
     createdAt: now,
     decidedAt: status === "pending" ? null : now,
@@ -57,62 +54,66 @@ async function record(c: Ctx, intent: Intent, status: Approval["status"]): Promi
 }
 
 /**
- * Makes sure a human approved paying this quote, asking when it can (elicitation), else
- * recording a pending approval and refusing with approval_required. Returns when approved.
+ * Whether a person approved paying this quote: undefined when an approval of it was used
+ * already (go on); else the move a person's answer makes — used (recorded with the intent,
+ * and the decision runs again with it), pending (recorded; the call is answered
+ * approval_required), or refused — asking the person when the host can (elicitation); or a
+ * wait while a recorded approval is still pending.
  */
-export async function ensureApproved(c: Ctx, drive: ApprovalDriver, opts: PayOptions): Promise<void> {
-  const intent = drive.intent;
-  const amount = intent.amount!;
+export async function ensureApproved(c: Ctx, intent: Asking, opts: PayOptions): Promise<Move | Wait | undefined> {
+  const amount = intent.amount;
   const now = c.now();
   if (intent.approvalId) {
     const approval = await c.journal.approval(intent.approvalId);
     if (approval?.status === "used" && approval.amount >= amount && approval.quoteId === intent.quoteId) return;
     if (approval?.status === "approved") {
-      if (approval.quoteId !== intent.quoteId || approval.amount < amount) {
-        throw paidError("approval_invalid", { approvalId: approval.approvalId, problem: "mismatch" });
-      }
-      if (approval.expiresAt <= now) {
-        throw paidError("approval_invalid", { approvalId: approval.approvalId, problem: "expired" });
-      }
-      if (!(await c.journal.decideApproval(approval.approvalId, "approved", "used", now))) {
-        throw paidError("approval_invalid", { approvalId: approval.approvalId, problem: "used" });
-      }
+      const invalid = (problem: "mismatch" | "expired" | "used") =>
+        refusal(intent.state, paidError("approval_invalid", { approvalId: approval.approvalId, problem }));
+      if (approval.quoteId !== intent.quoteId || approval.amount < amount) return invalid("mismatch");
+      if (approval.expiresAt <= now) return invalid("expired");
+      if (!(await c.journal.decideApproval(approval.approvalId, "approved", "used", now))) return invalid("used");
       c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human" });
-      await drive.advance("approval_used");
-      return;
+      return { outcome: "approval_used", note: null };
     }
     if (approval?.status === "declined") {
-      throw paidError("approval_declined", { approvalId: approval.approvalId });
+      return refusal(intent.state, paidError("approval_declined", { approvalId: approval.approvalId }));
     }
     if (approval?.status === "pending" && approval.expiresAt > now && !opts.approve)
-      throw approvalRequired(intent, approval.approvalId);
+      return { wait: approvalRequired(intent, approval.approvalId) };
   }
-  if (opts.approve) {
-    const ask: ApprovalAsk = {
-      action: intent.action,
-      amount: formatDecimal(amount),
-      currency: "USDC",
-      payee: intentPayee(intent) ?? "(named in the payment challenge)",
-      quoteId: intent.quoteId!,
-      expiresAt: new Date(intent.quoteExpiresAt!).toISOString(),
-      input: intent.input,
-    };
-    const answer = await opts.approve(ask).catch(() => "cancel" as const);
-    const approvalId = await record(c, intent, answer === "accept" ? "used" : "declined");
-    c.transcript(intent, "approval", {
-      approvalId,
-      decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})`,
-    });
-    if (answer !== "accept") {
-      throw paidError("approval_declined", { answer, amount: ask.amount, action: intent.action });
-    }
-    await drive.commit({ approvalId });
-    return;
-  }
+  if (opts.approve) return ask(c, intent, opts.approve);
   const approvalId = await record(c, intent, "pending");
-  await drive.advance("approval_pending", { approvalId });
-  c.transcript(intent, "approval", { approvalId, decision: "approval required: waiting for a human" });
-  throw approvalRequired(drive.intent, approvalId);
+  // Recorded, then this step runs again from awaiting_approval and answers approval_required.
+  return {
+    outcome: "approval_pending",
+    patch: { approvalId },
+    note: { step: "approval", data: { approvalId, decision: "approval required: waiting for a human" } },
+  };
+}
+
+/** Asks the person in the host's prompt, and records the answer (used, or declined). */
+async function ask(c: Ctx, intent: Asking, approve: NonNullable<PayOptions["approve"]>): Promise<Move> {
+  const question: ApprovalAsk = {
+    action: intent.action,
+    amount: formatDecimal(intent.amount),
+    currency: "USDC",
+    payee: intentPayee(intent) ?? "(named in the payment challenge)",
+    quoteId: intent.quoteId,
+    expiresAt: new Date(intent.quoteExpiresAt).toISOString(),
+    input: intent.input,
+  };
+  const answer = await approve(question).catch(() => "cancel" as const);
+  const approvalId = await record(c, intent, answer === "accept" ? "used" : "declined");
+  c.transcript(intent, "approval", {
+    approvalId,
+    decision: answer === "accept" ? "accepted by the human" : `not accepted (${answer})`,
+  });
+  if (answer !== "accept")
+    return refusal(
+      intent.state,
+      paidError("approval_declined", { answer, amount: question.amount, action: intent.action }),
+    );
+  return { outcome: "approval_used", patch: { approvalId }, note: null };
 }
 
 /** Where a person decided: recorded in the transcript of the call that asked. */

@@ -8,6 +8,7 @@ import { formatDecimal } from "../../domain/money.js";
 import type { Config } from "../config/config.js";
 import type { JournalStore } from "../journal/port.js";
 import type { Usage } from "../budget/policy.js";
+import type { Quote } from "../../domain/wire.js";
 import type { Approval, Intent } from "../model/types.js";
 
 export interface ApprovalReview {
@@ -37,16 +38,16 @@ export interface ApprovalReview {
   };
 }
 
+/** What a purchase says of whom it pays (a fetch has no quote: its payee is its 402's payTo). */
+export type PayeeSource = { payee?: string | null; quote?: Quote | null };
+
 /** Who a purchase pays: the quote's payee, else its payment challenge's payTo, else null. */
-export function intentPayee(intent: Pick<Intent, "payee" | "quote"> | undefined): string | null {
+export function intentPayee(intent: PayeeSource | undefined): string | null {
   return intent?.payee ?? intent?.quote?.paymentRequirement.accepts?.[0]?.payTo ?? null;
 }
 
 /** Who is paid: the approval's payee, else the purchase's (intentPayee). */
-export function payeeOf(
-  approval: Pick<Approval, "payee">,
-  intent: Pick<Intent, "payee" | "quote"> | undefined,
-): string | null {
+export function payeeOf(approval: Pick<Approval, "payee">, intent: PayeeSource | undefined): string | null {
   return approval.payee ?? intentPayee(intent);
 }
 

@@ -5,7 +5,7 @@
 import { formatDecimal } from "../../domain/money.js";
 import type { ChainTx } from "../chain/chain.js";
 import { INTENT_STATES, resting, STATES } from "../model/states.js";
-import type { Intent, IntentState, PaymentRecord } from "../model/types.js";
+import type { IntentRecord, IntentState, PaymentRecord } from "../model/types.js";
 import type { AuditInput, Discrepancy } from "./report.js";
 
 export const usdc = (atomic: bigint) => formatDecimal(atomic);
@@ -21,7 +21,7 @@ export const NOTHING_SPENT_STATES = statesWhere((s) => resting(s) && STATES[s].m
 
 export interface Books {
   input: AuditInput;
-  intents: Map<string, Intent>;
+  intents: Map<string, IntentRecord>;
   payments: Map<string, PaymentRecord>;
   /** Oldest first; transactions of one slot keep the order they were given in (the node's). */
   txs: ChainTx[];

@@ -4,7 +4,7 @@
  * came in and is no refund the journal knows of is a deposit (information, not a discrepancy).
  */
 import { refundInflow, type ChainTx } from "../chain/chain.js";
-import type { Intent } from "../model/types.js";
+import type { IntentRecord } from "../model/types.js";
 import { IN_FLIGHT_STATES, iso, SETTLED_STATES, txTime, usdc, type Books } from "./books.js";
 import type { DepositView, InFlightView, PaymentStatus, PaymentView, RefundStatus, RefundView } from "./report.js";
 
@@ -93,7 +93,7 @@ export function refundViews(b: Books): RefundView[] {
   const input = b.input;
   const windowSigs = new Set(b.txs.filter(inWindowTx).map((t) => t.signature));
   const windowPaymentIntents = new Set(input.payments.filter((p) => p.signedAt >= since).map((p) => p.intentId));
-  const inScope = (i: Intent) =>
+  const inScope = (i: IntentRecord) =>
     i.createdAt >= since ||
     windowPaymentIntents.has(i.intentId) ||
     (i.refundTx !== null && windowSigs.has(i.refundTx)) ||

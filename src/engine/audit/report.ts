@@ -4,7 +4,7 @@
  * payments still in flight, and the input `reconcile` takes.
  */
 import type { ChainTx } from "../chain/chain.js";
-import type { Intent, IntentState, PaymentFate, PaymentRecord, SettlementCheck } from "../model/types.js";
+import type { IntentRecord, IntentState, PaymentFate, PaymentRecord, SettlementCheck } from "../model/types.js";
 
 export type DiscrepancyKind =
   /** Money left the wallet's token account and no journaled payment carries its memo. */
@@ -138,6 +138,6 @@ export interface AuditInput {
   /** Journaled payments: those signed from `since - skew` on. */
   payments: readonly PaymentRecord[];
   /** Intents of those payments, and intents created from `since - skew` on. */
-  intents: readonly Intent[];
+  intents: readonly IntentRecord[];
   claimGraceMs?: number;
 }

@@ -9,7 +9,10 @@ import { formatDecimal, parseDecimal } from "../../domain/money.js";
 import { proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment, type ProofLife } from "./chain.js";
 import type { Ctx } from "../context.js";
 import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "../model/transitions.js";
-import type { Intent, PaymentRecord } from "../model/types.js";
+import type { IntentAt, IntentIn, PaymentRecord } from "../model/types.js";
+
+/** An intent whose proof may have moved money: its price and payee are known. */
+type Paying = Pick<IntentIn<"unsettled" | "executed">, "quoteId" | "amount" | "payee">;
 
 /**
  * What a payment must look like on chain: signed by the key that signed it, out of the token
@@ -43,16 +46,16 @@ export async function expectedPayment(
   };
 }
 
-async function expected(c: Ctx, intent: Intent, payment: PaymentRecord | undefined): Promise<ExpectedPayment> {
-  return expectedPayment(c, payment ?? { quoteId: intent.quoteId!, amount: intent.amount!, payee: intent.payee! });
+async function expected(c: Ctx, intent: Paying, payment: PaymentRecord | undefined): Promise<ExpectedPayment> {
+  return expectedPayment(c, payment ?? { quoteId: intent.quoteId, amount: intent.amount, payee: intent.payee });
 }
 
 export type FateVerdict =
   { kind: "landed"; tx: ChainTx; problems: string[] } | { kind: "never" } | { kind: "unknown"; why: string };
 
 /** Did the proof of the intent's current attempt land, or can it never land? */
-export async function establishFate(c: Ctx, intent: Intent): Promise<FateVerdict> {
-  const payment = await c.journal.payment(intent.quoteId!);
+export async function establishFate(c: Ctx, intent: IntentIn<"unsettled">): Promise<FateVerdict> {
+  const payment = await c.journal.payment(intent.quoteId);
   const exp = await expected(c, intent, payment);
   let fate: Awaited<ReturnType<typeof proofFate>>;
   try {
@@ -99,8 +102,8 @@ export type SettlementVerdict =
  * against what was priced. A claim the chain does not bear out is a mismatch once the
  * proof's blockhash has expired with no transfer carrying its memo.
  */
-export async function checkSettlement(c: Ctx, intent: Intent): Promise<SettlementVerdict> {
-  const payment = await c.journal.payment(intent.quoteId!);
+export async function checkSettlement(c: Ctx, intent: IntentAt<"executed">): Promise<SettlementVerdict> {
+  const payment = await c.journal.payment(intent.quoteId);
   const exp = await expected(c, intent, payment);
   const chain = await c.chain();
   let tx: ChainTx | null = null;
@@ -136,13 +139,10 @@ export async function checkSettlement(c: Ctx, intent: Intent): Promise<Settlemen
   return { kind: "verified", tx: tx.signature, ...(note ? { note } : {}) };
 }
 
-/** What the chain says of the service's refund claim, and the credit it earns. */
-export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict & { tx?: string }> {
+/** What the chain says of the service's refund claim, and the credit it earns (a fetch has none: nothing to credit). */
+export async function checkRefund(c: Ctx, intent: IntentAt<"executed">): Promise<RefundVerdict & { tx?: string }> {
   const claim = intent.refund;
-  const paid =
-    intent.budgetState === "spent" || intent.budgetState === "reserved"
-      ? (intent.budgetAmount ?? intent.amount ?? 0n)
-      : 0n;
+  const paid = intent.budgetState === "spent" || intent.budgetState === "reserved" ? intent.budgetAmount : 0n;
   const evidence = {
     paid,
     credited: intent.refundCredit,
@@ -159,8 +159,8 @@ export async function checkRefund(c: Ctx, intent: Intent): Promise<RefundVerdict
       if (tx === null) landed = "missing";
       else {
         // A refund comes back to the account the payment came from.
-        const exp = await expected(c, intent, intent.quoteId ? await c.journal.payment(intent.quoteId) : undefined);
-        landed = refundInflow(tx, { walletAta: exp.walletAta, payee: intent.payee ?? "", mint: exp.mint });
+        const exp = await expected(c, intent, await c.journal.payment(intent.quoteId));
+        landed = refundInflow(tx, { walletAta: exp.walletAta, payee: intent.payee, mint: exp.mint });
       }
     }
   }

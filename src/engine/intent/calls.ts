@@ -10,13 +10,16 @@
 import type { BudgetDecision } from "../budget/policy.js";
 import { LEASE_MS, type Ctx, type EngineDeps } from "../context.js";
 import { PaidActionError } from "../errors.js";
-import { restartable, resting } from "../model/transitions.js";
-import type { Intent, PaidCall, PayOptions, PayRequest, StoredRequest } from "../model/types.js";
+import { LeaseLost } from "../journal/port.js";
+import { narrowIntent } from "../model/narrow.js";
+import { restartable } from "../model/transitions.js";
+import type { Intent, IntentAt, IntentPatch, PaidCall, PayOptions, PayRequest, StoredRequest } from "../model/types.js";
 import { executedOrThrow, paidCallOf } from "../read/executions.js";
 import type { FetchedResponse } from "../x402-http/http.js";
 import { Drive } from "./drive.js";
 import { asError } from "./failures.js";
 import { refuseIfFrozen, stoppedByFreeze } from "./freeze.js";
+import { restart } from "./moves.js";
 import { findIntent, recordIntent } from "./record.js";
 import { Turns } from "./turns.js";
 
@@ -34,10 +37,13 @@ const QUIET_ON_RESUME = new Set([
 /** Errors after which a call may wait a little and look again: the outcome is being settled. */
 const WAITABLE = new Set(["outcome_unknown", "busy"]);
 
+/** A call's outcome: the intent carried out (or its refusal, thrown). */
+type Done = IntentAt<"executed">;
+
 /** The intent a call found or recorded, and the drive it started when it recorded it. */
 interface Found {
   intent: Intent;
-  started?: Promise<Intent>;
+  started?: Promise<Done>;
 }
 
 /** A fetch's own: its origin and request (recorded with a new intent), and the unpaid answer already in hand. */
@@ -47,9 +53,23 @@ export interface FetchTarget {
   probe?: FetchedResponse;
 }
 
+/** One paid call as the engine took it in, checked: what it asks for, and how it is to be answered. */
+export interface Call {
+  req: PayRequest;
+  /** What identifies its content (its action and input): a key used again for other content is refused. */
+  fp: string;
+  /** The budget the caller gave for it, in atomic units. */
+  agentBudget: bigint | undefined;
+  /** The policy's answer before anything is recorded: a refusal throws once the call's intent is known (an intent the call names is checked first). */
+  early: BudgetDecision;
+  opts: PayOptions;
+  /** A fetch's own (absent: an action). */
+  fetch?: FetchTarget;
+}
+
 export class Calls {
   /** Intents a call of this process is driving now, with that call's outcome. */
-  private readonly driving = new Map<string, Promise<Intent>>();
+  private readonly driving = new Map<string, Promise<Done>>();
   /** Finding or recording an intent: one call at a time per intent key in this process. */
   private readonly turns = new Turns();
 
@@ -64,55 +84,27 @@ export class Calls {
     return this.driving.has(intentId);
   }
 
-  /**
-   * Finds or records the intent `req` names (fingerprinted `fp`) and reaches its outcome.
-   * `early` is the policy's answer before anything is recorded: a refusal throws once the
-   * call's intent is known (an intent the call names is checked first).
-   */
-  async pay(
-    c: Ctx,
-    req: PayRequest,
-    fp: string,
-    agentBudget: bigint | undefined,
-    early: BudgetDecision,
-    opts: PayOptions,
-  ): Promise<PaidCall> {
-    return paidCallOf(await this.run(c, req, fp, agentBudget, early, opts), opts.callId);
+  /** Finds or records the intent an action's call names and reaches its outcome: the paid call, or its refusal thrown. */
+  async pay(c: Ctx, call: Call): Promise<PaidCall> {
+    return paidCallOf(await this.run(c, call), call.opts.callId);
   }
 
   /** The same for any intent (an action, or a fetch given its target): the executed intent, or its refusal thrown. */
-  async run(
-    c: Ctx,
-    req: PayRequest,
-    fp: string,
-    agentBudget: bigint | undefined,
-    early: BudgetDecision,
-    opts: PayOptions,
-    fetch?: FetchTarget,
-  ): Promise<Intent> {
+  async run(c: Ctx, call: Call): Promise<Done> {
     // Finding or recording the intent, and starting its drive, happen one call at a time per
     // key in this process: a second call with the key then finds the first one's drive.
-    const found = await this.turns.run(req.intentKey, () =>
-      this.findOrRecord(c, req, fp, agentBudget, early, opts, fetch),
-    );
-    return this.outcome(c, found, agentBudget, opts);
+    const found = await this.turns.run(call.req.intentKey, () => this.findOrRecord(c, call));
+    return this.outcome(c, found, call);
   }
 
-  private async findOrRecord(
-    c: Ctx,
-    req: PayRequest,
-    fp: string,
-    agentBudget: bigint | undefined,
-    early: BudgetDecision,
-    opts: PayOptions,
-    fetch?: FetchTarget,
-  ): Promise<Found> {
+  private async findOrRecord(c: Ctx, call: Call): Promise<Found> {
+    const { req, fp, early, opts, fetch } = call;
     const intent = await findIntent(c, req, fp);
     if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
     // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
     if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
     if (intent) return { intent };
-    const created = await recordIntent(c, this.service, req, fp, agentBudget, opts, fetch);
+    const created = await recordIntent(c, this.service, call);
     if ("conflict" in created) {
       // Another process recorded the same key a moment ago: it is that intent.
       if (created.conflict.fingerprint !== fp)
@@ -134,7 +126,8 @@ export class Calls {
    * intent, else a drive of its own; while the outcome is being settled, it looks again
    * (settleWaitMs, with progress) before answering.
    */
-  private async outcome(c: Ctx, found: Found, agentBudget: bigint | undefined, opts: PayOptions): Promise<Intent> {
+  private async outcome(c: Ctx, found: Found, call: Call): Promise<Done> {
+    const { opts } = call;
     const intent = found.intent;
     let started = found.started;
     const intentId = intent.intentId;
@@ -148,7 +141,7 @@ export class Calls {
         }
         const inFlight = this.driving.get(intentId);
         if (inFlight) return await this.waitFor(inFlight, deadline, opts);
-        return await this.tracked(intentId, this.driveExisting(c, intentId, agentBudget, opts));
+        return await this.tracked(intentId, this.driveExisting(c, intentId, call));
       } catch (e) {
         const error = asError(e);
         const waitMore = WAITABLE.has(error.code) && this.d.now() < deadline && !opts.signal?.aborted;
@@ -182,7 +175,7 @@ export class Calls {
     return true;
   }
 
-  private tracked(intentId: string, p: Promise<Intent>): Promise<Intent> {
+  private tracked(intentId: string, p: Promise<Done>): Promise<Done> {
     this.driving.set(intentId, p);
     const forget = () => {
       if (this.driving.get(intentId) === p) this.driving.delete(intentId);
@@ -192,7 +185,7 @@ export class Calls {
   }
 
   /** Waits for the call of this process that drives the intent; its outcome is ours. */
-  private async waitFor(inFlight: Promise<Intent>, deadline: number, opts: PayOptions): Promise<Intent> {
+  private async waitFor(inFlight: Promise<Done>, deadline: number, opts: PayOptions): Promise<Done> {
     opts.onProgress?.("another call is driving this purchase; waiting for its outcome");
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -216,12 +209,7 @@ export class Calls {
     }
   }
 
-  private async driveExisting(
-    c: Ctx,
-    intentId: string,
-    agentBudget: bigint | undefined,
-    opts: PayOptions,
-  ): Promise<Intent> {
+  private async driveExisting(c: Ctx, intentId: string, { agentBudget, opts }: Call): Promise<Done> {
     if (!(await c.journal.claim(intentId, this.d.owner, this.d.now(), LEASE_MS))) {
       throw new PaidActionError(
         "busy",
@@ -230,15 +218,16 @@ export class Calls {
         true,
       );
     }
-    let intent = (await c.journal.intent(intentId))!;
+    let intent = await c.journal.intent(intentId);
+    if (!intent) throw new Error(`intent ${intentId} was claimed but is not in the journal`);
     const lower = agentBudget !== undefined && (intent.agentBudget === null || agentBudget < intent.agentBudget);
     if (opts.callId || lower) {
-      await c.journal.update(
-        intentId,
-        { ...(opts.callId ? { callId: opts.callId } : {}), ...(lower ? { agentBudget } : {}) },
-        this.d.now(),
-      );
-      intent = (await c.journal.intent(intentId))!;
+      const patch: IntentPatch = { ...(opts.callId ? { callId: opts.callId } : {}), ...(lower ? { agentBudget } : {}) };
+      const now = this.d.now();
+      // Compare-and-set like every other write: the state just read, the lease just claimed.
+      if (!(await c.journal.update(intentId, patch, now, { state: intent.state, owner: this.d.owner })))
+        throw new LeaseLost(intentId);
+      intent = narrowIntent({ ...intent, ...patch, updatedAt: now });
     }
     const fate = intent.proof && intent.quoteId ? (await c.journal.payment(intent.quoteId))?.fate : undefined;
     const fresh = restartable(intent.state, intent.proof, fate);
@@ -251,18 +240,14 @@ export class Calls {
     return this.drive(c, intent, opts, fresh);
   }
 
-  private async drive(
-    c: Ctx,
-    intent: Intent,
-    opts: PayOptions,
-    restart = false,
-    probe?: FetchedResponse,
-  ): Promise<Intent> {
+  private async drive(c: Ctx, intent: Intent, opts: PayOptions, fresh = false, probe?: FetchedResponse): Promise<Done> {
     const drive = new Drive(c, intent, this.d.owner, opts).withProbe(probe);
     try {
-      if (restart) await drive.restart();
-      const done = resting(drive.intent.state) ? drive.intent : await drive.run();
-      return executedOrThrow(done);
+      // A fresh attempt at a stop with nothing spent: recorded before it is driven (it never pauses).
+      if (fresh) await drive.apply(restart(drive.intent));
+      const end = await drive.run();
+      if (end.answer) throw end.answer;
+      return executedOrThrow(end.intent);
     } finally {
       drive.stopRenewing();
       // The outcome's commit may have ended the lease already (steps/execute.ts): no write then.

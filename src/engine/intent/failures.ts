@@ -1,13 +1,12 @@
 /**
  * How whatever a drive throws reaches the caller: as a PaidActionError with a stable code
  * (a lost lease and a busy journal as `busy`, a freeze as `frozen`, anything unforeseen as
- * `service_error`), a cancellation as `cancelled`, and Paused for an outcome already recorded
- * that must be followed later.
+ * `service_error`), and a cancellation as `cancelled`.
  */
 import { PaidActionError } from "../errors.js";
 import { frozenError } from "./freeze.js";
 import { LeaseLost, PaymentsFrozen } from "../journal/port.js";
-import type { Intent } from "../model/types.js";
+import type { IntentRecord } from "../model/types.js";
 
 export function asError(e: unknown): PaidActionError {
   if (e instanceof PaidActionError) return e;
@@ -34,15 +33,8 @@ export function asError(e: unknown): PaidActionError {
   );
 }
 
-export function cancelled(intent: Intent, what: string): PaidActionError {
+export function cancelled(intent: Pick<IntentRecord, "intentId">, what: string): PaidActionError {
   return new PaidActionError("cancelled", `the call was cancelled ${what}; nothing was paid`, {
     intentId: intent.intentId,
   });
-}
-
-/** Thrown once an outcome that must be followed later has been recorded: the caller just passes it on. */
-export class Paused extends Error {
-  constructor(readonly error: PaidActionError) {
-    super(error.message);
-  }
 }

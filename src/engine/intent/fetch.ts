@@ -12,7 +12,7 @@ import { canonicalJson } from "../../domain/wire.js";
 import { evaluateBudget } from "../budget/policy.js";
 import type { Ctx } from "../context.js";
 import { PaidActionError } from "../errors.js";
-import type { FetchRequest, FetchResult, Intent, PayOptions, PayRequest } from "../model/types.js";
+import type { FetchRequest, FetchResult, IntentAt, PayOptions, PayRequest } from "../model/types.js";
 import { guardedFetch, type FetchedResponse } from "../x402-http/http.js";
 import { readFetchInput, redactUrl, type OutboundRequest } from "../x402-http/request.js";
 import { keptHeaders } from "../x402-http/response.js";
@@ -70,10 +70,13 @@ export async function payFetch(c: Ctx, calls: Calls, req: FetchRequest, opts: Pa
       });
     if (probe.status !== 402) return unpaid(probe);
   }
-  const intent = await calls.run(c, payReq, fp, agentBudget, early, opts, {
-    origin: request.origin,
-    request,
-    ...(probe ? { probe } : {}),
+  const intent = await calls.run(c, {
+    req: payReq,
+    fp,
+    agentBudget,
+    early,
+    opts,
+    fetch: { origin: request.origin, request, ...(probe ? { probe } : {}) },
   });
   return delivered(c, intent);
 }
@@ -111,8 +114,10 @@ function unpaid(res: FetchedResponse): FetchOutcome {
 }
 
 /** A delivered fetch, from the journal: the same answer on every retry with its key. */
-export async function delivered(c: Pick<Ctx, "journal">, intent: Intent): Promise<FetchOutcome> {
-  const response = intent.response!;
+export async function delivered(c: Pick<Ctx, "journal">, intent: IntentAt<"executed">): Promise<FetchOutcome> {
+  // A call with a fetch's fingerprint finds (or records) only a fetch.
+  if (intent.kind !== "fetch") throw new Error(`intent ${intent.intentId} is not a fetch`);
+  const { response } = intent;
   return {
     result: {
       intentId: intent.intentId,
@@ -122,11 +127,11 @@ export async function delivered(c: Pick<Ctx, "journal">, intent: Intent): Promis
       contentType: response.contentType,
       size: response.size,
       payment: {
-        amount: formatDecimal(intent.amount!),
+        amount: formatDecimal(intent.amount),
         currency: "USDC",
-        payTo: intent.payee!,
+        payTo: intent.payee,
         transaction: intent.paymentTx,
-        network: intent.requirements?.network ?? "",
+        network: intent.requirements.network,
         settlement: intent.settlement,
       },
       ...(intent.attention ? { attention: intent.attention } : {}),

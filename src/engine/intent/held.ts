@@ -1,33 +1,30 @@
 /**
  * An intent as held by the one call that drives it: the lease it renews while it holds it,
- * and the only ways the intent changes under it — a compare-and-set commit (on the state this
- * call saw and on its lease), a move by the transitions table (model/transitions.ts), and a
- * settled outcome that may pause the call to be followed later. The steps (steps/) act through it.
+ * and the one way the intent changes under it — apply, which turns a step's move into a
+ * commit: the state and the reservation's effect by the transitions table
+ * (model/transitions.ts), a follow-up when the intent must be driven on later, the error and a
+ * human's note, the transcript; written compare-and-set (on the state this call saw and on
+ * its lease), with the reservation or the signed proof's record in the same transaction
+ * when the move carries one. The steps (steps/) decide; only apply writes.
  */
 import { LEASE_MS, POLL_START_MS, type Ctx } from "../context.js";
 import { PaidActionError, toStored } from "../errors.js";
-import { cancelled, Paused } from "./failures.js";
-import { LeaseLost } from "../journal/port.js";
-import { budgetAfter, transition, type Outcome, type Transition } from "../model/transitions.js";
-import type { Intent, IntentPatch, PaymentRecord, PayOptions } from "../model/types.js";
+import { LeaseLost, PaymentsFrozen } from "../journal/port.js";
+import { narrowIntent } from "../model/narrow.js";
+import { passage, type Passage } from "../model/transitions.js";
+import type { Intent, IntentPatch, PayOptions } from "../model/types.js";
 import type { FetchedResponse } from "../x402-http/http.js";
+import { cancelled } from "./failures.js";
+import { frozenError } from "./freeze.js";
+import { refusal, type DriveEnd, type Move } from "./moves.js";
+
+/** How soon an intent left to be driven on later is looked at again. */
+const FOLLOW_MS = POLL_START_MS * 5;
 
 export class HeldIntent {
   private renewTimer: NodeJS.Timeout | undefined;
   /** A fetch: the unpaid answer the call already got before recording the intent (used once, by the probe step). */
   private probed: FetchedResponse | undefined;
-
-  /** Hands the probe step the answer the call already has, so the request is not sent twice. */
-  withProbe(res: FetchedResponse | undefined): this {
-    this.probed = res;
-    return this;
-  }
-
-  takeProbe(): FetchedResponse | undefined {
-    const res = this.probed;
-    this.probed = undefined;
-    return res;
-  }
 
   constructor(
     readonly c: Ctx,
@@ -46,43 +43,21 @@ export class HeldIntent {
     this.renewTimer.unref();
   }
 
+  /** Hands the probe step the answer the call already has, so the request is not sent twice. */
+  withProbe(res: FetchedResponse | undefined): this {
+    this.probed = res;
+    return this;
+  }
+
+  takeProbe(): FetchedResponse | undefined {
+    const res = this.probed;
+    this.probed = undefined;
+    return res;
+  }
+
   stopRenewing(): void {
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = undefined;
-  }
-
-  /**
-   * Commits a patch: only if the intent is still in the state this call saw and held by it.
-   * A patch of the current proof's payment record lands in the same transaction.
-   */
-  async commit(patch: IntentPatch, payment?: Partial<PaymentRecord>): Promise<Intent> {
-    const now = this.c.now();
-    const expect = { state: this.intent.state, owner: this.owner };
-    const paymentPatch = payment && this.intent.quoteId ? { quoteId: this.intent.quoteId, patch: payment } : undefined;
-    if (!(await this.c.journal.update(this.intent.intentId, patch, now, expect, paymentPatch)))
-      throw new LeaseLost(this.intent.intentId);
-    this.intent = { ...this.intent, ...patch, updatedAt: now };
-    return this.intent;
-  }
-
-  /**
-   * Moves the intent on by its state's row for `outcome` in the transitions table (the only
-   * way its state changes), committing `extra` and the payment patch with it.
-   */
-  async advance(outcome: Outcome, extra: IntentPatch = {}, payment?: Partial<PaymentRecord>): Promise<Transition> {
-    const tr = transition(this.intent.state, outcome);
-    await this.commit({ ...this.effects(tr), ...extra }, payment);
-    return tr;
-  }
-
-  /** What a transition writes besides `extra`: the state, the reservation's effect, and a follow-up when it needs one. */
-  private effects(tr: Transition): IntentPatch {
-    const budget =
-      tr.reservation === "none" || tr.reservation === "hold"
-        ? {}
-        : { budgetState: budgetAfter(this.intent.budgetState, tr.reservation) };
-    const follow = tr.follow ? { nextPollAt: this.c.now() + POLL_START_MS * 5, pollIntervalMs: POLL_START_MS * 5 } : {};
-    return { state: tr.state, ...budget, ...follow };
   }
 
   /** Throws `cancelled` when the caller gave up; `what` says when (nothing was paid by then). */
@@ -90,71 +65,115 @@ export class HeldIntent {
     if (this.opts.signal?.aborted) throw cancelled(this.intent, what);
   }
 
-  /** Applies an outcome's transition (model/transitions.ts); throws the error when the intent must be followed later. */
-  async settle(
-    outcome: Outcome,
-    error: PaidActionError | null,
-    extra: IntentPatch = {},
-    payment?: Partial<PaymentRecord>,
-  ): Promise<Intent> {
+  /**
+   * Commits a move: only if the intent is still in the state this call saw and held by it
+   * (else LeaseLost). The drive ends here when the move pauses it — the intent stays where
+   * it was, to be followed later, and the caller is answered with the move's error — or goes
+   * on: undefined. A move the journal refuses (the budget, a
+   * freeze) is not written; what it says instead is applied in its place.
+   */
+  async apply(move: Move): Promise<DriveEnd | undefined> {
     const from = this.intent;
-    const tr = transition(from.state, outcome);
-    const patch: IntentPatch = {
-      state: tr.state,
-      budgetState: budgetAfter(from.budgetState, tr.reservation),
-      error: error ? toStored(error) : null,
-      nextPollAt: tr.follow ? this.c.now() + POLL_START_MS * 5 : null,
-      pollIntervalMs: tr.follow ? POLL_START_MS * 5 : from.pollIntervalMs,
-      ...extra,
-    };
-    if (tr.human && !patch.attention)
-      patch.attention = from.attention ?? error?.message ?? `needs a human after ${outcome}`;
-    await this.commit(patch, payment);
-    this.c.transcript(this.intent, tr.state === from.state ? "paused" : tr.state, {
-      from: from.state,
-      outcome,
-      ...(error ? { code: error.code, message: error.message } : {}),
-    });
-    if (tr.human) this.c.d.log(`intent ${from.intentId} needs attention: ${this.intent.attention}`);
-    if (tr.follow) {
-      this.c.events.emit("scheduled");
-      const e = error ?? new PaidActionError("outcome_unknown", `intent ${from.intentId} is ${tr.state}`, {}, true);
-      throw new Paused(
-        new PaidActionError(
-          e.code,
-          e.message,
-          { ...e.context, intentId: from.intentId, intentKey: from.intentKey, state: tr.state },
-          true,
-        ),
+    const outcomes = typeof move.outcome === "string" ? ([move.outcome] as const) : move.outcome;
+    const by = passage(from.state, from.budgetState, outcomes);
+    if (by.reserves !== (move.reserve !== undefined))
+      throw new Error(
+        `a move by ${outcomes.join(", ")} from ${from.state} must carry a reservation exactly when it reserves`,
       );
-    }
-    return this.intent;
+    const now = this.c.now();
+    const patch = this.commitOf(from, by, move, now);
+    // The record as it will be: a move that leaves its state short of a proven field is a fault, found before it is written.
+    const next = narrowIntent({ ...from, ...patch, updatedAt: now });
+    const refused = await this.write(from, patch, move, now);
+    if (refused) return this.apply(move.otherwise ? move.otherwise(refused) : refusal(from.state, refused));
+    this.intent = next;
+    this.record(from, next, by, move);
+    if (by.pause) return { intent: next, answer: paused(next, move.error) };
+    return move.then ? this.apply(move.then) : undefined;
   }
 
-  /** A fresh attempt at the same intent under a new idempotency key: only after a stop with nothing spent. */
-  async restart(): Promise<void> {
-    const attempt = this.intent.attempt + 1;
-    await this.advance("restart", {
-      attempt,
-      idemKey: `${this.intent.intentKey}.a${attempt}`,
-      error: null,
-      quoteId: null,
-      quote: null,
-      amount: null,
-      payee: null,
-      quoteExpiresAt: null,
-      quotedAt: null,
-      requirements: null,
-      proof: null,
-      approvalId: null,
-      budgetState: "none",
-      budgetAmount: null,
-      budgetAt: null,
-      payment: null,
-      paymentTx: null,
-      settlement: "none",
-      attention: null,
-      nextPollAt: null,
-    });
+  /** What the commit writes: the passage's effects, then what the step learnt (which wins), then the state. */
+  private commitOf(from: Intent, by: Passage, move: Move, now: number): IntentPatch {
+    const patch: IntentPatch = {
+      budgetState: by.budget,
+      ...(move.reserve ? { budgetAmount: move.reserve.amount, budgetAt: now } : {}),
+      error: move.error ? toStored(move.error) : null,
+      nextPollAt: by.follow ? now + FOLLOW_MS : null,
+      pollIntervalMs: by.follow ? FOLLOW_MS : from.pollIntervalMs,
+      ...move.patch,
+      state: by.state,
+    };
+    if (by.human && !patch.attention)
+      patch.attention = from.attention ?? move.error?.message ?? `needs a human after ${by.outcome}`;
+    return patch;
   }
+
+  /**
+   * Writes the commit, compare-and-set: with the reservation (decided in the journal's own
+   * transaction), or the signed proof's record, or the proof's payment-record patch. The
+   * refusal when the journal refused it (nothing written); throws LeaseLost when the intent
+   * moved under this call.
+   */
+  private async write(from: Intent, patch: IntentPatch, move: Move, now: number): Promise<PaidActionError | undefined> {
+    const { journal } = this.c;
+    const expect = { state: from.state, owner: this.owner };
+    try {
+      if (move.reserve) {
+        const { amount, decide, withTotal } = move.reserve;
+        const decision = await journal.reserve(
+          from.intentId,
+          amount,
+          now,
+          decide,
+          patch,
+          withTotal,
+          expect,
+          move.signed,
+        );
+        if (decision.ok) return undefined;
+        return new PaidActionError(decision.code, decision.message, {
+          quoteId: patch.quoteId ?? from.quoteId,
+          ...decision.context,
+        });
+      }
+      if (move.signed) {
+        if (await journal.recordSigned(move.signed, { intentId: from.intentId, patch, now, expect })) return undefined;
+      } else {
+        const payment = move.payment && from.quoteId ? { quoteId: from.quoteId, patch: move.payment } : undefined;
+        if (await journal.update(from.intentId, patch, now, expect, payment)) return undefined;
+      }
+    } catch (e) {
+      // A freeze committed since the last look: the proof was not recorded, so it never leaves.
+      if (e instanceof PaymentsFrozen) return frozenError(e.freeze);
+      throw e;
+    }
+    throw new LeaseLost(from.intentId);
+  }
+
+  /** Once the commit is durable: the transcript, the crash boundaries passed, a human told, listeners and the reconciler woken. */
+  private record(from: Intent, next: Intent, by: Passage, move: Move): void {
+    const { c } = this;
+    if (move.note === undefined)
+      c.transcript(next, by.state === from.state ? "paused" : by.state, {
+        from: from.state,
+        outcome: by.outcome,
+        ...(move.error ? { code: move.error.code, message: move.error.message } : {}),
+      });
+    else if (move.note) c.transcript(next, move.note.step, move.note.data);
+    if (by.human) c.d.log(`intent ${from.intentId} needs attention: ${next.attention}`);
+    for (const boundary of move.boundaries ?? []) c.step(boundary, next);
+    if (next.executionId !== null && next.executionId !== from.executionId) c.executionChanged(next, null);
+    if (next.nextPollAt !== null) c.events.emit("scheduled");
+  }
+}
+
+/** What the caller is told when its drive pauses: the move's error, with where the purchase now stands. */
+function paused(intent: Intent, error: PaidActionError | undefined): PaidActionError {
+  const e = error ?? new PaidActionError("outcome_unknown", `intent ${intent.intentId} is ${intent.state}`, {}, true);
+  return new PaidActionError(
+    e.code,
+    e.message,
+    { ...e.context, intentId: intent.intentId, intentKey: intent.intentKey, state: intent.state },
+    true,
+  );
 }

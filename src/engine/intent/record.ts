@@ -6,7 +6,8 @@
 import { LEASE_MS, type Ctx } from "../context.js";
 import { PaidActionError } from "../errors.js";
 import { IntentKeyTaken } from "../journal/port.js";
-import type { Intent, PayOptions, PayRequest, StoredRequest } from "../model/types.js";
+import type { Intent, PayRequest } from "../model/types.js";
+import type { Call } from "./calls.js";
 
 /**
  * The recorded intent a call names by its approvalId or its intentKey, when its action and
@@ -45,11 +46,7 @@ export async function findIntent(c: Ctx, req: PayRequest, fp: string): Promise<I
 export async function recordIntent(
   c: Ctx,
   service: string,
-  req: PayRequest,
-  fp: string,
-  agentBudget: bigint | undefined,
-  opts: PayOptions,
-  fetch?: { origin: string; request: StoredRequest },
+  { req, fp, agentBudget, opts, fetch }: Call,
 ): Promise<{ intent: Intent } | { conflict: Intent }> {
   const now = c.d.now();
   const intentId = c.d.newId("int");
@@ -78,7 +75,8 @@ export async function recordIntent(
     if (existing) return { conflict: existing };
     throw e;
   }
-  const created = (await c.journal.intent(intentId))!;
+  const created = await c.journal.intent(intentId);
+  if (!created) throw new Error(`intent ${intentId} was recorded but is not in the journal`);
   c.transcript(created, "intent", { action: req.action, input: req.input, budget: req.budget ?? null, intentKey });
   c.step("intent_recorded", created);
   return { intent: created };

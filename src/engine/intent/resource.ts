@@ -5,7 +5,7 @@
  */
 import { PaidActionError } from "../errors.js";
 import type { Ctx } from "../context.js";
-import type { Intent, StoredResponse } from "../model/types.js";
+import type { IntentIn, IntentRecord, StoredResponse } from "../model/types.js";
 import { guardedFetch, type FetchedResponse } from "../x402-http/http.js";
 import { originStanding, parseAllowOrigins } from "../x402-http/origins.js";
 import { redactUrl } from "../x402-http/request.js";
@@ -30,10 +30,10 @@ export function originRefused(c: Pick<Ctx, "config">, origin: string): PaidActio
 /** Sends the intent's request (with the proof in PAYMENT-SIGNATURE when given). */
 export async function fetchResource(
   c: Ctx,
-  intent: Intent,
+  intent: IntentIn<"new" | "signed", "fetch">,
   o: { proof?: string; signal?: AbortSignal },
 ): Promise<FetchedResponse> {
-  const request = intent.request!;
+  const { request } = intent;
   const standing = standingOf(c, request.origin);
   if (standing === "refused") throw originRefused(c, request.origin);
   if (o.proof) c.d.transcripts.addSecret(o.proof, { ephemeral: true });
@@ -47,7 +47,7 @@ export async function fetchResource(
 /** Keeps an answer: its body apart (by intent), the rest on the intent (returned, for the caller to commit). */
 export async function keepResponse(
   c: Ctx,
-  intent: Intent,
+  intent: Pick<IntentRecord, "intentId">,
   res: FetchedResponse,
   paid: boolean,
 ): Promise<StoredResponse> {

@@ -13,7 +13,7 @@ import { UNFINISHED_STATES } from "../model/types.js";
 import { changed, paymentStatement, pgValue, rows, transaction, updateStatement, type Row } from "./pg-sql.js";
 import { PgRecords } from "./pg-records.js";
 import { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type NewIntent } from "./port.js";
-import { toIntent } from "./rows.js";
+import { fromRow } from "./rows.js";
 
 export const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
 
@@ -27,7 +27,7 @@ export abstract class PgIntents extends PgRecords {
 
   private intentRow(row: Row | undefined): Intent | undefined {
     if (!row) return undefined;
-    const intent = toIntent(row);
+    const intent = fromRow(row);
     if (intent.proof) this.o.onSecret?.(intent.proof);
     return intent;
   }

@@ -1,8 +1,12 @@
 /**
  * Rows as the engine sees them: typed (bigint amounts, parsed quote, input, execution),
- * converted to and from SQLite columns in one place.
+ * converted to and from the stores' columns in one place. An intent's row is narrowed here,
+ * once, by its state (fromRow: a row missing what its state requires is a CorruptIntent);
+ * a whole intent is written with every column (toRow: a field it does not have is written
+ * null, or as the column's default), so nothing of an earlier attempt survives a fresh one.
  */
-import type { Approval, Intent, IntentPatch, PaymentRecord } from "../model/types.js";
+import { narrowIntent } from "../model/narrow.js";
+import type { Approval, Intent, IntentPatch, IntentRecord, PaymentRecord } from "../model/types.js";
 import type { Freeze } from "./port.js";
 
 interface Codec {
@@ -21,12 +25,14 @@ const bigintOrNull: Codec = {
 };
 const bigintZero: Codec = {
   read: (v) => BigInt((v as string | null) ?? "0"),
-  write: (v) => ((v as bigint | undefined) ?? 0n).toString(),
+  write: (v) => ((v as bigint | null | undefined) ?? 0n).toString(),
 };
+/** A NOT NULL column with a default: what an intent without the field holds. */
+const orElse = (fallback: string): Codec => ({ read: (v) => v ?? fallback, write: (v) => v ?? fallback });
 
-const INTENT: Record<keyof Intent, [string, Codec]> = {
+const INTENT: Record<keyof IntentRecord, [string, Codec]> = {
   intentId: ["intent_id", plain],
-  kind: ["kind", { read: (v) => v ?? "action", write: (v) => v ?? "action" }],
+  kind: ["kind", orElse("action")],
   origin: ["origin", plain],
   request: ["request", json],
   offer: ["offer", json],
@@ -50,17 +56,17 @@ const INTENT: Record<keyof Intent, [string, Codec]> = {
   proof: ["proof", plain],
   payment: ["payment", json],
   paymentTx: ["payment_tx", plain],
-  settlement: ["settlement", plain],
+  settlement: ["settlement", orElse("none")],
   executionId: ["execution_id", plain],
   execution: ["execution", json],
   execStatus: ["exec_status", plain],
   output: ["output", json],
   refund: ["refund", json],
-  refundState: ["refund_state", plain],
+  refundState: ["refund_state", orElse("none")],
   refundCredit: ["refund_credit", bigintZero],
   refundTx: ["refund_tx", plain],
   refundSeenAt: ["refund_seen_at", plain],
-  budgetState: ["budget_state", plain],
+  budgetState: ["budget_state", orElse("none")],
   budgetAmount: ["budget_amount", bigintOrNull],
   budgetAt: ["budget_at", plain],
   approvalId: ["approval_id", plain],
@@ -75,17 +81,44 @@ const INTENT: Record<keyof Intent, [string, Codec]> = {
   updatedAt: ["updated_at", plain],
 };
 
-export function toIntent(row: Record<string, unknown>): Intent {
+/** A row read back: typed, and narrowed by its state (throws CorruptIntent when it lacks what the state requires). */
+export function fromRow(row: Record<string, unknown>): Intent {
   const out: Record<string, unknown> = {};
   for (const [field, [column, codec]] of Object.entries(INTENT)) out[field] = codec.read(row[column]);
-  return out as unknown as Intent;
+  // Every field of IntentRecord, each decoded by its column's codec: the record's shape.
+  return narrowIntent(out as unknown as IntentRecord);
+}
+
+/** Every column of an intent's row: a field the intent does not have is written null, or as its column's default. */
+export function toRow(intent: Partial<IntentRecord>): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const [field, [column, codec]] of Object.entries(INTENT))
+    row[column] = codec.write(intent[field as keyof IntentRecord]);
+  return row;
+}
+
+/**
+ * A whole intent as a patch of every field — its identity, timestamps and lease aside (the
+ * lease is kept by claim, renew and release): what it does not have, as the journal holds a
+ * field nobody wrote. A fresh attempt is committed so.
+ */
+export function wholePatch(intent: Partial<IntentRecord>): IntentPatch {
+  const whole: IntentPatch & Partial<Pick<IntentRecord, "intentId" | "createdAt" | "updatedAt">> = {
+    ...fromRow(toRow(intent)),
+  };
+  delete whole.intentId;
+  delete whole.createdAt;
+  delete whole.updatedAt;
+  delete whole.leaseOwner;
+  delete whole.leaseUntil;
+  return whole;
 }
 
 /** The columns and values a patch writes (in the patch's key order). */
 export function intentColumns(patch: IntentPatch): Array<[string, unknown]> {
   const out: Array<[string, unknown]> = [];
   for (const [field, value] of Object.entries(patch)) {
-    const spec = INTENT[field as keyof Intent];
+    const spec = INTENT[field as keyof IntentRecord];
     if (!spec) throw new Error(`not an intent field: ${field}`);
     if (value === undefined) continue;
     out.push([spec[0], spec[1].write(value)]);

@@ -12,7 +12,7 @@ import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 import { UNFINISHED_STATES } from "../model/types.js";
 import { IntentKeyTaken, type Expect, type JournalOptions, type NewIntent } from "./port.js";
 import { leaseOwnerAlive } from "./lease.js";
-import { intentColumns, toIntent } from "./rows.js";
+import { intentColumns, fromRow } from "./rows.js";
 import { SqliteRecords } from "./sqlite-records.js";
 
 export const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
@@ -30,7 +30,7 @@ export abstract class SqliteIntents extends SqliteRecords {
 
   private intentRow(row: unknown): Intent | undefined {
     if (!row) return undefined;
-    const intent = toIntent(row as Record<string, unknown>);
+    const intent = fromRow(row as Record<string, unknown>);
     if (intent.proof) this.o.onSecret?.(intent.proof);
     return intent;
   }

@@ -46,14 +46,15 @@ export interface StateRow {
   restartable: boolean;
 }
 
-const row = (
+/** A row; its step stays a literal in the table's type, so the steps' types can follow it (DrivenBy). */
+const row = <D extends DriveStep | null>(
   meaning: string,
-  step: DriveStep | null,
+  step: D,
   unfinished: boolean,
   onFailure: Outcome | null,
   money: Money,
   restartable = false,
-): StateRow => ({
+): StateRow & { step: D } => ({
   meaning,
   step,
   unfinished,
@@ -102,6 +103,14 @@ export const STATES = {
   ),
   attention: row("inconsistent: a human should look; the budget stays held", null, false, null, "settled"),
 } satisfies Record<IntentState, StateRow>;
+
+/** The states the table has `step` drive on: a step written for them must take each (intent/drive.ts). */
+export type DrivenBy<D extends DriveStep> = {
+  [S in IntentState]: (typeof STATES)[S]["step"] extends D ? S : never;
+}[IntentState];
+
+/** The states a step drives on (the others rest). */
+export type DrivenState = DrivenBy<DriveStep>;
 
 const where = (test: (r: StateRow) => boolean): readonly IntentState[] => INTENT_STATES.filter((s) => test(STATES[s]));
 

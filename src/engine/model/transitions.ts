@@ -8,6 +8,7 @@
  * chain (our own RPC, never the service) shows that the transfer landed — then it is
  * spent — or that it can never land.
  */
+import type { ExecutionStatus } from "../../domain/wire.js";
 import { STATES, type IntentState } from "./states.js";
 import type { BudgetState, PaymentFate } from "./types.js";
 
@@ -151,6 +152,45 @@ export function transition(state: IntentState, outcome: Outcome): Transition {
   return next;
 }
 
+/** Where outcomes taken in turn lead in one commit (the fast path's three), and what they do on the way. */
+export interface Passage {
+  /** The last of them. */
+  outcome: Outcome;
+  /** The state the last one leads to. */
+  state: IntentState;
+  /** The budget state after each one's reservation effect, in turn. */
+  budget: BudgetState;
+  /** One of them reserves: the commit takes the reservation. */
+  reserves: boolean;
+  /** The last one leaves the intent to be driven on later (the reconciler resumes it). */
+  follow: boolean;
+  /**
+   * The last one leaves the intent where it was, to be driven on later: the call stops here
+   * (a call that moved it on — a refused proof now for the chain to judge — goes on at once).
+   */
+  pause: boolean;
+  /** One of them needs a human. */
+  human: boolean;
+}
+
+/** The passage from `state` with budget `budget` by `outcomes`, in turn; throws on an impossible pair. */
+export function passage(state: IntentState, budget: BudgetState, outcomes: readonly [Outcome, ...Outcome[]]): Passage {
+  let at: Passage = { outcome: outcomes[0], state, budget, reserves: false, follow: false, pause: false, human: false };
+  for (const outcome of outcomes) {
+    const tr = transition(at.state, outcome);
+    at = {
+      outcome,
+      state: tr.state,
+      budget: budgetAfter(at.budget, tr.reservation),
+      reserves: at.reserves || tr.reservation === "reserve",
+      follow: tr.follow,
+      pause: tr.follow && tr.state === at.state,
+      human: at.human || tr.human,
+    };
+  }
+  return at;
+}
+
 /** The budget state after a reservation effect. */
 export function budgetAfter(current: BudgetState, effect: ReservationEffect): BudgetState {
   switch (effect) {
@@ -193,7 +233,7 @@ export interface RefundEvidence {
   /** Already credited for this intent (atomic units). */
   credited: bigint;
   /** The service's execution status. */
-  status: string;
+  status: ExecutionStatus;
   /** The service's refund claim, if any. */
   claim?: { amount?: bigint; transaction?: string };
   /**

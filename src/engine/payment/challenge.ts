@@ -12,7 +12,10 @@ import { checkChallenge } from "../budget/policy.js";
 import { serviceApi } from "../service/api.js";
 import { selfProvingChallenge } from "../intent/answers.js";
 import type { ServiceResponse } from "../service/client.js";
-import type { Intent } from "../model/types.js";
+import type { IntentIn } from "../model/types.js";
+
+/** An action with its quote recorded, before anything is reserved: its challenge is looked for and checked. */
+type Quoted = IntentIn<"quoted" | "awaiting_approval", "action">;
 
 /** The challenge a 402 carries, in its body or its PAYMENT-REQUIRED header. */
 export function readChallenge(
@@ -37,10 +40,10 @@ export function readChallenge(
  * no payment. An honest service answers 402 — which proves the quote is for this action and
  * input (a quote for another intent is 409 quote_mismatch) and carries a fresh challenge.
  */
-async function preflight(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements[] | undefined> {
+async function preflight(c: Ctx, intent: Quoted, signal?: AbortSignal): Promise<PaymentRequirements[] | undefined> {
   const res = await serviceApi(c.client).createExecution(
     { action: intent.action, input: intent.input },
-    { quoteId: intent.quoteId!, idempotencyKey: intent.idemKey, trace: c.trace(intent), signal },
+    { quoteId: intent.quoteId, idempotencyKey: intent.idemKey, trace: c.trace(intent), signal },
   );
   c.transcript(intent, "preflight", { status: res.status, body: res.ok ? res.body : res.error });
   if (res.ok) {
@@ -67,10 +70,10 @@ export function challengeFresh(c: Ctx, quotedAt: number): boolean {
 }
 
 /** The challenge to sign, checked against the quote; throws quote_drift / quote_expired / quote_rejected. */
-export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal): Promise<PaymentRequirements> {
+export async function challengeFor(c: Ctx, intent: Quoted, signal?: AbortSignal): Promise<PaymentRequirements> {
   // A quote that carries its challenge and echoes this very input needs no preflight to show
   // it is ours (intent/answers.ts); without a challenge, the 402 may be where it comes from.
-  const bound = selfProvingChallenge(intent.quote!, intent.input) !== undefined;
+  const bound = selfProvingChallenge(intent.quote, intent.input) !== undefined;
   const from402 = bound ? undefined : await preflight(c, intent, signal);
   const { accepts, source } = await pickChallenge(c, intent, from402, signal);
   if (!accepts || accepts.length === 0) {
@@ -85,15 +88,15 @@ export async function challengeFor(c: Ctx, intent: Intent, signal?: AbortSignal)
  */
 async function pickChallenge(
   c: Ctx,
-  intent: Intent,
+  intent: Quoted,
   from402: PaymentRequirements[] | undefined,
   signal?: AbortSignal,
 ): Promise<{ accepts: PaymentRequirements[] | undefined; source: string }> {
-  let accepts = intent.quote!.paymentRequirement.accepts;
+  let accepts = intent.quote.paymentRequirement.accepts;
   let source = "quote";
-  const fresh = challengeFresh(c, intent.quotedAt ?? 0);
+  const fresh = challengeFresh(c, intent.quotedAt);
   if (!accepts || accepts.length === 0 || !fresh) {
-    const res = await serviceApi(c.client).preparePayment(intent.quoteId!, {
+    const res = await serviceApi(c.client).preparePayment(intent.quoteId, {
       idempotencyKey: intent.idemKey,
       trace: c.trace(intent),
       signal,
@@ -125,16 +128,16 @@ async function pickChallenge(
 /** The challenge's requirement that matches what the quote fixed (budget/policy.ts checks), recorded in the transcript. */
 export async function checkAgainstQuote(
   c: Ctx,
-  intent: Intent,
+  intent: Quoted,
   accepts: PaymentRequirements[],
   source: string,
 ): Promise<PaymentRequirements> {
   const payer = await c.payer();
   const check = checkChallenge(
     {
-      quoteId: intent.quoteId!,
-      amount: intent.amount!,
-      expiresAt: intent.quoteExpiresAt!,
+      quoteId: intent.quoteId,
+      amount: intent.amount,
+      expiresAt: intent.quoteExpiresAt,
       payee: intent.payee ?? undefined,
     },
     accepts,

@@ -13,9 +13,9 @@ import { paidError, fromStored } from "../errors.js";
 import type { JournalStore } from "../journal/port.js";
 import { serviceApi } from "../service/api.js";
 import type { ServiceClient } from "../service/client.js";
-import type { ExecutionView, Intent, IntentPatch, PaidCall } from "../model/types.js";
+import type { ExecutionView, Intent, IntentAt, IntentPatch, IntentRecord, PaidCall } from "../model/types.js";
 
-export function view(intent: Intent): ExecutionView {
+export function view(intent: IntentRecord): ExecutionView {
   const execution = intent.execution;
   return {
     intentId: intent.intentId,
@@ -103,12 +103,18 @@ export async function spending(
   };
 }
 
+/** What a fresh execution record changes: never the fields an executed intent has proven, but by one as good. */
+export type ExecutionPatch = Pick<IntentPatch, "output" | "refund" | "refundState" | "refundSeenAt" | "nextPollAt"> & {
+  execution: Execution;
+  execStatus: Execution["status"];
+};
+
 /**
  * The patch a fresh execution record makes: its status, output and refund claim. A refund
  * claim (or a `refunded` status) only starts a check on chain; it credits nothing itself.
  */
-export function executionPatch(intent: Intent, e: Execution, now: number): IntentPatch {
-  const patch: IntentPatch = { execution: e, execStatus: e.status, output: e.output ?? intent.output };
+export function executionPatch(intent: IntentRecord, e: Execution, now: number): ExecutionPatch {
+  const patch: ExecutionPatch = { execution: e, execStatus: e.status, output: e.output ?? intent.output };
   if (e.refund) patch.refund = e.refund;
   const claimChanged = e.refund !== undefined && e.refund.transaction !== intent.refund?.transaction;
   if ((e.status === "refunded" || e.refund) && (intent.refundState === "none" || claimChanged)) {
@@ -122,9 +128,9 @@ export function executionPatch(intent: Intent, e: Execution, now: number): Inten
 export interface Folding {
   journal: JournalStore;
   now: () => number;
-  transcript: (intent: Intent, step: string, data?: Record<string, unknown>) => void;
+  transcript: (intent: IntentRecord, step: string, data?: Record<string, unknown>) => void;
   /** Tells listeners an execution's record changed. */
-  emitUpdate: (intent: Intent, previous: string | null) => void;
+  emitUpdate: (intent: IntentRecord, previous: ExecutionStatus | null) => void;
 }
 
 /**
@@ -133,10 +139,10 @@ export interface Folding {
  */
 export async function applyExecution(
   f: Folding,
-  intent: Intent,
+  intent: IntentRecord,
   e: Execution,
   extra: IntentPatch = {},
-): Promise<Intent> {
+): Promise<IntentRecord> {
   const now = f.now();
   const patch: IntentPatch = executionPatch(intent, e, now);
   if (
@@ -163,9 +169,9 @@ export async function getExecution(
   executionId: string,
   refresh: boolean,
 ): Promise<ExecutionView | undefined> {
-  let intent = await f.journal.intentByExecution(executionId);
+  let intent: IntentRecord | undefined = await f.journal.intentByExecution(executionId);
   if (!intent) return undefined;
-  if (refresh && client && !FINAL_STATUSES.has((intent.execStatus ?? "pending") as ExecutionStatus)) {
+  if (refresh && client && !FINAL_STATUSES.has(intent.execStatus ?? "pending")) {
     try {
       const res = await serviceApi(client).getExecution(executionId);
       if (res.ok && res.body.executionId === executionId) intent = await applyExecution(f, intent, res.body);
@@ -176,10 +182,12 @@ export async function getExecution(
   return view(intent);
 }
 
-/** What a paid call answers for an intent at rest: its execution, or the error it stopped with. */
-/** The intent when it was carried out (an action's execution created, a fetch's resource delivered); else its refusal, thrown. */
-export function executedOrThrow(intent: Intent): Intent {
-  if (intent.state !== "executed" || (intent.kind !== "fetch" && !intent.executionId)) {
+/**
+ * What a paid call answers for an intent at rest: the intent when it was carried out (an
+ * action's execution created, a fetch's resource delivered); else the error it stopped with, thrown.
+ */
+export function executedOrThrow(intent: Intent): IntentAt<"executed"> {
+  if (intent.state !== "executed") {
     const error = intent.error;
     if (error)
       throw fromStored(
@@ -193,19 +201,21 @@ export function executedOrThrow(intent: Intent): Intent {
   return intent;
 }
 
-export function paidCallOf(intent: Intent, callId?: string): PaidCall {
-  executedOrThrow(intent);
-  if (!intent.executionId) throw paidError("outcome_unknown", { problem: "no_execution", intentId: intent.intentId });
-  const amount = formatDecimal(intent.amount!);
+/** What a paid call answers for its executed intent. */
+export function paidCallOf(intent: IntentAt<"executed">, callId?: string): PaidCall {
+  if (intent.kind !== "action")
+    throw paidError("outcome_unknown", { problem: "no_execution", intentId: intent.intentId });
+  const amount = formatDecimal(intent.amount);
+  const call = callId ?? intent.callId;
   return {
     intentId: intent.intentId,
     intentKey: intent.intentKey,
     executionId: intent.executionId,
-    status: intent.execStatus ?? "pending",
+    status: intent.execStatus,
     action: intent.action,
-    quote: { quoteId: intent.quoteId!, amount, currency: "USDC", expiresAt: intent.quote?.expiresAt ?? "" },
+    quote: { quoteId: intent.quoteId, amount, currency: "USDC", expiresAt: intent.quote.expiresAt },
     payment: { transaction: intent.paymentTx, amount, currency: "USDC", settlement: intent.settlement },
     ...(intent.attention ? { attention: intent.attention } : {}),
-    ...((callId ?? intent.callId) ? { callId: callId ?? intent.callId! } : {}),
+    ...(call ? { callId: call } : {}),
   };
 }

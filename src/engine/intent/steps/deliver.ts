@@ -9,25 +9,27 @@
  */
 import { PaidActionError } from "../../errors.js";
 import { POLL_START_MS } from "../../context.js";
+import type { IntentIn } from "../../model/types.js";
 import { asError } from "../failures.js";
 import { readPaymentResponse } from "../../x402-http/challenge.js";
 import type { FetchedResponse } from "../../x402-http/http.js";
 import { keptHeaders } from "../../x402-http/response.js";
 import { fetchResource, keepResponse } from "../resource.js";
 import type { HeldIntent } from "../held.js";
+import type { Move } from "../moves.js";
 import { proofRefused } from "./establish.js";
 
-export async function deliver(h: HeldIntent): Promise<void> {
-  const { c, intent } = h;
+export async function deliver(h: HeldIntent, intent: IntentIn<"signed", "fetch">): Promise<Move> {
+  const { c } = h;
   const sentAt = c.now();
   let res: FetchedResponse;
   try {
-    res = await fetchResource(c, intent, { proof: intent.proof! });
+    res = await fetchResource(c, intent, { proof: intent.proof });
   } catch (e) {
     // No answer: the proof may have reached the resource, and the resource may have settled it.
     c.step("confirm_sent", intent);
     const error = asError(e);
-    return proofRefused(h, 0, { code: error.code, message: error.message }, sentAt);
+    return proofRefused(intent, 0, { code: error.code, message: error.message }, sentAt);
   }
   c.step("confirm_sent", intent);
   const settlement = readPaymentResponse(res.headers["payment-response"]);
@@ -39,20 +41,19 @@ export async function deliver(h: HeldIntent): Promise<void> {
   });
   if (res.status >= 400) {
     // The resource may have settled and still answered an error, or asked again: never paid twice.
-    await h.commit({ response: await keepResponse(c, intent, res, false) });
+    const response = await keepResponse(c, intent, res, false);
     const code = res.status === 402 ? "payment_required_again" : `http_${res.status}`;
     const message =
       res.status === 402
         ? "the resource answered 402 again to the paid request"
         : `the resource answered HTTP ${res.status} to the paid request`;
-    return proofRefused(h, res.status, { code, message, reason: settlement?.errorReason }, sentAt);
+    return proofRefused(intent, res.status, { code, message, reason: settlement?.errorReason }, sentAt, { response });
   }
   const response = await keepResponse(c, intent, res, true);
   const claimed = settlement?.success && settlement.transaction ? settlement.transaction.slice(0, 128) : null;
-  await h.settle(
-    "executed",
-    null,
-    {
+  return {
+    outcome: "executed",
+    patch: {
       response,
       execStatus: "completed",
       paymentTx: claimed,
@@ -63,21 +64,19 @@ export async function deliver(h: HeldIntent): Promise<void> {
       leaseOwner: null,
       leaseUntil: null,
     },
-    { sentAt, ...(claimed ? { claimedTx: claimed } : {}) },
-  );
-  c.step("execution_recorded", h.intent);
-  c.events.emit("scheduled");
+    payment: { sentAt, ...(claimed ? { claimedTx: claimed } : {}) },
+    boundaries: ["execution_recorded"],
+  };
 }
 
 /** The payment landed, but the resource did not deliver: a person looks; nothing is paid again. */
-export async function undelivered(h: HeldIntent): Promise<void> {
-  const { intent } = h;
+export async function undelivered(_h: HeldIntent, intent: IntentIn<"paid", "fetch">): Promise<Move> {
   const answer = intent.response ? `it answered HTTP ${intent.response.status}` : "it gave no answer";
   const tx = intent.paymentTx ? ` in ${intent.paymentTx}` : "";
   const error = new PaidActionError(
     "execution_rejected",
-    `the payment for ${intent.origin ?? "the resource"} landed on chain${tx}, but the resource was not delivered (${answer}); it is not paid again — a person should ask the seller for it or for a refund`,
+    `the payment for ${intent.origin} landed on chain${tx}, but the resource was not delivered (${answer}); it is not paid again — a person should ask the seller for it or for a refund`,
     { transaction: intent.paymentTx },
   );
-  await h.settle("refused_after_payment", error, { attention: error.message });
+  return { outcome: "refused_after_payment", error, patch: { attention: error.message } };
 }

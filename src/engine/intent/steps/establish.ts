@@ -4,32 +4,43 @@
  * service — landed (paid once, the purchase goes on), never landed (nothing charged, a fresh
  * attempt), or not known yet (the budget stays reserved and the engine keeps checking).
  */
-import { PaidActionError, toStored } from "../../errors.js";
+import { PaidActionError } from "../../errors.js";
 import { establishFate } from "../../chain/settlement.js";
 import { MAX_AUTOMATIC_ATTEMPTS } from "../../model/transitions.js";
+import type { IntentIn } from "../../model/types.js";
 import type { HeldIntent } from "../held.js";
+import { restart, type Move } from "../moves.js";
 
-/** The service did not settle a proof that left: the chain decides (now, in the same call). */
-export async function proofRefused(
-  h: HeldIntent,
+/**
+ * The service (or the resource) did not settle a proof that left: the move that leaves it to
+ * the chain — at once, in the same call (steps/establish.ts runs next), and later if need be.
+ */
+export function proofRefused(
+  intent: IntentIn<"signed" | "paid">,
   status: number,
   error: { code: string; message: string; reason?: unknown },
   sentAt: number,
-): Promise<void> {
+  patch?: Move["patch"],
+): Move {
   const reason = typeof error.reason === "string" ? `: ${error.reason.slice(0, 120)}` : "";
-  const who = h.intent.kind === "fetch" ? "the resource" : "the service";
+  const who = intent.kind === "fetch" ? "the resource" : "the service";
   const e = new PaidActionError(
     "outcome_unknown",
     `${who} did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`,
     { serviceCode: error.code, reason: error.reason },
     true,
   );
-  await h.advance("proof_refused", { error: toStored(e) }, { sentAt });
-  h.c.transcript(h.intent, "unsettled", { serviceCode: error.code, message: error.message });
+  return {
+    outcome: "proof_refused",
+    error: e,
+    ...(patch ? { patch } : {}),
+    payment: { sentAt },
+    note: { step: "unsettled", data: { serviceCode: error.code, message: error.message } },
+  };
 }
 
-export async function establish(h: HeldIntent): Promise<void> {
-  const { c, intent } = h;
+export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): Promise<Move> {
+  const { c } = h;
   const who = intent.kind === "fetch" ? "the resource" : "the service";
   const refusal = intent.error;
   const fate = await establishFate(c, intent);
@@ -48,24 +59,23 @@ export async function establish(h: HeldIntent): Promise<void> {
         `a transfer for quote ${intent.quoteId} landed in ${fate.tx.signature} but is not what was priced (${fate.problems.join("; ")}); a human should check`,
         { transaction: fate.tx.signature },
       );
-      await h.settle("settlement_mismatch", e, { paymentTx: fate.tx.signature, settlement: "mismatch" });
-      return;
+      return {
+        outcome: "settlement_mismatch",
+        error: e,
+        patch: { paymentTx: fate.tx.signature, settlement: "mismatch" },
+      };
     }
     const note = `${who} refused a payment that landed on chain in ${fate.tx.signature} (${refusal?.message ?? "no reason given"}); it was paid once and the purchase goes on`;
-    await h.settle("landed", null, { paymentTx: fate.tx.signature, settlement: "verified", attention: note });
-    return;
+    return { outcome: "landed", patch: { paymentTx: fate.tx.signature, settlement: "verified", attention: note } };
   }
   if (fate.kind === "unknown") {
-    await h.settle(
-      "fate_unknown",
-      new PaidActionError(
-        "outcome_unknown",
-        `${who} did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`,
-        { quoteId: intent.quoteId },
-        true,
-      ),
+    const e = new PaidActionError(
+      "outcome_unknown",
+      `${who} did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`,
+      { quoteId: intent.quoteId },
+      true,
     );
-    return;
+    return { outcome: "fate_unknown", error: e };
   }
   const serviceCode = refusal?.code === "outcome_unknown" ? refusal.context?.serviceCode : undefined;
   const e = new PaidActionError(
@@ -73,12 +83,11 @@ export async function establish(h: HeldIntent): Promise<void> {
     `${who} refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`,
     { quoteId: intent.quoteId, serviceCode },
   );
-  await h.settle("never_landed", e);
   // Its blockhash may be why it could not land: the next proof is signed with a fresh one.
   c.lifetimes.drop();
+  const failed: Move = { outcome: "never_landed", error: e };
   // A fetch is not sent again unasked: the agent's next call with the same intentKey starts afresh.
-  if (intent.kind === "action" && intent.attempt < MAX_AUTOMATIC_ATTEMPTS) {
-    c.transcript(h.intent, "retry", { decision: "the refused proof can never land: a fresh attempt" });
-    await h.restart();
-  }
+  if (intent.kind === "fetch" || intent.attempt >= MAX_AUTOMATIC_ATTEMPTS) return failed;
+  const retry = { step: "retry", data: { decision: "the refused proof can never land: a fresh attempt" } };
+  return { ...failed, then: restart(intent, retry) };
 }

@@ -15,8 +15,10 @@ import {
 } from "../../x402-http/challenge.js";
 import type { FetchedResponse } from "../../x402-http/http.js";
 import { keptHeaders } from "../../x402-http/response.js";
+import type { IntentIn } from "../../model/types.js";
 import { fetchResource, keepResponse } from "../resource.js";
 import type { HeldIntent } from "../held.js";
+import { refusal, type Move } from "../moves.js";
 import { priceAndSign } from "./price-and-sign.js";
 
 /** How long a resource's price is used before it is asked for again, at most. */
@@ -32,49 +34,49 @@ export function jsonOf(res: FetchedResponse): unknown {
   }
 }
 
-export async function probe(h: HeldIntent): Promise<void> {
+export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Promise<Move> {
   h.checkCancelled("before the request");
-  const { c, intent } = h;
+  const { c } = h;
+  const unsupported = (message: string, context: { offered?: string[] } = {}) =>
+    new PaidActionError("payment_unsupported", message, { origin: intent.origin, ...context });
   c.lifetimes.warm(); // the blockhash a proof would be signed with, fetched beside the unpaid request
   const res = h.takeProbe() ?? (await fetchResource(c, intent, { signal: h.opts.signal }));
   c.transcript(intent, "request", { paid: false, status: res.status, headers: keptHeaders(res.headers) });
   if (res.status !== 402) {
-    await h.commit({ response: await keepResponse(c, intent, res, false) });
-    throw new PaidActionError(
-      "payment_unsupported",
-      `the resource answered HTTP ${res.status} without asking for payment this time; nothing was paid`,
-      { origin: intent.origin ?? undefined },
-    );
+    const response = await keepResponse(c, intent, res, false);
+    const message = `the resource answered HTTP ${res.status} without asking for payment this time; nothing was paid`;
+    return refusal(intent.state, unsupported(message), { response });
   }
   const offer = readPaymentRequired(res.headers, jsonOf(res));
   if (!offer)
-    throw new PaidActionError(
-      "payment_unsupported",
-      "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid",
-      { origin: intent.origin ?? undefined },
+    return refusal(
+      intent.state,
+      unsupported(
+        "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid",
+      ),
     );
   const pick = pickRequirement(offer, { network: c.config.network, mint: c.config.mint });
-  if (!pick.ok)
-    throw new PaidActionError(
-      "payment_unsupported",
-      `the resource asks for no payment this server can make (scheme exact on ${c.config.network} in USDC ${c.config.mint}); it offered: ${pick.offered.join("; ").slice(0, 400) || "nothing"}; nothing was paid`,
-      { origin: intent.origin ?? undefined, offered: pick.offered },
-    );
+  if (!pick.ok) {
+    const offered = `it offered: ${pick.offered.join("; ").slice(0, 400) || "nothing"}`;
+    const message = `the resource asks for no payment this server can make (scheme exact on ${c.config.network} in USDC ${c.config.mint}); ${offered}; nothing was paid`;
+    return refusal(intent.state, unsupported(message, { offered: pick.offered }));
+  }
   const requirement = pick.requirement;
   const sellerMemo = typeof requirement.extra?.memo === "string" ? requirement.extra.memo : undefined;
   // The memo is how the chain tells this payment apart: one already journaled would hide it.
   if (sellerMemo !== undefined && (await c.journal.payment(sellerMemo)))
-    throw new PaidActionError(
-      "payment_unsupported",
-      `the resource asks for a transfer memo (${sellerMemo.slice(0, 64)}) that another payment of this wallet already carries; nothing was paid`,
-      { origin: intent.origin ?? undefined },
+    return refusal(
+      intent.state,
+      unsupported(
+        `the resource asks for a transfer memo (${sellerMemo.slice(0, 64)}) that another payment of this wallet already carries; nothing was paid`,
+      ),
     );
   const quoteId = sellerMemo ?? c.d.newId("fq");
   const paymentId = declaresPaymentIdentifier(offer) ? `pam_${quoteId}` : undefined;
   const extensions = paymentId ? paymentExtensions(offer, paymentId) : offer.extensions;
   const now = c.now();
   const ttl = Math.min(Math.max(requirement.maxTimeoutSeconds ?? 60, 1) * 1000, MAX_OFFER_MS);
-  const patch = {
+  const price = {
     quoteId,
     amount: BigInt(requirement.amount),
     payee: requirement.payTo,
@@ -88,15 +90,14 @@ export async function probe(h: HeldIntent): Promise<void> {
       ...(extensions ? { extensions } : {}),
     },
   };
-  c.transcript(h.intent, "price", {
+  c.transcript(intent, "price", {
     amount: formatDecimal(BigInt(requirement.amount)),
     payTo: requirement.payTo,
     network: requirement.network,
     memo: sellerMemo ? "the resource's" : "ours",
   });
+  const quoted: Move = { outcome: "quote_recorded", patch: price, note: null, boundaries: ["quote_recorded"] };
   // The 402's requirement is the challenge, checked above: the fast path may sign it at once.
-  if (await priceAndSign(h, patch, async () => requirement)) return;
-  await h.advance("quote_recorded", patch);
-  c.step("quote_recorded", h.intent);
-  h.checkCancelled("after the price");
+  const priced = { ...intent, ...price, state: "quoted" as const, approvalId: null };
+  return priceAndSign(h, priced, quoted, async () => requirement);
 }

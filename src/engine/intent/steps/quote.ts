@@ -7,13 +7,15 @@ import { formatDecimal } from "../../../domain/money.js";
 import { checkQuote, quoteRefusal } from "../answers.js";
 import { callCeiling } from "../../budget/policy.js";
 import { serviceApi } from "../../service/api.js";
+import type { IntentIn } from "../../model/types.js";
 import type { HeldIntent } from "../held.js";
+import { refusal, type Move } from "../moves.js";
 import { checkAgainstQuote } from "../../payment/challenge.js";
 import { fastChallenge, priceAndSign } from "./price-and-sign.js";
 
-export async function requestQuote(h: HeldIntent): Promise<void> {
+export async function requestQuote(h: HeldIntent, intent: IntentIn<"new", "action">): Promise<Move> {
   h.checkCancelled("before the quote");
-  const { c, intent } = h;
+  const { c } = h;
   const { ceiling } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
   // The blockhash the proof will be signed with is fetched while the service prices the intent.
   c.lifetimes.warm();
@@ -22,10 +24,10 @@ export async function requestQuote(h: HeldIntent): Promise<void> {
     { idempotencyKey: intent.idemKey, trace: c.trace(intent), signal: h.opts.signal },
   );
   c.transcript(intent, "quote", { status: res.status, body: res.ok ? res.body : res.error });
-  if (!res.ok) throw quoteRefusal(res.status, res.error);
+  if (!res.ok) return refusal(intent.state, quoteRefusal(res.status, res.error));
   const quote = res.body;
   const { amount, expiresAt } = checkQuote(quote, intent.action);
-  const patch = {
+  const price = {
     quoteId: quote.quoteId,
     quote,
     amount,
@@ -33,9 +35,9 @@ export async function requestQuote(h: HeldIntent): Promise<void> {
     quoteExpiresAt: expiresAt,
     quotedAt: c.now(),
   };
-  const accepts = fastChallenge(h, quote, patch.quotedAt);
-  if (accepts && (await priceAndSign(h, patch, () => checkAgainstQuote(c, h.intent, accepts, "quote")))) return;
-  await h.advance("quote_recorded", patch);
-  c.step("quote_recorded", h.intent);
-  h.checkCancelled("after the quote");
+  const quoted: Move = { outcome: "quote_recorded", patch: price, note: null, boundaries: ["quote_recorded"] };
+  const accepts = fastChallenge(c, quote, intent.input, price.quotedAt);
+  if (!accepts) return quoted;
+  const priced = { ...intent, ...price, state: "quoted" as const, approvalId: null };
+  return priceAndSign(h, priced, quoted, () => checkAgainstQuote(c, priced, accepts, "quote"));
 }

@@ -5,20 +5,22 @@
  * settled, a settlement that does not match the quote, or a refusal the chain must judge; a
  * service without the endpoint then gets the proof with the execution request after all.
  */
+import type { IntentIn } from "../../model/types.js";
 import { serviceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
+import { refusal, type Move } from "../moves.js";
 import { confirmationVerdict } from "../verdicts.js";
 import { execute } from "./execute.js";
 import { proofRefused } from "./establish.js";
 
 /** Hands the proof to the service (it may settle from here on: the money is at risk). */
-export async function send(h: HeldIntent): Promise<void> {
-  const { c, intent } = h;
+export async function send(h: HeldIntent, intent: IntentIn<"signed", "action">): Promise<Move> {
+  const { c } = h;
   // The fast path: the proof travels with the execution request, which settles it.
-  if (!c.config.confirmPayments) return execute(h);
+  if (!c.config.confirmPayments) return execute(h, intent);
   const sentAt = c.now();
   const res = await serviceApi(c.client).confirmPayment(
-    { quoteId: intent.quoteId!, paymentProof: intent.proof! },
+    { quoteId: intent.quoteId, paymentProof: intent.proof },
     { idempotencyKey: intent.idemKey, trace: c.trace(intent) },
   );
   c.step("confirm_sent", intent);
@@ -27,30 +29,27 @@ export async function send(h: HeldIntent): Promise<void> {
   switch (verdict.kind) {
     case "settled": {
       const p = verdict.payment;
-      await h.settle(
-        "settled",
-        null,
-        { payment: p, paymentTx: p.transaction, settlement: "claimed" },
-        { sentAt, claimedTx: p.transaction },
-      );
-      c.step("confirm_recorded", h.intent);
-      return;
+      return {
+        outcome: "settled",
+        patch: { payment: p, paymentTx: p.transaction, settlement: "claimed" },
+        payment: { sentAt, claimedTx: p.transaction },
+        boundaries: ["confirm_recorded"],
+      };
     }
     case "mismatch": {
       const p = verdict.payment;
-      await h.settle(
-        "settlement_mismatch",
-        verdict.error,
-        { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" },
-        { sentAt },
-      );
-      return;
+      return {
+        outcome: "settlement_mismatch",
+        error: verdict.error,
+        patch: { payment: p, paymentTx: p.transaction.slice(0, 128), settlement: "claimed" },
+        payment: { sentAt },
+      };
     }
     case "no_endpoint":
-      return execute(h); // the proof settles with the execution request
+      return execute(h, intent); // the proof settles with the execution request
     case "in_progress":
-      throw verdict.error;
+      return refusal(intent.state, verdict.error);
     case "refused":
-      return proofRefused(h, verdict.refusal.status, verdict.refusal.error, sentAt);
+      return proofRefused(intent, verdict.refusal.status, verdict.refusal.error, sentAt);
   }
 }

@@ -4,24 +4,27 @@
  * beside the quote: chain/lifetimes.ts) and recorded with its payment record before it can leave.
  */
 import { formatDecimal } from "../../../domain/money.js";
+import type { PaymentRequirements } from "../../../domain/wire.js";
 import { PaidActionError } from "../../errors.js";
 import { refuseIfFrozen } from "../freeze.js";
-import { LeaseLost } from "../../journal/port.js";
 import { callCeiling } from "../../budget/policy.js";
 import { paidResourceUrl } from "../../service/api.js";
-import { transition } from "../../model/transitions.js";
-import type { Intent, IntentPatch, PaymentRecord } from "../../model/types.js";
+import type { IntentIn, PaymentRecord } from "../../model/types.js";
 import type { ProofOptions } from "../../payment/payer.js";
 import { redactUrl } from "../../x402-http/request.js";
 import type { HeldIntent } from "../held.js";
+import type { Move } from "../moves.js";
+
+/** An intent priced and about to be signed: reserved (the sign step), or reserving with it (the fast path). */
+type Signing = IntentIn<"quoted" | "awaiting_approval" | "reserved">;
 
 /** An action's proof names the v1 service's paid resource; a fetch's, the resource's own, with our memo. */
-function proofOptions(baseUrl: string | undefined, intent: Intent): ProofOptions {
+function proofOptions(baseUrl: string | undefined, intent: Signing): ProofOptions {
   if (intent.kind === "fetch")
     return {
-      resource: intent.offer?.resource ?? { url: redactUrl(intent.request!.url) },
-      memo: intent.quoteId!,
-      ...(intent.offer?.extensions ? { extensions: intent.offer.extensions } : {}),
+      resource: intent.offer.resource ?? { url: redactUrl(intent.request.url) },
+      memo: intent.quoteId,
+      ...(intent.offer.extensions ? { extensions: intent.offer.extensions } : {}),
     };
   return baseUrl ? { resource: { url: paidResourceUrl(baseUrl) } } : {};
 }
@@ -37,34 +40,32 @@ export interface SignedProof {
  * proof for the intent's checked requirements, signed with a blockhash from our own RPC.
  * Records nothing: the caller journals it before it can leave.
  */
-export async function signProof(h: HeldIntent): Promise<SignedProof> {
+export async function signProof(
+  h: HeldIntent,
+  intent: Signing,
+  requirements: PaymentRequirements,
+): Promise<SignedProof> {
   const { c } = h;
-  const intent = h.intent;
   h.checkCancelled("before anything was signed");
-  if (c.now() >= intent.quoteExpiresAt!)
+  if (c.now() >= intent.quoteExpiresAt)
     throw new PaidActionError(
       "quote_expired",
       `quote ${intent.quoteId} expired before it was signed; nothing was signed`,
       { quoteId: intent.quoteId },
     );
   // The lowest budget any call on this intent gave applies, even to a reservation made earlier.
-  const { ceiling, by } = callCeiling(
-    c.config.limits,
-    intent.action,
-    intent.agentBudget ?? undefined,
-    intent.origin ?? undefined,
-  );
-  if (intent.amount! > ceiling) {
+  const origin = intent.kind === "fetch" ? intent.origin : undefined;
+  const { ceiling, by } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined, origin);
+  if (intent.amount > ceiling) {
     throw new PaidActionError(
       "budget_exceeded",
-      `the price ${formatDecimal(intent.amount!)} USDC is above the ${by === "budget" ? "budget given for this call" : `limit ${by}`} of ${formatDecimal(ceiling)} USDC; nothing was signed`,
-      { limit: by, amount: formatDecimal(intent.amount!), ceiling: formatDecimal(ceiling) },
+      `the price ${formatDecimal(intent.amount)} USDC is above the ${by === "budget" ? "budget given for this call" : `limit ${by}`} of ${formatDecimal(ceiling)} USDC; nothing was signed`,
+      { limit: by, amount: formatDecimal(intent.amount), ceiling: formatDecimal(ceiling) },
     );
   }
-  const requirements = intent.requirements!;
   const payer = await c.payer();
   // Delegate mode: a price the allowance left on chain cannot cover is refused unsigned.
-  if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount!);
+  if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount);
   // The lifetime is ours: a blockhash our own RPC gave (fetched beside the quote), never the challenge's hint.
   const lifetime = await c.lifetimes.take().catch((e: unknown) => {
     throw new PaidActionError(
@@ -79,10 +80,10 @@ export async function signProof(h: HeldIntent): Promise<SignedProof> {
   const { proof } = await payer.createProof(requirements, lifetime, proofOptions(c.config.baseUrl, intent));
   c.d.transcripts.addSecret(proof, { ephemeral: true });
   const record: PaymentRecord = {
-    quoteId: intent.quoteId!,
+    quoteId: intent.quoteId,
     intentId: intent.intentId,
     attempt: intent.attempt,
-    amount: intent.amount!,
+    amount: intent.amount,
     payee: requirements.payTo,
     payer: payer.address,
     mint: c.config.mint,
@@ -111,20 +112,14 @@ export function signedNote(record: PaymentRecord): Record<string, unknown> {
   };
 }
 
-export async function sign(h: HeldIntent): Promise<void> {
-  const { c } = h;
-  const intent = h.intent;
-  const { proof, record } = await signProof(h);
-  const now = record.signedAt;
-  const patch: IntentPatch = { state: transition(intent.state, "sign").state, proof };
-  const recorded = await c.journal.recordSigned(record, {
-    intentId: intent.intentId,
-    patch,
-    now,
-    expect: { state: intent.state, owner: h.owner },
-  });
-  if (!recorded) throw new LeaseLost(intent.intentId);
-  h.intent = { ...h.intent, ...patch, updatedAt: now };
-  c.transcript(h.intent, "signed", signedNote(record));
-  c.step("signed", h.intent);
+/** Signs the reserved intent's proof; the move records it with its payment record, in one transaction. */
+export async function sign(h: HeldIntent, intent: IntentIn<"reserved">): Promise<Move> {
+  const { proof, record } = await signProof(h, intent, intent.requirements);
+  return {
+    outcome: "sign",
+    patch: { proof },
+    signed: record,
+    note: { step: "signed", data: signedNote(record) },
+    boundaries: ["signed"],
+  };
 }
