@@ -101,7 +101,9 @@ export async function startNode(o: {
   try {
     const { port, pid } = await listening(child, process.platform === "win32" ? child.pid : undefined);
     writeFileSync(o.pidFile, `${pid}\n`, { mode: 0o600 });
-    const stop = async () => {
+    let stopping: Promise<void> | undefined;
+    const stop = () => (stopping ??= halt());
+    const halt = async () => {
       try {
         process.kill(pid, "SIGTERM");
       } catch {
