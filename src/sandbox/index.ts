@@ -283,6 +283,31 @@ function cleanUpQuietly(cleanups: Array<() => void>): void {
   }
 }
 
+/** Both ledgers: Solana's, and the EVM one when it can run (evm/index.ts). */
+async function openLedgers(
+  options: SandboxOptions,
+  o: Omit<Parameters<typeof openLedger>[0], "blockhashTtlMs">,
+  cleanups: Array<() => void>,
+) {
+  const blockhashTtlMs = options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS;
+  const { ledger, accounts } = await openLedger({ ...o, blockhashTtlMs }, cleanups);
+  const evm = await openEvm({ home: o.home, db: o.db, sync: o.sync, log: o.log, enabled: options.evm }, cleanups);
+  return { ledger, accounts, evm, evmSettler: evm ? new EvmSettler(evm.ledger) : undefined };
+}
+
+/** The EVM ledger's records and its chain in step, before any request (settlement-evm.ts, facilitator/evm.ts). */
+async function recoverEvm(service: SandboxService, facilitator: SandboxFacilitator): Promise<void> {
+  await service.recoverEvm();
+  await facilitator.recoverEvm();
+}
+
+/** The EVM ledger's last dump (what it holds is on disk already: this spares a replay), then its node stopped. */
+async function closeEvm(ledger: EvmLedger | undefined, log: (line: string) => void): Promise<void> {
+  if (!ledger) return;
+  await ledger.persist().catch((e: Error) => log(`EVM ledger: last dump failed: ${e.message}`));
+  await ledger.close();
+}
+
 export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const home = resolve(options.home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -295,20 +320,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     const network = SOLANA_DEVNET;
     const mint = USDC_MINT[network]!;
     const keys = await loadServiceKeys(db);
-    const { ledger, accounts } = await openLedger(
-      { db, sync, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS },
-      cleanups,
-    );
-    const evm = await openEvm({ home, db, sync, log, enabled: options.evm }, cleanups);
+    const opened = await openLedgers(options, { db, sync, home, keys, mint, now, log }, cleanups);
+    const { ledger, accounts, evm, evmSettler } = opened;
     let origin = "";
     const baseUrl = () => `${origin}/v1`;
-    const evmSettler = evm ? new EvmSettler(evm.ledger) : undefined;
     const ground = { db, sync, ledger, keys, network, mint, now, log, evm: evmSettler };
     const { webhooks, service } = createService(options, ground, baseUrl);
     const x402 = createX402(options, ground, () => origin);
-    // The EVM ledger's records and its chain in step before any request (settlement-evm.ts, facilitator/evm.ts).
-    await service.recoverEvm();
-    await x402.facilitator.recoverEvm();
+    await recoverEvm(service, x402.facilitator);
     const { handler, server, port } = await serve(options, {
       service,
       webhooks,
@@ -345,10 +364,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         service.close();
         await stopServer(server);
         await webhooks.close();
-        if (evm) {
-          await evm.ledger.persist().catch((e: Error) => log(`EVM ledger: last dump failed: ${e.message}`));
-          await evm.ledger.close();
-        }
+        await closeEvm(evm?.ledger, log);
         for (const c of cleanups) c();
       })());
     return {

@@ -128,14 +128,12 @@ export class SandboxFacilitator {
     const unsupported = this.unsupported(r);
     if (unsupported) return { isValid: false, invalidReason: unsupported, payer: "" };
     if (this.evm && r.paymentRequirements.network === EVM_NETWORK) {
-      return this.evm
-        .verify(r)
-        .catch((e: Error) => ({
-          isValid: false,
-          invalidReason: "invalid_payload",
-          invalidMessage: e.message,
-          payer: "",
-        }));
+      return this.evm.verify(r).catch((e: Error) => ({
+        isValid: false,
+        invalidReason: "invalid_payload",
+        invalidMessage: e.message,
+        payer: "",
+      }));
     }
     const id = this.identify(r);
     if (id && this.o.ledger.transactionByMessageHash(id.messageHash)) {

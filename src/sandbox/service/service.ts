@@ -21,9 +21,9 @@ import {
 } from "./records.js";
 import { createResource, readResource } from "./resources.js";
 import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
+import { evmRequirementsFor } from "./settlement-evm.js";
 import type { Webhooks } from "./webhooks.js";
 import { statement } from "../db.js";
-import { EVM_NETWORK, EVM_USDC, EVM_USDC_DOMAIN } from "../evm/ledger.js";
 
 export type { Outcome } from "./records.js";
 
@@ -117,20 +117,6 @@ export class SandboxService {
     };
   }
 
-  /** The quote's requirements on the EVM ledger (x402's default USDC there), when it is on. */
-  private evmRequirementsFor(quoteId: string, amount: bigint): PaymentRequirements | undefined {
-    if (!this.o.evm) return undefined;
-    return {
-      scheme: "exact",
-      network: EVM_NETWORK,
-      amount: amount.toString(),
-      asset: EVM_USDC,
-      payTo: this.o.evm.treasury,
-      maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
-      extra: { ...EVM_USDC_DOMAIN, memo: quoteId },
-    };
-  }
-
   /** Creates a quote; `budget` null for quotes made implicitly by an unpaid POST /executions. */
   createQuote(
     tenant: string,
@@ -153,7 +139,7 @@ export class SandboxService {
     }
     const { action, price } = this.price(tenant, actionName, input);
     const quoteId = newId("qt");
-    const evmRequirements = this.evmRequirementsFor(quoteId, price.amount);
+    const evmRequirements = this.o.evm && evmRequirementsFor(this.o.evm, quoteId, price.amount, MAX_TIMEOUT_SECONDS);
     const now = this.o.now();
     const row: QuoteRow = {
       quote_id: quoteId,

@@ -11,6 +11,7 @@ import type Database from "better-sqlite3";
 import { newId } from "../../domain/ids.js";
 import type { EvmPaymentPayload, PaymentRequirements } from "../../domain/wire.js";
 import { statement } from "../db.js";
+import { EVM_NETWORK, EVM_USDC, EVM_USDC_DOMAIN } from "../evm/ledger.js";
 import { authorizationId, parseEvmPayload, type EvmSettler } from "../evm/settle.js";
 import { ApiError } from "../http/errors.js";
 import type { RejectProof } from "./proofs.js";
@@ -30,6 +31,24 @@ export interface EvmPaymentsOptions {
   /** Answers for a quote already paid or being paid (shared with the Solana path). */
   settlingError: (quote: QuoteRow, payment: PaymentRow) => ApiError;
   quoteExpired: (quote: QuoteRow) => ApiError;
+}
+
+/** A quote's requirements on the EVM ledger: x402's default USDC there, paid to the treasury. */
+export function evmRequirementsFor(
+  settler: EvmSettler,
+  quoteId: string,
+  amount: bigint,
+  maxTimeoutSeconds: number,
+): PaymentRequirements {
+  return {
+    scheme: "exact",
+    network: EVM_NETWORK,
+    amount: amount.toString(),
+    asset: EVM_USDC,
+    payTo: settler.treasury,
+    maxTimeoutSeconds,
+    extra: { ...EVM_USDC_DOMAIN, memo: quoteId },
+  };
 }
 
 /** Decodes a base64 EVM proof, or refuses it. */
