@@ -49,7 +49,8 @@ export class EvmSettler {
 
   constructor(private readonly ledger: EvmLedger) {
     const wallet = ledger.wallet(ledger.keys.facilitator);
-    this.scheme = new ExactEvmScheme(toFacilitatorEvmSigner(wallet as never));
+    // The reference signer names its key by `address` (a viem wallet client keeps it in `account`).
+    this.scheme = new ExactEvmScheme(toFacilitatorEvmSigner({ ...wallet, address: wallet.account.address } as never));
   }
 
   /** The facilitator key that pays the gas (what /supported names as its signer). */
