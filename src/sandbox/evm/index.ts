@@ -43,6 +43,17 @@ export function readOrCreateKey(path: string): PrivateKeyAccount {
   return privateKeyToAccount(hex as Hex);
 }
 
+/** The EVM node's port of the previous start, as sandbox.json says: its RPC URL stays the same. */
+function previousPort(home: string): number | undefined {
+  try {
+    const info = JSON.parse(readFileSync(join(home, "sandbox.json"), "utf8")) as { evm?: { rpcUrl?: unknown } };
+    const port = typeof info.evm?.rpcUrl === "string" ? Number(new URL(info.evm.rpcUrl).port) : NaN;
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const meta = (db: Database.Database, key: string) =>
   (statement(db, `SELECT value FROM meta WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
 
@@ -63,7 +74,12 @@ export async function openEvm(
   const statePath = join(o.home, "evm-state.bin");
   let node;
   try {
-    node = await startEvmNode({ binary: anvil.path, pidFile: join(o.home, "evm-node.pid"), log: o.log });
+    node = await startEvmNode({
+      binary: anvil.path,
+      pidFile: join(o.home, "evm-node.pid"),
+      log: o.log,
+      port: previousPort(o.home),
+    });
   } catch (e) {
     o.log(`the EVM ledger (${EVM_NETWORK}) is off: ${(e as Error).message}; the Solana ledger runs as usual`);
     return undefined;

@@ -181,6 +181,7 @@ export async function startEvmNode(o: {
   binary: string;
   pidFile: string;
   log: (line: string) => void;
+  port?: number;
 }): Promise<EvmNode> {
   return startNode({ ...o, chainId: EVM_CHAIN_ID });
 }

@@ -90,9 +90,28 @@ export async function startNode(o: {
   chainId: number;
   pidFile: string;
   log: (line: string) => void;
+  /** The port to listen on (the one of the previous start: clients keep their RPC URL); 0 picks one. */
+  port?: number;
 }): Promise<EvmNode> {
   killStaleNode(o.pidFile);
-  const args = ["--host", "127.0.0.1", "--port", "0", "--chain-id", String(o.chainId), "--accounts", "0"];
+  if (o.port) {
+    try {
+      return await spawnNode({ ...o, port: o.port });
+    } catch {
+      // taken meanwhile: any free port will do
+    }
+  }
+  return spawnNode({ ...o, port: 0 });
+}
+
+async function spawnNode(o: {
+  binary: string;
+  chainId: number;
+  pidFile: string;
+  log: (line: string) => void;
+  port: number;
+}): Promise<EvmNode> {
+  const args = ["--host", "127.0.0.1", "--port", String(o.port), "--chain-id", String(o.chainId), "--accounts", "0"];
   const child =
     process.platform === "win32"
       ? spawn(o.binary, args, { stdio: ["ignore", "pipe", "pipe"], windowsHide: true })
@@ -114,7 +133,8 @@ export async function startNode(o: {
       clearTimeout(timer);
       rmSync(o.pidFile, { force: true });
     };
-    void exited.then(() => o.log(`EVM node (anvil, pid ${pid}) exited`));
+    // Said only when nobody asked it to stop: a stop is quiet.
+    void exited.then(() => stopping ?? o.log(`EVM node (anvil, pid ${pid}) exited on its own: the EVM ledger is down`));
     return { rpcUrl: `http://127.0.0.1:${port}`, pid, exited, stop };
   } catch (e) {
     child.kill("SIGKILL");
