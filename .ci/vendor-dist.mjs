@@ -1,4 +1,4 @@
-// After `tsc` and prune-dist: puts the Solana and x402 code the server runs inside dist/, so the
+// After `tsc` and prune-dist: puts the Solana, EVM (viem, @x402/evm) and x402 code the server runs inside dist/, so the
 // published package does not depend on the packages it comes from.
 //
 // Why: installing those packages makes npm warn, and nothing we control can stop it (see
@@ -38,7 +38,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DIST = join(ROOT, "dist");
 const VENDOR = join(DIST, "vendor");
 /** The packages whose code ships inside dist/vendor (with whatever they import but `dependencies`). */
-const VENDORED = ["@solana/kit", "@solana-program/token", "@x402/svm", "litesvm"];
+const VENDORED = ["@solana/kit", "@solana-program/token", "@x402/svm", "litesvm", "@x402/evm", "viem"];
 const LICENSES = "THIRD-PARTY-LICENSES.md";
 /** LiteSVM's native binary: one package per platform, installed by npm (optionalDependencies). */
 const NATIVE = /^litesvm-/;

@@ -63,8 +63,19 @@ export async function healthy(info: SandboxInfo): Promise<boolean> {
 }
 
 function infoOf(instance: Sandbox): SandboxInfo {
-  const { baseUrl, apiKey, rpcUrl, network, asset, walletPath, owner, agentKeyPath, agentAddress } = instance;
-  return { baseUrl, apiKey, rpcUrl, network, asset, walletPath, owner, agentKeyPath, agentAddress };
+  const { baseUrl, apiKey, rpcUrl, network, asset, walletPath, owner, agentKeyPath, agentAddress, evm } = instance;
+  return {
+    baseUrl,
+    apiKey,
+    rpcUrl,
+    network,
+    asset,
+    walletPath,
+    owner,
+    agentKeyPath,
+    agentAddress,
+    ...(evm ? { evm } : {}),
+  };
 }
 
 function portOf(baseUrl: string): number | undefined {
@@ -85,7 +96,11 @@ function rememberedPort(m: SandboxModule, home: string): number | undefined {
 }
 
 const sameInfo = (a: SandboxInfo, b: SandboxInfo) =>
-  a.baseUrl === b.baseUrl && a.rpcUrl === b.rpcUrl && a.apiKey === b.apiKey && a.walletPath === b.walletPath;
+  a.baseUrl === b.baseUrl &&
+  a.rpcUrl === b.rpcUrl &&
+  a.apiKey === b.apiKey &&
+  a.walletPath === b.walletPath &&
+  a.evm?.rpcUrl === b.evm?.rpcUrl;
 
 /**
  * The sandbox running for a home, or one started here, trying `ports` in turn (a port

@@ -60,6 +60,29 @@ export const PaymentPayload = z.looseObject({
 });
 export type PaymentPayload = z.infer<typeof PaymentPayload>;
 
+/** An EIP-3009 authorization as x402's exact EVM scheme carries it (decimal strings, 0x hex). */
+export const Eip3009Authorization = z.looseObject({
+  from: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+  to: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+  value: z.string().regex(/^(0|[1-9][0-9]{0,77})$/),
+  validAfter: z.string().regex(/^(0|[1-9][0-9]{0,77})$/),
+  validBefore: z.string().regex(/^(0|[1-9][0-9]{0,77})$/),
+  nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+});
+export type Eip3009Authorization = z.infer<typeof Eip3009Authorization>;
+
+/** An x402 v2 PaymentPayload of the exact scheme on an EVM network: a signed EIP-3009 authorization. */
+export const EvmPaymentPayload = z.looseObject({
+  x402Version: z.number(),
+  resource: ResourceInfo.optional(),
+  accepted: PaymentRequirements,
+  payload: z.looseObject({
+    authorization: Eip3009Authorization,
+    signature: z.string().regex(/^0x([0-9a-fA-F]{2}){65,2048}$/),
+  }),
+});
+export type EvmPaymentPayload = z.infer<typeof EvmPaymentPayload>;
+
 export const SettleResponse = z.looseObject({
   success: z.boolean(),
   transaction: z.string(),

@@ -175,6 +175,15 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
     PRIMARY KEY (resource, method)
   );
   `,
+  // 5: the EVM ledger (evm/): a quote's requirements on eip155:84532 beside its Solana ones,
+  // and, for a payment settled there, its network and the signed EIP-3009 authorization (to
+  // tell its fate from the token's authorizationState, and to submit it again after a crash).
+  `
+  ALTER TABLE quotes ADD COLUMN evm_requirements TEXT;
+  ALTER TABLE payments ADD COLUMN network TEXT;
+  ALTER TABLE payments ADD COLUMN evm_proof TEXT;
+  ALTER TABLE facilitator_settlements ADD COLUMN evm_proof TEXT;
+  `,
 ];
 
 /**

@@ -27,6 +27,10 @@ import type { Ledger } from "./ledger/ledger.js";
 import { SandboxService } from "./service/service.js";
 import { systemResolver, type Resolver } from "./service/webhook-guard.js";
 import { Webhooks } from "./service/webhooks.js";
+import { openEvm, type EvmInfo } from "./evm/index.js";
+import type { EvmLedger } from "./evm/ledger.js";
+import { EvmSettler } from "./evm/settle.js";
+export type { EvmInfo } from "./evm/index.js";
 
 export const DEFAULT_PORT = 8402;
 export const DEFAULT_PROVIDER_DELAY_MS = 3_000;
@@ -67,6 +71,11 @@ export interface SandboxOptions {
    */
   facilitatorFaults?: FacilitatorFaults;
   /**
+   * The EVM ledger (eip155:84532 on an anvil node); default on. `false` leaves it off, as a
+   * platform without an anvil binary does.
+   */
+  evm?: boolean;
+  /**
    * Test hook: the file operations of the store's group fsync (group-sync.ts), to hold a
    * sync and see that nothing is answered before it. Absent: node:fs.
    */
@@ -92,6 +101,8 @@ export interface SandboxInfo {
    * for stock sellers' `HTTPFacilitatorClient`; absent in a sandbox.json written before it.
    */
   facilitatorUrl?: string;
+  /** The EVM ledger (evm/index.ts); absent when it is off or in a sandbox.json written before it. */
+  evm?: EvmInfo;
 }
 
 export interface Sandbox extends SandboxInfo {
@@ -108,6 +119,8 @@ export interface Sandbox extends SandboxInfo {
   /** The store's group fsync: what is acknowledged is on disk (group-sync.ts). */
   sync: GroupSync;
   keys: ServiceKeys;
+  /** The EVM ledger, when it is on (balances, the chain's RPC, its keys). */
+  evmLedger: EvmLedger | undefined;
   /** The fault hook given in the options, if any. */
   facilitatorFaults: FacilitatorFaults | undefined;
   close(): Promise<void>;
@@ -151,6 +164,8 @@ interface ServiceGround {
   mint: string;
   now: () => number;
   log: (line: string) => void;
+  /** Settlement on the EVM ledger, when it is on. */
+  evm: EvmSettler | undefined;
 }
 
 /** The service and its webhooks; `baseUrl` is known once the server listens. */
@@ -180,7 +195,7 @@ function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: 
  * HTTP surface, and the sandbox's own paid resources settled through it in process.
  */
 function createX402(options: SandboxOptions, ground: ServiceGround, origin: () => string) {
-  const { db, ledger, keys, network, mint, now, log } = ground;
+  const { db, ledger, keys, network, mint, now, log, evm } = ground;
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const catalog = new DiscoveryCatalog(db, now);
   const facilitator = new SandboxFacilitator({
@@ -192,6 +207,7 @@ function createX402(options: SandboxOptions, ground: ServiceGround, origin: () =
     now,
     log,
     faults: options.facilitatorFaults,
+    evm,
   });
   const facilitatorApi = createFacilitatorApi({ facilitator, catalog, rateLimit, now, log });
   const paidResources = createPaidResources({
@@ -199,6 +215,7 @@ function createX402(options: SandboxOptions, ground: ServiceGround, origin: () =
     network,
     asset: mint,
     payTo: keys.seller.address,
+    ...(evm ? { evmPayTo: evm.seller } : {}),
     origin,
     rateLimit,
     now,
@@ -266,6 +283,31 @@ function cleanUpQuietly(cleanups: Array<() => void>): void {
   }
 }
 
+/** Both ledgers: Solana's, and the EVM one when it can run (evm/index.ts). */
+async function openLedgers(
+  options: SandboxOptions,
+  o: Omit<Parameters<typeof openLedger>[0], "blockhashTtlMs">,
+  cleanups: Array<() => void>,
+) {
+  const blockhashTtlMs = options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS;
+  const { ledger, accounts } = await openLedger({ ...o, blockhashTtlMs }, cleanups);
+  const evm = await openEvm({ home: o.home, db: o.db, sync: o.sync, log: o.log, enabled: options.evm }, cleanups);
+  return { ledger, accounts, evm, evmSettler: evm ? new EvmSettler(evm.ledger) : undefined };
+}
+
+/** The EVM ledger's records and its chain in step, before any request (settlement-evm.ts, facilitator/evm.ts). */
+async function recoverEvm(service: SandboxService, facilitator: SandboxFacilitator): Promise<void> {
+  await service.recoverEvm();
+  await facilitator.recoverEvm();
+}
+
+/** The EVM ledger's last dump (what it holds is on disk already: this spares a replay), then its node stopped. */
+async function closeEvm(ledger: EvmLedger | undefined, log: (line: string) => void): Promise<void> {
+  if (!ledger) return;
+  await ledger.persist().catch((e: Error) => log(`EVM ledger: last dump failed: ${e.message}`));
+  await ledger.close();
+}
+
 export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const home = resolve(options.home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
@@ -278,15 +320,14 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     const network = SOLANA_DEVNET;
     const mint = USDC_MINT[network]!;
     const keys = await loadServiceKeys(db);
-    const { ledger, accounts } = await openLedger(
-      { db, sync, home, keys, mint, now, log, blockhashTtlMs: options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS },
-      cleanups,
-    );
+    const opened = await openLedgers(options, { db, sync, home, keys, mint, now, log }, cleanups);
+    const { ledger, accounts, evm, evmSettler } = opened;
     let origin = "";
     const baseUrl = () => `${origin}/v1`;
-    const ground = { db, sync, ledger, keys, network, mint, now, log };
+    const ground = { db, sync, ledger, keys, network, mint, now, log, evm: evmSettler };
     const { webhooks, service } = createService(options, ground, baseUrl);
     const x402 = createX402(options, ground, () => origin);
+    await recoverEvm(service, x402.facilitator);
     const { handler, server, port } = await serve(options, {
       service,
       webhooks,
@@ -308,6 +349,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       asset: mint,
       ...accounts,
       facilitatorUrl: `${origin}/facilitator`,
+      ...(evm ? { evm: evm.info } : {}),
     };
     await listOwnResources(x402, keys.seller.address, origin, log);
     // What start-up wrote (genesis, keys) is on disk before anyone is told where to find it.
@@ -322,6 +364,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
         service.close();
         await stopServer(server);
         await webhooks.close();
+        await closeEvm(evm?.ledger, log);
         for (const c of cleanups) c();
       })());
     return {
@@ -336,6 +379,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       db,
       sync,
       keys,
+      evmLedger: evm?.ledger,
       facilitatorFaults: options.facilitatorFaults,
       close,
     };

@@ -94,7 +94,16 @@ export const SERVER_INPUT = { region: "eu-west-1", plan: "small", durationHours:
 
 export async function startTestSandbox(opts: Partial<SandboxOptions> = {}): Promise<TestSandbox> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "pam-sandbox-"));
-  const sb = await startSandbox({ providerDelayMs: 50, log: () => undefined, ...opts, home, port: opts.port ?? 0 });
+  // The EVM ledger only where a test asks for it (`evm: true`): the others are about Solana and
+  // spare starting an anvil node each.
+  const sb = await startSandbox({
+    providerDelayMs: 50,
+    log: () => undefined,
+    evm: false,
+    ...opts,
+    home,
+    port: opts.port ?? 0,
+  });
   const call = apiClient(sb.baseUrl, sb.apiKey);
   const keypair = (path: string) =>
     createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync(path, "utf8")) as number[]));

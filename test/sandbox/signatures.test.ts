@@ -295,15 +295,17 @@ describe("the address index of an older sandbox is built from its ledger log", (
     expect(before.map((i) => i.signature)).toContain(confirm.body.transaction);
     await t.close();
 
-    // Back to what version 1 had: no index, no payment blockhash, no facilitator.
+    // Back to what version 1 had: no index, no payment blockhash, no facilitator, no EVM ledger columns.
     const db = new Database(join(home, "sandbox.sqlite"));
     db.exec(`DROP TABLE ledger_addresses; ALTER TABLE payments DROP COLUMN blockhash;
-      DROP TABLE facilitator_settlements; DROP TABLE discovery_resources; PRAGMA user_version = 1;`);
+      DROP TABLE facilitator_settlements; DROP TABLE discovery_resources;
+      ALTER TABLE quotes DROP COLUMN evm_requirements; ALTER TABLE payments DROP COLUMN network;
+      ALTER TABLE payments DROP COLUMN evm_proof; PRAGMA user_version = 1;`);
     db.close();
 
     t = await startTestSandbox({ home });
     try {
-      expect(t.sb.db.pragma("user_version", { simple: true })).toBe(4);
+      expect(t.sb.db.pragma("user_version", { simple: true })).toBe(5);
       const after = await rpcCall<Array<{ signature: string; memo: string | null }>>(
         t.sb.rpcUrl,
         "getSignaturesForAddress",

@@ -8,7 +8,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
-import { PaymentPayload, PaymentRequirements } from "../../domain/wire.js";
+import { EvmPaymentPayload, PaymentPayload, PaymentRequirements } from "../../domain/wire.js";
+import { isEvmNetwork } from "../evm/settle.js";
 import { ApiError } from "../http/errors.js";
 import { errorReply, readJsonBody, send, type Reply } from "../http/io.js";
 import { createRateLimiter, type RateLimit } from "../http/rate-limit.js";
@@ -29,6 +30,8 @@ const WireRequest = z.object({
   paymentPayload: PaymentPayload,
   paymentRequirements: PaymentRequirements,
 });
+/** A request for the EVM ledger: its payload is a signed EIP-3009 authorization, not a transaction. */
+const EvmWireRequest = WireRequest.extend({ paymentPayload: EvmPaymentPayload });
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
@@ -61,7 +64,8 @@ async function readRequest(req: IncomingMessage, op: Operation): Promise<Facilit
     if (!(e instanceof ApiError)) throw e;
     return { status: e.status, body: failureBody[op]("invalid_payload", e.message) };
   }
-  const parsed = WireRequest.safeParse(body);
+  const network = (body as { paymentRequirements?: { network?: unknown } } | null)?.paymentRequirements?.network;
+  const parsed = (isEvmNetwork(network) ? EvmWireRequest : WireRequest).safeParse(body);
   if (!parsed.success) {
     const where = parsed.error.issues[0]?.path.join(".") || "the body";
     const message = `expected {x402Version, paymentPayload, paymentRequirements}: ${where} is missing or malformed`;

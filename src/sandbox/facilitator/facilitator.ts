@@ -27,6 +27,9 @@ import { BAZAAR } from "./bazaar.js";
 import type { DiscoveryCatalog } from "./discovery.js";
 import type { FacilitatorFaults } from "./faults.js";
 import { statement } from "../db.js";
+import { EVM_NETWORK } from "../evm/ledger.js";
+import type { EvmSettler } from "../evm/settle.js";
+import { EvmFacilitatorSettlements } from "./evm.js";
 
 export interface FacilitatorOptions {
   db: Database.Database;
@@ -38,6 +41,8 @@ export interface FacilitatorOptions {
   log: (line: string) => void;
   /** The test hook the v1 settlement uses too (faults.ts). */
   faults?: FacilitatorFaults;
+  /** The EVM ledger's settlement (absent: it is off, and only Solana is supported). */
+  evm?: EvmSettler;
 }
 
 /** What `/verify` and `/settle` are given: the x402 wire request, already shape-checked. */
@@ -75,11 +80,22 @@ export class SandboxFacilitator {
   private readonly x402 = new x402Facilitator();
   /** Message hashes a request of this process is settling right now. */
   private readonly settlingNow = new Set<string>();
+  /** Settlements on the EVM ledger (evm.ts), when it is on. */
+  private readonly evm: EvmFacilitatorSettlements | undefined;
 
   constructor(private readonly o: FacilitatorOptions) {
     const signer = ledgerFacilitatorSigner(o.ledger, o.keys.feePayer, o.network);
     const scheme = new ExactSvmScheme(o.faults ? o.faults.wrap(signer, o.ledger) : signer);
     this.x402.register(o.network as Network, scheme).registerExtension(BAZAAR);
+    if (o.evm) this.x402.register(EVM_NETWORK as Network, o.evm.facilitatorScheme);
+    this.evm = o.evm
+      ? new EvmFacilitatorSettlements({ db: o.db, settler: o.evm, x402: this.x402, catalog: o.catalog, now: o.now })
+      : undefined;
+  }
+
+  /** After a restart, before any request: the EVM ledger's settlements and the chain brought in step. */
+  async recoverEvm(): Promise<void> {
+    await this.evm?.recover(this.o.log);
   }
 
   /** `GET /supported`: the exact scheme on the sandbox's network, its fee payer, the Bazaar extension. */
@@ -91,7 +107,8 @@ export class SandboxFacilitator {
   private unsupported(r: FacilitatorRequest): string | undefined {
     if (r.paymentPayload.x402Version !== 2) return "invalid_x402_version";
     if (r.paymentRequirements.scheme !== "exact") return "unsupported_scheme";
-    if (r.paymentRequirements.network !== this.o.network) return "invalid_network";
+    const network = r.paymentRequirements.network;
+    if (network !== this.o.network && !(this.evm && network === EVM_NETWORK)) return "invalid_network";
     return undefined;
   }
 
@@ -110,6 +127,14 @@ export class SandboxFacilitator {
   async verify(r: FacilitatorRequest): Promise<VerifyResponse> {
     const unsupported = this.unsupported(r);
     if (unsupported) return { isValid: false, invalidReason: unsupported, payer: "" };
+    if (this.evm && r.paymentRequirements.network === EVM_NETWORK) {
+      return this.evm.verify(r).catch((e: Error) => ({
+        isValid: false,
+        invalidReason: "invalid_payload",
+        invalidMessage: e.message,
+        payer: "",
+      }));
+    }
     const id = this.identify(r);
     if (id && this.o.ledger.transactionByMessageHash(id.messageHash)) {
       return {
@@ -151,6 +176,9 @@ export class SandboxFacilitator {
   async settle(r: FacilitatorRequest): Promise<SettleResponse> {
     const unsupported = this.unsupported(r);
     if (unsupported) return this.failure(r, unsupported);
+    if (this.evm && r.paymentRequirements.network === EVM_NETWORK) {
+      return this.evm.settle(r).catch((e: Error) => this.failure(r, "unexpected_settle_error", e.message));
+    }
     const id = this.identify(r);
     if (!id) {
       // Nothing to send: the scheme refuses an undecodable transaction with its own reason.

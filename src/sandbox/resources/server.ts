@@ -21,6 +21,8 @@ import {
 } from "@x402/core/server";
 import type { Network, PaymentRequired } from "@x402/core/types";
 import { ExactSvmScheme } from "@x402/svm/exact/server";
+import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { EVM_NETWORK, EVM_USDC, EVM_USDC_DOMAIN } from "../evm/ledger.js";
 import { ApiError } from "../http/errors.js";
 import { errorReply, readJsonBody, send } from "../http/io.js";
 import { createRateLimiter, type RateLimit } from "../http/rate-limit.js";
@@ -35,6 +37,8 @@ export interface PaidResourcesOptions {
   asset: string;
   /** The sandbox's seller wallet. */
   payTo: string;
+  /** The seller's address on the EVM ledger, when it is on: each resource then accepts both (Solana first). */
+  evmPayTo?: string;
   /** `http://127.0.0.1:<port>`, once the server listens. */
   origin: () => string;
   /** Per client address. */
@@ -92,13 +96,26 @@ function routesOf(o: PaidResourcesOptions): RoutesConfig {
     PAID_RESOURCES.map((r) => [
       `${r.method} ${r.path}`,
       {
-        accepts: {
-          scheme: "exact",
-          network: o.network as Network,
-          payTo: o.payTo,
-          price: { amount: r.price.toString(), asset: o.asset },
-          maxTimeoutSeconds: 60,
-        },
+        accepts: [
+          {
+            scheme: "exact",
+            network: o.network as Network,
+            payTo: o.payTo,
+            price: { amount: r.price.toString(), asset: o.asset },
+            maxTimeoutSeconds: 60,
+          },
+          ...(o.evmPayTo
+            ? [
+                {
+                  scheme: "exact",
+                  network: EVM_NETWORK as Network,
+                  payTo: o.evmPayTo,
+                  price: { amount: r.price.toString(), asset: EVM_USDC, extra: { ...EVM_USDC_DOMAIN } },
+                  maxTimeoutSeconds: 60,
+                },
+              ]
+            : []),
+        ],
         resource: `${origin}${r.path}`,
         description: r.description,
         mimeType: "application/json",
@@ -116,6 +133,7 @@ async function build(o: PaidResourcesOptions): Promise<x402HTTPResourceServer> {
   const server = new x402ResourceServer(o.facilitator)
     .register(o.network as Network, new ExactSvmScheme())
     .registerExtension(bazaarResourceServerExtension);
+  if (o.evmPayTo) server.register(EVM_NETWORK as Network, new ExactEvmScheme());
   const http = new x402HTTPResourceServer(server, routesOf(o));
   await http.initialize();
   return http;

@@ -8,7 +8,7 @@ import { formatDecimal } from "../../domain/money.js";
 import type { PaymentRequirements, PaymentRequired } from "../../domain/wire.js";
 import { ApiError } from "../http/errors.js";
 import type { Ledger } from "../ledger/ledger.js";
-import { iso, type QuoteRow } from "./records.js";
+import { acceptsOf, iso, type QuoteRow } from "./records.js";
 
 export interface ChallengeOptions {
   ledger: Ledger;
@@ -47,7 +47,7 @@ export class Challenges {
         description: `${quote.action} (quote ${quote.quote_id})`,
         mimeType: "application/json",
       },
-      accepts: [this.freshRequirements(quote)],
+      accepts: [this.freshRequirements(quote), ...acceptsOf(quote).slice(1)],
     };
   }
 

@@ -15,6 +15,7 @@ import { executionView, iso, type ExecutionRow, type PaymentRow } from "./record
 import { updateResource } from "./resources.js";
 import type { Webhooks } from "./webhooks.js";
 import { statement } from "../db.js";
+import type { EvmSettler } from "../evm/settle.js";
 
 export interface LifecycleOptions {
   db: Database.Database;
@@ -25,6 +26,8 @@ export interface LifecycleOptions {
   webhooks: Webhooks;
   log: (line: string) => void;
   paymentOf: (quoteId: string) => PaymentRow | undefined;
+  /** The EVM ledger's settlement, for refunds of payments made there (absent: it is off). */
+  evm?: EvmSettler;
 }
 
 export class ProviderLifecycle {
@@ -157,6 +160,7 @@ export class ProviderLifecycle {
       statement(this.o.db, `UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
       return;
     }
+    if (payment.network) return this.refundOnEvm(row, payment);
     // A refund signed before a crash either landed (finish it) or can never land: only
     // this process ever held its bytes, so a fresh one is safe.
     const pending = row.refund ? (JSON.parse(row.refund) as { pending?: boolean; messageHash?: string }) : undefined;
@@ -180,6 +184,20 @@ export class ProviderLifecycle {
     const result = this.o.ledger.submit(wire);
     if (!result.ok) throw new Error(`refund transfer rejected: ${result.error}`);
     this.finishRefund(row, payment, result.signature);
+  }
+
+  /**
+   * A refund on the EVM ledger: recorded pending, then sent; its nonce (derived from the
+   * execution) lets it land at most once, so a retry after a crash simply sends it again.
+   */
+  private async refundOnEvm(row: ExecutionRow, payment: PaymentRow): Promise<void> {
+    if (!this.o.evm) throw new Error(`the EVM ledger is off: the refund of ${row.execution_id} waits for it`);
+    statement(this.o.db, `UPDATE executions SET refund = ? WHERE execution_id = ?`).run(
+      JSON.stringify({ pending: true, network: payment.network }),
+      row.execution_id,
+    );
+    const transaction = await this.o.evm.refund(row.execution_id, payment.payer!, BigInt(payment.amount));
+    this.finishRefund(row, payment, transaction);
   }
 
   /**

@@ -16,6 +16,8 @@ export interface QuoteRow {
   amount: string;
   budget: string;
   requirements: string;
+  /** JSON x402 PaymentRequirements on the EVM ledger, the binding copy; null when it was off. */
+  evm_requirements: string | null;
   context: string | null;
   created_at: number;
   expires_at: number;
@@ -33,8 +35,18 @@ export interface PaymentRow {
   amount: string;
   /** The proof transaction's blockhash: while the ledger accepts it, the transaction could still land. */
   blockhash: string | null;
+  /** Set for a payment on the EVM ledger (null: Solana). */
+  network: string | null;
+  /** The EVM proof (x402 PaymentPayload JSON with the signed EIP-3009 authorization). */
+  evm_proof: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** A quote's requirements, as its `accepts` lists them: Solana first, then the EVM ledger's. */
+export function acceptsOf(q: QuoteRow): PaymentRequirements[] {
+  const solana = JSON.parse(q.requirements) as PaymentRequirements;
+  return q.evm_requirements ? [solana, JSON.parse(q.evm_requirements) as PaymentRequirements] : [solana];
 }
 
 export interface ExecutionRow {
@@ -85,7 +97,6 @@ export function executionView(row: ExecutionRow, onCreate: boolean): Record<stri
 
 /** A quote as POST /quotes and GET /quotes/{id} show it. */
 export function quoteView(q: QuoteRow, withinBudget?: boolean) {
-  const requirements = JSON.parse(q.requirements) as PaymentRequirements;
   const context = q.context ? (JSON.parse(q.context) as { breakdown?: unknown }) : {};
   return {
     quoteId: q.quote_id,
@@ -104,7 +115,7 @@ export function quoteView(q: QuoteRow, withinBudget?: boolean) {
       resource: "/executions",
       network: "solana",
       x402Version: 2,
-      accepts: [requirements],
+      accepts: acceptsOf(q),
     },
   };
 }

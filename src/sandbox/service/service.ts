@@ -21,6 +21,7 @@ import {
 } from "./records.js";
 import { createResource, readResource } from "./resources.js";
 import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
+import { evmRequirementsFor } from "./settlement-evm.js";
 import type { Webhooks } from "./webhooks.js";
 import { statement } from "../db.js";
 
@@ -138,6 +139,7 @@ export class SandboxService {
     }
     const { action, price } = this.price(tenant, actionName, input);
     const quoteId = newId("qt");
+    const evmRequirements = this.o.evm && evmRequirementsFor(this.o.evm, quoteId, price.amount, MAX_TIMEOUT_SECONDS);
     const now = this.o.now();
     const row: QuoteRow = {
       quote_id: quoteId,
@@ -147,6 +149,7 @@ export class SandboxService {
       amount: price.amount.toString(),
       budget: JSON.stringify(budget),
       requirements: JSON.stringify(this.requirementsFor(quoteId, price.amount)),
+      evm_requirements: evmRequirements ? JSON.stringify(evmRequirements) : null,
       context: JSON.stringify({ breakdown: price.breakdown, region: price.region }),
       created_at: now,
       expires_at: now + this.o.quoteTtlMs,
@@ -154,8 +157,10 @@ export class SandboxService {
     };
     statement(
       this.o.db,
-      `INSERT INTO quotes (quote_id, tenant, action, input, amount, budget, requirements, context, created_at, expires_at)
-         VALUES (@quote_id, @tenant, @action, @input, @amount, @budget, @requirements, @context, @created_at, @expires_at)`,
+      `INSERT INTO quotes (quote_id, tenant, action, input, amount, budget, requirements, evm_requirements, context,
+           created_at, expires_at)
+         VALUES (@quote_id, @tenant, @action, @input, @amount, @budget, @requirements, @evm_requirements, @context,
+           @created_at, @expires_at)`,
     ).run(row);
     return { row, view: quoteView(row, budgetAtomic === undefined ? undefined : price.amount <= budgetAtomic) };
   }
@@ -210,7 +215,7 @@ export class SandboxService {
     const quoteId = req.quoteId ?? (req.proof ? quoteIdFromProof(req.proof) : undefined);
     if (!quoteId) {
       const { row } = this.createQuote(tenant, req.action, req.input, null);
-      if (req.proof) this.payments.decodeProof(req.proof, row); // a malformed proof says so, with the challenge to pay
+      if (req.proof) this.payments.checkProofShape(req.proof, row); // a malformed proof says so, with the challenge to pay
       throw this.payments.paymentRequiredError(
         row,
         "no quote or payment attached: pay the attached challenge and retry with the same Idempotency-Key",
@@ -240,7 +245,7 @@ export class SandboxService {
       );
     }
     // settle() reconciles the quote's unfinished payments (and the proof's) itself.
-    if (!req.proof) this.payments.reconcileStale(quote.quote_id);
+    if (!req.proof) await this.payments.reconcileQuote(quote.quote_id);
     let payment = req.proof ? undefined : this.payments.paymentOf(quote.quote_id);
     if (req.proof) {
       payment = await this.payments.settle(tenant, quote, req.proof);
@@ -371,6 +376,11 @@ export class SandboxService {
   }
 
   // ---- Start and stop ---------------------------------------------------------------
+
+  /** After a restart, before any request: the EVM ledger's payments and the chain brought in step. */
+  recoverEvm(): Promise<void> {
+    return this.payments.recoverEvm();
+  }
 
   /** After a restart: settle the fate of payments caught mid-settlement, resume providers. */
   recover(): void {

@@ -22,6 +22,8 @@ import { Challenges } from "./challenges.js";
 import { checkBinding, decodeProof, type DecodedProof, type RejectProof } from "./proofs.js";
 import { iso, type PaymentRow, type QuoteRow } from "./records.js";
 import { statement } from "../db.js";
+import { isEvmNetwork, proofNetwork, type EvmSettler } from "../evm/settle.js";
+import { decodeEvmProof, EvmPayments } from "./settlement-evm.js";
 
 export interface PaymentsOptions {
   db: Database.Database;
@@ -34,6 +36,8 @@ export interface PaymentsOptions {
   baseUrl: () => string;
   log: (line: string) => void;
   facilitatorFaults?: FacilitatorFaults;
+  /** The EVM ledger's settlement (absent: the EVM ledger is off). */
+  evm?: EvmSettler;
 }
 
 /**
@@ -82,11 +86,24 @@ export class Payments {
   private readonly challenges: Challenges;
   /** Message hashes being settled by a request of this process right now. */
   private readonly settlingNow = new Set<string>();
+  /** Payments on the EVM ledger (settlement-evm.ts), when it is on. */
+  private readonly evm: EvmPayments | undefined;
 
   constructor(private readonly o: PaymentsOptions) {
     const signer = ledgerFacilitatorSigner(o.ledger, o.keys.feePayer, o.network);
     this.facilitator = new FacilitatorScheme(o.facilitatorFaults ? o.facilitatorFaults.wrap(signer, o.ledger) : signer);
     this.challenges = new Challenges(o);
+    this.evm = o.evm
+      ? new EvmPayments({
+          db: o.db,
+          settler: o.evm,
+          now: o.now,
+          log: o.log,
+          reject: (quote) => this.rejectProof(quote),
+          settlingError: (quote, payment) => this.settlingError(quote, payment),
+          quoteExpired,
+        })
+      : undefined;
   }
 
   // ---- Challenges and proofs (challenges.ts, proofs.ts) ------------------------------
@@ -109,6 +126,12 @@ export class Payments {
     return decodeProof(proof, this.rejectProof(quote));
   }
 
+  /** Refuses a proof that does not decode, on either ledger (with the quote's challenge). */
+  checkProofShape(proof: string, quote: QuoteRow): void {
+    if (isEvmNetwork(proofNetwork(proof))) decodeEvmProof(proof, this.rejectProof(quote));
+    else this.decodeProof(proof, quote);
+  }
+
   // ---- Records -----------------------------------------------------------------------
 
   paymentOf(quoteId: string): PaymentRow | undefined {
@@ -127,7 +150,7 @@ export class Payments {
       status: "settled",
       amount: formatDecimal(BigInt(p.amount)),
       currency: "USDC",
-      network: this.o.network,
+      network: p.network ?? this.o.network,
       transaction: p.transaction_sig ?? "",
       payer: p.payer ?? "",
     };
@@ -139,7 +162,7 @@ export class Payments {
    * land (503, retry with the same key).
    */
   settlingError(quote: QuoteRow, payment: PaymentRow): ApiError {
-    if (this.settlingNow.has(payment.message_hash)) {
+    if (this.settlingNow.has(payment.message_hash) || this.evm?.settlingNow.has(payment.message_hash)) {
       return new ApiError(
         409,
         "idempotency_in_progress",
@@ -169,6 +192,16 @@ export class Payments {
    * Returns the settled payment (the existing one if this proof already paid this quote).
    */
   async settle(tenant: string, quote: QuoteRow, proof: string): Promise<PaymentRow> {
+    if (isEvmNetwork(proofNetwork(proof))) {
+      if (!this.evm) {
+        throw this.challenges.paymentInvalid(
+          "invalid_network",
+          "the EVM ledger is off in this sandbox: pay on the Solana entry of accepts",
+          quote,
+        );
+      }
+      return this.evm.settle(tenant, quote, proof);
+    }
     const { payload, messageHash, blockhash } = this.decodeProof(proof, quote);
     this.reconcileStale(quote.quote_id, messageHash);
     const used = this.paymentByMessage(messageHash);
@@ -218,6 +251,8 @@ export class Payments {
       payer: null,
       amount: quote.amount,
       blockhash,
+      network: null,
+      evm_proof: null,
       created_at: now,
       updated_at: now,
     };
@@ -327,14 +362,28 @@ export class Payments {
   reconcileStale(quoteId: string, messageHash?: string): void {
     const rows = statement(
       this.o.db,
-      `SELECT * FROM payments WHERE status = 'settling' AND (quote_id = ? OR message_hash = ?)`,
+      `SELECT * FROM payments WHERE status = 'settling' AND network IS NULL AND (quote_id = ? OR message_hash = ?)`,
     ).all(quoteId, messageHash ?? "") as PaymentRow[];
     for (const row of rows) if (!this.settlingNow.has(row.message_hash)) this.reconcilePayment(row);
   }
 
+  /** A quote's unfinished payments, on either ledger, that no request of this process is working on. */
+  async reconcileQuote(quoteId: string): Promise<void> {
+    this.reconcileStale(quoteId);
+    if (this.evm) await this.evm.reconcileQuote(quoteId);
+  }
+
   /** After a restart: settle the fate of every payment caught mid-settlement. */
   recover(): void {
-    const settling = statement(this.o.db, `SELECT * FROM payments WHERE status = 'settling'`).all() as PaymentRow[];
+    const settling = statement(
+      this.o.db,
+      `SELECT * FROM payments WHERE status = 'settling' AND network IS NULL`,
+    ).all() as PaymentRow[];
     for (const p of settling) this.reconcilePayment(p);
+  }
+
+  /** After a restart, before any request: the EVM ledger's payments and the chain brought in step. */
+  async recoverEvm(): Promise<void> {
+    await this.evm?.recover();
   }
 }
