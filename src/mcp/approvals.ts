@@ -197,6 +197,18 @@ export function answerOf(result: { action: string; content?: unknown }): Given {
   return content?.approve === true ? { kind: "approved" } : { kind: "refused", how: "not checked" };
 }
 
+/**
+ * Whether the person dismissed the host's form (closed it: `cancel`) rather than answering
+ * it. A dismissal decides nothing — the approval stays pending, in form mode as in URL mode;
+ * only an explicit decline (or an accepted form without the box checked) declines.
+ */
+export function dismissedForm(answer: ApprovalAnswer): boolean {
+  return answer.kind === "refused" && answer.how === "cancel";
+}
+
+/** Why a call whose form was dismissed returns without a decision. */
+export const DISMISSED_FORM = "the person dismissed the approval question without deciding";
+
 /** The answer a retried call came back with (2026-07-28: in its inputResponses). */
 export function approvalAnswer(rctx: RequestCtx): ApprovalAnswer {
   const view = inputResponse(rctx.mcpReq.inputResponses, APPROVAL_KEY);

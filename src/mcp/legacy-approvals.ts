@@ -10,7 +10,16 @@
 import { randomUUID } from "node:crypto";
 import { SdkError, SdkErrorCode, type ElicitRequestParams, type Server } from "@modelcontextprotocol/server";
 import { PaidActionError } from "../engine/index.js";
-import { answerOf, approvalForm, approvalLink, canElicit, canElicitUrl, type ApprovalAnswer } from "./approvals.js";
+import {
+  answerOf,
+  approvalForm,
+  approvalLink,
+  canElicit,
+  canElicitUrl,
+  DISMISSED_FORM,
+  dismissedForm,
+  type ApprovalAnswer,
+} from "./approvals.js";
 import type { McpPaidActions } from "./context.js";
 import { noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
 import { asWaiting, cancelledWhileWaiting, decisionBy, takeDecision, type Decision } from "./waiting.js";
@@ -61,7 +70,7 @@ export async function askInHost(
   if (outcome.status === "rejected")
     return takeDecision(ctx, pa, approvalId, decision, unanswered(outcome.reason, waited), url !== undefined);
   if (url) return atThePage(a, pa, approvalId, outcome.value, decision, waited);
-  return inTheForm(pa, approvalId, outcome.value, decision);
+  return inTheForm(a, pa, approvalId, outcome.value, decision);
 }
 
 /**
@@ -84,13 +93,24 @@ function unanswered(reason: unknown, waited: number): string {
   return `the host could not ask the person (${message.slice(0, 200)})`;
 }
 
-/** The host's form answered: an explicit approval pays; anything else is recorded as a decline. */
-async function inTheForm(pa: McpPaidActions, approvalId: string, answer: ApprovalAnswer, decision: Decision) {
+/**
+ * The host's form answered: an explicit approval pays; a dismissed form (cancel) decides
+ * nothing — the approval stays pending, as when a link is dismissed; any other answer (decline,
+ * the box left unchecked) is recorded as a decline.
+ */
+async function inTheForm(
+  a: Approving,
+  pa: McpPaidActions,
+  approvalId: string,
+  answer: ApprovalAnswer,
+  decision: Decision,
+) {
   if (answer.kind === "approved") {
     // Approved elsewhere meanwhile (the console): nothing more to record.
     if (decision !== "approved") await pa.engine.approve(approvalId, "host");
     return;
   }
+  if (dismissedForm(answer)) return takeDecision(a.ctx, pa, approvalId, decision, DISMISSED_FORM, false);
   const how = answer.kind === "refused" ? answer.how : "no answer";
   await pa.engine.decline(approvalId, "host");
   throw new PaidActionError("approval_declined", `the human did not approve this payment (${how}); nothing was paid`, {

@@ -15,6 +15,8 @@ import {
   askApprovalAtUrl,
   canElicit,
   canElicitUrl,
+  DISMISSED_FORM,
+  dismissedForm,
   type ApprovalAnswer,
   type ApprovalQuestion,
   type ApprovalState,
@@ -98,6 +100,9 @@ export async function answered(
     await pa.engine.approve(approvalId, "host"); // single use: a replayed answer finds it used and is refused
     return;
   }
+  // Dismissed (cancel): nothing decided, the approval stays pending for the retry with its approvalId.
+  if (dismissedForm(answer))
+    return takeDecision(a.ctx, pa, approvalId, await decisionNow(a.ctx, pa, approvalId), DISMISSED_FORM, false);
   if (answer.kind === "refused") {
     await pa.engine.decline(approvalId, "host");
     throw new PaidActionError(
