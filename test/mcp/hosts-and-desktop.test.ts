@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { desktopSession, notifierCommand } from "../../src/app/desktop.js";
+import { loadConfig } from "../../src/engine/config/config.js";
 import { approvalNotice, opensLinksInside } from "../../src/mcp/approvals.js";
 
 describe("desktopSession", () => {
@@ -96,5 +97,33 @@ describe("approvalNotice", () => {
     expect(notice.body).toContain("apr_9");
     expect(notice.body).toContain("2026-09-01T10:00:00.000Z");
     expect(notice.body).not.toContain("passport");
+  });
+});
+
+describe("PAID_ACTIONS_OPEN_APPROVALS / openApprovals", () => {
+  const load = (env: Record<string, string>, file?: unknown) =>
+    loadConfig(
+      { PAID_ACTIONS_HOME: "/tmp/pam-open-approvals", ...env, ...(file ? { PAID_ACTIONS_CONFIG: "/cfg.json" } : {}) },
+      () => JSON.stringify(file),
+    );
+  it.each([
+    [{}, undefined, "auto"],
+    [{ PAID_ACTIONS_OPEN_APPROVALS: "" }, undefined, "auto"],
+    [{ PAID_ACTIONS_OPEN_APPROVALS: "never" }, undefined, "never"],
+    [{ PAID_ACTIONS_OPEN_APPROVALS: " Auto " }, undefined, "auto"],
+    [{}, { openApprovals: "never" }, "never"],
+    [{ PAID_ACTIONS_OPEN_APPROVALS: "auto" }, { openApprovals: "never" }, "auto"], // the environment wins
+  ] as const)("%j with the file %j: %s", (env, file, expected) => {
+    const r = load(env, file);
+    expect(r.ok && r.config.openApprovals).toBe(expected);
+  });
+  it("anything else is an issue naming the key, and pays nothing", () => {
+    const r = load({ PAID_ACTIONS_OPEN_APPROVALS: "always" });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.issues).toEqual([
+      { key: "PAID_ACTIONS_OPEN_APPROVALS", message: '"always" is not auto or never' },
+    ]);
+    const f = load({}, { openApprovals: "sometimes" });
+    expect(!f.ok && f.issues.map((i) => i.key)).toEqual(["/cfg.json:openApprovals"]);
   });
 });
