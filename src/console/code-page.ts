@@ -2,7 +2,8 @@
  * The console's `/approve` page: where a person types the one-time code (codes.ts) shown to
  * them by a host that opens links inside itself, and is signed in on the console's page for
  * the payment it names. GET shows the form; POST (from this page only: its Origin must be the
- * console's) spends the code and answers with the session cookie and a 303 to that page —
+ * console's, which the page's same-origin referrer policy has the browser send) spends the
+ * code and answers with the session cookie and a 303 to that page —
  * the form is the console's own, so the navigation that follows is same-site and the
  * SameSite=Strict cookie goes along. The page holds no secret and needs no script.
  */
@@ -18,7 +19,7 @@ export const CODE_PAGE = "/approve";
 /** The page, with `note` above the form (why the last code did not work). */
 function codePageHtml(note?: string): string {
   return [
-    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">',
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="same-origin">',
     "<title>paid-actions console: one-time code</title></head><body>",
     "<h1>Open a payment in the paid-actions console</h1>",
     note ? `<p role="alert">${escapeHtml(note)}</p>` : "",
@@ -37,6 +38,9 @@ function sendCodePage(res: ServerResponse, status: number, note?: string, header
   const body = codePageHtml(note);
   res.writeHead(status, {
     ...headers,
+    // Under "no-referrer" (every other answer's policy) a browser sends `Origin: null` with the
+    // form, which any site can send too: this page's own Origin is what proves the form is its.
+    "Referrer-Policy": "same-origin",
     "Content-Type": "text/html; charset=utf-8",
     "Content-Length": Buffer.byteLength(body),
   });

@@ -81,7 +81,10 @@ describe.each(ERAS)("%s era: a host that opens links inside itself", (era) => {
     expect(JSON.stringify(asked)).not.toContain("file:");
     const code = CODE.exec(params.message!)![1]!;
     // The page asks for the code and holds no secret; the code worked once.
-    const page = await (await fetch(params.url!)).text();
+    const shown = await fetch(params.url!);
+    // Its form must carry the page's own Origin (under no-referrer a browser sends "null", as any site can).
+    expect(shown.headers.get("referrer-policy")).toBe("same-origin");
+    const page = await shown.text();
     expect(page).toContain('name="code"');
     expect(page).not.toContain(code);
     expect((await postCode(params.url!, code)).status).toBe(403);
