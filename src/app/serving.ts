@@ -6,6 +6,9 @@
  * engine, the payer, the reconciler, the resume of unfinished purchases — is assembled by
  * `start()`, which the MCP surface calls on the first request that is not the opening one
  * (never for a probe a client spawns and closes), and the heavy modules load only then.
+ * The console starts in this process on the first approval page asked of it: a host's link
+ * (a sign-in page by path, or /approve and a one-time code), or the page opened on the
+ * person's desktop when the host cannot ask (PAID_ACTIONS_OPEN_APPROVALS, desktop.ts).
  */
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";

@@ -4,8 +4,12 @@
  * come back with, for both protocol eras: a 2026-07-28 client gets an `input_required`
  * result carrying the question and a sealed `requestState`, asks its user and calls again
  * with the answer; on a 2025 connection the server sends the same question by elicitation
- * itself (legacy-approvals.ts). A client that declares no elicitation gets the refusal with
- * the `approvalId` instead (the fallback: a person approves it, the agent calls again).
+ * itself (legacy-approvals.ts). The link is a sign-in page by path, or for a host that opens
+ * links inside itself (VS Code) the console's /approve page and a one-time code. A client that
+ * declares no elicitation has the payment brought to the person's desktop when that is on
+ * (desktop-approvals.ts, with the notification's words from here), else gets the refusal with
+ * the `approvalId` (the fallback: a person approves it, the agent calls again). A dismissed
+ * question (cancel) decides nothing in either mode; only a decline declines.
  *
  * The state is HMAC-sealed with a key kept in the home dir (so it survives a restart), and
  * names one pending approval record of the journal, the tool and a digest of its
