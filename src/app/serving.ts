@@ -6,6 +6,9 @@
  * engine, the payer, the reconciler, the resume of unfinished purchases — is assembled by
  * `start()`, which the MCP surface calls on the first request that is not the opening one
  * (never for a probe a client spawns and closes), and the heavy modules load only then.
+ * The console starts in this process on the first approval page asked of it: a host's link
+ * (a sign-in page by path, or /approve and a one-time code), or the page opened on the
+ * person's desktop when the host cannot ask (PAID_ACTIONS_OPEN_APPROVALS, desktop.ts).
  */
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
@@ -25,7 +28,9 @@ import type { ConsoleHandle } from "../console/deps.js";
 import type { CatalogRow } from "../mcp/catalog.js";
 import type { McpHost } from "../mcp/context.js";
 import { createApprovalWaits, type ApprovalWaits } from "../mcp/waits.js";
+import { createDesktop, desktopSession, type Desktop } from "./desktop.js";
 import type { OpenOptions, PaidActions } from "./index.js";
+import { approvalShower } from "./show-approvals.js";
 
 export interface Serving {
   host: McpHost;
@@ -156,7 +161,7 @@ function retryable<T>(make: () => Promise<T>): Retryable<T> {
 
 /** What the MCP server's start-up keeps: the journal opened once, the runtime, the console. */
 interface ServingState {
-  o: Omit<OpenOptions, "resume" | "opened">;
+  o: ServingOptions;
   home: string;
   /** The journal and transcripts (a journal server briefly away: the next request tries again). */
   opened: Retryable<{ journal: JournalStore; transcripts: Transcripts }>;
@@ -222,7 +227,23 @@ async function closeServing(st: ServingState): Promise<void> {
   else if (st.opened.made) await (await st.opened.made.catch(() => undefined))?.journal.close();
 }
 
-export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Serving {
+/** What the MCP server's start-up is given: the runtime's options, and the person's desktop. */
+export type ServingOptions = Omit<OpenOptions, "resume" | "opened"> & {
+  /** The desktop approvals are brought to (default: the OS's, through the environment's PATH). */
+  desktop?: Desktop;
+  /** The OS (default: this process's), which says what a desktop session is. */
+  platform?: NodeJS.Platform;
+};
+
+/**
+ * Whether waiting approvals are brought to the person's desktop when the host cannot ask:
+ * PAID_ACTIONS_OPEN_APPROVALS `auto` (the default) and a desktop session there.
+ */
+function showApprovals(o: ServingOptions, config: Config | undefined): boolean {
+  return config?.openApprovals === "auto" && desktopSession(o.env, o.platform ?? process.platform);
+}
+
+export function prepareServing(o: ServingOptions): Serving {
   const configResult = loadConfig(o.env);
   const home = configResult.ok ? configResult.config.home : configResult.home;
   const config = configResult.ok ? configResult.config : undefined;
@@ -240,6 +261,7 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     waits: createApprovalWaits(),
   };
   let key: Uint8Array | undefined;
+  const log = (line: string) => o.log?.(line);
 
   const host: McpHost = {
     sandbox: config?.mode === "sandbox",
@@ -261,12 +283,29 @@ export function prepareServing(o: Omit<OpenOptions, "resume" | "opened">): Servi
     start: () => st.starting.get(),
     stateKey: () => (key ??= loadStateKey(home)),
     approvalWaits: st.waits,
-    approvalPage: async (approvalId) => {
+    approvalPage: async (approvalId, how) => {
       await host.start();
-      // The host opens what it is handed with the OS's opener, whose command line every local
+      const handle = await st.console.get();
+      const next = `/approvals/${encodeURIComponent(approvalId)}`;
+      // A host that opens links inside itself would show a sign-in page's source, token and
+      // all: it gets the console's /approve page, and the person a code to type there.
+      if (how === "code") return handle.codeLogin(next);
+      // Any other opens what it is handed with the OS's opener, whose command line every local
       // user can read: it gets the sign-in page's file:// URL, never a link with the token.
-      return (await (await st.console.get()).login(`/approvals/${encodeURIComponent(approvalId)}`).page()).url;
+      return { url: (await handle.login(next).page()).url };
     },
+    ...(showApprovals(o, config)
+      ? {
+          showApproval: approvalShower({
+            desktop: o.desktop ?? createDesktop({ env: o.env, platform: o.platform ?? process.platform, log }),
+            signInPage: async (next) => {
+              await host.start();
+              return (await (await st.console.get()).login(next).page()).path;
+            },
+            log,
+          }),
+        }
+      : {}),
   };
 
   return {

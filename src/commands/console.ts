@@ -8,36 +8,17 @@
  * opener's command line (and the browser's, when the opener starts it) is readable by every
  * local user, the page only by this one.
  */
-import { spawn, type SpawnOptions } from "node:child_process";
+import { spawn } from "node:child_process";
+import { openerCommand } from "../app/desktop.js";
 import { openJournal, openPaidActions } from "../app/index.js";
 import { startConsole, type ConsoleHandle } from "../console/server.js";
 import { runAudit } from "./audit.js";
 
+export { openerCommand } from "../app/desktop.js";
+
 export interface ConsoleCommandOptions {
   port?: number;
   open?: boolean;
-}
-
-/**
- * The command that opens a file in the person's default browser (its handler for .html), by
- * path. Whatever is here is on a command line that any local user can read: a path, never a
- * secret.
- */
-export function openerCommand(
-  path: string,
-  platform: NodeJS.Platform = process.platform,
-): { command: string; args: string[]; options: SpawnOptions } {
-  const options: SpawnOptions = { detached: true, stdio: "ignore" };
-  if (platform === "darwin") return { command: "open", args: [path], options };
-  if (platform === "win32") {
-    // `start` takes its first quoted argument as a title; the quotes keep a path with spaces whole.
-    return {
-      command: "cmd",
-      args: ["/c", `start "" "${path}"`],
-      options: { ...options, windowsHide: true, windowsVerbatimArguments: true },
-    };
-  }
-  return { command: "xdg-open", args: [path], options };
 }
 
 /** Opens a file in the person's browser, detached; any failure is ignored (the link is printed anyway). */

@@ -44,5 +44,11 @@ export interface ConsoleHandle {
   login(next?: string): ConsoleLogin;
   /** login(next).url */
   loginUrl(next?: string): string;
+  /**
+   * A one-time code (5 minutes) that signs a browser in on `next`, typed at `url`
+   * (<origin>/approve, which holds no secret): for hosts that open links inside themselves,
+   * where a `file://` sign-in page would show its token.
+   */
+  codeLogin(next?: string): { url: string; code: string };
   close(): Promise<void>;
 }

@@ -52,7 +52,7 @@ function sendHop(res: ServerResponse, cookie: string, next: string): void {
 }
 
 /** A urlencoded form body of at most MAX_FORM_BYTES; ApiError 413/415 otherwise. */
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(req.headers["content-type"] ?? "")) {
     throw new ApiError(415, "invalid_input", "a sign-in form is application/x-www-form-urlencoded");
   }

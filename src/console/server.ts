@@ -3,12 +3,16 @@
  * the Host (DNS rebinding), then the session cookie (a one-time login makes one: login.ts),
  * then, for a write, the Origin and the session's CSRF token — before it reaches the API,
  * the event stream or the page. Started by `paid-actions-mcp console`, and by an MCP server
- * that offers a person the approval page (URL-mode elicitation).
+ * that offers a person the approval page (URL-mode elicitation, or opened on the desktop).
+ * Two doors lead in without a session: /login (a one-time token) and /approve (a one-time
+ * code, for hosts that open links inside themselves).
  */
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { apiErrorOf, handleApi, type ApiContext } from "./api.js";
+import { CODE_PAGE, handleCodeLogin } from "./code-page.js";
+import { OneTimeCodes } from "./codes.js";
 import type { ConsoleDeps, ConsoleHandle, ConsoleLogin } from "./deps.js";
 import { EventHub } from "./events.js";
 import { FORBIDDEN, handleLogin } from "./login.js";
@@ -42,6 +46,7 @@ function listen(server: Server, port: number): Promise<number> {
 /** What a request is checked against and answered from. */
 interface Parts {
   guard: Guard;
+  codes: OneTimeCodes;
   pages: LoginPages;
   ctx: ApiContext;
   files: StaticFiles;
@@ -52,7 +57,7 @@ interface Parts {
  * write the Origin and the session's CSRF token, then the API, an asset or the page.
  */
 async function route(
-  { guard, pages, ctx, files }: Parts,
+  { guard, codes, pages, ctx, files }: Parts,
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
@@ -60,6 +65,7 @@ async function route(
   const method = req.method ?? "GET";
   const reading = method === "GET" || method === "HEAD";
   if (url.pathname === "/login") return handleLogin(req, res, url, guard, pages);
+  if (url.pathname === CODE_PAGE) return handleCodeLogin(req, res, guard, codes);
   const api = url.pathname === "/api" || url.pathname.startsWith("/api/");
   const session = guard.session(req.headers.cookie);
   if (!session) {
@@ -149,6 +155,7 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
   const log = deps.log ?? (() => undefined);
   let port = 0;
   const guard = new Guard(() => port, now);
+  const codes = new OneTimeCodes(now);
   const pages = createLoginPages({
     home: deps.home,
     origin: () => `http://127.0.0.1:${port}`,
@@ -159,7 +166,7 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
   const files = new StaticFiles();
   const ctx: ApiContext = { d: { ...deps, now, log }, events, version: version(), pinTurn: Promise.resolve() };
   const scrub = (text: string) => deps.transcripts.scrub(text);
-  const server = createConsoleServer({ guard, pages, ctx, files }, () => port, scrub, log);
+  const server = createConsoleServer({ guard, codes, pages, ctx, files }, () => port, scrub, log);
   port = await listen(server, o.port ?? 0);
   const origin = `http://127.0.0.1:${port}`;
   let closing: Promise<void> | undefined;
@@ -169,6 +176,7 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
     port,
     login,
     loginUrl: (next?: string) => login(next).url,
+    codeLogin: (next?: string) => ({ url: `${origin}${CODE_PAGE}`, code: codes.mint(safeNext(next)) }),
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         pages.close();

@@ -15,7 +15,7 @@ import { approvalReview, pendingReviews, type ApprovalReview } from "./approvals
 import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals/records.js";
 import { unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
 import { createCtx, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
-import { paidError } from "./errors.js";
+import { paidError, PaidActionError } from "./errors.js";
 import { Calls } from "./intent/calls.js";
 import { payFetch, type FetchOutcome } from "./intent/fetch.js";
 import { standingOf } from "./intent/resource.js";
@@ -58,6 +58,17 @@ export { STEPS, type Step } from "./model/types.js";
 function executed(intent: Intent): IntentAt<"executed"> {
   if (intent.state !== "executed") throw new Error(`intent ${intent.intentId} is ${intent.state}, not executed`);
   return intent;
+}
+
+/**
+ * A paid_fetch purchase changed where it stands (its state, or its settlement as the chain
+ * shows it): emitted as "purchase" when a call's drive of it ends and when the reconciler's
+ * write lands, so that a resource subscription can follow a purchase as it follows an execution.
+ */
+export interface PurchaseEvent {
+  intentId: string;
+  state: string;
+  settlement: string;
 }
 
 export class Engine extends EventEmitter {
@@ -175,7 +186,30 @@ export class Engine extends EventEmitter {
    * the journal, for a call with the intentKey of one already delivered).
    */
   async payFetch(req: FetchRequest, opts: PayOptions = {}): Promise<FetchOutcome> {
-    return payFetch(this.payingCtx(), this.calls, req, opts);
+    let intentId: string | undefined;
+    try {
+      const outcome = await payFetch(this.payingCtx(), this.calls, req, opts);
+      intentId = outcome.result.intentId ?? undefined;
+      return outcome;
+    } catch (e) {
+      const id = e instanceof PaidActionError ? (e.context as { intentId?: unknown }).intentId : undefined;
+      intentId = typeof id === "string" ? id : undefined;
+      throw e;
+    } finally {
+      // The drive of this call is over: whatever it changed is in the journal now.
+      if (intentId) await this.purchaseChanged(intentId);
+    }
+  }
+
+  /** Tells listeners where a fetch purchase stands now, as the journal has it (nothing for another kind). */
+  private async purchaseChanged(intentId: string): Promise<void> {
+    const intent = await Promise.resolve(this.d.journal.intent(intentId)).catch(() => undefined);
+    if (intent?.kind === "fetch") this.emitPurchase(intent);
+  }
+
+  private emitPurchase(intent: IntentRecord): void {
+    const event: PurchaseEvent = { intentId: intent.intentId, state: intent.state, settlement: intent.settlement };
+    this.emit("purchase", event);
   }
 
   /**
@@ -209,7 +243,12 @@ export class Engine extends EventEmitter {
     return { intent, body: intent.response ? await this.d.journal.responseBody(intentId) : undefined };
   }
 
+  /**
+   * Tells listeners an intent's record changed: an execution's ("execution"), and a fetch
+   * purchase's ("purchase": the reconciler verifies its settlement through here).
+   */
   emitUpdate(intent: IntentRecord, previous: ExecutionStatus | null): void {
+    if (intent.kind === "fetch") this.emitPurchase(intent);
     if (!intent.executionId) return;
     const event: ExecutionEvent = {
       intentId: intent.intentId,
@@ -238,7 +277,9 @@ export class Engine extends EventEmitter {
     if (this.catalogIssues.length > 0 && STATES[intent.state].money === "none") return false;
     // Nor while payments are frozen: such a purchase waits (its reservation held) until a person lifts the freeze.
     if (stoppedByFreeze(intent) && (await this.d.journal.frozen())) return false;
-    return this.calls.resume(this.ctx(), intent);
+    const resumed = await this.calls.resume(this.ctx(), intent);
+    if (intent.kind === "fetch") await this.purchaseChanged(intent.intentId);
+    return resumed;
   }
 
   /** One look at the payments the chain showed could never land, for a late landing (chain/released-watch.ts). */

@@ -126,6 +126,8 @@ export interface ErrorContexts {
     expiresAt: string;
     /** A one-time sign-in link to the console's page for it, when the person was sent there (URL mode). */
     consoleUrl?: string;
+    /** The one-time code to type at `consoleUrl` (the console's /approve page), for a host that opens links inside itself. */
+    consoleCode?: string;
     /** Why the call returned before a person decided (the host could not ask, no decision yet, ...). */
     detail?: string;
   };

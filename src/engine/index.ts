@@ -28,7 +28,7 @@ export {
   type ConfigIssue,
   type ConfigResult,
 } from "./config/config.js";
-export type { Engine } from "./engine.js";
+export type { Engine, PurchaseEvent } from "./engine.js";
 export type {
   Approval,
   ExecutionEvent,

@@ -4,8 +4,12 @@
  * come back with, for both protocol eras: a 2026-07-28 client gets an `input_required`
  * result carrying the question and a sealed `requestState`, asks its user and calls again
  * with the answer; on a 2025 connection the server sends the same question by elicitation
- * itself (legacy-approvals.ts). A client that declares no elicitation gets the refusal with
- * the `approvalId` instead (the fallback: a person approves it, the agent calls again).
+ * itself (legacy-approvals.ts). The link is a sign-in page by path, or for a host that opens
+ * links inside itself (VS Code) the console's /approve page and a one-time code. A client that
+ * declares no elicitation has the payment brought to the person's desktop when that is on
+ * (desktop-approvals.ts, with the notification's words from here), else gets the refusal with
+ * the `approvalId` (the fallback: a person approves it, the agent calls again). A dismissed
+ * question (cancel) decides nothing in either mode; only a decline declines.
  *
  * The state is HMAC-sealed with a key kept in the home dir (so it survives a restart), and
  * names one pending approval record of the journal, the tool and a digest of its
@@ -15,6 +19,7 @@
 import { createHash } from "node:crypto";
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   createRequestStateCodec,
   inputRequired,
   inputResponse,
@@ -27,7 +32,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { canonicalJson } from "../domain/wire.js";
 import { PaidActionError } from "../engine/index.js";
-import type { RequestCtx } from "./context.js";
+import type { ApprovalLink, LinkHow, RequestCtx } from "./context.js";
 
 /** What a sealed approval state carries (the client can read it; it cannot change it). */
 export interface ApprovalState {
@@ -85,6 +90,35 @@ export function canElicitUrl(era: ProtocolEra, server: Server, rctx: RequestCtx)
   return elicitationOf(era, server, rctx)?.url !== undefined;
 }
 
+/** Whether the client of this request declares elicitation at all (any mode). */
+export function declaresElicitation(era: ProtocolEra, server: Server, rctx: RequestCtx): boolean {
+  return elicitationOf(era, server, rctx) !== undefined;
+}
+
+/** The name the client of this request gives itself (`clientInfo.name`: per connection on 2025, per request on 2026). */
+function clientName(era: ProtocolEra, server: Server, rctx: RequestCtx): string | undefined {
+  const info =
+    era === "modern"
+      ? ((rctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_INFO_META_KEY] as
+          { name?: unknown } | undefined)
+      : server.getClientVersion();
+  return typeof info?.name === "string" ? info.name : undefined;
+}
+
+/**
+ * Hosts known to open a URL-mode link inside themselves rather than with the OS: VS Code and
+ * its builds (`clientInfo.name` is the product's long name) open a `file://` link in an editor
+ * tab, which would show the sign-in page's source, token included.
+ */
+export function opensLinksInside(name: string | undefined): boolean {
+  return name !== undefined && /^(visual[ -]studio[ -]code|code - oss|vscodium)\b/i.test(name.trim());
+}
+
+/** How the person of this request's host reaches the console's page from a link: a sign-in page, or a typed code. */
+export function linkHow(era: ProtocolEra, server: Server, rctx: RequestCtx): LinkHow {
+  return opensLinksInside(clientName(era, server, rctx)) ? "code" : "page";
+}
+
 /** A digest of a call's arguments without approvalId: what the approval state is bound to. */
 export function argsDigest(args: unknown): string {
   const rest =
@@ -133,12 +167,30 @@ export function approvalForm(q: ApprovalQuestion, sandbox: boolean): ElicitReque
 }
 
 /** The link that sends the person to the console's page for one payment (URL-mode elicitation). */
-export function approvalLink(q: ApprovalQuestion, url: string, sandbox: boolean): { message: string; url: string } {
+export function approvalLink(
+  q: ApprovalQuestion,
+  link: ApprovalLink,
+  sandbox: boolean,
+): { message: string; url: string } {
   return {
     message:
       `A payment needs your approval${sandbox ? " (SANDBOX, demo USDC)" : ""}: ${q.amount} ${q.currency} for ${q.paidFor} to ${q.payee}, ` +
-      `before ${q.expiresAt}. Open the paid-actions console to see everything about it and approve or decline it (approval ${q.approvalId}).`,
-    url,
+      `before ${q.expiresAt}. Open the paid-actions console to see everything about it and approve or decline it (approval ${q.approvalId}).` +
+      (link.code ? ` Type the one-time code ${link.code} on that page (it works once, for 5 minutes).` : ""),
+    url: link.url,
+  };
+}
+
+/**
+ * What a desktop notification says of a waiting payment. It goes on a command line (Linux's
+ * notify-send), so it names the payment and nothing secret: no input, no token, no code.
+ */
+export function approvalNotice(q: ApprovalQuestion, sandbox: boolean): { title: string; body: string } {
+  return {
+    title: `Payment waiting for your approval${sandbox ? " (sandbox)" : ""}`,
+    body:
+      `${q.amount} ${q.currency} for ${q.paidFor} to ${q.payee}. Its page is open in your browser: approve or decline it there ` +
+      `before ${q.expiresAt} (approval ${q.approvalId}).`,
   };
 }
 
@@ -172,7 +224,7 @@ export async function askApprovalAtUrl(
   tool: string,
   args: unknown,
   q: ApprovalQuestion,
-  url: string,
+  link: ApprovalLink,
   sandbox: boolean,
 ): Promise<InputRequiredResult> {
   const requestState = await states.mint(
@@ -180,7 +232,7 @@ export async function askApprovalAtUrl(
     rctx,
   );
   return inputRequired({
-    inputRequests: { [APPROVAL_KEY]: inputRequired.elicitUrl(approvalLink(q, url, sandbox)) },
+    inputRequests: { [APPROVAL_KEY]: inputRequired.elicitUrl(approvalLink(q, link, sandbox)) },
     requestState,
   });
 }
@@ -196,6 +248,18 @@ export function answerOf(result: { action: string; content?: unknown }): Given {
   const content = result.content as Record<string, unknown> | undefined;
   return content?.approve === true ? { kind: "approved" } : { kind: "refused", how: "not checked" };
 }
+
+/**
+ * Whether the person dismissed the host's form (closed it: `cancel`) rather than answering
+ * it. A dismissal decides nothing — the approval stays pending, in form mode as in URL mode;
+ * only an explicit decline (or an accepted form without the box checked) declines.
+ */
+export function dismissedForm(answer: ApprovalAnswer): boolean {
+  return answer.kind === "refused" && answer.how === "cancel";
+}
+
+/** Why a call whose form was dismissed returns without a decision. */
+export const DISMISSED_FORM = "the person dismissed the approval question without deciding";
 
 /** The answer a retried call came back with (2026-07-28: in its inputResponses). */
 export function approvalAnswer(rctx: RequestCtx): ApprovalAnswer {

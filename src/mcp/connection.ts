@@ -31,7 +31,7 @@ const INSTRUCTIONS =
   "Each paid tool quotes, checks the human's limits, pays in USDC (x402 on Solana) and returns an execution id at once; " +
   "follow it with get_execution, wait_for_execution or the resource paid-actions://executions/{executionId}. " +
   "Use quote_action first to see a price without paying. Limits are set by the human and cannot be raised by the agent. " +
-  "A payment above the human's approval threshold needs a person's approval: the host asks its user when it can (its own prompt, or a link to the paid-actions console); " +
+  "A payment above the human's approval threshold needs a person's approval: the host asks its user when it can (its own prompt, or a link to the paid-actions console), and a host that cannot ask may have the payment's page opened on the person's desktop while the call waits; " +
   "otherwise, or when no decision has come within about 45 s, the call is refused with an approvalId: a person decides in the paid-actions console or terminal, and you call again with the same input and that approvalId once they have. Only a person can approve.";
 
 /** How long after a 2025 handshake the runtime starts, when no request has started it sooner. */

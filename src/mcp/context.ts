@@ -13,6 +13,17 @@ import type { Config, Engine, JournalStore, limitsView, TranscriptLog } from "..
 import type { CatalogRow } from "./catalog.js";
 import type { ApprovalWaits } from "./waits.js";
 
+/** How the person reaches the console's page from a host's link: a sign-in page by path, or a typed code. */
+export type LinkHow = "page" | "code";
+
+/** A way in to the console's page for one payment, as a host is handed it. */
+export interface ApprovalLink {
+  /** A file:// sign-in page (how "page"), or the console's /approve page (how "code"). */
+  url: string;
+  /** The one-time code to type at `url` (how "code"). */
+  code?: string;
+}
+
 /** What a request handler gets besides the request: signal, progress token, notify, envelope. */
 export type RequestCtx = ServerContext;
 
@@ -57,12 +68,24 @@ export interface McpHost {
   /** The key that seals approval state handed to clients (kept in the home dir, 32+ bytes). */
   stateKey(): Uint8Array;
   /**
-   * A URL that signs the person in to the console's page for one payment, where they approve
-   * or decline it (the console starts in this process on first use); for hosts that open
-   * URLs (URL-mode elicitation). It holds no secret: it is the file:// URL of a one-time
-   * sign-in page only this user can read. Absent when this host offers none.
+   * A way in to the console's page for one payment, where the person approves or declines it
+   * (the console starts in this process on first use); for hosts that open URLs (URL-mode
+   * elicitation). It holds no secret a command line could show: for a host that opens links
+   * with the OS (`how` "page"), the file:// URL of a one-time sign-in page only this user can
+   * read; for one that opens links inside itself ("code": VS Code would show that page's
+   * source, token included), the console's http://127.0.0.1:<port>/approve page and a
+   * one-time code the person types there. Absent when this host offers none.
    */
-  approvalPage?(approvalId: string): Promise<string | undefined>;
+  approvalPage?(approvalId: string, how: LinkHow): Promise<ApprovalLink | undefined>;
+  /**
+   * Brings a waiting approval to the person's desktop when their host cannot ask them (no
+   * elicitation): a notification saying `notice`, and the console's page for it opened in
+   * their browser by the path of a one-time sign-in page (never a token on a command line) —
+   * at most once per approval; a later call for the same approval resolves as the first did.
+   * Rejects when it could not open the page. Absent when PAID_ACTIONS_OPEN_APPROVALS is
+   * `never` or no desktop session is there.
+   */
+  showApproval?(approvalId: string, notice: { title: string; body: string }): Promise<void>;
   /**
    * Where calls record that they wait for a person, shared with the console this process
    * serves (it tells the person whether a call takes the decision now); absent: the surface

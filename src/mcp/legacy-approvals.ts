@@ -10,16 +10,28 @@
 import { randomUUID } from "node:crypto";
 import { SdkError, SdkErrorCode, type ElicitRequestParams, type Server } from "@modelcontextprotocol/server";
 import { PaidActionError } from "../engine/index.js";
-import { answerOf, approvalForm, approvalLink, canElicit, canElicitUrl, type ApprovalAnswer } from "./approvals.js";
-import type { McpPaidActions } from "./context.js";
+import {
+  answerOf,
+  approvalForm,
+  approvalLink,
+  canElicit,
+  canElicitUrl,
+  DISMISSED_FORM,
+  dismissedForm,
+  linkHow,
+  type ApprovalAnswer,
+} from "./approvals.js";
+import type { LinkHow, McpPaidActions } from "./context.js";
+import { atTheDesktop } from "./desktop-approvals.js";
 import { noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
 import { asWaiting, cancelledWhileWaiting, decisionBy, takeDecision, type Decision } from "./waiting.js";
 
 /**
  * Asks a person about a payment that needs approval, through the host of a 2025 connection:
- * the console's page when the client opens URLs, else the host's own form. Returns when the
- * payment is approved (the call goes on and pays); throws the refusal otherwise — `e` itself
- * when the client can do neither.
+ * the console's page when the client opens URLs, else the host's own form; a host that
+ * declares no elicitation, on the person's desktop when that is on (desktop-approvals.ts).
+ * Returns when the payment is approved (the call goes on and pays); throws the refusal
+ * otherwise — `e` itself when the person cannot be reached at all.
  */
 export async function askInHost(
   a: Approving,
@@ -31,16 +43,18 @@ export async function askInHost(
   const { ctx } = a;
   const { rctx, deadline } = call;
   const approvalId = e.context.approvalId;
-  const url = canElicitUrl("legacy", server, rctx)
-    ? await ctx.host.approvalPage?.(approvalId).catch((err: unknown) => {
+  const how = linkHow("legacy", server, rctx);
+  const link = canElicitUrl("legacy", server, rctx)
+    ? await ctx.host.approvalPage?.(approvalId, how).catch((err: unknown) => {
         ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
         return undefined;
       })
     : undefined;
-  if (!url && !canElicit("legacy", server, rctx)) throw e;
+  // The host cannot ask: the person may still be reached on their desktop (or the refusal is `e`).
+  if (!link && !canElicit("legacy", server, rctx)) return atTheDesktop(a, pa, e, call);
   const q = question(e.context, await call.purchase.subject(pa, approvalId));
-  const params: ElicitRequestParams = url
-    ? { mode: "url", elicitationId: randomUUID(), ...approvalLink(q, url, ctx.sandbox) }
+  const params: ElicitRequestParams = link
+    ? { mode: "url", elicitationId: randomUUID(), ...approvalLink(q, link, ctx.sandbox) }
     : approvalForm(q, ctx.sandbox);
   const started = ctx.now();
   const { outcome, decision } = await asWaiting(ctx, pa, approvalId, rctx, async () => {
@@ -50,7 +64,7 @@ export async function askInHost(
     );
     const answer = answerOf(result);
     // At the console's page: accepting only says the person went there; the decision is made there.
-    if (url && (answer.kind === "approved" || (answer.kind === "refused" && answer.how === "not checked")))
+    if (link && (answer.kind === "approved" || (answer.kind === "refused" && answer.how === "not checked")))
       await decisionBy(ctx, pa, approvalId, rctx, deadline);
     return answer;
   });
@@ -59,9 +73,9 @@ export async function askInHost(
   if (rctx.mcpReq.signal.aborted) throw cancelledWhileWaiting();
   const waited = ctx.now() - started;
   if (outcome.status === "rejected")
-    return takeDecision(ctx, pa, approvalId, decision, unanswered(outcome.reason, waited), url !== undefined);
-  if (url) return atThePage(a, pa, approvalId, outcome.value, decision, waited);
-  return inTheForm(pa, approvalId, outcome.value, decision);
+    return takeDecision(ctx, pa, approvalId, decision, unanswered(outcome.reason, waited), link ? how : false);
+  if (link) return atThePage(a, pa, approvalId, outcome.value, decision, waited, how);
+  return inTheForm(a, pa, approvalId, outcome.value, decision);
 }
 
 /**
@@ -84,13 +98,24 @@ function unanswered(reason: unknown, waited: number): string {
   return `the host could not ask the person (${message.slice(0, 200)})`;
 }
 
-/** The host's form answered: an explicit approval pays; anything else is recorded as a decline. */
-async function inTheForm(pa: McpPaidActions, approvalId: string, answer: ApprovalAnswer, decision: Decision) {
+/**
+ * The host's form answered: an explicit approval pays; a dismissed form (cancel) decides
+ * nothing — the approval stays pending, as when a link is dismissed; any other answer (decline,
+ * the box left unchecked) is recorded as a decline.
+ */
+async function inTheForm(
+  a: Approving,
+  pa: McpPaidActions,
+  approvalId: string,
+  answer: ApprovalAnswer,
+  decision: Decision,
+) {
   if (answer.kind === "approved") {
     // Approved elsewhere meanwhile (the console): nothing more to record.
     if (decision !== "approved") await pa.engine.approve(approvalId, "host");
     return;
   }
+  if (dismissedForm(answer)) return takeDecision(a.ctx, pa, approvalId, decision, DISMISSED_FORM, false);
   const how = answer.kind === "refused" ? answer.how : "no answer";
   await pa.engine.decline(approvalId, "host");
   throw new PaidActionError("approval_declined", `the human did not approve this payment (${how}); nothing was paid`, {
@@ -107,6 +132,7 @@ async function atThePage(
   answer: ApprovalAnswer,
   decision: Decision,
   waited: number,
+  how: LinkHow,
 ): Promise<void> {
   if (answer.kind === "refused" && answer.how === "decline" && decision === "pending") {
     await pa.engine.decline(approvalId, "host");
@@ -119,5 +145,5 @@ async function atThePage(
     answer.kind === "refused" && answer.how === "cancel"
       ? "the host dismissed the link to the console's page"
       : noDecisionIn(waited);
-  return takeDecision(a.ctx, pa, approvalId, decision, why, true);
+  return takeDecision(a.ctx, pa, approvalId, decision, why, how);
 }

@@ -15,6 +15,9 @@ import {
   askApprovalAtUrl,
   canElicit,
   canElicitUrl,
+  DISMISSED_FORM,
+  linkHow,
+  dismissedForm,
   type ApprovalAnswer,
   type ApprovalQuestion,
   type ApprovalState,
@@ -40,6 +43,8 @@ export interface ApprovalCall {
   rctx: RequestCtx;
   /** By when (ctx.now() time) a call that waits for a person answers, decided or not. */
   deadline: number;
+  /** The connection's server and era (what the client declared is read through them). */
+  on: { server: Server; era: ProtocolEra };
 }
 
 /** The question about one payment: what the engine asked approval for, and what the purchase shows of itself. */
@@ -63,13 +68,12 @@ export async function ask(
   a: Approving,
   pa: McpPaidActions,
   e: PaidActionError<"approval_required">,
-  { tool, purchase, args, rctx }: ApprovalCall,
-  on: { server: Server; era: ProtocolEra },
+  { tool, purchase, args, rctx, on }: ApprovalCall,
 ): Promise<InputRequiredResult | undefined> {
   const { ctx, states } = a;
   const approvalId = e.context.approvalId;
   const url = canElicitUrl(on.era, on.server, rctx)
-    ? await ctx.host.approvalPage?.(approvalId).catch((err: unknown) => {
+    ? await ctx.host.approvalPage?.(approvalId, linkHow(on.era, on.server, rctx)).catch((err: unknown) => {
         ctx.log(`console: cannot offer the approval page (${(err as Error).message}); asking in the host instead`);
         return undefined;
       })
@@ -98,6 +102,9 @@ export async function answered(
     await pa.engine.approve(approvalId, "host"); // single use: a replayed answer finds it used and is refused
     return;
   }
+  // Dismissed (cancel): nothing decided, the approval stays pending for the retry with its approvalId.
+  if (dismissedForm(answer))
+    return takeDecision(a.ctx, pa, approvalId, await decisionNow(a.ctx, pa, approvalId), DISMISSED_FORM, false);
   if (answer.kind === "refused") {
     await pa.engine.decline(approvalId, "host");
     throw new PaidActionError(
@@ -122,10 +129,11 @@ async function answeredAtUrl(
   pa: McpPaidActions,
   state: ApprovalState,
   answer: ApprovalAnswer,
-  { rctx, deadline }: ApprovalCall,
+  { rctx, deadline, on }: ApprovalCall,
 ): Promise<void> {
   const { ctx } = a;
   const approvalId = state.approvalId;
+  const how = linkHow(on.era, on.server, rctx);
   if (answer.kind === "refused" && answer.how === "decline") {
     await pa.engine.decline(approvalId, "host");
     throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, {
@@ -134,14 +142,14 @@ async function answeredAtUrl(
     });
   }
   if (answer.kind === "missing" || (answer.kind === "refused" && answer.how === "cancel"))
-    return takeDecision(ctx, pa, approvalId, await decisionNow(ctx, pa, approvalId), dismissed(answer), true);
+    return takeDecision(ctx, pa, approvalId, await decisionNow(ctx, pa, approvalId), dismissed(answer), how);
   // Accepted: the person went to the page (an accepted URL question carries no content).
   const started = ctx.now();
   const { decision } = await asWaiting(ctx, pa, approvalId, rctx, () =>
     decisionBy(ctx, pa, approvalId, rctx, deadline),
   );
   if (rctx.mcpReq.signal.aborted) throw cancelledWhileWaiting();
-  return takeDecision(ctx, pa, approvalId, decision, noDecisionIn(ctx.now() - started), true);
+  return takeDecision(ctx, pa, approvalId, decision, noDecisionIn(ctx.now() - started), how);
 }
 
 /** Why a link-mode question ended without a decision. */

@@ -4,7 +4,8 @@
  * call's cancellation signal and progress, and the person's approval when the amount needs
  * one — on a 2026-07-28 connection asked with an `input_required` result and taken from the
  * call that comes back with the answer (paid-approvals.ts), on a 2025 one asked of the host
- * within the call (legacy-approvals.ts). A call that waits for a person answers by its
+ * within the call (legacy-approvals.ts); when the host cannot ask at all, brought to the
+ * person's desktop (desktop-approvals.ts). A call that waits for a person answers by its
  * deadline, decided or not (waiting.ts). Every refusal is a tool result, written to the
  * call's transcript as a `tool_error`.
  */
@@ -13,6 +14,7 @@ import { newId } from "../domain/ids.js";
 import { isCode, PaidActionError } from "../engine/index.js";
 import { approvalStates, stateFor } from "./approvals.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
+import { atTheDesktop } from "./desktop-approvals.js";
 import { askInHost } from "./legacy-approvals.js";
 import { answered, ask, type ApprovalCall, type Approving } from "./paid-approvals.js";
 import { parsePaidArgs, type PaidTool } from "./paid-tools.js";
@@ -56,7 +58,7 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
       const state = stateFor(rctx, tool.tool.name, args);
       const { purchase, extras } = parsePaidArgs(tool, args);
       pa.transcripts.append(callId, "tool", { tool: tool.tool.name, ...purchase.noted });
-      const approval: ApprovalCall = { tool, purchase, args, rctx, deadline };
+      const approval: ApprovalCall = { tool, purchase, args, rctx, deadline, on };
       if (state) await answered(approving, pa, state, approval);
       const opts = { callId, signal: rctx.mcpReq.signal, onProgress: progressReporter(rctx) };
       const pay = (approvalId: string | undefined) => purchase.pay(engine, { ...extras, approvalId }, opts);
@@ -69,9 +71,11 @@ export function createPaidCalls(ctx: McpContext): PaidCalls {
           await askInHost(approving, pa, e, approval, on.server);
           return await pay(e.context.approvalId);
         }
-        const asked = await ask(approving, pa, e, approval, on).catch(() => undefined);
+        const asked = await ask(approving, pa, e, approval).catch(() => undefined);
         if (asked) return asked;
-        throw e;
+        // The client cannot ask its user: the desktop, when that is on, else the refusal `e`.
+        await atTheDesktop(approving, pa, e, approval);
+        return await pay(e.context.approvalId);
       }
     } catch (e) {
       pa?.transcripts.append(callId, "tool_error", {

@@ -1,16 +1,17 @@
 /**
  * Resources: the recent executions, the recent paid_fetch purchases, spending and limits,
  * each execution, each purchase (and its body), each tool call's transcript; templates for
- * those; subscriptions to executions and spending on 2025
- * connections (2026 clients ask for the same updates through subscriptions/listen, which
- * the SDK's stdio entry serves; the notifications themselves come from updates.ts).
+ * those; subscriptions to executions, purchases and spending on 2025 connections (2026
+ * clients ask for the same updates through subscriptions/listen, which the SDK's stdio entry
+ * serves; the notifications themselves come from updates.ts).
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context.js";
 import { purchaseView, recentCalls, shapeBody } from "../engine/index.js";
 import { executionUri, purchaseUri, transcriptUri } from "./uris.js";
 
-const SUBSCRIBABLE = /^paid-actions:\/\/(executions(\/[A-Za-z0-9_-]{1,128})?|spending)$/;
+/** What a 2025 client may subscribe to: the lists, one execution or purchase, the spending (updates.ts sends them). */
+const SUBSCRIBABLE = /^paid-actions:\/\/((executions|purchases)(\/[A-Za-z0-9_-]{1,128})?|spending)$/;
 
 const json = (uri: string, value: unknown) => ({
   contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value, null, 2) }],
@@ -29,7 +30,8 @@ export const RESOURCE_TEMPLATES = [
     name: "purchase",
     title: "An x402 resource bought with paid_fetch",
     mimeType: "application/json",
-    description: "Origin, method, URL (query values redacted), price, payee, transaction and the answer's status.",
+    description:
+      "Origin, method, URL (query values redacted), price, payee, transaction and the answer's status; subscribe for updates (its settlement verified on chain).",
   },
   {
     uriTemplate: "paid-actions://purchases/{intentId}/body",

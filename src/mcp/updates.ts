@@ -1,17 +1,22 @@
 /**
- * Execution events from the engine, fanned out: to whoever waits for an execution's next
- * status change, and to every connection, which tells its client the way its era does
- * (resources/subscribe on 2025 connections, subscriptions/listen on 2026 ones). Also
- * waiting for a final status with progress notifications.
+ * Execution and purchase events from the engine, fanned out: to whoever waits for an
+ * execution's next status change, and to every connection, which tells its client the way
+ * its era does (resources/subscribe on 2025 connections, subscriptions/listen on 2026 ones).
+ * Also waiting for a final status with progress notifications.
  */
 import { FINAL_STATUSES, type ExecutionStatus } from "../domain/wire.js";
-import { paidError, type ExecutionEvent, type ExecutionView } from "../engine/index.js";
+import { paidError, type ExecutionEvent, type ExecutionView, type PurchaseEvent } from "../engine/index.js";
 import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
-import { executionUri } from "./uris.js";
+import { executionUri, purchaseUri } from "./uris.js";
 
 /** The resource URIs an execution event changes: the execution, the list, the spending. */
 export function changedUris(e: ExecutionEvent): string[] {
   return [executionUri(e.executionId), "paid-actions://executions", "paid-actions://spending"];
+}
+
+/** The resource URIs a purchase event changes: the purchase, the list, the spending. */
+export function purchaseUris(e: PurchaseEvent): string[] {
+  return [purchaseUri(e.intentId), "paid-actions://purchases", "paid-actions://spending"];
 }
 
 export interface Updates {
@@ -47,6 +52,10 @@ export function createUpdates(ctx: McpContext): Updates {
     const uris = changedUris(e);
     for (const l of listeners) l(uris);
   };
+  const onPurchase = (e: PurchaseEvent) => {
+    const uris = purchaseUris(e);
+    for (const l of listeners) l(uris);
+  };
 
   function nextUpdate(executionId: string, maxMs: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -69,7 +78,11 @@ export function createUpdates(ctx: McpContext): Updates {
     attach(pa) {
       if (detach) return;
       pa.engine.on("execution", onExecution);
-      detach = () => pa.engine.off("execution", onExecution);
+      pa.engine.on("purchase", onPurchase);
+      detach = () => {
+        pa.engine.off("execution", onExecution);
+        pa.engine.off("purchase", onPurchase);
+      };
     },
     onChange(listener) {
       listeners.add(listener);

@@ -11,7 +11,7 @@
  * the approval stays pending, and the retry with that approvalId takes the decision.
  */
 import { PaidActionError } from "../engine/index.js";
-import type { McpContext, McpPaidActions, RequestCtx } from "./context.js";
+import type { LinkHow, McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { progressReporter } from "./progress.js";
 
 /** Where a pending approval stands, as the journal tells it ("gone": expired, or unknown). */
@@ -113,29 +113,33 @@ export function decisionBy(
 /**
  * The refusal of a call that could not get a decision (`why`): the approval stays pending,
  * and the retry with its approvalId takes whatever the person decides. With `link`, a fresh
- * one-time sign-in page for the console's page of that payment (valid 10 minutes).
+ * way in to the console's page for that payment: a one-time sign-in page (valid 10 minutes),
+ * or for a host that opens links inside itself the /approve page and a one-time code (5 minutes).
  */
 export async function notDecided(
   ctx: McpContext,
   pa: McpPaidActions,
   approvalId: string,
   why: string,
-  link: boolean,
+  link: LinkHow | false,
 ): Promise<PaidActionError> {
   const r = await pa.engine.approvalReview(approvalId);
   if (!r)
     return new PaidActionError("approval_invalid", `approval ${approvalId} is gone; nothing was paid`, { approvalId });
   // A server that is stopping offers no new page (and says nothing about not offering one).
-  const consoleUrl =
+  const page =
     link && !ctx.isClosed()
-      ? await ctx.host.approvalPage?.(approvalId).catch((e: unknown) => {
+      ? await ctx.host.approvalPage?.(approvalId, link).catch((e: unknown) => {
           if (!ctx.isClosed()) ctx.log(`console: cannot offer the approval page (${(e as Error).message})`);
           return undefined;
         })
       : undefined;
+  const where = page
+    ? `. The console's page for it: ${page.url}${page.code ? ` (type the one-time code ${page.code} there; it works once, for 5 minutes)` : ""}`
+    : "";
   return new PaidActionError(
     "approval_required",
-    `${why}; a person must approve this payment in the paid-actions console or terminal: ${r.amount} USDC for ${r.action}${r.payee ? ` to ${r.payee}` : ""} (approval ${approvalId}; it stays waiting until its quote expires at ${r.expiresAt})${consoleUrl ? `. The console's page for it: ${consoleUrl}` : ""}. Call again with the same input and approvalId "${approvalId}" once the person has decided; nothing was paid.`,
+    `${why}; a person must approve this payment in the paid-actions console or terminal: ${r.amount} USDC for ${r.action}${r.payee ? ` to ${r.payee}` : ""} (approval ${approvalId}; it stays waiting until its quote expires at ${r.expiresAt})${where}. Call again with the same input and approvalId "${approvalId}" once the person has decided; nothing was paid.`,
     {
       approvalId,
       intentId: r.intentId,
@@ -145,7 +149,8 @@ export async function notDecided(
       payee: r.payee,
       quoteId: r.quoteId,
       expiresAt: r.expiresAt,
-      ...(consoleUrl ? { consoleUrl } : {}),
+      ...(page ? { consoleUrl: page.url } : {}),
+      ...(page?.code ? { consoleCode: page.code } : {}),
     },
   );
 }
@@ -175,7 +180,7 @@ export async function takeDecision(
   approvalId: string,
   decision: Decision,
   why: string,
-  link: boolean,
+  link: LinkHow | false,
 ): Promise<void> {
   if (decision === "pending") throw await notDecided(ctx, pa, approvalId, why, link);
   const refusal = settled(decision, approvalId);

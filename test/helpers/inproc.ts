@@ -30,6 +30,8 @@ export interface InProcOptions {
   elicitModes?: ("form" | "url")[];
   /** How long the server waits for a person's answer or decision (serve's approvalTimeoutMs). */
   approvalTimeoutMs?: number;
+  /** The client's `clientInfo.name` (default `inproc-<era>`): a host's own name, to be treated as that host. */
+  clientName?: string;
 }
 
 export interface InProcServer {
@@ -55,7 +57,7 @@ export async function startInProcess(o: InProcOptions): Promise<InProcServer> {
   });
   const modes = Object.fromEntries((o.elicitModes ?? ["form"]).map((m) => [m, {}]));
   const client = new Client(
-    { name: `inproc-${o.era}`, version: "1.0.0" },
+    { name: o.clientName ?? `inproc-${o.era}`, version: "1.0.0" },
     {
       capabilities: o.elicit ? { elicitation: modes } : {},
       ...(o.era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),

@@ -30,7 +30,7 @@ beforeAll(() => ensureBuilt(), 90_000);
 afterEach(() => cleanupAll());
 
 describe("mcp e2e: approval by elicitation", () => {
-  it("asks the human (action, amount, payee, expiry); accept pays, decline and cancel pay nothing", async () => {
+  it("asks the human (action, amount, payee, expiry); accept pays, decline and cancel pay nothing, cancel leaves it pending", async () => {
     const asked: ElicitRequest[] = [];
     let answer: ElicitResult = { action: "decline" };
     const s = await startServer({
@@ -60,12 +60,18 @@ describe("mcp e2e: approval by elicitation", () => {
     expect(params.message).toMatch(/expire/i);
     expect(params.requestedSchema).toBeDefined();
 
-    // Cancel (the human closed the dialog): the same.
+    // Cancel (the human dismissed the dialog): nothing paid, and nothing decided either — the
+    // approval stays pending (as a dismissed link's does), for a person to decide elsewhere.
     answer = { action: "cancel" };
     const cancelled = await call(s.client, "servers_provision", { ...SMALL_SERVER });
     expect(cancelled.isError).toBe(true);
-    expect(sc(cancelled).error.code).toBe("approval_declined");
+    expect(sc(cancelled).error.code).toBe("approval_required");
+    expect(sc(cancelled).error.message).toContain("the person dismissed the approval question without deciding");
+    expect(sc(cancelled).error.message).toContain("nothing was paid");
     expect(asked).toHaveLength(2);
+    const waiting = await runCli(["approve"], serverEnv(s.home, LIMITS));
+    expect(waiting.stdout).toContain(sc(cancelled).error.approvalId);
+    expect(waiting.stdout).not.toContain(sc(declined).error.approvalId);
 
     // An "accept" whose form says no is not an approval.
     answer = { action: "accept", content: { approve: false } };

@@ -11,6 +11,7 @@ import { parseDecimal } from "../../domain/money.js";
 import { resolveNetwork, SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../domain/networks.js";
 import { fetchingOf } from "./fetching.js";
 import { readConfigFile, type FileConfig } from "./file.js";
+import { openApprovalsOf, type OpenApprovals } from "./open-approvals.js";
 import { checkJournalUrl, checkSecureUrl, passwordOf } from "./urls.js";
 
 export { actionAllowed, unknownPerActionKeys } from "./action-names.js";
@@ -72,6 +73,11 @@ export interface Config {
    * call. Off by default: the proof travels with POST /executions, which settles it.
    */
   confirmPayments: boolean;
+  /**
+   * Whether a server whose host cannot ask the person brings a waiting approval to their
+   * desktop (a notification, the console's page opened): `auto` when a desktop session is there.
+   */
+  openApprovals: OpenApprovals;
 }
 
 export interface ConfigIssue {
@@ -341,6 +347,7 @@ export function loadConfig(
   const fetching = fetchingOf(r);
   const limits = { ...limitsOf(r), perOrigin: fetching.perOrigin };
   const confirmPayments = confirmPaymentsOf(r);
+  const openApprovals = openApprovalsOf(r, file.openApprovals);
   if (issues.length > 0) {
     const journalInvalid = issues.some((i) => i.key === journalKey);
     const journal =
@@ -368,6 +375,7 @@ export function loadConfig(
     allowOrigins: fetching.allowOrigins,
     ...(fetching.facilitatorUrl ? { facilitatorUrl: fetching.facilitatorUrl } : {}),
     confirmPayments,
+    openApprovals,
   };
   return { ok: true, config };
 }

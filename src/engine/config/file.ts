@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { closest } from "./action-names.js";
 import type { ConfigIssue } from "./config.js";
+import { OPEN_APPROVALS } from "./open-approvals.js";
 
 const Amount = z.union([z.string(), z.number()]).transform(String);
 
@@ -20,6 +21,7 @@ export const FileSchema = z.strictObject({
   allowOrigins: z.union([z.string(), z.array(z.string())]).optional(),
   facilitatorUrl: z.string().optional(),
   confirmPayments: z.boolean().optional(),
+  openApprovals: z.enum(OPEN_APPROVALS).optional(),
   limits: z
     .strictObject({
       maxPerCall: Amount.optional(),
