@@ -4,7 +4,7 @@
  * command shares (help, the native SQLite check, usage errors).
  */
 import { join } from "node:path";
-import { ExecutionStatus } from "../domain/wire.js";
+import { EXECUTION_STATUSES } from "../domain/statuses.js";
 import { allowanceAction, defaultHome, intOption, parse, UsageError } from "./args.js";
 
 export interface CommandRun {
@@ -45,8 +45,8 @@ async function executions(args: string[], x: CommandRun): Promise<number> {
     json: { type: "boolean" },
   });
   if (values.help) return x.help();
-  if (values.status !== undefined && !ExecutionStatus.safeParse(values.status).success)
-    throw new UsageError(`--status must be one of ${ExecutionStatus.options.join(", ")}`);
+  if (values.status !== undefined && !(EXECUTION_STATUSES as readonly string[]).includes(values.status))
+    throw new UsageError(`--status must be one of ${EXECUTION_STATUSES.join(", ")}`);
   const { executionsCommand } = await import("./journal-commands.js");
   return executionsCommand(x.env, {
     status: values.status,

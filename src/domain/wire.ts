@@ -5,6 +5,7 @@
  * Response schemas are loose: unknown fields are kept, never a reason to fail.
  */
 import { z } from "zod";
+import { EXECUTION_STATUSES } from "./statuses.js";
 
 export const ACTION_NAME = /^[a-z0-9-]+\.[a-z0-9-]+$/;
 export const DECIMAL_STRING = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
@@ -25,7 +26,7 @@ export type QuoteRequest = z.infer<typeof QuoteRequest>;
 export const ExecutionRequest = z.object({ action: ActionName, input: JsonObject });
 export type ExecutionRequest = z.infer<typeof ExecutionRequest>;
 
-export const ExecutionStatus = z.enum(["pending", "processing", "completed", "failed", "refunded"]);
+export const ExecutionStatus = z.enum(EXECUTION_STATUSES);
 export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
 export const FINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(["completed", "refunded"]);
 
