@@ -2,7 +2,7 @@
  * The rail port: what paying on one network takes, whatever its chain. Outside the rail
  * folders (rails/solana/, rails/evm/) the engine knows money on chain only through this
  * interface — the steps, the reconciler, the released-payment watch, the audit — and never
- * imports a chain library (test/unit/layers.test.ts).
+ * imports a chain library (test/unit/layers-rails.test.ts).
  *
  * Each method's contract names both rails: Solana's "exact" (an SPL `TransferChecked` with a
  * memo, the fee payer's slot left for the facilitator; rails/solana/) and EVM's "exact" (an
@@ -205,10 +205,12 @@ export interface Rail {
   warm(): void;
 
   /**
-   * The lifetime to sign the next proof with (see ProofLifetime); throws `payment_failed`
-   * (retryable, nothing signed) when our RPC cannot give one.
+   * The lifetime to sign `requirement`'s proof with (see ProofLifetime); throws
+   * `payment_failed` (retryable, nothing signed) when our RPC cannot give one. Solana: the
+   * requirement plays no part (its `recentBlockhash` hint is never used); EVM: `validBefore`
+   * is now plus the shorter of our bound and its `maxTimeoutSeconds`.
    */
-  lifetime(): Promise<ProofLifetime>;
+  lifetime(requirement: PaymentRequirements): Promise<ProofLifetime>;
 
   /**
    * A proof signed with the lifetime held could never land, which may be the lifetime's

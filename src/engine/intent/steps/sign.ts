@@ -68,7 +68,7 @@ export async function signProof(
   // A price the ceiling left on chain cannot cover (Solana's delegate allowance) is refused unsigned.
   await rail.admit(intent.amount);
   // The lifetime is ours (Solana: a blockhash our own RPC gave, fetched beside the quote), never the challenge's hint.
-  const lifetime = await rail.lifetime();
+  const lifetime = await rail.lifetime(requirements);
   // Last look before anything is signed (the journal looks again when it records the proof).
   await refuseIfFrozen(c.journal);
   const { proof, record: onRail } = await rail.sign(requirements, lifetime, proofOptions(c.config.baseUrl, intent));
