@@ -1,19 +1,18 @@
 /**
  * The audit of `paid-actions-mcp audit` (and of `doctor` and the console): the wallet's USDC
- * token account, read through the configured Solana RPC, reconciled with the journal.
+ * account, read by the Solana rail through the configured Solana RPC, reconciled with the
+ * journal.
  */
 import {
   AUDIT_SKEW_MS,
   ChainScanError,
-  loadPayer,
   reconcile,
-  scanWalletHistory,
   type AuditReport,
   type ChainScan,
   type Intent,
   type ScanOptions,
 } from "../engine/index.js";
-import { rpcChain, type PaidActions } from "./index.js";
+import { railsFor, type PaidActions } from "./index.js";
 
 /** The audit could not be made (configuration, wallet, RPC): nothing can be said about agreement. */
 export class AuditUnavailable extends Error {
@@ -57,13 +56,14 @@ export async function runAudit(
     throw new AuditUnavailable("no wallet is configured (PAID_ACTIONS_WALLET): there is no token account to audit");
   if (!config.rpcUrl)
     throw new AuditUnavailable("no Solana RPC is configured (SOLANA_RPC_URL): the chain cannot be read");
+  const rail = await railsFor(config).rail(config.network);
   let wallet: string;
   let walletAta: string;
   try {
     // The agent key signs; the token account is its own, or the owner's in delegate mode.
-    const payer = await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner });
-    wallet = payer.address;
-    walletAta = payer.source;
+    const account = await rail.account();
+    wallet = account.wallet;
+    walletAta = account.account;
   } catch (e) {
     throw new AuditUnavailable(`the wallet cannot be read: ${(e as Error).message}`);
   }
@@ -87,8 +87,7 @@ export async function runAudit(
   let scan: ChainScan;
   const rpc = urlOrigin(config.rpcUrl);
   try {
-    const chain = await rpcChain(config)();
-    scan = await scanWalletHistory(chain, walletAta, from, o.scan);
+    scan = await rail.scanHistory(from, o.scan);
   } catch (e) {
     const message = (e as Error).message.split(config.rpcUrl).join(rpc);
     throw new AuditUnavailable(

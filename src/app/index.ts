@@ -1,7 +1,7 @@
 /**
  * The composition root below the CLI: assembles the engine from a configuration — the
- * journal and transcripts under the home dir, the service client, the payer, the chain
- * port over the user's own RPC, the reconciler — and, when no service is configured, the
+ * journal and transcripts under the home dir, the service client, the rails that pay and
+ * read each chain through the user's own RPC, the reconciler — and, when no service is configured, the
  * embedded reference service (started in-process on a free loopback port, or reused when
  * one already runs for the same home, and taken over when its owner is gone). The only
  * module that knows all the parts; the MCP server starts through serving.ts.
@@ -12,12 +12,13 @@ import { setTimeout as delay } from "node:timers/promises";
 import { newId } from "../domain/ids.js";
 import {
   createEngine,
+  createRails,
   createReconciler,
   createRpcChain,
   createServiceClient,
   journalOf,
   loadConfig,
-  loadPayer,
+  noRails,
   paidError,
   Transcripts,
   type ChainPort,
@@ -25,6 +26,7 @@ import {
   type ConfigResult,
   type Engine,
   type JournalStore,
+  type Rails,
   type Reconciler,
   type ServiceClient,
   type Step,
@@ -68,7 +70,7 @@ export interface OpenOptions {
   /** See EngineDeps.settleWaitMs / settleWaitStepMs. */
   settleWaitMs?: number;
   settleWaitStepMs?: number;
-  /** A chain port to use instead of one over the configured RPC (tests script the chain with it). */
+  /** A Solana chain port to use instead of one over the configured RPC (tests script the chain with it). */
   chain?: () => Promise<ChainPort>;
   /** The home's journal and transcripts, when the caller has opened them already. */
   opened?: { journal: JournalStore; transcripts: Transcripts };
@@ -100,8 +102,7 @@ export async function openJournal(env: NodeJS.ProcessEnv, now: () => number = Da
     config: configResult.ok ? configResult.config : { issues: configResult.issues },
     journal,
     client: undefined,
-    payer: () => Promise.reject(paidError("config_invalid", { needs: "payer" })),
-    chain: () => Promise.reject(paidError("config_invalid", { needs: "chain" })),
+    rails: noRails(() => paidError("config_invalid", { needs: "chain" })),
     transcripts,
     now,
     newId: (prefix) => newId(prefix),
@@ -113,7 +114,12 @@ export async function openJournal(env: NodeJS.ProcessEnv, now: () => number = Da
 
 export { openJournalFile, openJournalStore } from "./journal.js";
 
-/** The chain port over the configured RPC, loaded with the first read. */
+/** The rails for the configuration: each rail, its key and its RPC load with their first use. */
+export function railsFor(config: Config, o: { now?: () => number; chain?: () => Promise<ChainPort> } = {}): Rails {
+  return createRails(config, { now: o.now ?? Date.now, ...(o.chain ? { solanaChain: o.chain } : {}) });
+}
+
+/** The Solana chain port over the configured RPC, loaded with the first read. */
 export function rpcChain(config: Config): () => Promise<ChainPort> {
   return async () => {
     if (!config.rpcUrl) throw paidError("config_invalid", { key: "SOLANA_RPC_URL" });
@@ -218,20 +224,16 @@ function serviceClientFor(
   });
 }
 
-/** The engine over the opened parts; the payer and the chain port load with their first use. */
+/** The engine over the opened parts; the rails (and their chain libraries) load with their first use. */
 function assembleEngine(op: Opening, config: Config | undefined, client: ServiceClient | undefined): Promise<Engine> {
   const { o, configResult, transcripts, log } = op;
   return createEngine({
     config: config ?? { issues: configResult.ok ? [] : configResult.issues },
     journal: op.journal,
     client,
-    // The Solana and x402 libraries load with the first payment, not at start-up.
-    payer: () => loadPayer(config!.walletPath!, () => config!.rpcUrl, { mint: config!.mint, owner: config!.owner }),
-    chain:
-      o.chain ??
-      (config
-        ? rpcChain(config)
-        : () => Promise.reject(paidError("config_invalid", { issues: configResult.ok ? [] : configResult.issues }))),
+    rails: config
+      ? railsFor(config, { now: op.now, ...(o.chain ? { chain: o.chain } : {}) })
+      : noRails(() => paidError("config_invalid", { issues: configResult.ok ? [] : configResult.issues })),
     transcripts,
     now: op.now,
     newId: (prefix) => newId(prefix),

@@ -1,17 +1,13 @@
 /**
- * What every part of the engine is handed: its injected ports (journal, service client,
- * payer, chain, transcripts, clock, ids) and small helpers over them. Built once by the
- * Engine (createCtx); nothing here reads the environment.
+ * What every part of the engine is handed: its injected ports (journal, service client, the
+ * rails that pay and read the chain, transcripts, clock, ids) and small helpers over them.
+ * Built once by the Engine (createCtx); nothing here reads the environment.
  */
 import type { EventEmitter } from "node:events";
 import type { ExecutionStatus } from "../domain/wire.js";
-import { AllowanceGate } from "./payment/allowance.js";
-import { Lifetimes } from "./chain/lifetimes.js";
-import { MemoScans } from "./chain/scan-cursors.js";
-import type { ChainPort } from "./chain/chain.js";
 import type { Config, ConfigIssue } from "./config/config.js";
 import type { JournalStore } from "./journal/port.js";
-import type { Payer } from "./payment/payer.js";
+import type { Rails } from "./rails/load.js";
 import type { Exchange, ServiceClient } from "./service/client.js";
 import type { Transcripts } from "./read/transcripts.js";
 import type { IntentRecord, Step } from "./model/types.js";
@@ -21,10 +17,12 @@ export interface EngineDeps {
   config: Config | { issues: ConfigIssue[] };
   journal: JournalStore;
   client: ServiceClient | undefined;
-  /** Loads the wallet lazily, so a bad wallet fails paying calls, not start-up. */
-  payer: () => Promise<Payer>;
-  /** The user's own Solana RPC, behind the chain port (loaded lazily too). */
-  chain: () => Promise<ChainPort>;
+  /**
+   * The rails: one per network paid on, each the only way to sign there and to read that
+   * chain (through the user's own RPC). Each loads its key and its RPC on first use, so a
+   * bad wallet fails paying calls, not start-up.
+   */
+  rails: Rails;
   transcripts: Transcripts;
   now: () => number;
   newId: (prefix: string) => string;
@@ -49,16 +47,8 @@ export interface Ctx {
   client: ServiceClient;
   journal: JournalStore;
   now: () => number;
-  payer(): Promise<Payer>;
-  chain(): Promise<ChainPort>;
-  /** The agent key (the transfers' authority) and the token account payments move money from. */
-  walletAta(): Promise<{ wallet: string; ata: string }>;
-  /** Delegate mode: the on-chain allowance, checked before anything is signed. */
-  allowance: AllowanceGate;
-  /** The blockhash proofs are signed with, fetched from our RPC beside the quote (chain/lifetimes.ts). */
-  lifetimes: Lifetimes;
-  /** Memo searches of a long wallet history, going on over reconciler passes (chain/scan-cursors.ts). */
-  memoScans: MemoScans;
+  /** The rails that sign proofs and read the truth about money (rails/port.ts, rails/load.ts). */
+  rails: Rails;
   events: EventEmitter;
   /** Tells listeners an execution's record changed (for MCP updates). */
   executionChanged(intent: IntentRecord, previous: ExecutionStatus | null): void;
@@ -97,11 +87,7 @@ export function makeTrace(d: EngineDeps) {
     };
 }
 
-/**
- * The engine's context over a valid config and a service client. The payer, the chain and
- * the wallet's token account load on first use, once; a failed load is tried again on the
- * next use.
- */
+/** The engine's context over a valid config and a service client. */
 export function createCtx(
   d: EngineDeps,
   config: Config,
@@ -109,41 +95,17 @@ export function createCtx(
   events: EventEmitter,
   executionChanged: (intent: IntentRecord, previous: ExecutionStatus | null) => void,
 ): Ctx {
-  let payerPromise: Promise<Payer> | undefined;
-  let chainPromise: Promise<ChainPort> | undefined;
-  let ataPromise: Promise<{ wallet: string; ata: string }> | undefined;
-  const ctx: Ctx = {
+  return {
     d,
     config,
     client,
     journal: d.journal,
     now: d.now,
-    payer: () =>
-      (payerPromise ??= d.payer().catch((e: unknown) => {
-        payerPromise = undefined; // a failed load is retried on the next call
-        throw e;
-      })),
-    chain: () =>
-      (chainPromise ??= d.chain().catch((e: unknown) => {
-        chainPromise = undefined;
-        throw e;
-      })),
-    walletAta: () =>
-      (ataPromise ??= (async () => {
-        const payer = await ctx.payer();
-        return { wallet: payer.address, ata: payer.source };
-      })().catch((e: unknown) => {
-        ataPromise = undefined;
-        throw e;
-      })),
-    allowance: new AllowanceGate(d.now),
-    lifetimes: new Lifetimes(async () => (await ctx.chain()).latestBlockhash(), d.now),
-    memoScans: new MemoScans(),
+    rails: d.rails,
     events,
     executionChanged,
     transcript: makeTranscript(d),
     trace: makeTrace(d),
     step: (step, intent) => d.onStep?.(step, intent.intentId),
   };
-  return ctx;
 }

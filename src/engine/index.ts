@@ -5,18 +5,18 @@
  * passing through: what the others ask of the service, they ask the Engine.
  *
  * What is exported as is stays light: the MCP server's first answer may load this module.
- * The engine's flow and the heavy libraries — the Solana and x402 libraries, the journal's
- * database drivers — load on first use, through the async functions at the end.
+ * The engine's flow and the heavy libraries — each rail's chain libraries, the journal's
+ * database drivers — load on first use: the rails through rails/load.ts, the Solana rail's
+ * own tools for the `allowance` command and `doctor` through the async functions at the end.
  */
-import type { ChainPort } from "./chain/chain.js";
 import type { EngineDeps } from "./context.js";
 import type { Engine } from "./engine.js";
 import type { JournalOptions } from "./journal/port.js";
 import type { PostgresOptions } from "./journal/postgres.js";
 import type { Journal } from "./journal/sqlite.js";
-import type { AllowanceTransactionInput, AllowanceReading } from "./payment/delegate.js";
-import type { Payer, PayerOptions } from "./payment/payer.js";
-import type { KeyPairSigner } from "@solana/kit";
+import type { ChainPort } from "./rails/solana/chain.js";
+import type { AllowanceTransactionInput, AllowanceReading } from "./rails/solana/delegate.js";
+import type { Payer, PayerOptions, SolanaSigner } from "./rails/solana/payer.js";
 import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
 
 export { hintFor, httpStatusOf, isCode, paidError, PaidActionError, type ErrorContext } from "./errors.js";
@@ -41,19 +41,20 @@ export type {
   Step,
 } from "./model/types.js";
 export { INTENT_STATES, STATES } from "./model/states.js";
-export type { ChainPort } from "./chain/chain.js";
+export type { ChainPort } from "./rails/solana/chain.js";
 export { DAY_MS, type Freeze, type JournalStore } from "./journal/port.js";
 export type { Journal } from "./journal/sqlite.js";
-export type { Payer } from "./payment/payer.js";
-export type { AllowanceChange, AllowanceReading } from "./payment/delegate.js";
+export type { Payer } from "./rails/solana/payer.js";
+export type { AllowanceChange, AllowanceReading } from "./rails/solana/delegate.js";
 export type { Reconciler } from "./reconciler.js";
+export { createRails, noRails, type Rails } from "./rails/load.js";
 
 export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
-export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
+export { ChainScanError, type ChainScan, type ScanOptions } from "./rails/port.js";
 export { freezeView } from "./intent/freeze.js";
-export { describeFee, readAllowance, shortfall, type AllowanceView } from "./payment/allowance.js";
+export { describeFee, readAllowance, shortfall, type AllowanceView } from "./rails/solana/allowance.js";
 export { limitsView, view } from "./read/executions.js";
 export { purchaseView } from "./read/purchases.js";
 export { shapeBody } from "./x402-http/response.js";
@@ -79,28 +80,28 @@ export async function createReconciler(o: ReconcilerOptions): Promise<Reconciler
   return new Reconciler(o);
 }
 
-/** The chain port over the user's Solana RPC (a function when the RPC may move). */
+/** The Solana rail's chain port over the user's Solana RPC (a function when the RPC may move). */
 export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs?: number): Promise<ChainPort> {
-  return (await import("./chain/rpc.js")).createRpcChain(rpcUrl, timeoutMs);
+  return (await import("./rails/solana/rpc.js")).createRpcChain(rpcUrl, timeoutMs);
 }
 
-/** The agent key as a payer (the Solana and x402 libraries load with it). */
+/** The agent key as the Solana rail's payer (the Solana and x402 libraries load with it). */
 export async function loadPayer(
   walletPath: string,
   rpcUrl: string | undefined | (() => string | undefined),
   o: PayerOptions,
 ): Promise<Payer> {
-  return (await import("./payment/payer.js")).loadPayer(walletPath, rpcUrl, o);
+  return (await import("./rails/solana/payer.js")).loadPayer(walletPath, rpcUrl, o);
 }
 
 /** A keypair file as a signer (the owner's, for the allowance command). */
-export async function loadSigner(path: string): Promise<KeyPairSigner> {
-  return (await import("./payment/payer.js")).loadSigner(path);
+export async function loadSigner(path: string): Promise<SolanaSigner> {
+  return (await import("./rails/solana/payer.js")).loadSigner(path);
 }
 
 /** The owner's transaction that grants or revokes the agent key's allowance (base64). */
 export async function allowanceTransaction(o: AllowanceTransactionInput): Promise<string> {
-  return (await import("./payment/delegate.js")).allowanceTransaction(o);
+  return (await import("./rails/solana/delegate.js")).allowanceTransaction(o);
 }
 
 /** What a wallet-signed transaction handed to `allowance submit` does, checked before it is sent. */
@@ -108,7 +109,7 @@ export async function readAllowanceTransaction(
   wire: string,
   e: { owner: string; account: string; agent: string; mint: string },
 ): Promise<AllowanceReading> {
-  return (await import("./payment/delegate.js")).readAllowanceTransaction(wire, e);
+  return (await import("./rails/solana/delegate.js")).readAllowanceTransaction(wire, e);
 }
 
 /** The journal in one SQLite file (better-sqlite3 loads with it). */

@@ -20,7 +20,7 @@ import {
 import { getApproveCheckedInstruction } from "@solana-program/token";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { associatedTokenAddress } from "../../src/domain/token.js";
-import { createRpcChain } from "../../src/engine/chain/rpc.js";
+import { createRpcChain } from "../../src/engine/rails/solana/rpc.js";
 import { engineFixture, type EngineFixture } from "../helpers/engine.js";
 import { ensureBuilt, runCli } from "../helpers/mcp.js";
 import { rpcCall, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";

@@ -1,7 +1,7 @@
 /**
  * A busy wallet's refused proof does not stay "unknown" forever: the wallet's history since
  * signing is longer than one memo search reads (2,000 entries), so the fate is read over
- * reconciler passes (src/engine/chain/scan-cursors.ts) until the chain shows the proof can
+ * reconciler passes (src/engine/rails/solana/memo-resume.ts) until the chain shows the proof can
  * never land, and the intent goes on. Real reference service, real RPC, real ledger.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

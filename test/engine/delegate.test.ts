@@ -13,8 +13,8 @@ import {
   getTransactionEncoder,
   signTransaction,
 } from "@solana/kit";
-import { createRpcChain } from "../../src/engine/chain/rpc.js";
-import { delegateTransfer } from "../../src/engine/payment/delegate.js";
+import { createRpcChain } from "../../src/engine/rails/solana/rpc.js";
+import { delegateTransfer } from "../../src/engine/rails/solana/delegate.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { associatedTokenAddress } from "../../src/domain/token.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";

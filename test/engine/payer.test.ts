@@ -6,9 +6,9 @@
 import { createHash } from "node:crypto";
 import { getBase58Decoder, getBase58Encoder } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRpcChain } from "../../src/engine/chain/rpc.js";
-import type { ChainPort } from "../../src/engine/chain/chain.js";
-import { loadPayer, proofBlockhash, type Payer } from "../../src/engine/payment/payer.js";
+import { createRpcChain } from "../../src/engine/rails/solana/rpc.js";
+import type { ChainPort } from "../../src/engine/rails/solana/chain.js";
+import { loadPayer, proofBlockhash, type Payer } from "../../src/engine/rails/solana/payer.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 import { SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 

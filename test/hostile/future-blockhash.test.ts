@@ -12,9 +12,9 @@ import { createHash } from "node:crypto";
 import { getBase58Decoder, getBase58Encoder } from "@solana/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { runAudit } from "../../src/app/audit.js";
-import type { ChainPort } from "../../src/engine/chain/chain.js";
+import type { ChainPort } from "../../src/engine/rails/solana/chain.js";
 import { PaidActionError } from "../../src/engine/errors.js";
-import { proofBlockhash } from "../../src/engine/payment/payer.js";
+import { proofBlockhash } from "../../src/engine/rails/solana/payer.js";
 import type { PaidCall } from "../../src/engine/model/types.js";
 import { engineFixture, outcome, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on, type ProxyAction, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
@@ -272,7 +272,7 @@ describe("a service that chooses the blockhash our payment is signed with", () =
     // Our own RPC, with a history that does not show the kept proof's transfer until told to.
     const hidden = new Set<string>();
     let lagging = true;
-    const { createRpcChain } = await import("../../src/engine/chain/rpc.js");
+    const { createRpcChain } = await import("../../src/engine/rails/solana/rpc.js");
     const lag = async (): Promise<ChainPort> => {
       const real = await createRpcChain(sandbox.sb.rpcUrl);
       return {

@@ -20,12 +20,12 @@ import {
 } from "@solana/kit";
 import { getApproveCheckedInstruction } from "@solana-program/token";
 import { beforeAll, describe, expect, it } from "vitest";
-import { describeFee } from "../../src/engine/payment/allowance.js";
+import { describeFee } from "../../src/engine/rails/solana/allowance.js";
 import {
   allowanceTransaction,
   MAX_ALLOWANCE_FEE_LAMPORTS,
   readAllowanceTransaction,
-} from "../../src/engine/payment/delegate.js";
+} from "../../src/engine/rails/solana/delegate.js";
 
 const BUDGET = address("ComputeBudget111111111111111111111111111111");
 const LIFETIME = { blockhash: "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM", lastValidHeight: 1_000n };

@@ -1,11 +1,11 @@
 /**
- * The audit's scan of the wallet's token account (src/engine/audit/scan.ts) over a scripted
+ * The audit's scan of the wallet's token account (src/engine/rails/solana/history.ts) over a scripted
  * chain port: paging back to a time, retrying a flaky node, and refusing a history it cannot
  * read whole. No network.
  */
 import { describe, expect, it } from "vitest";
-import { ChainScanError, scanWalletHistory } from "../../src/engine/audit/scan.js";
-import type { ChainPort, SignatureEntry } from "../../src/engine/chain/chain.js";
+import { ChainScanError, scanWalletHistory } from "../../src/engine/rails/solana/history.js";
+import type { ChainPort, SignatureEntry } from "../../src/engine/rails/solana/chain.js";
 import { ATA, MIN, payTx, sec, T0 } from "./audit.fixtures.js";
 
 /** A history of `n` entries, newest first, one per minute back from `newest`. */

@@ -1,10 +1,10 @@
 /**
- * findByMemo (src/engine/chain/chain.ts) over a scripted chain port: paging the wallet's
+ * findByMemo (src/engine/rails/solana/chain.ts) over a scripted chain port: paging the wallet's
  * history back to the signing time for the transfer carrying a quote's memo, fetching only
  * what may carry it, and answering "unknown" — never "absent" — when the node cannot tell.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { findByMemo } from "../../src/engine/chain/chain.js";
+import { findByMemo } from "../../src/engine/rails/solana/chain.js";
 import {
   entry,
   expectNoSurprises,

@@ -1,11 +1,11 @@
 /**
- * proofFate (src/engine/chain/chain.ts) over a scripted chain port: a refused proof is
+ * proofFate (src/engine/rails/solana/chain.ts) over a scripted chain port: a refused proof is
  * "never" only when our RPC's finalized height, read first, is past its last valid height and
  * the history since signing holds no transfer with its memo; "landed" when it holds one;
  * "unknown" whenever the node cannot tell.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { proofFate } from "../../src/engine/chain/chain.js";
+import { proofFate } from "../../src/engine/rails/solana/chain.js";
 import {
   entry,
   expectNoSurprises,

@@ -1,5 +1,5 @@
 /**
- * The RPC decoder (src/engine/chain/rpc.ts) against real signed v0 transactions built with
+ * The RPC decoder (src/engine/rails/solana/rpc.ts) against real signed v0 transactions built with
  * @solana/kit: transfers, memos, balance changes, lookup tables, failed transactions. No
  * network, no ledger.
  */
@@ -23,7 +23,7 @@ import {
 import { getTransferCheckedInstruction, getTransferInstruction, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import { beforeAll, describe, expect, it } from "vitest";
 import { verifyPayment, type ChainTx } from "../../src/engine/chain/chain.js";
-import { decodeRpcTransaction, type RpcTransaction } from "../../src/engine/chain/rpc.js";
+import { decodeRpcTransaction, type RpcTransaction } from "../../src/engine/rails/solana/rpc.js";
 
 const MEMO_V2 = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 const MEMO_V1 = "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo";

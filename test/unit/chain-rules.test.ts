@@ -1,6 +1,6 @@
 /**
  * The landed / never / unknown rule and the watch on payments found unable to land
- * (src/engine/chain/rules.ts), as tables over every combination of the facts our own RPC
+ * (src/engine/rails/solana/rules.ts), as tables over every combination of the facts our own RPC
  * can establish. Pure: no chain, no clock.
  */
 import { describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import {
   watchRuling,
   type FateFacts,
   type MemoSeen,
-} from "../../src/engine/chain/rules.js";
+} from "../../src/engine/rails/solana/rules.js";
 
 const LAST_VALID = 1_000n;
 

@@ -1,14 +1,14 @@
 /**
- * A memo search over a history longer than one pass (src/engine/chain/scan-cursors.ts),
+ * A memo search over a history longer than one pass (src/engine/rails/solana/memo-resume.ts),
  * through proofFate and findByMemoResuming over a scripted chain port: it goes on over
  * passes only once our finalized height, read first, is past the proof's last valid height;
  * it ends "never" or "landed" within ⌈length / 2,000⌉ passes; it carries what makes
  * "absent" impossible; and it forgets the cursor once decided.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { proofFate } from "../../src/engine/chain/chain.js";
-import { mayResumeScan } from "../../src/engine/chain/rules.js";
-import { findByMemoResuming, MemoScans, scanKey, type SavedScan } from "../../src/engine/chain/scan-cursors.js";
+import { proofFate } from "../../src/engine/rails/solana/chain.js";
+import { mayResumeScan } from "../../src/engine/rails/solana/rules.js";
+import { findByMemoResuming, MemoScans, scanKey, type SavedScan } from "../../src/engine/rails/solana/memo-resume.js";
 import {
   entry,
   expectNoSurprises,

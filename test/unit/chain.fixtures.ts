@@ -5,7 +5,13 @@
  * chain-refund-inflow, chain-find-by-memo and chain-proof-fate (*.test.ts).
  */
 import { expect } from "vitest";
-import type { ChainPort, ChainTx, ExpectedPayment, ScanLimits, SignatureEntry } from "../../src/engine/chain/chain.js";
+import type {
+  ChainPort,
+  ChainTx,
+  ExpectedPayment,
+  ScanLimits,
+  SignatureEntry,
+} from "../../src/engine/rails/solana/chain.js";
 
 // ---- A scripted chain -----------------------------------------------------------------
 

@@ -1,12 +1,12 @@
 /**
- * The blockhash held for signing (src/engine/chain/lifetimes.ts): a fetch started beside the
+ * The blockhash held for signing (src/engine/rails/solana/lifetimes.ts): a fetch started beside the
  * quote is what the signature takes; the last one fetched stands in, while young, only when
  * that fetch fails; a dropped one (its proof could never land) is never handed out again,
  * even by a fetch begun before the drop.
  */
 import { describe, expect, it } from "vitest";
-import { LIFETIME_MAX_AGE_MS, Lifetimes, young } from "../../src/engine/chain/lifetimes.js";
-import type { Lifetime } from "../../src/engine/chain/chain.js";
+import { LIFETIME_MAX_AGE_MS, Lifetimes, young } from "../../src/engine/rails/solana/lifetimes.js";
+import type { Lifetime } from "../../src/engine/rails/solana/chain.js";
 
 describe("young", () => {
   it.each<[number, boolean]>([

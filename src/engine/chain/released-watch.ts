@@ -1,17 +1,16 @@
 /**
  * The watch on payments the chain showed could never land. Their reservation was released
  * (and their intent may have paid with a fresh proof since), so a transfer that lands after
- * all would be money the caps no longer count. Each is looked at again, through our own RPC,
- * until our finalized height is well past its last valid height (rules.ts): a late
- * landing moves its intent to spent — counted against the caps — and to a person, with the
- * evidence. It should never happen; the watch is what makes sure it is seen if it does.
+ * all would be money the caps no longer count. Each is looked at again by the rail it was
+ * made on, through our own RPC, until that is beyond doubt (rails/port.ts `watch`: Solana,
+ * our finalized height well past its last valid height): a late landing moves its intent
+ * to spent — counted against the caps — and to a person, with the evidence. It should never
+ * happen; the watch is what makes sure it is seen if it does. The loop and what it records
+ * are the same on every rail.
  */
 import { formatDecimal } from "../../domain/money.js";
-import { verifyPayment, type ChainTx } from "./chain.js";
-import { findByMemoResuming } from "./scan-cursors.js";
-import { watchRuling } from "./rules.js";
+import type { ChainTx } from "./chain.js";
 import { LEASE_MS, type Ctx } from "../context.js";
-import { expectedPayment } from "./settlement.js";
 import { paidError } from "../errors.js";
 import { resting, transition } from "../model/transitions.js";
 import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
@@ -29,33 +28,22 @@ export interface WatchPass {
 export async function watchReleased(c: Ctx, owner: string): Promise<WatchPass> {
   const due = await c.journal.watchedPayments(PER_PASS);
   if (due.length === 0) return { watched: 0, landed: 0 };
-  const chain = await c.chain();
   let landed = 0;
   for (const p of due) {
-    const exp = await expectedPayment(c, p);
-    // The height first, then the history: a transfer landing between the two reads is seen.
-    const finalizedHeight = await chain.finalizedHeight().catch(() => undefined);
-    // A history too long for one pass is read on over passes; the height judged is then the
-    // one read before the first of them (scan-cursors.ts).
-    const { search, finalizedHeight: heightBefore } = await findByMemoResuming(chain, c.memoScans, {
-      scope: "watch",
-      walletAta: exp.walletAta,
-      memo: p.quoteId,
-      sinceMs: p.signedAt,
-      lastValidHeight: p.lastValidHeight,
-      finalizedHeight,
+    const rail = await c.rails.forPayment(p).catch((e: unknown) => {
+      // A network this configuration no longer pays on: still watched, once it does again.
+      c.d.log(`payment for quote ${p.quoteId} cannot be watched: ${(e as Error).message}`);
+      return undefined;
     });
-    const ruling = watchRuling({
-      lastValidHeight: p.lastValidHeight,
-      finalizedHeight: heightBefore,
-      memo: search.kind,
-      signedAt: p.signedAt,
-      now: c.now(),
-    });
-    if (ruling === "landed" && search.kind === "found") {
-      if (await lateLanding(c, owner, p, search.tx, verifyPayment(search.tx, exp))) landed++;
+    if (!rail) continue;
+    const reading = await rail.watch(p);
+    if (reading.kind === "landed") {
+      if (await lateLanding(c, owner, p, reading.tx, reading.problems)) landed++;
     } else {
-      await c.journal.updatePayment(p.quoteId, { checkedAt: c.now(), ...(ruling === "done" ? { watch: false } : {}) });
+      await c.journal.updatePayment(p.quoteId, {
+        checkedAt: c.now(),
+        ...(reading.kind === "done" ? { watch: false } : {}),
+      });
     }
   }
   return { watched: due.length, landed };

@@ -1,53 +1,49 @@
 /**
  * Money truth from the chain, for one intent: the fate of a proof the service did not
  * settle, the check of a settlement the service claims, and the credit of a refund — each
- * read through the user's own RPC (the chain port), never taken from the service's word.
- * These functions read the chain and record what it showed on the intent's payment record;
- * the intent's own state is changed by the caller.
+ * read by the rail the payment was made on (rails/port.ts), through the user's own RPC,
+ * never taken from the service's word. These functions ask the rail, record what the chain
+ * showed on the intent's payment record, and say what it means; the intent's own state is
+ * changed by the caller. Rail-neutral: what a rail reads differs (a memo in a token
+ * account's history, an authorization's nonce), what it means does not.
  */
 import { formatDecimal, parseDecimal } from "../../domain/money.js";
-import { proofFate, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment, type ProofLife } from "./chain.js";
 import type { Ctx } from "../context.js";
 import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "../model/transitions.js";
 import type { IntentAt, IntentIn, PaymentRecord } from "../model/types.js";
+import type { JournaledProof, Rail } from "../rails/port.js";
+import type { ChainTx } from "./chain.js";
 
 /** An intent whose proof may have moved money: its price and payee are known. */
 type Paying = Pick<IntentIn<"unsettled" | "executed">, "quoteId" | "amount" | "payee">;
 
 /**
- * What a payment must look like on chain: signed by the key that signed it, out of the token
- * account it was journaled with (the owner's, in delegate mode) — as journaled, whatever the
- * configuration says now; a payment journaled without them is the configured wallet's.
+ * The proof of the intent's current attempt as the journal knows it: its payment record, or
+ * (journaled before payment records were) what the intent says, signed at `signedAt`.
  */
-export async function expectedPayment(
-  c: Ctx,
-  p: {
-    quoteId: string;
-    amount: bigint;
-    payee: string;
-    payer?: string | null;
-    source?: string | null;
-    mint?: string | null;
-  },
-): Promise<ExpectedPayment> {
-  const { associatedTokenAddress } = await import("../../domain/token.js");
-  const mint = p.mint ?? c.config.mint;
-  const current = p.payer ? undefined : await c.walletAta();
-  const wallet = p.payer ?? current!.wallet;
-  // Journaled before sources were (schema 4): a payment out of its payer's own account.
-  const walletAta = p.source ?? (p.payer ? await associatedTokenAddress(p.payer, mint) : current!.ata);
-  return {
-    wallet,
-    walletAta,
-    payeeAta: await associatedTokenAddress(p.payee, mint),
-    mint,
-    amount: p.amount,
-    memo: p.quoteId,
-  };
+function journaledProof(intent: Paying, payment: PaymentRecord | undefined, signedAt: number): JournaledProof {
+  return (
+    payment ?? {
+      quoteId: intent.quoteId,
+      amount: intent.amount,
+      payee: intent.payee,
+      payer: null,
+      mint: null,
+      source: null,
+      blockhash: null,
+      lastValidHeight: null,
+      signedAt,
+    }
+  );
 }
 
-async function expected(c: Ctx, intent: Paying, payment: PaymentRecord | undefined): Promise<ExpectedPayment> {
-  return expectedPayment(c, payment ?? { quoteId: intent.quoteId, amount: intent.amount, payee: intent.payee });
+/** The rail that follows a proof, or why there is none (a network this configuration no longer pays on). */
+async function railOf(c: Ctx, p: JournaledProof): Promise<Rail | { why: string }> {
+  try {
+    return await c.rails.forPayment(p);
+  } catch (e) {
+    return { why: `no rail can read its network's chain (${(e as Error).message.slice(0, 200)})` };
+  }
 }
 
 export type FateVerdict =
@@ -56,40 +52,26 @@ export type FateVerdict =
 /** Did the proof of the intent's current attempt land, or can it never land? */
 export async function establishFate(c: Ctx, intent: IntentIn<"unsettled">): Promise<FateVerdict> {
   const payment = await c.journal.payment(intent.quoteId);
-  const exp = await expected(c, intent, payment);
-  let fate: Awaited<ReturnType<typeof proofFate>>;
-  try {
-    fate = await proofFate(await c.chain(), proofLife(exp, payment, intent.updatedAt), undefined, c.memoScans);
-  } catch (e) {
-    fate = {
-      kind: "unknown" as const,
-      why: `the Solana RPC could not be used (${(e as Error).message.slice(0, 200)})`,
-    };
-  }
+  const proof = journaledProof(intent, payment, intent.updatedAt);
+  const rail = await railOf(c, proof);
+  if (!("kind" in rail)) return { kind: "unknown", why: rail.why };
+  const fate = await rail.fate(proof);
   const now = c.now();
-  const vouched = fate.vouched !== undefined ? { lastValidHeight: fate.vouched } : {};
+  const learned = fate.learned ?? {};
   if (fate.kind === "landed") {
-    await c.journal.updatePayment(exp.memo, { fate: "landed", tx: fate.tx.signature, checkedAt: now, ...vouched });
-    return { kind: "landed", tx: fate.tx, problems: verifyPayment(fate.tx, exp) };
+    await c.journal.updatePayment(proof.quoteId, { fate: "landed", tx: fate.tx.signature, checkedAt: now, ...learned });
+    return { kind: "landed", tx: fate.tx, problems: fate.problems };
   }
   // A payment that can never land is still watched a while (released-watch.ts).
-  await c.journal.updatePayment(exp.memo, {
+  await c.journal.updatePayment(proof.quoteId, {
     checkedAt: now,
-    ...vouched,
+    ...learned,
     ...(fate.kind === "never" ? { fate: "never" as const, watch: true } : {}),
   });
-  return fate.kind === "never" ? { kind: "never" } : { kind: "unknown", why: fate.why };
-}
-
-/** What the fate rule needs of a journaled payment (none journaled: nothing vouched for). */
-function proofLife(exp: ExpectedPayment, payment: PaymentRecord | undefined, fallbackSignedAt: number): ProofLife {
-  return {
-    walletAta: exp.walletAta,
-    memo: exp.memo,
-    blockhash: payment?.blockhash ?? null,
-    lastValidHeight: payment?.lastValidHeight ?? null,
-    signedAt: payment?.signedAt ?? fallbackSignedAt,
-  };
+  if (fate.kind === "unknown") return { kind: "unknown", why: fate.why };
+  // Its lifetime may be why it could not land: the next proof is signed with a fresh one.
+  rail.dropLifetime();
+  return { kind: "never" };
 }
 
 export type SettlementVerdict =
@@ -99,37 +81,36 @@ export type SettlementVerdict =
 
 /**
  * Checks a settlement the service reported (or, when it named no transaction, looks for one)
- * against what was priced. A claim the chain does not bear out is a mismatch once the
- * proof's blockhash has expired with no transfer carrying its memo.
+ * against what was priced. A claim the chain does not bear out is a mismatch once the proof
+ * can never land and no transfer of it is on chain.
  */
 export async function checkSettlement(c: Ctx, intent: IntentAt<"executed">): Promise<SettlementVerdict> {
   const payment = await c.journal.payment(intent.quoteId);
-  const exp = await expected(c, intent, payment);
-  const chain = await c.chain();
-  let tx: ChainTx | null = null;
-  try {
-    if (intent.paymentTx) tx = await chain.transaction(intent.paymentTx);
-  } catch (e) {
-    return { kind: "pending", why: `the Solana RPC did not answer (${(e as Error).message.slice(0, 200)})` };
-  }
+  const proof = journaledProof(intent, payment, intent.createdAt);
+  const rail = await railOf(c, proof);
+  if (!("kind" in rail)) return { kind: "pending", why: rail.why };
+  const claim = await rail.verifySettlement(proof, intent.paymentTx);
+  if (claim.kind === "unknown") return { kind: "pending", why: claim.why };
+  let landed: { tx: ChainTx; problems: string[] };
   let note: string | undefined;
-  if (!tx || !tx.memos.includes(exp.memo)) {
-    const fate = await proofFate(chain, proofLife(exp, payment, intent.createdAt), undefined, c.memoScans);
-    if (fate.vouched !== undefined) await c.journal.updatePayment(exp.memo, { lastValidHeight: fate.vouched });
+  if (claim.kind === "ours") landed = claim;
+  else {
+    const fate = await rail.fate(proof);
+    if (fate.learned) await c.journal.updatePayment(proof.quoteId, fate.learned);
     if (fate.kind === "unknown") return { kind: "pending", why: fate.why };
     if (fate.kind === "never") {
-      await c.journal.updatePayment(exp.memo, { fate: "never", checkedAt: c.now(), watch: true });
+      await c.journal.updatePayment(proof.quoteId, { fate: "never", checkedAt: c.now(), watch: true });
       return {
         kind: "mismatch",
-        detail: `the service reported the payment settled${intent.paymentTx ? ` in ${intent.paymentTx}` : ""}, but no transfer for quote ${exp.memo} is on chain and none can land any more`,
+        detail: `the service reported the payment settled${intent.paymentTx ? ` in ${intent.paymentTx}` : ""}, but no transfer for quote ${proof.quoteId} is on chain and none can land any more`,
       };
     }
     if (intent.paymentTx && intent.paymentTx !== fate.tx.signature)
       note = `the service named transaction ${intent.paymentTx}; the payment on chain is ${fate.tx.signature}`;
-    tx = fate.tx;
+    landed = fate;
   }
-  await c.journal.updatePayment(exp.memo, { fate: "landed", tx: tx.signature, checkedAt: c.now() });
-  const problems = verifyPayment(tx, exp);
+  const { tx, problems } = landed;
+  await c.journal.updatePayment(proof.quoteId, { fate: "landed", tx: tx.signature, checkedAt: c.now() });
   if (problems.length > 0)
     return {
       kind: "mismatch",
@@ -154,14 +135,12 @@ export async function checkRefund(c: Ctx, intent: IntentAt<"executed">): Promise
     const owner = await c.journal.refundTxOwner(claim.transaction);
     if (owner && owner !== intent.intentId) landed = "elsewhere";
     else {
-      const tx = await (await c.chain()).transaction(claim.transaction).catch(() => undefined);
-      if (tx === undefined) return { credit: intent.refundCredit, settled: false };
-      if (tx === null) landed = "missing";
-      else {
-        // A refund comes back to the account the payment came from.
-        const exp = await expected(c, intent, await c.journal.payment(intent.quoteId));
-        landed = refundInflow(tx, { walletAta: exp.walletAta, payee: intent.payee, mint: exp.mint });
-      }
+      // A refund comes back to the account the payment came from, on the payment's rail.
+      const proof = journaledProof(intent, await c.journal.payment(intent.quoteId), intent.createdAt);
+      const rail = await railOf(c, proof);
+      const inflow = "kind" in rail ? await rail.refundInflow(proof, intent.payee, claim.transaction) : undefined;
+      if (inflow === undefined) return { credit: intent.refundCredit, settled: false };
+      landed = inflow;
     }
   }
   const verdict = refundVerdict({ ...evidence, ...(landed !== undefined ? { landed } : {}) }, formatDecimal);

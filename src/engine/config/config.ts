@@ -8,7 +8,8 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseDecimal } from "../../domain/money.js";
-import { resolveNetwork, SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../domain/networks.js";
+import { USDC_MINT } from "../../domain/networks.js";
+import { chainOf } from "./chain.js";
 import { fetchingOf } from "./fetching.js";
 import { readConfigFile, type FileConfig } from "./file.js";
 import { openApprovalsOf, type OpenApprovals } from "./open-approvals.js";
@@ -55,10 +56,19 @@ export interface Config {
   rpcUrl?: string;
   /** A PostgreSQL journal (postgres://…) shared by several servers; absent: SQLite in the home dir. */
   journalUrl?: string;
-  /** CAIP-2 id of the cluster payments are made on, and its USDC mint. */
+  /**
+   * CAIP-2 id of the Solana cluster payments are made on (the Solana rail's), and its USDC
+   * mint: PAID_ACTIONS_NETWORK, or the Solana network PAID_ACTIONS_NETWORKS names.
+   */
   network: string;
   networkExplicit: boolean;
   mint: string;
+  /**
+   * The networks this server pays on, CAIP-2 ids in order of preference
+   * (PAID_ACTIONS_NETWORKS / `networks`; without it, `network` alone): for a challenge with
+   * several ways to pay, the first of these that it offers is paid (rails/choose.ts).
+   */
+  networks: string[];
   home: string;
   limits: Limits;
   http: { timeoutMs: number; maxAttempts: number };
@@ -100,19 +110,12 @@ export function journalOf(r: ConfigResult): { url?: string; invalid?: true } {
   return r.ok ? { url: r.config.journalUrl } : (r.journal ?? {});
 }
 
-const DEFAULT_RPC: Record<string, string> = {
-  [SOLANA_MAINNET]: "https://api.mainnet-beta.solana.com",
-  [SOLANA_DEVNET]: "https://api.devnet.solana.com",
-};
-
 const ENV = {
   baseUrl: "PAID_ACTIONS_BASE_URL",
   apiKey: "PAID_ACTIONS_API_KEY",
   wallet: "PAID_ACTIONS_WALLET",
   owner: "PAID_ACTIONS_OWNER",
-  rpcUrl: "SOLANA_RPC_URL",
   journalUrl: "PAID_ACTIONS_JOURNAL_URL",
-  network: "PAID_ACTIONS_NETWORK",
   home: "PAID_ACTIONS_HOME",
   maxPerCall: "PAID_ACTIONS_MAX_PER_CALL",
   maxPerDay: "PAID_ACTIONS_MAX_PER_DAY",
@@ -218,35 +221,6 @@ function walletOf(r: Reader, mode: Config["mode"]) {
     });
   }
   return { walletPath: walletRaw ? resolve(walletRaw) : undefined, owner };
-}
-
-/** The chain: the RPC we trust about money, and the cluster (which fixes the USDC mint). */
-function chainOf(r: Reader, mode: Config["mode"]) {
-  const [rpcRaw, rpcKey] = r.pick(ENV.rpcUrl, r.file.rpcUrl, "rpcUrl");
-  // The RPC node decides whether a refused payment may be signed again, so it gets the
-  // base URL's transport rule; its path and query may carry a provider's API key.
-  if (rpcRaw !== undefined) checkSecureUrl(rpcRaw, rpcKey, r.issues);
-  const [networkRaw, networkKey] = r.pick(ENV.network, r.file.network, "network");
-  let network = mode === "sandbox" ? SOLANA_DEVNET : SOLANA_MAINNET;
-  if (networkRaw !== undefined) {
-    const resolved = resolveNetwork(networkRaw.trim());
-    if (!resolved) {
-      r.issues.push({
-        key: networkKey,
-        message: `${JSON.stringify(networkRaw)} is not a known network; use solana, solana-devnet or a CAIP-2 id such as ${SOLANA_MAINNET}`,
-      });
-    } else if (mode === "sandbox" && resolved !== SOLANA_DEVNET) {
-      r.issues.push({
-        key: networkKey,
-        message: `the embedded sandbox emulates solana-devnet; unset it, or set PAID_ACTIONS_BASE_URL to a service on ${resolved}`,
-      });
-    } else network = resolved;
-  }
-  return {
-    rpcUrl: rpcRaw ?? (mode === "service" ? DEFAULT_RPC[network] : undefined),
-    network,
-    networkExplicit: networkRaw !== undefined,
-  };
 }
 
 /** The human's limits (undefined where an amount is wrong: its issue says so). */

@@ -17,6 +17,7 @@ export const FileSchema = z.strictObject({
   rpcUrl: z.string().optional(),
   journalUrl: z.string().optional(),
   network: z.string().optional(),
+  networks: z.union([z.string(), z.array(z.string())]).optional(),
   home: z.string().optional(),
   allowOrigins: z.union([z.string(), z.array(z.string())]).optional(),
   facilitatorUrl: z.string().optional(),

@@ -185,6 +185,10 @@ export const PG_MIGRATIONS: string[] = [
   CREATE INDEX intents_budget ON intents(budget_state, budget_at) INCLUDE (budget_amount, refund_credit)
     WHERE budget_state IN ('reserved', 'spent');
   `,
+  // 8: the network each payment was signed for (see schema.ts).
+  `
+  ALTER TABLE payments ADD COLUMN network ${T};
+  `,
 ];
 
 /**

@@ -152,6 +152,8 @@ export function toPayment(row: Record<string, unknown>): PaymentRecord {
     attempt: row.attempt as number,
     amount: BigInt(row.amount as string),
     payee: row.payee as string,
+    // Journaled before schema 8: no network (the Solana network configured then).
+    ...(typeof row.network === "string" ? { network: row.network } : {}),
     payer: (row.payer as string | null) ?? null,
     mint: (row.mint as string | null) ?? null,
     source: (row.source as string | null) ?? null,
@@ -176,6 +178,7 @@ const PAYMENT_COLUMNS: Record<keyof PaymentRecord, string> = {
   attempt: "attempt",
   amount: "amount",
   payee: "payee",
+  network: "network",
   payer: "payer",
   mint: "mint",
   source: "source",

@@ -176,4 +176,9 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX intents_budget ON intents(budget_state, budget_at, budget_amount, refund_credit)
     WHERE budget_state IN ('reserved', 'spent');
   `,
+  // 8: the network each payment was signed for, which says which rail follows it (the
+  // payments journaled before have none: they were made on the Solana network configured then).
+  `
+  ALTER TABLE payments ADD COLUMN network TEXT;
+  `,
 ];

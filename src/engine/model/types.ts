@@ -64,8 +64,14 @@ export interface PaymentRecord {
   attempt: number;
   amount: bigint;
   payee: string;
+  /**
+   * The CAIP-2 network it was signed for, which says which rail follows it (rails/port.ts).
+   * Absent: journaled before schema 8, on the Solana network configured then.
+   */
+  network?: string;
   /** The agent key that signed it: the transfer's authority. */
   payer: string | null;
+  /** The USDC it moves (Solana: the mint; EVM: the token contract). */
   mint: string | null;
   /** The token account it moves money from: the payer's own, or the owner's in delegate mode (null: journaled before schema 4, the payer's own). */
   source: string | null;
@@ -82,3 +88,11 @@ export interface PaymentRecord {
   /** Found unable to land and still watched for a late landing (chain/released-watch.ts). */
   watch: boolean;
 }
+
+/**
+ * What a rail puts on a payment record when it signs (rails/port.ts): the network, the key,
+ * the account and the asset, and the proof's lifetime — Solana's blockhash and last valid
+ * height. (EVM's nonce, validAfter and validBefore join them with the EVM rail.)
+ */
+export type RailRecord = Required<Pick<PaymentRecord, "network">> &
+  Pick<PaymentRecord, "payer" | "mint" | "source" | "blockhash" | "lastValidHeight">;

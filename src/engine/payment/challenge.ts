@@ -8,7 +8,6 @@
 import { PaymentRequired, type PaymentRequirements } from "../../domain/wire.js";
 import type { Ctx } from "../context.js";
 import { paidError } from "../errors.js";
-import { checkChallenge } from "../budget/policy.js";
 import { serviceApi } from "../service/api.js";
 import { selfProvingChallenge } from "../intent/answers.js";
 import type { ServiceResponse } from "../service/client.js";
@@ -125,15 +124,19 @@ async function pickChallenge(
   return { accepts, source };
 }
 
-/** The challenge's requirement that matches what the quote fixed (budget/policy.ts checks), recorded in the transcript. */
+/**
+ * The challenge's requirement that matches what the quote fixed, by the rules of the rail
+ * that pays it (on the first of our networks it offers: rails/choose.ts), recorded in the
+ * transcript.
+ */
 export async function checkAgainstQuote(
   c: Ctx,
   intent: Quoted,
   accepts: PaymentRequirements[],
   source: string,
 ): Promise<PaymentRequirements> {
-  const payer = await c.payer();
-  const check = checkChallenge(
+  const rail = await c.rails.forChallenge(accepts);
+  const check = await rail.check(
     {
       quoteId: intent.quoteId,
       amount: intent.amount,
@@ -141,7 +144,6 @@ export async function checkAgainstQuote(
       payee: intent.payee ?? undefined,
     },
     accepts,
-    { network: c.config.network, mint: c.config.mint, wallet: payer.address },
     c.now(),
   );
   c.transcript(intent, "challenge", {

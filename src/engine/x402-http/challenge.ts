@@ -160,7 +160,7 @@ export function isValidPaymentId(id: string): boolean {
  * seller's declared extensions echoed, and when it declared `payment-identifier`, that
  * extension with `info.id` set to our id — the shape of @x402/extensions 2.27's
  * `appendPaymentIdentifierToExtensions` (src/payment-identifier/client.ts), hand-written
- * here because that package brings dependencies (viem, ajv, …) the engine does not need.
+ * here because that package brings dependencies (an EVM client, ajv, …) the engine does not need.
  * Undefined when the seller declared no extensions. Throws TypeError for an id the
  * extension would refuse (16–128 characters of `[A-Za-z0-9_-]`): a bug, not a seller's doing.
  */

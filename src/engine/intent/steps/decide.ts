@@ -87,7 +87,7 @@ export async function decide(h: HeldIntent, intent: Priced): Promise<StepResult>
     const asked = await ensureApproved(c, intent, h.opts);
     if (asked) return asked;
   }
-  c.lifetimes.warm(); // the blockhash to sign with, fetched beside the challenge's requests
+  c.rails.warm(); // the lifetime to sign with (Solana: a blockhash), fetched beside the challenge's requests
   h.checkCancelled("before the payment was reserved");
   // A fetch's challenge is its 402's requirement, read and checked when it was priced (steps/probe.ts).
   const requirements = intent.kind === "fetch" ? intent.requirements : await challengeFor(c, intent, h.opts.signal);

@@ -83,8 +83,6 @@ export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): P
     `${who} refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`,
     { quoteId: intent.quoteId, serviceCode },
   );
-  // Its blockhash may be why it could not land: the next proof is signed with a fresh one.
-  c.lifetimes.drop();
   const failed: Move = { outcome: "never_landed", error: e };
   // A fetch is not sent again unasked: the agent's next call with the same intentKey starts afresh.
   if (intent.kind === "fetch" || intent.attempt >= MAX_AUTOMATIC_ATTEMPTS) return failed;

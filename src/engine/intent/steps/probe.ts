@@ -7,12 +7,7 @@
  */
 import { formatDecimal } from "../../../domain/money.js";
 import { PaidActionError } from "../../errors.js";
-import {
-  declaresPaymentIdentifier,
-  paymentExtensions,
-  pickRequirement,
-  readPaymentRequired,
-} from "../../x402-http/challenge.js";
+import { declaresPaymentIdentifier, paymentExtensions, readPaymentRequired } from "../../x402-http/challenge.js";
 import type { FetchedResponse } from "../../x402-http/http.js";
 import { keptHeaders } from "../../x402-http/response.js";
 import type { IntentIn } from "../../model/types.js";
@@ -39,7 +34,7 @@ export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Pr
   const { c } = h;
   const unsupported = (message: string, context: { offered?: string[] } = {}) =>
     new PaidActionError("payment_unsupported", message, { origin: intent.origin, ...context });
-  c.lifetimes.warm(); // the blockhash a proof would be signed with, fetched beside the unpaid request
+  c.rails.warm(); // the lifetime a proof would be signed with (Solana: a blockhash), fetched beside the unpaid request
   const res = h.takeProbe() ?? (await fetchResource(c, intent, { signal: h.opts.signal }));
   c.transcript(intent, "request", { paid: false, status: res.status, headers: keptHeaders(res.headers) });
   if (res.status !== 402) {
@@ -55,10 +50,10 @@ export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Pr
         "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid",
       ),
     );
-  const pick = pickRequirement(offer, { network: c.config.network, mint: c.config.mint });
+  const pick = await c.rails.pick(offer.accepts);
   if (!pick.ok) {
     const offered = `it offered: ${pick.offered.join("; ").slice(0, 400) || "nothing"}`;
-    const message = `the resource asks for no payment this server can make (scheme exact on ${c.config.network} in USDC ${c.config.mint}); ${offered}; nothing was paid`;
+    const message = `the resource asks for no payment this server can make (scheme ${pick.terms}); ${offered}; nothing was paid`;
     return refusal(intent.state, unsupported(message, { offered: pick.offered }));
   }
   const requirement = pick.requirement;

@@ -17,8 +17,8 @@ export async function requestQuote(h: HeldIntent, intent: IntentIn<"new", "actio
   h.checkCancelled("before the quote");
   const { c } = h;
   const { ceiling } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
-  // The blockhash the proof will be signed with is fetched while the service prices the intent.
-  c.lifetimes.warm();
+  // The lifetime the proof will be signed with (Solana: a blockhash) is fetched while the service prices the intent.
+  c.rails.warm();
   const res = await serviceApi(c.client).quote(
     { action: intent.action, input: intent.input, budget: { amount: formatDecimal(ceiling), currency: "USDC" } },
     { idempotencyKey: intent.idemKey, trace: c.trace(intent), signal: h.opts.signal },

@@ -1,7 +1,8 @@
 /**
- * The sign step (from `reserved`): the last checks (expiry, the tightest cap, the on-chain
- * allowance, the freeze), then the proof, signed with a blockhash from our own RPC (fetched
- * beside the quote: chain/lifetimes.ts) and recorded with its payment record before it can leave.
+ * The sign step (from `reserved`): the last checks (expiry, the tightest cap, the ceiling
+ * the chain enforces, the freeze), then the proof, signed by the rail of the requirement's
+ * network with a lifetime of ours (Solana: a blockhash from our own RPC, fetched beside the
+ * quote) and recorded with its payment record before it can leave.
  */
 import { formatDecimal } from "../../../domain/money.js";
 import type { PaymentRequirements } from "../../../domain/wire.js";
@@ -10,7 +11,7 @@ import { refuseIfFrozen } from "../freeze.js";
 import { callCeiling } from "../../budget/policy.js";
 import { paidResourceUrl } from "../../service/api.js";
 import type { IntentIn, PaymentRecord } from "../../model/types.js";
-import type { ProofOptions } from "../../payment/payer.js";
+import type { ProofOptions } from "../../rails/port.js";
 import { redactUrl } from "../../x402-http/request.js";
 import type { HeldIntent } from "../held.js";
 import type { Move } from "../moves.js";
@@ -36,8 +37,8 @@ export interface SignedProof {
 }
 
 /**
- * The last checks (expiry, the tightest cap, the on-chain allowance, the freeze), then the
- * proof for the intent's checked requirements, signed with a blockhash from our own RPC.
+ * The last checks (expiry, the tightest cap, the ceiling the chain enforces, the freeze),
+ * then the proof for the intent's checked requirements, signed with a lifetime of ours.
  * Records nothing: the caller journals it before it can leave.
  */
 export async function signProof(
@@ -63,21 +64,14 @@ export async function signProof(
       { limit: by, amount: formatDecimal(intent.amount), ceiling: formatDecimal(ceiling) },
     );
   }
-  const payer = await c.payer();
-  // Delegate mode: a price the allowance left on chain cannot cover is refused unsigned.
-  if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount);
-  // The lifetime is ours: a blockhash our own RPC gave (fetched beside the quote), never the challenge's hint.
-  const lifetime = await c.lifetimes.take().catch((e: unknown) => {
-    throw new PaidActionError(
-      "payment_failed",
-      `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`,
-      {},
-      true,
-    );
-  });
+  const rail = await c.rails.rail(requirements.network);
+  // A price the ceiling left on chain cannot cover (Solana's delegate allowance) is refused unsigned.
+  await rail.admit(intent.amount);
+  // The lifetime is ours (Solana: a blockhash our own RPC gave, fetched beside the quote), never the challenge's hint.
+  const lifetime = await rail.lifetime(requirements);
   // Last look before anything is signed (the journal looks again when it records the proof).
   await refuseIfFrozen(c.journal);
-  const { proof } = await payer.createProof(requirements, lifetime, proofOptions(c.config.baseUrl, intent));
+  const { proof, record: onRail } = await rail.sign(requirements, lifetime, proofOptions(c.config.baseUrl, intent));
   c.d.transcripts.addSecret(proof, { ephemeral: true });
   const record: PaymentRecord = {
     quoteId: intent.quoteId,
@@ -85,11 +79,7 @@ export async function signProof(
     attempt: intent.attempt,
     amount: intent.amount,
     payee: requirements.payTo,
-    payer: payer.address,
-    mint: c.config.mint,
-    source: payer.source,
-    blockhash: lifetime.blockhash,
-    lastValidHeight: lifetime.lastValidHeight,
+    ...onRail,
     signedAt: c.now(),
     sentAt: null,
     fate: "pending",

@@ -38,9 +38,9 @@ import {
   getRevokeInstruction,
   getTransferCheckedInstruction,
 } from "@solana-program/token";
-import type { PaymentRequirements } from "../../domain/wire.js";
-import { formatDecimal, USDC_DECIMALS } from "../../domain/money.js";
-import type { Lifetime } from "../chain/chain.js";
+import type { PaymentRequirements } from "../../../domain/wire.js";
+import { formatDecimal, USDC_DECIMALS } from "../../../domain/money.js";
+import type { Lifetime } from "./chain.js";
 import { describeFee, type AllowanceFee } from "./allowance.js";
 
 const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");

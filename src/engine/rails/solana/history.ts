@@ -1,48 +1,13 @@
 /**
- * The audit's chain scan: the wallet's token account history back to a time, through the
- * chain port — paged with \`before\`, bounded, retried — complete or "cannot tell", never a
- * partial history.
+ * The Solana rail's history read for the audit: the wallet's token account history back to
+ * a time, through the chain port — paged with `before`, bounded, retried — complete or
+ * "cannot tell" (ChainScanError), never a partial history.
  */
-import type { ChainPort, ChainTx, SignatureEntry } from "../chain/chain.js";
+import type { ChainTx } from "../../chain/chain.js";
+import { ChainScanError, type ChainScan, type ScanOptions } from "../port.js";
+import type { ChainPort, SignatureEntry } from "./chain.js";
 
-export interface ScanOptions {
-  /** Entries per getSignaturesForAddress page (1-1000; default 1000). */
-  pageSize?: number;
-  /** Signatures at most, before the answer is "cannot tell" (default 5000). */
-  maxSignatures?: number;
-  /** getTransaction requests in flight at once (default 4). */
-  concurrency?: number;
-  /** Tries per RPC read (default 3), with growing pauses between them. */
-  attempts?: number;
-  sleep?: (ms: number) => Promise<void>;
-}
-
-export interface ChainScan {
-  /** Transactions of the history read, oldest first (failed ones are not fetched). */
-  txs: ChainTx[];
-  /** History entries at or after `from`. */
-  signatures: number;
-  /** getTransaction reads made (one per successful entry). */
-  transactionsRead: number;
-  /** Entries that failed on chain (they moved nothing; not fetched). */
-  failed: number;
-  pages: number;
-  /** The time (ms) the history was read back to. */
-  from: number;
-}
-
-export type ChainScanReason = "rpc_unavailable" | "history_too_long" | "transaction_missing";
-
-/** The history could not be read completely: the audit cannot tell. */
-export class ChainScanError extends Error {
-  constructor(
-    readonly reason: ChainScanReason,
-    message: string,
-  ) {
-    super(message);
-    this.name = "ChainScanError";
-  }
-}
+export { ChainScanError, type ChainScan, type ChainScanReason, type ScanOptions } from "../port.js";
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -1,6 +1,6 @@
 /**
- * The payer: builds x402 `exact` proofs from the configured keypair (the agent key). The
- * proof is what a standard x402 client sends in `PAYMENT-SIGNATURE`:
+ * The Solana rail's payer: builds x402 `exact` proofs from the configured keypair (the agent
+ * key). The proof (a secret) is what a standard x402 client sends in `PAYMENT-SIGNATURE`:
  * base64(JSON(PaymentPayload)).
  *
  * Two ways to pay. By default the agent key pays from its own USDC token account, with the
@@ -22,17 +22,13 @@ import {
 } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
-import type { PaymentRequirements } from "../../domain/wire.js";
-import { KeypairFileError, readKeypairFile } from "../../domain/keypair.js";
-import { associatedTokenAddress } from "../../domain/token.js";
-import type { Lifetime } from "../chain/chain.js";
+import type { PaymentRequirements } from "../../../domain/wire.js";
+import { KeypairFileError, readKeypairFile } from "../../../domain/keypair.js";
+import { associatedTokenAddress } from "../../../domain/token.js";
+import type { ProofOptions } from "../port.js";
+import type { Lifetime } from "./chain.js";
 import { delegateTransfer } from "./delegate.js";
-import { paidError } from "../errors.js";
-
-export interface SignedProof {
-  /** base64(JSON(x402 v2 PaymentPayload)): a secret. */
-  proof: string;
-}
+import { paidError } from "../../errors.js";
 
 export interface Payer {
   /** The agent key's address (base58): the transfer's authority. */
@@ -42,21 +38,11 @@ export interface Payer {
   /** Delegate mode: the owner of `source`, whose allowance the agent key spends. */
   owner?: string;
   /** Signs the challenge's transfer with `lifetime` (from our RPC), whatever blockhash the challenge names. */
-  createProof(requirements: PaymentRequirements, lifetime: Lifetime, o?: ProofOptions): Promise<SignedProof>;
+  createProof(requirements: PaymentRequirements, lifetime: Lifetime, o?: ProofOptions): Promise<{ proof: string }>;
 }
 
-/** What a proof carries besides the challenge it accepts. */
-export interface ProofOptions {
-  /** The paid resource, as the payload names it. */
-  resource?: { url: string; description?: string; mimeType?: string };
-  /**
-   * The memo the transfer carries when the challenge names none (an x402 resource's): ours,
-   * so that the chain can tell this payment apart. `accepted` stays the challenge as given.
-   */
-  memo?: string;
-  /** The payload's extensions (e.g. the payment identifier the resource declared). */
-  extensions?: Record<string, unknown>;
-}
+/** A key that signs Solana transactions (the owner's, for the allowance command). */
+export type SolanaSigner = KeyPairSigner;
 
 export interface PayerOptions {
   /** The USDC mint of the configured network. */

@@ -11,9 +11,9 @@
  * the next read, and a price the cached value cannot cover is checked against a fresh read
  * before it is refused.
  */
-import { formatDecimal } from "../../domain/money.js";
-import type { ChainPort } from "../chain/chain.js";
-import { paidError } from "../errors.js";
+import { formatDecimal } from "../../../domain/money.js";
+import type { ChainPort } from "./chain.js";
+import { paidError } from "../../errors.js";
 import type { Payer } from "./payer.js";
 
 /** What the chain says of the agent key's allowance on the owner's account. */

@@ -2,9 +2,10 @@
  * The memo search: the wallet's token account history read newest first, back to the
  * signing time, for a successful transaction carrying a quote's memo. One pass reads at most
  * `maxPages` pages; where it stopped is kept in a ScanState, so a later pass may go on from
- * there (scan-cursors.ts says when that is sound).
+ * there (memo-resume.ts says when that is sound).
  */
-import type { ChainPort, ChainTx, SignatureEntry } from "./chain.js";
+import { carriesMemo, type ChainTx } from "../../chain/chain.js";
+import type { ChainPort, SignatureEntry } from "./chain.js";
 
 export interface ScanLimits {
   /** Entries per page (getSignaturesForAddress limit). */
@@ -18,11 +19,6 @@ export interface ScanLimits {
 export const DEFAULT_SCAN: ScanLimits = { pageSize: 100, maxPages: 20, skewMs: 600_000 };
 
 export type MemoSearch = { kind: "found"; tx: ChainTx } | { kind: "absent" } | { kind: "unknown"; why: string };
-
-/** Does this transaction carry the quote's memo? */
-export function carriesMemo(tx: ChainTx, memo: string): boolean {
-  return tx.memos.includes(memo);
-}
 
 /**
  * How far a search has read, as of its last whole page: everything newer than `before`

@@ -1,7 +1,7 @@
 /**
- * When a proof that left the process has landed, can never land, or nobody can tell yet —
- * and how long a payment found unable to land is still watched — as pure functions of the
- * facts our own Solana RPC established. No I/O; table-tested.
+ * The Solana rail's rules: when a proof that left the process has landed, can never land, or
+ * nobody can tell yet — and how long a payment found unable to land is still watched — as
+ * pure functions of the facts our own Solana RPC established. No I/O; table-tested.
  *
  * The transaction's lifetime is ours: it is signed with a blockhash our RPC gave, recorded
  * with the last block height at which it can land (`lastValidHeight`, from our RPC too)
@@ -69,7 +69,7 @@ export function fateRuling(f: FateFacts): FateRuling {
  * stops)? Only when our finalized height, read before this pass, is past the proof's last
  * valid height: nothing carrying the memo can land any more, so nothing can appear newer
  * than where the scan began, and the history older than where it stopped no longer changes
- * (scan-cursors.ts).
+ * (memo-resume.ts).
  */
 export function mayResumeScan(lastValidHeight: bigint | null, finalizedHeight: bigint | undefined): boolean {
   return lastValidHeight !== null && finalizedHeight !== undefined && finalizedHeight > lastValidHeight;
