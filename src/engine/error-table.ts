@@ -19,16 +19,19 @@ import {
   cancelledMessage,
   configMessage,
   driftMessage,
+  executionRejectedMessage,
   fetchFailedMessage,
   inputMessage,
   originMessage,
   outcomeMessage,
   paymentFailedMessage,
+  paymentInvalidMessage,
   quote,
   quoteExpiredMessage,
   rejectedMessage,
   serviceErrorMessage,
   unavailableMessage,
+  unsupportedMessage,
 } from "./error-messages.js";
 import type { Money } from "./model/states.js";
 
@@ -132,10 +135,7 @@ export const ERROR_TABLE = {
     hint: () => "The service asked to pay an address the human has not allowed; nothing was paid.",
   },
   payment_invalid: {
-    message: (c) =>
-      c.transaction !== undefined
-        ? `the service confirmed a payment that does not match the quote; the budget stays held until a human checks transaction ${c.transaction}`
-        : `the service refused the payment (${c.serviceCode ?? "refused"}) and its transfer can never land: nothing was charged`,
+    message: paymentInvalidMessage,
     retryable: false,
     http: 500,
     hint: () => "The service refused the payment; nothing was charged. Calling again makes a fresh attempt.",
@@ -167,8 +167,7 @@ export const ERROR_TABLE = {
       "The payment may have gone through: do not start a new purchase. Call again with the same intentKey, or check list_executions; the server keeps reconciling in the background.",
   },
   execution_rejected: {
-    message: (c) =>
-      `the payment settled but the service refused the execution${c.serviceCode ? ` (${c.serviceCode})` : ""}; a human should ask the service for the execution or a refund`,
+    message: executionRejectedMessage,
     retryable: false,
     http: 500,
     hint: () =>
@@ -251,8 +250,7 @@ export const ERROR_TABLE = {
         : "The request may have reached the server. Do not start a new purchase for it: call again with the same intentKey (a paid answer is returned, never paid twice), or tell the user.",
   },
   payment_unsupported: {
-    message: (c) =>
-      `the resource asks for no payment this server can make${c.offered ? `; it offered: ${c.offered.join("; ").slice(0, 400) || "nothing"}` : ""}; nothing was paid`,
+    message: unsupportedMessage,
     retryable: false,
     http: 500,
     hint: () =>

@@ -121,7 +121,12 @@ const SAMPLES: Sample = {
     { problem: "no_challenge" },
   ],
   payee_not_allowed: [{ payee: "Pay11111111111111111111111111111111111111111" }, {}],
-  payment_invalid: [{ transaction: "5".repeat(88) }, { quoteId: "qt_1", serviceCode: "invalid_payment" }],
+  payment_invalid: [
+    { transaction: "5".repeat(88) },
+    { quoteId: "qt_1", serviceCode: "invalid_payment" },
+    { problem: "never_landed", who: "service", quoteId: "qt_1", serviceCode: "payment_invalid" },
+    { problem: "never_landed", who: "resource", quoteId: "fq_1" },
+  ],
   payment_failed: [
     { problem: "rpc", what: "allowance", detail: "fetch failed" },
     { problem: "rpc", what: "blockhash", detail: "fetch failed" },
@@ -135,8 +140,23 @@ const SAMPLES: Sample = {
     { problem: "no_execution", intentId: "int_1" },
     { problem: "settling" },
     { problem: "executing" },
+    {
+      problem: "not_settled",
+      who: "service",
+      status: 402,
+      serviceCode: "payment_invalid",
+      detail: "no",
+      reason: "late",
+    },
+    { problem: "not_settled", who: "resource", status: 0, serviceCode: "fetch_failed", detail: "timeout" },
+    { problem: "chain_unsure", who: "service", why: "the RPC did not answer", quoteId: "qt_1" },
   ],
-  execution_rejected: [{ serviceCode: "provider_failed", transaction: "5".repeat(88) }, {}],
+  execution_rejected: [
+    { serviceCode: "provider_failed", transaction: "5".repeat(88) },
+    {},
+    { problem: "undelivered", origin: "https://a.example", answered: 500, transaction: "5".repeat(88) },
+    { problem: "undelivered", origin: "https://a.example", answered: null, transaction: null },
+  ],
   service_unavailable: [
     { problem: "no_answer", request: "POST /v1/quotes", attempts: 3, lastProblem: "HTTP 503", retryAfterSeconds: 2 },
     { problem: "journal", detail: "connection refused" },
@@ -152,6 +172,9 @@ const SAMPLES: Sample = {
     { problem: "discovery_size", url: "http://127.0.0.1:1/d" },
     { problem: "discovery_json", url: "http://127.0.0.1:1/d" },
     { problem: "discovery_status", url: "http://127.0.0.1:1/d", status: 502 },
+    { problem: "execution_id" },
+    { problem: "execution_other", forAction: "domains.register", forQuote: "qt_2" },
+    { problem: "execution_other", forAction: "domains.register", forQuote: null },
     { problem: "unexpected", detail: "boom" },
   ],
   not_found: [{ executionId: "exe_1" }, { companyId: "co_1", ...said, status: 404, serviceCode: "not_found" }],
@@ -161,6 +184,12 @@ const SAMPLES: Sample = {
     {},
     { stage: "before_start" },
     { stage: "fetch_before_start" },
+    { stage: "before_quote" },
+    { stage: "before_request" },
+    { stage: "after_quote" },
+    { stage: "after_price" },
+    { stage: "before_reserve" },
+    { stage: "before_sign" },
     { stage: "waiting_for_service" },
     { stage: "waiting_for_person" },
   ],
@@ -186,16 +215,31 @@ const SAMPLES: Sample = {
     { origin: "https://a.example", reason: "too_large", sent: true, status: 200 },
     { origin: "https://a.example", reason: "redirects", sent: true, status: 302 },
   ],
-  payment_unsupported: [{ origin: "https://a.example", offered: ["exact on eip155:8453"] }, { offered: [] }, {}],
+  payment_unsupported: [
+    { origin: "https://a.example", offered: ["exact on eip155:8453"] },
+    { offered: [] },
+    {},
+    { problem: "no_match", origin: "https://a.example", offered: [], network: "solana:x", mint: "Mint1" },
+    { problem: "not_402", origin: "https://a.example", status: 200 },
+    { problem: "no_requirements", origin: "https://a.example" },
+    { problem: "memo_reused", origin: "https://a.example", memo: "order-1" },
+  ],
 };
 
-const FETCH_FACTS: ReadonlyArray<ErrorFacts["fetch_failed"]> = [
-  {},
-  { errno: "ECONNREFUSED" },
-  { host: "a.example", errno: "ENOTFOUND" },
-  { host: "a.example" },
-  { limit: 10 },
-];
+/** The facts of every shape, for the codes whose message reads some. */
+const FACTS: { [C in keyof ErrorFacts]: ReadonlyArray<ErrorFacts[C]> } = {
+  fetch_failed: [
+    {},
+    { errno: "ECONNREFUSED" },
+    { host: "a.example", errno: "ENOTFOUND" },
+    { host: "a.example" },
+    { limit: 10 },
+  ],
+  payment_invalid: [{}, { quote: "qt_2", amount: "0.289" }, { quote: "qt_2" }],
+  execution_rejected: [{}, { status: 500, detail: "internal" }, { detail: "no status" }],
+};
+const factsOf = (code: ErrorCode): ReadonlyArray<unknown> =>
+  code in FACTS ? FACTS[code as keyof ErrorFacts] : [undefined];
 
 /** Any code's error from a context, as a site of that code would make it. */
 const make = (code: ErrorCode, context: unknown, facts?: unknown) =>
@@ -217,7 +261,7 @@ describe("the error table", () => {
     for (const code of ERROR_CODES) {
       expect(SAMPLES[code].length, code).toBeGreaterThan(0);
       for (const context of SAMPLES[code]) {
-        for (const facts of code === "fetch_failed" ? FETCH_FACTS : [undefined]) {
+        for (const facts of factsOf(code)) {
           const e = make(code, context, facts);
           expect(e.code).toBe(code);
           expect(e.message.length, code).toBeGreaterThan(10);

@@ -6,7 +6,7 @@ import { formatDecimal, parseAtomic, parseDecimal } from "../../domain/money.js"
 import type { PaymentRequirements } from "../../domain/wire.js";
 import { actionAllowed } from "../config/action-names.js";
 import type { Limits } from "../config/config.js";
-import type { ErrorContexts, LimitContext } from "../errors.js";
+import type { ErrorContexts } from "../errors.js";
 
 export interface Usage {
   /** Reserved + spent in the rolling 24 h window, atomic units. */
@@ -15,14 +15,16 @@ export interface Usage {
   total: bigint;
 }
 
-export type BudgetDecision =
-  | { ok: true; ceiling: bigint; needsApproval: boolean }
-  | {
-      ok: false;
-      code: "budget_exceeded" | "action_not_allowed" | "payee_not_allowed";
-      message: string;
-      context: LimitContext & ErrorContexts["action_not_allowed"] & ErrorContexts["payee_not_allowed"];
-    };
+/** The codes the limits refuse with. */
+type BudgetCode = "budget_exceeded" | "action_not_allowed" | "payee_not_allowed";
+
+/**
+ * A refusal: its code and that code's context. Its words are the error table's, from the
+ * context (error-table.ts); intent/failures.ts makes the error.
+ */
+export type BudgetRefusal = { [C in BudgetCode]: { ok: false; code: C; context: ErrorContexts[C] } }[BudgetCode];
+
+export type BudgetDecision = { ok: true; ceiling: bigint; needsApproval: boolean } | BudgetRefusal;
 
 /**
  * The highest price this one call may pay: maxPerCall, lowered by every perAction key that
@@ -80,7 +82,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "action_not_allowed",
-      message: `${charge.action} is not in the allowed actions (${limits.allowActions.join(", ")}); a human can change PAID_ACTIONS_ALLOW_ACTIONS`,
       context: { action: charge.action, allowActions: limits.allowActions },
     };
   }
@@ -88,7 +89,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "payee_not_allowed",
-      message: `payee ${charge.payee} is not in the configured allowed payees`,
       context: { payee: charge.payee },
     };
   }
@@ -97,7 +97,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "budget_exceeded",
-      message: `the price ${usdc(charge.amount)} USDC is above the ${by === "budget" ? "budget given for this call" : `per-call limit (${by})`} of ${usdc(ceiling)} USDC`,
       context: { limit: by, amount: usdc(charge.amount), ceiling: usdc(ceiling) },
     };
   }
@@ -105,7 +104,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "budget_exceeded",
-      message: `paying ${usdc(charge.amount)} USDC would exceed the daily limit of ${usdc(limits.maxPerDay)} USDC (${usdc(usage.day)} spent or reserved in the last 24 h)`,
       context: {
         limit: "maxPerDay",
         amount: usdc(charge.amount),
@@ -119,7 +117,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "budget_exceeded",
-      message: `paying ${usdc(charge.amount)} USDC would exceed the total limit of ${usdc(limits.maxTotal)} USDC (${usdc(usage.total)} spent or reserved)`,
       context: {
         limit: "maxTotal",
         amount: usdc(charge.amount),

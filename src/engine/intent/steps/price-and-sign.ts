@@ -57,7 +57,7 @@ export async function priceAndSign(
     const pre = await precheck(c, priced);
     if (pre.needsApproval) return notTaken(quoted, "a person must approve first");
     const requirements = await challenge();
-    h.checkCancelled("before the payment was reserved");
+    h.checkCancelled("before_reserve");
     const reserving = reservation(c, priced, pre, requirements);
     const { proof, record } = await signProof(h, priced, requirements);
     return {

@@ -6,7 +6,7 @@
  * call already made before recording the intent (handed in); a fresh attempt sends it again.
  */
 import { formatDecimal } from "../../../domain/money.js";
-import { PaidActionError } from "../../errors.js";
+import { paidError, type ErrorContext } from "../../errors.js";
 import {
   declaresPaymentIdentifier,
   paymentExtensions,
@@ -35,42 +35,29 @@ export function jsonOf(res: FetchedResponse): unknown {
 }
 
 export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Promise<Move> {
-  h.checkCancelled("before the request");
+  h.checkCancelled("before_request");
   const { c } = h;
-  const unsupported = (message: string, context: { offered?: string[] } = {}) =>
-    new PaidActionError("payment_unsupported", message, { origin: intent.origin, ...context });
+  const unsupported = (context: ErrorContext<"payment_unsupported">) =>
+    paidError("payment_unsupported", { origin: intent.origin, ...context });
   c.lifetimes.warm(); // the blockhash a proof would be signed with, fetched beside the unpaid request
   const res = h.takeProbe() ?? (await fetchResource(c, intent, { signal: h.opts.signal }));
   c.transcript(intent, "request", { paid: false, status: res.status, headers: keptHeaders(res.headers) });
   if (res.status !== 402) {
     const response = await keepResponse(c, intent, res, false);
-    const message = `the resource answered HTTP ${res.status} without asking for payment this time; nothing was paid`;
-    return refusal(intent.state, unsupported(message), { response });
+    return refusal(intent.state, unsupported({ problem: "not_402", status: res.status }), { response });
   }
   const offer = readPaymentRequired(res.headers, jsonOf(res));
-  if (!offer)
-    return refusal(
-      intent.state,
-      unsupported(
-        "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid",
-      ),
-    );
+  if (!offer) return refusal(intent.state, unsupported({ problem: "no_requirements" }));
   const pick = pickRequirement(offer, { network: c.config.network, mint: c.config.mint });
   if (!pick.ok) {
-    const offered = `it offered: ${pick.offered.join("; ").slice(0, 400) || "nothing"}`;
-    const message = `the resource asks for no payment this server can make (scheme exact on ${c.config.network} in USDC ${c.config.mint}); ${offered}; nothing was paid`;
-    return refusal(intent.state, unsupported(message, { offered: pick.offered }));
+    const { network, mint } = c.config;
+    return refusal(intent.state, unsupported({ problem: "no_match", offered: pick.offered, network, mint }));
   }
   const requirement = pick.requirement;
   const sellerMemo = typeof requirement.extra?.memo === "string" ? requirement.extra.memo : undefined;
   // The memo is how the chain tells this payment apart: one already journaled would hide it.
   if (sellerMemo !== undefined && (await c.journal.payment(sellerMemo)))
-    return refusal(
-      intent.state,
-      unsupported(
-        `the resource asks for a transfer memo (${sellerMemo.slice(0, 64)}) that another payment of this wallet already carries; nothing was paid`,
-      ),
-    );
+    return refusal(intent.state, unsupported({ problem: "memo_reused", memo: sellerMemo.slice(0, 64) }));
   const quoteId = sellerMemo ?? c.d.newId("fq");
   const paymentId = declaresPaymentIdentifier(offer) ? `pam_${quoteId}` : undefined;
   const extensions = paymentId ? paymentExtensions(offer, paymentId) : offer.extensions;

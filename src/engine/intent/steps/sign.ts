@@ -5,7 +5,7 @@
  */
 import { formatDecimal } from "../../../domain/money.js";
 import type { PaymentRequirements } from "../../../domain/wire.js";
-import { PaidActionError } from "../../errors.js";
+import { paidError } from "../../errors.js";
 import { refuseIfFrozen } from "../freeze.js";
 import { callCeiling } from "../../budget/policy.js";
 import { paidResourceUrl } from "../../service/api.js";
@@ -46,34 +46,29 @@ export async function signProof(
   requirements: PaymentRequirements,
 ): Promise<SignedProof> {
   const { c } = h;
-  h.checkCancelled("before anything was signed");
-  if (c.now() >= intent.quoteExpiresAt)
-    throw new PaidActionError(
-      "quote_expired",
-      `quote ${intent.quoteId} expired before it was signed; nothing was signed`,
-      { quoteId: intent.quoteId },
-    );
+  h.checkCancelled("before_sign");
+  if (c.now() >= intent.quoteExpiresAt) throw paidError("quote_expired", { quoteId: intent.quoteId, stage: "sign" });
   // The lowest budget any call on this intent gave applies, even to a reservation made earlier.
   const origin = intent.kind === "fetch" ? intent.origin : undefined;
   const { ceiling, by } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined, origin);
   if (intent.amount > ceiling) {
-    throw new PaidActionError(
-      "budget_exceeded",
-      `the price ${formatDecimal(intent.amount)} USDC is above the ${by === "budget" ? "budget given for this call" : `limit ${by}`} of ${formatDecimal(ceiling)} USDC; nothing was signed`,
-      { limit: by, amount: formatDecimal(intent.amount), ceiling: formatDecimal(ceiling) },
-    );
+    throw paidError("budget_exceeded", {
+      limit: by,
+      amount: formatDecimal(intent.amount),
+      ceiling: formatDecimal(ceiling),
+      stage: "sign",
+    });
   }
   const payer = await c.payer();
   // Delegate mode: a price the allowance left on chain cannot cover is refused unsigned.
   if (payer.owner) await c.allowance.admit(await c.chain(), payer, intent.amount);
   // The lifetime is ours: a blockhash our own RPC gave (fetched beside the quote), never the challenge's hint.
   const lifetime = await c.lifetimes.take().catch((e: unknown) => {
-    throw new PaidActionError(
-      "payment_failed",
-      `could not get a blockhash to sign with from the Solana RPC (${(e as Error).message.slice(0, 200)}); nothing was signed`,
-      {},
-      true,
-    );
+    throw paidError("payment_failed", {
+      problem: "rpc",
+      what: "blockhash",
+      detail: (e as Error).message.slice(0, 200),
+    });
   });
   // Last look before anything is signed (the journal looks again when it records the proof).
   await refuseIfFrozen(c.journal);
