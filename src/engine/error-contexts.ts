@@ -297,8 +297,13 @@ export interface ErrorContexts {
       | { problem: "not_402"; status: number }
       /** A 402 without x402 v2 payment requirements. */
       | { problem: "no_requirements" }
-      /** Its transfer memo is one another payment of this wallet already carries (it would hide this one on chain). */
-      | { problem: "memo_reused"; memo: string }
+      /** The one requirement it could be paid by names our wallet (or its owner) as the fee payer. */
+      | { problem: "fee_payer" }
+      /**
+       * Its transfer memo is one another purchase of this wallet carries or is paying with now:
+       * the chain could not tell the two payments apart.
+       */
+      | { problem: "memo_in_use"; memo: string }
     );
 }
 

@@ -295,8 +295,10 @@ export function unsupportedMessage(c: ErrorContext<"payment_unsupported">): stri
       return `the resource answered HTTP ${c.status} without asking for payment this time; nothing was paid`;
     case "no_requirements":
       return "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid";
-    case "memo_reused":
-      return `the resource asks for a transfer memo (${c.memo.slice(0, 64)}) that another payment of this wallet already carries; nothing was paid`;
+    case "fee_payer":
+      return "the resource names this server's own wallet (or its owner) as the fee payer: a proof signed for it would be whole, for the seller to send to the chain itself with our wallet paying the fee; nothing was signed and nothing was paid";
+    case "memo_in_use":
+      return `the resource's memo (${c.memo.slice(0, 64)}) is in use by another purchase of this wallet, so the chain could not tell the two payments apart; nothing was paid for this one`;
     case "no_match":
     case undefined: {
       const what = c.network !== undefined ? ` (scheme exact on ${c.network} in USDC ${c.mint ?? "?"})` : "";

@@ -222,7 +222,8 @@ const SAMPLES: Sample = {
     { problem: "no_match", origin: "https://a.example", offered: [], network: "solana:x", mint: "Mint1" },
     { problem: "not_402", origin: "https://a.example", status: 200 },
     { problem: "no_requirements", origin: "https://a.example" },
-    { problem: "memo_reused", origin: "https://a.example", memo: "order-1" },
+    { problem: "memo_in_use", origin: "https://a.example", memo: "order-1" },
+    { problem: "fee_payer", origin: "https://a.example", offered: ["exact on solana:x in Mint1: 10000"] },
   ],
 };
 

@@ -147,16 +147,40 @@ export interface Drift {
 
 export type ChallengeCheck = { ok: true; requirements: PaymentRequirements } | { ok: false; drifts: Drift[] };
 
+/** Who must never pay a payment's fee: the key that signs (our wallet) and, in delegate mode, the owner whose account pays. */
+export interface OurKeys {
+  wallet: string;
+  owner?: string;
+}
+
+/**
+ * The fee-payer rule, on every path (a quote's challenge, checkChallenge; a resource's 402,
+ * x402-http/challenge.ts): the fee payer (`extra.feePayer`) is named and is neither our
+ * wallet nor the owner. A transaction whose fee payer is our wallet is whole once we sign
+ * it: the seller could send it to the chain itself, our wallet paying the fee, with no
+ * facilitator's check in between. The owner's SOL is not this server's to spend either.
+ * The drift, or undefined when the fee payer may be used.
+ */
+export function feePayerDrift(feePayer: unknown, ours: OurKeys): Drift | undefined {
+  if (typeof feePayer !== "string" || feePayer.length === 0)
+    return { field: "extra.feePayer", expected: "the service's fee payer", actual: "missing" };
+  if (feePayer === ours.wallet)
+    return { field: "extra.feePayer", expected: "an address other than our wallet", actual: feePayer };
+  if (feePayer === ours.owner)
+    return { field: "extra.feePayer", expected: "an address other than the wallet's owner", actual: feePayer };
+  return undefined;
+}
+
 /**
  * Is this challenge exactly what was priced? Scheme `exact`, the configured network and
- * USDC mint, the quoted atomic amount, the quote's payee, memo = quote id, a fee payer that
- * is not our own wallet, and a quote that has not expired. Returns every drift, not just
- * the first, so a human sees the whole picture.
+ * USDC mint, the quoted atomic amount, the quote's payee, memo = quote id, a fee payer the
+ * fee-payer rule allows (feePayerDrift), and a quote that has not expired. Returns every
+ * drift, not just the first, so a human sees the whole picture.
  */
 export function checkChallenge(
   priced: PricedIntent,
   accepts: readonly PaymentRequirements[],
-  expected: { network: string; mint: string; wallet: string },
+  expected: { network: string; mint: string } & OurKeys,
   now: number,
 ): ChallengeCheck {
   const candidates = accepts.filter((a) => a.scheme === "exact" && a.network === expected.network);
@@ -202,11 +226,8 @@ export function checkChallenge(
       actual: JSON.stringify(extra.memo ?? null).slice(0, 80),
     });
   }
-  if (typeof extra.feePayer !== "string" || extra.feePayer.length === 0) {
-    drifts.push({ field: "extra.feePayer", expected: "the service's fee payer", actual: "missing" });
-  } else if (extra.feePayer === expected.wallet) {
-    drifts.push({ field: "extra.feePayer", expected: "an address other than our wallet", actual: extra.feePayer });
-  }
+  const feePayer = feePayerDrift(extra.feePayer, expected);
+  if (feePayer) drifts.push(feePayer);
   if (typeof requirements.maxTimeoutSeconds !== "number" || !(requirements.maxTimeoutSeconds > 0)) {
     drifts.push({
       field: "maxTimeoutSeconds",

@@ -10,7 +10,7 @@
 import { LEASE_MS, POLL_START_MS, type Ctx } from "../context.js";
 import type { CancelStage } from "../error-contexts.js";
 import { fromStored, paidError, toStored, type PaidActionError } from "../errors.js";
-import { LeaseLost, PaymentsFrozen } from "../journal/port.js";
+import { LeaseLost, PaymentsFrozen, QuoteTaken } from "../journal/port.js";
 import { narrowIntent } from "../model/narrow.js";
 import { passage, type Passage } from "../model/transitions.js";
 import type { Intent, IntentPatch, PayOptions } from "../model/types.js";
@@ -143,6 +143,8 @@ export class HeldIntent {
     } catch (e) {
       // A freeze committed since the last look: the proof was not recorded, so it never leaves.
       if (e instanceof PaymentsFrozen) return frozenError(e.freeze);
+      // Another purchase journaled a proof with this memo first: this one was not recorded either.
+      if (e instanceof QuoteTaken) return quoteTaken(from, e.quoteId);
       throw e;
     }
     throw new LeaseLost(from.intentId);
@@ -163,6 +165,25 @@ export class HeldIntent {
     if (next.executionId !== null && next.executionId !== from.executionId) c.executionChanged(next, null);
     if (next.nextPollAt !== null) c.events.emit("scheduled");
   }
+}
+
+/**
+ * The refusal for a proof whose memo another purchase's proof carries: for a fetch, the
+ * resource's memo is in use (its seller gave it twice); for an action, the service handed
+ * out one quote twice. Nothing was recorded or sent for this one.
+ */
+function quoteTaken(intent: Intent, quoteId: string): PaidActionError {
+  if (intent.kind === "fetch")
+    return paidError("payment_unsupported", {
+      origin: intent.origin,
+      problem: "memo_in_use",
+      memo: quoteId.slice(0, 64),
+    });
+  return paidError("quote_drift", {
+    problem: "quote",
+    quoteId,
+    detail: `quote ${quoteId.slice(0, 64)} already names another payment of this wallet`,
+  });
 }
 
 /** What the caller is told when its drive pauses: the move's error, with where the purchase now stands. */

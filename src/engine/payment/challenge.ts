@@ -141,7 +141,7 @@ export async function checkAgainstQuote(
       payee: intent.payee ?? undefined,
     },
     accepts,
-    { network: c.config.network, mint: c.config.mint, wallet: payer.address },
+    { network: c.config.network, mint: c.config.mint, wallet: payer.address, owner: payer.owner },
     c.now(),
   );
   c.transcript(intent, "challenge", {

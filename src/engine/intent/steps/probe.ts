@@ -48,16 +48,20 @@ export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Pr
   }
   const offer = readPaymentRequired(res.headers, jsonOf(res));
   if (!offer) return refusal(intent.state, unsupported({ problem: "no_requirements" }));
-  const pick = pickRequirement(offer, { network: c.config.network, mint: c.config.mint });
+  const { network, mint } = c.config;
+  const payer = await c.payer();
+  const pick = pickRequirement(offer, { network, mint, ours: { wallet: payer.address, owner: payer.owner } });
   if (!pick.ok) {
-    const { network, mint } = c.config;
+    // A requirement naming our wallet (or its owner) as fee payer is one we would sign whole: never signed.
+    if (pick.feePayerOurs) return refusal(intent.state, unsupported({ problem: "fee_payer", offered: pick.offered }));
     return refusal(intent.state, unsupported({ problem: "no_match", offered: pick.offered, network, mint }));
   }
   const requirement = pick.requirement;
   const sellerMemo = typeof requirement.extra?.memo === "string" ? requirement.extra.memo : undefined;
   // The memo is how the chain tells this payment apart: one already journaled would hide it.
+  // (A purchase paying with it at this moment is caught where the proof is journaled: held.ts.)
   if (sellerMemo !== undefined && (await c.journal.payment(sellerMemo)))
-    return refusal(intent.state, unsupported({ problem: "memo_reused", memo: sellerMemo.slice(0, 64) }));
+    return refusal(intent.state, unsupported({ problem: "memo_in_use", memo: sellerMemo.slice(0, 64) }));
   const quoteId = sellerMemo ?? c.d.newId("fq");
   const paymentId = declaresPaymentIdentifier(offer) ? `pam_${quoteId}` : undefined;
   const extensions = paymentId ? paymentExtensions(offer, paymentId) : offer.extensions;
