@@ -9,6 +9,7 @@
  */
 import type { KeypairFileError } from "../domain/keypair.js";
 import type { Drift } from "./budget/policy.js";
+import type { Money } from "./model/states.js";
 
 /** What any refusal may also say: which purchase it is about, and where that purchase stands. */
 export interface PurchaseContext {
@@ -17,6 +18,12 @@ export interface PurchaseContext {
   /** The intent's state once the outcome was recorded (an IntentState). */
   state?: string;
   quoteId?: string | null;
+  /**
+   * Where the purchase's money is, from the journal when the engine answered: the state's word
+   * and the fate of every proof signed for it (intent/money.ts). What the agent is told to do
+   * follows it (error-table.ts): "nothing was paid" only where it is `none`.
+   */
+  money?: Money;
 }
 
 /** A limit that refused a payment, as budget/policy.ts says it (decimal USDC strings). */
@@ -190,6 +197,11 @@ export interface ErrorContexts {
     | { problem?: undefined; serviceCode?: string; transaction?: string }
     /** `who` refused the proof and the chain shows it can never land (its blockhash expired, no transfer for its memo). */
     | { problem: "never_landed"; who: Payee; serviceCode?: string };
+  /**
+   * The service confirmed a settlement that does not match the quote: money moved, and the
+   * purchase is held for a person; `transaction`, the one it names.
+   */
+  payment_mismatch: { transaction: string; serviceCode?: string };
   payment_failed: { transaction?: string } &
     /** Our Solana RPC could not be read (`what`): nothing was signed, a retry may succeed. */
     (
@@ -317,8 +329,10 @@ export type ErrorContext<C extends ErrorCode = ErrorCode> = PurchaseContext & Er
 export interface ErrorFacts {
   /** `errno`: the system's error code; `host`: the name that did not resolve; `limit`: the bytes or redirects allowed. */
   fetch_failed: { errno?: string; host?: string; limit?: number };
-  /** What the service confirmed instead of the quote: its quote id and amount, as it said them. */
+  /** What the service confirmed instead of the quote: its quote id and amount, as it said them (a stored error's words). */
   payment_invalid: { quote?: string; amount?: string };
+  /** What the service confirmed instead of the quote: its quote id and amount, as it said them. */
+  payment_mismatch: { quote?: string; amount?: string };
   /** How the service refused the execution: its HTTP status and its own message. */
   execution_rejected: { status?: number; detail?: string };
 }

@@ -277,6 +277,11 @@ export function paymentInvalidMessage(c: ErrorContext<"payment_invalid">, f: Err
   return `the service refused the payment (${c.serviceCode ?? "refused"}) and its transfer can never land: nothing was charged`;
 }
 
+export function paymentMismatchMessage(c: ErrorContext<"payment_mismatch">, f: ErrorFacts["payment_mismatch"]): string {
+  const what = f.quote !== undefined ? ` (quote ${f.quote.slice(0, 64)}, amount ${(f.amount ?? "?").slice(0, 40)})` : "";
+  return `the service confirmed a payment that does not match the quote${what}; the budget stays held until a human checks transaction ${c.transaction.slice(0, 100)}`;
+}
+
 export function executionRejectedMessage(
   c: ErrorContext<"execution_rejected">,
   f: ErrorFacts["execution_rejected"],

@@ -57,6 +57,7 @@ export const ERROR_CODES = [
   "origin_not_allowed",
   "fetch_failed",
   "payment_unsupported",
+  "payment_mismatch",
 ] as const satisfies readonly ErrorCode[];
 
 /**
@@ -202,9 +203,10 @@ export function moneyOf(context: { state?: string }): Money | undefined {
 
 /**
  * What a human or agent can do about a refusal: the table's hint for its code. `money` is
- * where the purchase's money is; by default, what the state the refusal names says.
+ * where the purchase's money is; by default what the engine found in the journal when it
+ * answered (`context.money`), else what the state the refusal names says.
  */
-export function hintFor(e: PaidActionError, money: Money | undefined = moneyOf(e.context)): string {
+export function hintFor(e: PaidActionError, money: Money | undefined = e.context.money ?? moneyOf(e.context)): string {
   const hint = ERROR_TABLE[e.code].hint as (c: ErrorContext, money: Money | undefined) => string;
   return hint(e.context, money);
 }

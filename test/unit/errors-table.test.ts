@@ -5,7 +5,8 @@
  * rely on; the console's status per code is what it was.
  */
 import { describe, expect, it } from "vitest";
-import { ERROR_TABLE } from "../../src/engine/error-table.js";
+import { ERROR_TABLE, MONEY_AT_RISK } from "../../src/engine/error-table.js";
+import { SAYS_UNCHARGED } from "../helpers/says-uncharged.js";
 import {
   ERROR_CODES,
   fromStored,
@@ -127,6 +128,10 @@ const SAMPLES: Sample = {
     { problem: "never_landed", who: "service", quoteId: "qt_1", serviceCode: "payment_invalid" },
     { problem: "never_landed", who: "resource", quoteId: "fq_1" },
   ],
+  payment_mismatch: [
+    { transaction: "5".repeat(88) },
+    { quoteId: "qt_1", transaction: "5".repeat(88), serviceCode: "x" },
+  ],
   payment_failed: [
     { problem: "rpc", what: "allowance", detail: "fetch failed" },
     { problem: "rpc", what: "blockhash", detail: "fetch failed" },
@@ -237,6 +242,7 @@ const FACTS: { [C in keyof ErrorFacts]: ReadonlyArray<ErrorFacts[C]> } = {
     { limit: 10 },
   ],
   payment_invalid: [{}, { quote: "qt_2", amount: "0.289" }, { quote: "qt_2" }],
+  payment_mismatch: [{}, { quote: "qt_2", amount: "0.289" }, { quote: "qt_2" }],
   execution_rejected: [{}, { status: 500, detail: "internal" }, { detail: "no status" }],
 };
 const factsOf = (code: ErrorCode): ReadonlyArray<unknown> =>
@@ -357,6 +363,47 @@ describe("the error table", () => {
   it("keeps a stored message as it was stored: history is not re-worded", () => {
     const e = fromStored("quote_expired", "quote q expired (old words)", { quoteId: "q" }, false);
     expect(e.message).toBe("quote q expired (old words)");
+  });
+
+  it("says nothing was paid, or to buy afresh, only where no payment of the purchase is at risk: every code × money", () => {
+    // The codes whose hint is about something other than this purchase's money (a key, an id, the setup, a lease).
+    const elsewhere: readonly ErrorCode[] = ["config_invalid", "not_found", "intent_conflict", "busy"];
+    const table: string[] = [];
+    for (const code of ERROR_CODES)
+      for (const context of SAMPLES[code])
+        for (const money of [undefined, "none", "in_flight", "settled"] as const) {
+          const hint = hintFor(make(code, context), money);
+          table.push(`${code} × ${money ?? "no purchase"}: ${hint}`);
+          if (money !== "in_flight" && money !== "settled") continue;
+          const where = `${code} ${JSON.stringify(context)} with money ${money}`;
+          expect(hint, where).not.toMatch(SAYS_UNCHARGED);
+          expect(hint, where).not.toMatch(/fresh attempt|new quote|try again later/i);
+          if (!elsewhere.includes(code)) expect(hint, where).toMatch(/do not (pay again|start a new purchase)/i);
+        }
+    expect(table.length).toBeGreaterThan(4 * ERROR_CODES.length);
+    // Where the money moved, or may still, a refusal that is not about the money says so in the same words.
+    expect(hintFor(paidError("budget_exceeded", { limit: "maxPerDay" }), "in_flight")).toBe(MONEY_AT_RISK.in_flight);
+    expect(hintFor(paidError("quote_expired", { stage: "sign" }), "settled")).toBe(MONEY_AT_RISK.settled);
+  });
+
+  it("tells the settled-but-mismatched payment apart from one that can never land", () => {
+    const mismatch = paidError("payment_mismatch", { transaction: "5".repeat(88) }, { quote: "qt_2", amount: "0.289" });
+    expect(mismatch.message).toBe(
+      `the service confirmed a payment that does not match the quote (quote qt_2, amount 0.289); the budget stays held until a human checks transaction ${"5".repeat(88)}`,
+    );
+    for (const money of [undefined, "none", "in_flight", "settled"] as const) {
+      expect(hintFor(mismatch, money)).toMatch(/do not pay again/i);
+      expect(hintFor(mismatch, money)).not.toMatch(SAYS_UNCHARGED);
+    }
+    const never = paidError("payment_invalid", { problem: "never_landed", who: "service", quoteId: "qt_1" });
+    expect(never.message).toMatch(/can never land .*: nothing was charged$/);
+    expect(hintFor(never, "none")).toMatch(/nothing was charged\. Calling again makes a fresh attempt/);
+    expect(hintFor(never, "settled")).toBe(MONEY_AT_RISK.settled);
+    // A stored payment_invalid naming a transaction is a confirmed settlement (before payment_mismatch): never "nothing was charged".
+    const stored = fromStored("payment_invalid", "the service confirmed a payment that does not match", {
+      transaction: "5".repeat(88),
+    });
+    expect(hintFor(stored)).toBe(MONEY_AT_RISK.settled);
   });
 
   it("gives the hint where the purchase's money is", () => {

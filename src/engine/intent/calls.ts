@@ -9,7 +9,7 @@
  */
 import type { BudgetDecision } from "../budget/policy.js";
 import { LEASE_MS, type Ctx, type EngineDeps } from "../context.js";
-import { paidError } from "../errors.js";
+import { PaidActionError, paidError } from "../errors.js";
 import { LeaseLost } from "../journal/port.js";
 import { narrowIntent } from "../model/narrow.js";
 import { restartable } from "../model/transitions.js";
@@ -20,6 +20,7 @@ import { Drive } from "./drive.js";
 import { asError, budgetRefusal } from "./failures.js";
 import { refuseIfFrozen, stoppedByFreeze } from "./freeze.js";
 import { restart } from "./moves.js";
+import { withMoney } from "./money.js";
 import { findIntent, recordIntent } from "./record.js";
 import { Turns } from "./turns.js";
 
@@ -89,18 +90,27 @@ export class Calls {
     return paidCallOf(await this.run(c, call), call.opts.callId);
   }
 
-  /** The same for any intent (an action, or a fetch given its target): the executed intent, or its refusal thrown. */
+  /**
+   * The same for any intent (an action, or a fetch given its target): the executed intent, or
+   * its refusal thrown — with where the purchase's money is, as the journal says now.
+   */
   async run(c: Ctx, call: Call): Promise<Done> {
-    // Finding or recording the intent, and starting its drive, happen one call at a time per
-    // key in this process: a second call with the key then finds the first one's drive.
-    const found = await this.turns.run(call.req.intentKey, () => this.findOrRecord(c, call));
-    return this.outcome(c, found, call);
+    try {
+      // Finding or recording the intent, and starting its drive, happen one call at a time per
+      // key in this process: a second call with the key then finds the first one's drive.
+      const found = await this.turns.run(call.req.intentKey, () => this.findOrRecord(c, call));
+      return await this.outcome(c, found, call);
+    } catch (e) {
+      if (e instanceof LeaseLost || !(e instanceof PaidActionError)) throw e;
+      throw await withMoney(c, e);
+    }
   }
 
   private async findOrRecord(c: Ctx, call: Call): Promise<Found> {
     const { req, fp, early, opts, fetch } = call;
     const intent = await findIntent(c, req, fp);
-    if (!early.ok) throw budgetRefusal(early);
+    // A call that names a recorded purchase is refused about it (and told where its money is).
+    if (!early.ok) throw budgetRefusal(early, intent ? { intentId: intent.intentId, intentKey: intent.intentKey } : {});
     // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
     if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
     if (intent) return { intent };

@@ -54,7 +54,8 @@ export function confirmationVerdict(answer: Answer<Payment>, purchase: Purchase)
     const p = answer.body;
     if (p.quoteId === purchase.quoteId && quoteAmount(p.amount) === purchase.amount)
       return { kind: "settled", payment: p };
-    const error = paidError("payment_invalid", { transaction: p.transaction }, { quote: p.quoteId, amount: p.amount });
+    // Money moved, and not as priced: its own code, whose advice is not to pay again.
+    const error = paidError("payment_mismatch", { transaction: p.transaction }, { quote: p.quoteId, amount: p.amount });
     return { kind: "mismatch", payment: p, error };
   }
   if (answer.status === 404 || answer.status === 405 || answer.status === 501) return { kind: "no_endpoint" };

@@ -291,6 +291,8 @@ export interface JournalStore {
   payment(quoteId: string): Awaitable<PaymentRecord | undefined>;
   /** Payments signed at or after `since` (ms), oldest first: for audits. */
   paymentsSince(since: number): Awaitable<PaymentRecord[]>;
+  /** Every proof signed for one intent, over all its attempts, oldest first: where its money is (intent/money.ts). */
+  paymentsOf(intentId: string): Awaitable<PaymentRecord[]>;
   /** Payments found unable to land that are still watched for a late landing, oldest first. */
   watchedPayments(limit: number): Awaitable<PaymentRecord[]>;
 

@@ -291,6 +291,12 @@ export class PostgresJournal extends PgIntents implements JournalStore {
     );
   }
 
+  async paymentsOf(intentId: string): Promise<PaymentRecord[]> {
+    return (await rows(this.pool, `SELECT * FROM payments WHERE intent_id = $1 ORDER BY signed_at`, [intentId])).map(
+      toPayment,
+    );
+  }
+
   /** Payments found unable to land that are still watched, oldest first (through the partial index). */
   async watchedPayments(limit: number): Promise<PaymentRecord[]> {
     return (await rows(this.pool, `SELECT * FROM payments WHERE watch = 1 ORDER BY signed_at LIMIT $1`, [limit])).map(

@@ -266,6 +266,15 @@ export class Journal extends SqliteIntents implements JournalStore {
     ).map(toPayment);
   }
 
+  paymentsOf(intentId: string): PaymentRecord[] {
+    return (
+      this.sql(`SELECT * FROM payments WHERE intent_id = ? ORDER BY signed_at`).all(intentId) as Record<
+        string,
+        unknown
+      >[]
+    ).map(toPayment);
+  }
+
   /** Payments found unable to land that are still watched, oldest first (through the partial index). */
   watchedPayments(limit: number): PaymentRecord[] {
     return (
