@@ -278,7 +278,8 @@ export function paymentInvalidMessage(c: ErrorContext<"payment_invalid">, f: Err
 }
 
 export function paymentMismatchMessage(c: ErrorContext<"payment_mismatch">, f: ErrorFacts["payment_mismatch"]): string {
-  const what = f.quote !== undefined ? ` (quote ${f.quote.slice(0, 64)}, amount ${(f.amount ?? "?").slice(0, 40)})` : "";
+  const what =
+    f.quote !== undefined ? ` (quote ${f.quote.slice(0, 64)}, amount ${(f.amount ?? "?").slice(0, 40)})` : "";
   return `the service confirmed a payment that does not match the quote${what}; the budget stays held until a human checks transaction ${c.transaction.slice(0, 100)}`;
 }
 
