@@ -18,6 +18,7 @@ import {
   type EngineFixture,
 } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
+import { RefusalLedger, sandboxSide } from "../helpers/refusal-ledger.js";
 import { on, type ProxyRule } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { waitFor } from "../helpers/wait.js";
@@ -59,6 +60,8 @@ describe("money truth: the chain decides, whatever the service says", () => {
   });
   afterAll(() => t.close());
   afterEach(async () => {
+    // Every refusal that said nothing was charged: no transfer for it on the ledger, its kept proofs replayed.
+    await f?.checkRefusals();
     await f?.close();
     f = undefined;
   });
@@ -157,6 +160,36 @@ describe("money truth: the chain decides, whatever the service says", () => {
     const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
     expect(intent).toMatchObject({ state: "attention", budgetState: "spent" });
     expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+  });
+
+  it("the suites' ledger check catches a refusal that says nothing was charged while a kept proof can still land", async () => {
+    // The service keeps the proof and refuses it: its fate is open (its blockhash lives), and the engine says so.
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: CONFIRM,
+          action: { kind: "status", status: 402, body: { error: { code: "payment_invalid", message: "no" } } },
+        },
+      ],
+      open: { settleWaitMs: 0 },
+    });
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "kept-proof" },
+      intentKey: "kept-proof-1",
+    };
+    const told = await refusal(f.pa.engine.pay(req));
+    expect(told.code).toBe("outcome_unknown");
+    expect(`${told.message} ${hintFor(told)}`).not.toMatch(/nothing was charged/);
+    // Had it said nothing was charged, the check would replay the kept proof, find it landed, and fail.
+    const lie = new RefusalLedger();
+    lie.record({ code: "payment_invalid", message: "nothing was charged", whatToDo: "", intentKey: req.intentKey });
+    const before = await t.usdc(t.wallet.address);
+    await expect(lie.check({ ...sandboxSide(t), journals: f.pa.journal, seen: f.proxy.seen })).rejects.toThrow(
+      /said nothing was charged or paid .* but a transfer for quote .* is on the ledger/,
+    );
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
   });
 
   it("a refused proof that did not land (its blockhash expired, no transfer with its memo) is released and re-signed once", async () => {

@@ -24,6 +24,8 @@ describe("x402 sellers that lie in their 402", () => {
   });
   afterAll(() => t.close());
   afterEach(async () => {
+    // Every refusal that said nothing was charged: no transfer for it on the ledger, the proofs the seller kept replayed.
+    await f?.checkRefusals(s?.proofs.map((p) => ({ headers: { "payment-signature": p.proof }, body: "" })));
     await f?.close();
     await s?.close();
     f = undefined;
