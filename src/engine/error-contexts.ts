@@ -9,6 +9,7 @@
  */
 import type { KeypairFileError } from "../domain/keypair.js";
 import type { Drift } from "./budget/policy.js";
+import type { Money } from "./model/states.js";
 
 /** What any refusal may also say: which purchase it is about, and where that purchase stands. */
 export interface PurchaseContext {
@@ -17,6 +18,12 @@ export interface PurchaseContext {
   /** The intent's state once the outcome was recorded (an IntentState). */
   state?: string;
   quoteId?: string | null;
+  /**
+   * Where the purchase's money is, from the journal when the engine answered: the state's word
+   * and the fate of every proof signed for it (intent/money.ts). What the agent is told to do
+   * follows it (error-table.ts): "nothing was paid" only where it is `none`.
+   */
+  money?: Money;
 }
 
 /** A limit that refused a payment, as budget/policy.ts says it (decimal USDC strings). */
@@ -77,6 +84,23 @@ export type ApprovalProblem =
   | "foreign_state"
   /** The approval question was asked for another call. */
   | "other_call";
+
+/** Who was handed a proof: the v1 service (an action), or the x402 resource itself (a fetch). */
+export type Payee = "service" | "resource";
+
+/** When a call was cancelled, one sentence each (error-messages.ts). */
+export type CancelStage =
+  | "before_start"
+  /** A paid_fetch, before anything was sent. */
+  | "fetch_before_start"
+  | "before_quote"
+  | "before_request"
+  | "after_quote"
+  | "after_price"
+  | "before_reserve"
+  | "before_sign"
+  | "waiting_for_service"
+  | "waiting_for_person";
 
 /** A service's refusal as it said it: its code, its HTTP status, its own message. */
 interface ServiceSaid {
@@ -170,7 +194,16 @@ export interface ErrorContexts {
       | { problem: "no_challenge" }
     );
   payee_not_allowed: { payee?: string };
-  payment_invalid: { serviceCode?: string; transaction?: string };
+  payment_invalid:
+    /** The service confirmed a payment that does not match the quote: `transaction` is what a human checks. */
+    | { problem?: undefined; serviceCode?: string; transaction?: string }
+    /** `who` refused the proof and the chain shows it can never land (its blockhash expired, no transfer for its memo). */
+    | { problem: "never_landed"; who: Payee; serviceCode?: string };
+  /**
+   * The service confirmed a settlement that does not match the quote: money moved, and the
+   * purchase is held for a person; `transaction`, the one it names.
+   */
+  payment_mismatch: { transaction: string; serviceCode?: string };
   payment_failed: { transaction?: string } &
     /** Our Solana RPC could not be read (`what`): nothing was signed, a retry may succeed. */
     (
@@ -191,8 +224,21 @@ export interface ErrorContexts {
       | { problem: "no_execution"; intentId: string }
       /** The service is still settling the payment, or still running the execution request. */
       | { problem: "settling" | "executing" }
+      /**
+       * `who` did not settle a proof that left (it answered `status` with `serviceCode` and its own
+       * `detail`; `reason`, the settlement's own when it gave one): the chain is asked.
+       */
+      | { problem: "not_settled"; who: Payee; status: number; serviceCode: string; detail: string }
+      /** `who` did not settle it and the chain cannot tell yet whether it landed (`why`). */
+      | { problem: "chain_unsure"; who: Payee; why: string }
     );
-  execution_rejected: { serviceCode?: string; transaction?: string | null };
+  execution_rejected: { serviceCode?: string; transaction?: string | null } &
+    /** The service refused the execution of a settled payment (its words are the message's facts). */
+    (
+      | { problem?: undefined }
+      /** A fetch's payment landed on chain, but `origin` did not deliver (`answered`: its HTTP status, null: no answer). */
+      | { problem: "undelivered"; origin: string; answered: number | null }
+    );
   service_unavailable: { lastProblem?: string; retryAfterSeconds?: number } &
     /** The service did not answer `request` usefully in `attempts` attempts. */
     (
@@ -217,6 +263,10 @@ export interface ErrorContexts {
       /** The facilitator's discovery list (`url`) is too large, not JSON, or answered `status`. */
       | { problem: "discovery_size" | "discovery_json"; url: string }
       | { problem: "discovery_status"; url: string; status: number }
+      /** The service returned an execution whose id has characters an id cannot have. */
+      | { problem: "execution_id" }
+      /** The service returned an execution for another action or quote (`forAction`, `forQuote`). */
+      | { problem: "execution_other"; forAction: string; forQuote: string | null }
       /** Anything else that went wrong: `detail`, the failure's own message. */
       | { problem: "unexpected"; detail: string }
     );
@@ -227,8 +277,8 @@ export interface ErrorContexts {
   intent_conflict: Record<never, never>;
   /** `by`: what holds the purchase (another call, one waiting for a person, another process, the journal's writer). */
   busy: { by?: "call" | "waiting_call" | "process" | "journal" };
-  /** `stage`: when the call was cancelled (`fetch_before_start`: a paid_fetch, before anything was sent). */
-  cancelled: { stage?: "before_start" | "fetch_before_start" | "waiting_for_service" | "waiting_for_person" };
+  /** `stage`: when the call was cancelled. */
+  cancelled: { stage?: CancelStage };
   /** Delegate mode: the allowance left on chain (decimal USDC), below the price; `detail`, the shortfall in words. */
   allowance_exhausted: { owner: string; delegate: string; allowance: string; amount: string; detail?: string };
   frozen: { reason: string | null; since: string; frozenBy: string };
@@ -253,7 +303,22 @@ export interface ErrorContexts {
     sent: boolean;
   };
   /** A 402 this server cannot pay: `offered` is what it asked for, one line per accepted way to pay. */
-  payment_unsupported: { origin?: string; offered?: readonly string[] };
+  payment_unsupported: { origin?: string; offered?: readonly string[] } &
+    /** No requirement is scheme exact on this server's `network` in its USDC `mint`. */
+    (
+      | { problem?: "no_match"; network?: string; mint?: string; terms?: string }
+      /** The resource answered `status`, not 402, when it was asked again. */
+      | { problem: "not_402"; status: number }
+      /** A 402 without x402 v2 payment requirements. */
+      | { problem: "no_requirements" }
+      /** The one requirement it could be paid by names our wallet (or its owner) as the fee payer. */
+      | { problem: "fee_payer" }
+      /**
+       * Its transfer memo is one another purchase of this wallet carries or is paying with now:
+       * the chain could not tell the two payments apart.
+       */
+      | { problem: "memo_in_use"; memo: string }
+    );
 }
 
 export type ErrorCode = keyof ErrorContexts;
@@ -266,4 +331,10 @@ export type ErrorContext<C extends ErrorCode = ErrorCode> = PurchaseContext & Er
 export interface ErrorFacts {
   /** `errno`: the system's error code; `host`: the name that did not resolve; `limit`: the bytes or redirects allowed. */
   fetch_failed: { errno?: string; host?: string; limit?: number };
+  /** What the service confirmed instead of the quote: its quote id and amount, as it said them (a stored error's words). */
+  payment_invalid: { quote?: string; amount?: string };
+  /** What the service confirmed instead of the quote: its quote id and amount, as it said them. */
+  payment_mismatch: { quote?: string; amount?: string };
+  /** How the service refused the execution: its HTTP status and its own message. */
+  execution_rejected: { status?: number; detail?: string };
 }

@@ -5,10 +5,21 @@
  */
 import { describeDrifts } from "./budget/policy.js";
 import { describeIssues } from "./config/config.js";
-import type { ApprovalProblem, ConfigKeyProblem, ErrorContext, ErrorFacts, InputRule } from "./error-contexts.js";
+import type {
+  ApprovalProblem,
+  CancelStage,
+  ConfigKeyProblem,
+  ErrorContext,
+  ErrorFacts,
+  InputRule,
+  Payee,
+} from "./error-contexts.js";
 
 /** The quote a refusal is about, as a message names it. */
 export const quote = (c: { quoteId?: string | null }) => c.quoteId ?? "(none)";
+
+/** Who was handed the proof, as a message names it. */
+const WHO: { [P in Payee]: string } = { service: "the service", resource: "the resource" };
 
 /** An issue as a message lists it: `path: message`, or as the service gave it. */
 export function issueText(i: unknown): string {
@@ -183,6 +194,10 @@ export function serviceErrorMessage(c: ErrorContext<"service_error">): string {
       return `the facilitator's discovery list (${c.url}) is not JSON`;
     case "discovery_status":
       return `the facilitator's discovery list (${c.url}) answered HTTP ${c.status}`;
+    case "execution_id":
+      return "the service returned an execution id with characters an id cannot have";
+    case "execution_other":
+      return `the service returned an execution for ${c.forAction.slice(0, 60)} / ${(c.forQuote ?? "(no quote)").slice(0, 64)}, not for this intent`;
     case "unexpected":
       return `unexpected failure: ${c.detail}`.slice(0, 500);
   }
@@ -242,6 +257,65 @@ export function outcomeMessage(c: ErrorContext<"outcome_unknown">): string {
       return "the payment is still being settled by the service; the engine will check again";
     case "executing":
       return "the execution request is still running at the service; the engine will check again";
+    case "not_settled": {
+      const reason = typeof c.reason === "string" ? `: ${c.reason.slice(0, 120)}` : "";
+      return `${WHO[c.who]} did not settle the payment (HTTP ${c.status} ${c.serviceCode}${reason}: ${c.detail}); whether money moved is being established from the chain, and the budget stays reserved`;
+    }
+    case "chain_unsure":
+      return `${WHO[c.who]} did not settle the payment and the chain cannot tell yet whether it landed (${c.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`;
+  }
+}
+
+export function paymentInvalidMessage(c: ErrorContext<"payment_invalid">, f: ErrorFacts["payment_invalid"]): string {
+  if (c.problem === "never_landed")
+    return `${WHO[c.who]} refused the payment (${c.serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${quote(c)}): nothing was charged`;
+  if (c.transaction !== undefined) {
+    const what =
+      f.quote !== undefined ? ` (quote ${f.quote.slice(0, 64)}, amount ${(f.amount ?? "?").slice(0, 40)})` : "";
+    return `the service confirmed a payment that does not match the quote${what}; the budget stays held until a human checks transaction ${c.transaction.slice(0, 100)}`;
+  }
+  return `the service refused the payment (${c.serviceCode ?? "refused"}) and its transfer can never land: nothing was charged`;
+}
+
+export function paymentMismatchMessage(c: ErrorContext<"payment_mismatch">, f: ErrorFacts["payment_mismatch"]): string {
+  const what =
+    f.quote !== undefined ? ` (quote ${f.quote.slice(0, 64)}, amount ${(f.amount ?? "?").slice(0, 40)})` : "";
+  return `the service confirmed a payment that does not match the quote${what}; the budget stays held until a human checks transaction ${c.transaction.slice(0, 100)}`;
+}
+
+export function executionRejectedMessage(
+  c: ErrorContext<"execution_rejected">,
+  f: ErrorFacts["execution_rejected"],
+): string {
+  if (c.problem === "undelivered") {
+    const answer = c.answered === null ? "it gave no answer" : `it answered HTTP ${c.answered}`;
+    return `the payment for ${c.origin} landed on chain${c.transaction ? ` in ${c.transaction}` : ""}, but the resource was not delivered (${answer}); it is not paid again — a person should ask the seller for it or for a refund`;
+  }
+  const how = c.serviceCode ? ` (${f.status !== undefined ? `HTTP ${f.status} ` : ""}${c.serviceCode})` : "";
+  return `the payment settled but the service refused the execution${how}${f.detail !== undefined ? `: ${f.detail}` : ""}; a human should ask the service for the execution or a refund`;
+}
+
+export function unsupportedMessage(c: ErrorContext<"payment_unsupported">): string {
+  switch (c.problem) {
+    case "not_402":
+      return `the resource answered HTTP ${c.status} without asking for payment this time; nothing was paid`;
+    case "no_requirements":
+      return "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid";
+    case "fee_payer":
+      return "the resource names this server's own wallet (or its owner) as the fee payer: a proof signed for it would be whole, for the seller to send to the chain itself with our wallet paying the fee; nothing was signed and nothing was paid";
+    case "memo_in_use":
+      return `the resource's memo (${c.memo.slice(0, 64)}) is in use by another purchase of this wallet, so the chain could not tell the two payments apart; nothing was paid for this one`;
+    case "no_match":
+    case undefined: {
+      const what =
+        c.terms !== undefined
+          ? ` (scheme ${c.terms})`
+          : c.network !== undefined
+            ? ` (scheme exact on ${c.network} in USDC ${c.mint ?? "?"})`
+            : "";
+      const offered = c.offered ? `; it offered: ${c.offered.join("; ").slice(0, 400) || "nothing"}` : "";
+      return `the resource asks for no payment this server can make${what}${offered}; nothing was paid`;
+    }
   }
 }
 
@@ -257,12 +331,18 @@ const BUSY = {
 export const busyMessage = (c: ErrorContext<"busy">) => BUSY[c.by ?? "process"];
 
 /** When a call was cancelled, as it reads. */
-const CANCELLED = {
+const CANCELLED: { [S in CancelStage]: string } = {
   before_start: "the call was cancelled before it started; nothing was paid",
   fetch_before_start: "the call was cancelled before it started; nothing was sent",
+  before_quote: "the call was cancelled before the quote; nothing was paid",
+  before_request: "the call was cancelled before the request; nothing was paid",
+  after_quote: "the call was cancelled after the quote; nothing was paid",
+  after_price: "the call was cancelled after the price; nothing was paid",
+  before_reserve: "the call was cancelled before the payment was reserved; nothing was paid",
+  before_sign: "the call was cancelled before anything was signed; nothing was paid",
   waiting_for_service: "the call was cancelled while waiting for the service; nothing was paid",
   waiting_for_person: "the call was cancelled while it waited for a person; nothing was paid",
-} as const;
+};
 
 export const cancelledMessage = (c: ErrorContext<"cancelled">) =>
   c.stage === undefined ? "the call was cancelled; nothing was paid" : CANCELLED[c.stage];

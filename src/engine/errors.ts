@@ -15,12 +15,14 @@ import { INTENT_STATES, STATES, type Money } from "./model/states.js";
 
 export type {
   ApprovalProblem,
+  CancelStage,
   ErrorCode,
   ErrorContext,
   ErrorContexts,
   ErrorFacts,
   InputIssue,
   LimitContext,
+  Payee,
   PurchaseContext,
 } from "./error-contexts.js";
 
@@ -55,34 +57,30 @@ export const ERROR_CODES = [
   "origin_not_allowed",
   "fetch_failed",
   "payment_unsupported",
+  "payment_mismatch",
 ] as const satisfies readonly ErrorCode[];
 
 /**
- * The codes whose contexts grew the fields their message reads (which `problem`, the
- * service's `detail`, ...) while some sites still write their message inline: until those
- * sites build their errors with `paidError`, the old form may leave these fields out.
+ * The codes the MCP approval files still build with the old form, message written inline
+ * (their approval flow is being reworked; they move to `paidError` after it). No other code
+ * compiles in the old form.
  */
-type Transitional =
-  | "invalid_input"
-  | "approval_invalid"
-  | "quote_drift"
-  | "quote_expired"
-  | "quote_rejected"
-  | "payment_failed"
-  | "outcome_unknown"
-  | "service_error"
-  | "service_unavailable";
+type OldFormCode = "approval_declined" | "approval_invalid" | "approval_required" | "cancelled" | "invalid_input";
+/** Of those, the codes whose old-form sites leave out the `problem` their message is chosen by. */
+type OldFormLoose = "approval_invalid" | "invalid_input";
 type Loose<T> = T extends unknown ? Partial<T> : never;
-type OldContext<C extends ErrorCode> = C extends Transitional ? Loose<ErrorContext<C>> : ErrorContext<C>;
+type OldContext<C extends ErrorCode> = C extends OldFormLoose ? Loose<ErrorContext<C>> : ErrorContext<C>;
 
 /**
- * The old form's arguments: the context, then whether to retry. A code whose context needs
- * nothing lets the caller leave it out.
+ * The old form's arguments: the context (left out when the code needs none); retryable is
+ * false for every old-form code, as its row says. Any other code takes an argument no value
+ * has, so it does not compile.
  */
-type ContextArgs<C extends ErrorCode> =
-  Partial<OldContext<C>> extends OldContext<C>
-    ? [context?: OldContext<C>, retryable?: boolean]
-    : [context: OldContext<C>, retryable?: boolean];
+type ContextArgs<C extends ErrorCode> = C extends OldFormCode
+  ? Partial<OldContext<C>> extends OldContext<C>
+    ? [context?: OldContext<C>]
+    : [context: OldContext<C>]
+  : [oldFormIsClosed: never];
 
 /** The facts a code's message needs beyond its context; only the codes in ErrorFacts take any. */
 type FactsOf<C extends ErrorCode> = C extends keyof ErrorFacts ? ErrorFacts[C] : never;
@@ -99,8 +97,9 @@ export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
   readonly retryable: boolean;
 
   /**
-   * The low-level form, with the message and retryable given: for an error rebuilt as it was
-   * (fromStored), and for the sites not yet moved to `paidError`, the one constructor.
+   * The low-level form, with the message given: for an error rebuilt as it was (fromStored),
+   * the one constructor (both through `make`, which also gives retryable), and the MCP
+   * approval files' sites not yet moved to `paidError` (OldFormCode).
    */
   constructor(
     readonly code: C,
@@ -108,8 +107,8 @@ export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
     ...args: ContextArgs<C>
   ) {
     super(message);
-    // An old-form context may lack what the table's form requires (Transitional): taken as it is, as fromStored does.
-    const [context, retryable] = args as [ErrorContext<C> | undefined, boolean | undefined];
+    // `make`'s retryable travels as a fourth argument the old form's type does not show.
+    const [context, retryable] = args as unknown as [ErrorContext<C> | undefined, boolean | undefined];
     this.name = "PaidActionError";
     this.context = context ?? ({} as ErrorContext<C>);
     this.retryable = retryable ?? false;
@@ -133,25 +132,35 @@ export function paidError<C extends ErrorCode>(code: C, ...args: TableArgs<C>): 
     retryable: boolean | ((c: ErrorContext<C>) => boolean);
   };
   const retryable = typeof row.retryable === "function" ? row.retryable(context) : row.retryable;
-  // The context was checked against the table's form (TableArgs), stricter than the old form's.
-  const make = PaidActionError as unknown as new (
+  return make(code, row.message(context, facts ?? {}), context, retryable);
+}
+
+/** The constructor with every argument, retryable too: for paidError (a context the table's form checked) and fromStored. */
+function make<C extends ErrorCode>(
+  code: C,
+  message: string,
+  context: ErrorContext<C>,
+  retryable: boolean,
+): PaidActionError<C> {
+  const full = PaidActionError as unknown as new (
     code: C,
     message: string,
     context: ErrorContext<C>,
     retryable: boolean,
   ) => PaidActionError<C>;
-  return new make(code, row.message(context, facts ?? {}), context, retryable);
+  return new full(code, message, context, retryable);
 }
 
 /** Any error, as a union over the codes: a switch on `code` narrows its context. */
 export type AnyPaidActionError = { [C in ErrorCode]: PaidActionError<C> }[ErrorCode];
 
 /**
- * An error as the journal keeps it, as a union over the codes. Its context may predate the
- * fields today's messages read (OldContext): a stored error is read, never re-worded.
+ * An error as the journal keeps it, as a union over the codes. Its context may predate any
+ * field today's messages read, so every field is optional: a stored error is read, never
+ * re-worded.
  */
 export type StoredError = {
-  [C in ErrorCode]: { code: C; message: string; context?: OldContext<C>; retryable?: boolean };
+  [C in ErrorCode]: { code: C; message: string; context?: Loose<ErrorContext<C>>; retryable?: boolean };
 }[ErrorCode];
 
 /** Narrows an error to one code, so that its context reads typed. */
@@ -170,7 +179,7 @@ export function fromStored(
   context: Record<string, unknown> | undefined,
   retryable = false,
 ): PaidActionError {
-  return new PaidActionError(code, message, (context ?? {}) as ErrorContext, retryable);
+  return make(code, message, (context ?? {}) as ErrorContext, retryable);
 }
 
 /** As the journal keeps it. */
@@ -194,9 +203,10 @@ export function moneyOf(context: { state?: string }): Money | undefined {
 
 /**
  * What a human or agent can do about a refusal: the table's hint for its code. `money` is
- * where the purchase's money is; by default, what the state the refusal names says.
+ * where the purchase's money is; by default what the engine found in the journal when it
+ * answered (`context.money`), else what the state the refusal names says.
  */
-export function hintFor(e: PaidActionError, money: Money | undefined = moneyOf(e.context)): string {
+export function hintFor(e: PaidActionError, money: Money | undefined = e.context.money ?? moneyOf(e.context)): string {
   const hint = ERROR_TABLE[e.code].hint as (c: ErrorContext, money: Money | undefined) => string;
   return hint(e.context, money);
 }

@@ -10,7 +10,7 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { PaidActionError, type Engine, type PayOptions } from "../engine/index.js";
+import { paidError, type Engine, type PayOptions } from "../engine/index.js";
 import { inputSchemaOf, inputValidator, TOOL_NAME, toolNameFor, toolTitleFor, type CatalogEntry } from "./catalog.js";
 import type { LimitsView, McpContext, McpPaidActions } from "./context.js";
 import { jsonSchema, paidResult, PAID_OUTPUT_SCHEMA } from "./results.js";
@@ -85,13 +85,13 @@ export function withoutExtras(args: Record<string, unknown>): Record<string, unk
 /** Validates a paid tool's arguments, for every kind alike: the purchase they ask for and the extras. */
 export function parsePaidArgs(tool: PaidTool, args: unknown): { purchase: Purchase; extras: Extras } {
   if (!args || typeof args !== "object" || Array.isArray(args)) {
-    throw new PaidActionError("invalid_input", "arguments must be an object");
+    throw paidError("invalid_input", { problem: "arguments_object" });
   }
   const all = args as Record<string, unknown>;
   const extras = Extras.safeParse({ budget: all.budget, intentKey: all.intentKey, approvalId: all.approvalId });
   if (!extras.success) {
-    const i = extras.error.issues[0]!;
-    throw new PaidActionError("invalid_input", `${i.path.join(".")}: ${i.message}`, {
+    throw paidError("invalid_input", {
+      problem: "extras",
       issues: extras.error.issues.slice(0, 10).map((x) => ({ path: x.path.join("."), message: x.message })),
     });
   }
@@ -149,11 +149,7 @@ function actionTool(ctx: McpContext, entry: CatalogEntry, tool: Tool): PaidTool 
       const parsed = validator.safeParse(own);
       if (!parsed.success) {
         const issues = issuesOf(parsed.error, "(input)");
-        throw new PaidActionError(
-          "invalid_input",
-          `the input does not match ${entry.name}'s schema: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
-          { issues },
-        );
+        throw paidError("invalid_input", { problem: "schema", tool: entry.name, issues });
       }
       const input = parsed.data;
       return {

@@ -6,7 +6,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { ExecutionStatus, FINAL_STATUSES } from "../domain/wire.js";
-import { PaidActionError, type ExecutionView, type PaidCall } from "../engine/index.js";
+import { paidError, PaidActionError, type ExecutionView, type PaidCall } from "../engine/index.js";
 import { hintFor } from "./hints.js";
 import { executionUri, transcriptUri } from "./uris.js";
 
@@ -78,7 +78,7 @@ export function failure(e: unknown, sandbox: boolean, scrub: (s: string) => stri
   const err =
     e instanceof PaidActionError
       ? e
-      : new PaidActionError("service_error", `unexpected failure: ${(e as Error)?.message ?? String(e)}`);
+      : paidError("service_error", { problem: "unexpected", detail: (e as Error)?.message ?? String(e) });
   const hint = hintFor(err);
   const error = JSON.parse(scrub(JSON.stringify({ ...err.toJSON(), whatToDo: hint }))) as Record<string, unknown>;
   const structured = { error, ...(sandbox ? { sandbox: true } : {}) };

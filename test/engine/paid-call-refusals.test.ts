@@ -230,6 +230,23 @@ describe("engine: a paid call against the reference service", () => {
       await assertNothingSigned(f, e.context.intentId as string);
     });
 
+    it("fee payer equal to the owner, in delegate mode (the key that signs is not the owner)", async () => {
+      f = await engineFixture({
+        t,
+        env: { PAID_ACTIONS_WALLET: t.sb.agentKeyPath!, PAID_ACTIONS_OWNER: t.wallet.address },
+        rules: [
+          {
+            match: on("POST", "/v1/quotes"),
+            action: { kind: "rewrite", transform: (q) => ((accepts0(q).extra.feePayer = t.wallet.address), q) },
+          },
+        ],
+      });
+      const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));
+      expect(e.code).toBe("quote_drift");
+      expect(e.message).toContain("extra.feePayer: expected an address other than the wallet's owner");
+      await assertNothingSigned(f, e.context.intentId as string);
+    });
+
     it("the quote's amount itself differs from its challenge's", async () => {
       f = await engineFixture({
         t,

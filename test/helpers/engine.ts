@@ -16,6 +16,7 @@ import type { PaidCall } from "../../src/engine/model/types.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { TestPostgres } from "./postgres.mjs";
 import { startProxy, type Proxy, type ProxyRule, type SeenRequest } from "./proxy.js";
+import { RefusalLedger } from "./refusal-ledger.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox.js";
 
 /** The journal store the engine tests run against: PAM_TEST_JOURNAL=postgres, else (unset) SQLite. */
@@ -134,7 +135,32 @@ export interface EngineFixture {
   settledFor(quoteId: string): number;
   /** Executions the sandbox recorded for a quote. */
   executionsFor(quoteId: string): number;
+  /** Every refusal engine.pay and engine.payFetch gave (test/helpers/refusal-ledger.ts). */
+  refusals: RefusalLedger;
+  /**
+   * Holds every refusal that said nothing was charged or paid to the ledger, after the proofs
+   * the proxy (and `seen`: a seller's) saw had their chance to land. Call before close().
+   */
+  checkRefusals(seen?: ReadonlyArray<Pick<SeenRequest, "headers" | "body">>): ReturnType<RefusalLedger["check"]>;
   close(): Promise<void>;
+}
+
+/** Records every refusal the engine's paid calls give, as the agent would get them. */
+function recordRefusals(pa: PaidActions, ledger: RefusalLedger): PaidActions {
+  const { engine } = pa;
+  const recorded =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      try {
+        return await f(...a);
+      } catch (e) {
+        if (e instanceof PaidActionError) ledger.record(e);
+        throw e;
+      }
+    };
+  engine.pay = recorded(engine.pay.bind(engine));
+  engine.payFetch = recorded(engine.payFetch.bind(engine));
+  return pa;
 }
 
 export interface FixtureOptions {
@@ -191,19 +217,30 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
     if (opened.configResult.ok) assertStore(opened.journal);
     return opened;
   };
-  let pa = await open();
+  const refusals = new RefusalLedger();
+  let pa = recordRefusals(await open(), refusals);
   const fixture: EngineFixture = {
     t,
+    refusals,
     proxy,
     pa,
     env,
     home,
     async reopen(extra) {
       await fixture.pa.close();
-      pa = await open(extra);
+      pa = recordRefusals(await open(extra), refusals);
       fixture.pa = pa;
       return pa;
     },
+    checkRefusals: (seen = []) =>
+      refusals.check({
+        journals: fixture.pa.journal,
+        rpcUrl: t.sb.rpcUrl,
+        mint: t.sb.asset,
+        wallet: t.wallet.address,
+        facilitatorUrl: t.sb.facilitatorUrl,
+        seen: [...proxy.seen, ...seen],
+      }),
     settledFor: (quoteId) =>
       (
         t.sb.db

@@ -20,6 +20,7 @@ import {
   startServer,
   type McpServerProcess,
 } from "../helpers/mcp.js";
+import { RefusalLedger, sandboxSide } from "../helpers/refusal-ledger.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const PRICE = 288_000n;
@@ -74,8 +75,15 @@ describe("the allowance is a ceiling no local cap can raise", () => {
         input: { ...SMALL_SERVER, image: `ceiling-${si}-${i}` },
       })),
     );
+    // Every refusal, as the agent read it, with the server whose journal holds its purchase.
+    const ledger = new RefusalLedger();
     const once = (c: (typeof calls)[number]) =>
-      call(servers[c.server]!.client, "servers_provision", { ...c.input, intentKey: c.key }, 60_000).then(sc);
+      call(servers[c.server]!.client, "servers_provision", { ...c.input, intentKey: c.key }, 60_000)
+        .then(sc)
+        .then((a) => {
+          if (a.error) ledger.record(a.error, String(c.server));
+          return a;
+        });
     let answers = await Promise.all(calls.map(once));
     // A call whose proof's fate was still open answers outcome_unknown: ask again until it rests.
     for (let round = 0; round < 10 && answers.some((a) => a.error?.code === "outcome_unknown"); round++) {
@@ -92,6 +100,18 @@ describe("the allowance is a ceiling no local cap can raise", () => {
     expect(await t.usdc(t.agent.address)).toBe(0n);
     for (const r of refused) expect(["allowance_exhausted", "payment_invalid"]).toContain(r.error.code);
     expect(refused.some((r) => r.error.code === "allowance_exhausted")).toBe(true);
+
+    // Every refusal that said nothing was charged or paid: no transfer for its purchase on the ledger.
+    const journals = await Promise.all(envs.map((env) => openTestJournal(env)));
+    try {
+      const checked = await ledger.check({
+        ...sandboxSide(t),
+        journals: Object.fromEntries(journals.map((j, si) => [String(si), j])),
+      });
+      expect(checked.claims).toBeGreaterThanOrEqual(refused.length);
+    } finally {
+      for (const j of journals) await j.close();
+    }
 
     // What each journal says of each refused call: nothing spent, and every proof it signed can never land.
     for (const [si, env] of envs.entries()) {

@@ -21,6 +21,7 @@ import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { serviceEnv } from "../helpers/engine.js";
 import { runCli } from "../helpers/mcp.js";
 import { prng } from "../helpers/prng.js";
+import { RefusalLedger, sandboxSide } from "../helpers/refusal-ledger.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CALLS = Number(process.env.CHAOS_CALLS ?? 2000);
@@ -67,6 +68,8 @@ describe("chaos: faults between server and service, and a server killed at rando
   let env: Record<string, string>;
   const stderr: string[] = [];
   const outputs: string[] = [];
+  /** Every refusal the agent got, retried or final. */
+  const said = new RefusalLedger();
   let faultsOn = true;
 
   beforeAll(async () => {
@@ -146,6 +149,7 @@ describe("chaos: faults between server and service, and a server killed at rando
     const settle = (intent: Intent, result: any) => {
       outputs.push(JSON.stringify(result));
       const sc = result?.structuredContent;
+      if (result?.isError && sc?.error) said.record(sc.error);
       if (!result?.isError && sc?.executionId) {
         intent.result = { executionId: sc.executionId, quoteId: sc.quote.quoteId, amount: sc.quote.amount };
         return;
@@ -222,6 +226,7 @@ describe("chaos: faults between server and service, and a server killed at rando
       intent.attempts++;
       outputs.push(JSON.stringify(r));
       const sc = r.structuredContent as any;
+      if (r.isError && sc?.error) said.record(sc.error);
       if (!r.isError && sc?.executionId)
         intent.result = { executionId: sc.executionId, quoteId: sc.quote.quoteId, amount: sc.quote.amount };
       else intent.refusal = sc?.error?.code ?? "unknown";
@@ -315,6 +320,12 @@ describe("chaos: faults between server and service, and a server killed at rando
     expect(usage.day).toBeGreaterThanOrEqual(spent);
     expect(usage.day).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
   });
+
+  it("every refusal that said nothing was charged or paid: no transfer for its purchase, its kept proofs replayed", async () => {
+    ran();
+    const checked = await said.check({ ...sandboxSide(t), journals: journal!, seen: proxy.seen });
+    process.stderr.write(`chaos seed ${SEED}: the ledger held ${JSON.stringify(checked)} refusals true\n`);
+  }, 120_000);
 
   it("`audit` reads the wallet's history from the ledger's RPC and agrees with the journal", async () => {
     const paid = ran().filter((i) => i.result);

@@ -35,6 +35,7 @@ import {
   type Slot,
 } from "../helpers/fleet.js";
 import { call, cleanupAll, ensureBuilt, freshHome, sc, text } from "../helpers/mcp.js";
+import { checkOnJournalOf, RefusalLedger, sandboxSide } from "../helpers/refusal-ledger.js";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres.mjs";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { pollUntil, waitFor } from "../helpers/wait.js";
@@ -113,6 +114,9 @@ async function fleet(): Promise<{ url: string; db: pg.Pool; slots: Slot[] }> {
   return { url, db, slots };
 }
 
+/** Every refusal the clients got, per part: each that says nothing was paid is held to the ledger. */
+const refusals = [new RefusalLedger(), new RefusalLedger()];
+
 /** Sends call `i` to its slot's current process and says how it ended. */
 async function paidCall(part: number, i: number, slots: Slot[]): Promise<Outcome> {
   const slot = slots[i % SERVERS]!;
@@ -121,6 +125,7 @@ async function paidCall(part: number, i: number, slots: Slot[]): Promise<Outcome
   try {
     const r = await call(slot.server.client, "servers_provision", args, CALL_TIMEOUT_MS);
     const s = sc(r);
+    if (r.isError && s?.error) refusals[part - 1]!.record(s.error);
     if (!r.isError && typeof s?.executionId === "string" && /^exe_/.test(s.executionId))
       return { i, slot: slot.index, gen, kind: "paid", executionId: s.executionId };
     if (r.isError && s?.error?.code === "budget_exceeded") return { i, slot: slot.index, gen, kind: "refused" };
@@ -231,6 +236,8 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
     expect(parseDecimal(spending.committedLast24h)).toBe(cap);
     expect(parseDecimal(spending.remainingToday)).toBe(0n);
     expect(parseDecimal(spending.reserved)).toBe(0n);
+    // Every refusal said nothing was paid ("Nothing was paid."): no transfer for its purchase on the ledger.
+    expect((await checkOnJournalOf(refusals[0]!, slots[0]!.env, sandboxSide(t))).claims).toBe(CALLS - ADMITTED);
 
     report(1, slots);
     console.log(
@@ -366,6 +373,7 @@ describe("hostile: a fleet of agents, one budget (PostgreSQL journal)", () => {
 
     const spending = sc(await call(slots[1]!.server.client, "get_spending", {}, 20_000));
     expect(parseDecimal(spending.committedLast24h)).toBe(spent);
+    expect((await checkOnJournalOf(refusals[1]!, slots[1]!.env, sandboxSide(t))).claims).toBe(refused.length);
 
     const resumedLost = lost.filter((o) => keys.get(`fleet-p2-n${o.i}`)?.executionId).length;
     report(2, slots, findings.length ? ` — ${findings.length} orphan finding(s)` : "");

@@ -143,6 +143,8 @@ describe("a service that chooses the blockhash our payment is signed with", () =
   let t: TestSandbox | undefined;
   let f: EngineFixture | undefined;
   afterEach(async () => {
+    // Every refusal that said nothing was charged: no transfer for it on the ledger, its kept proofs replayed.
+    await f?.checkRefusals();
     await f?.close();
     await t?.close();
     f = undefined;

@@ -33,6 +33,7 @@ import type { SandboxInfo } from "../../src/sandbox/index.js";
 import { callArb } from "../helpers/fuzz/calls.js";
 import { ALL_TOOLS, PAID, PAID_TOOLS } from "../helpers/fuzz/inputs.js";
 import { listedExecutions, spendingOnceSettled, walletUsdc } from "../helpers/fuzz/read-back.js";
+import { checkOnJournalOf, RefusalLedger } from "../helpers/refusal-ledger.js";
 import { fuzzRunner, type FuzzTally } from "../helpers/fuzz/run.js";
 import { sandboxStarted } from "../helpers/mcp.js";
 import { CLI_PATH, PROJECT_ROOT, ensureBuilt } from "../helpers/process.js";
@@ -113,6 +114,8 @@ describe("hostile: bad input from the agent", () => {
 
   let info: SandboxInfo | undefined;
   let balanceBefore = 0n;
+  /** Every clean refusal the agent got. */
+  const said = new RefusalLedger();
   /** The run's tally and its read-back, once every batch ran. */
   let done:
     | {
@@ -163,6 +166,7 @@ describe("hostile: bad input from the agent", () => {
       maxPerCall: MAX_PER_CALL,
       approvalAbove: APPROVAL_ABOVE,
       callTimeoutMs: CALL_TIMEOUT_MS,
+      onRefusal: (e) => said.record(e),
     });
     let batches = 0;
     const started = Date.now();
@@ -253,6 +257,18 @@ describe("hostile: bad input from the agent", () => {
     }
     expect(parseDecimal(spending.committedLast24h)!).toBeGreaterThanOrEqual(onChain);
   });
+
+  it("every refusal that said nothing was charged or paid: no transfer for its purchase on the ledger", async () => {
+    ran();
+    const side = {
+      rpcUrl: info!.rpcUrl,
+      mint: info!.asset,
+      wallet: info!.owner ?? "",
+      facilitatorUrl: info!.facilitatorUrl,
+    };
+    const checked = await checkOnJournalOf(said, { PATH: process.env.PATH ?? "", PAID_ACTIONS_HOME: home }, side);
+    expect(checked.claims).toBeGreaterThan(1000);
+  }, 60_000);
 
   it("the run exercised what it claims to: payments happened, and limits refused the rest", () => {
     const { tally } = ran();

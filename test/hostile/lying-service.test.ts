@@ -288,6 +288,8 @@ describe("a lying service: every behaviour refused, nothing signed or overpaid",
           expect(rows[0]!.state).toBe("attention");
           expect(await f.pa.engine.needsAttention()).toHaveLength(1);
         }
+        // A refusal that said nothing was charged: no transfer for it on the ledger, its kept proofs replayed.
+        await f.checkRefusals();
       } finally {
         await f.close();
       }

@@ -44,6 +44,8 @@ describe("money truth on the fast path: the proof settles with the execution req
   });
   afterAll(() => t.close());
   afterEach(async () => {
+    // Every refusal that said nothing was charged: no transfer for it on the ledger, its kept proofs replayed.
+    await f?.checkRefusals();
     await f?.close();
     f = undefined;
   });

@@ -8,8 +8,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { PaidCall } from "../../src/engine/model/types.js";
-import { engineFixture, outcome, runEngineChild, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { hintFor } from "../../src/mcp/hints.js";
+import {
+  engineFixture,
+  outcome,
+  refusal,
+  runEngineChild,
+  SMALL_SERVER,
+  type EngineFixture,
+} from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
+import { RefusalLedger, sandboxSide } from "../helpers/refusal-ledger.js";
 import { on, type ProxyRule } from "../helpers/proxy.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { waitFor } from "../helpers/wait.js";
@@ -51,6 +60,8 @@ describe("money truth: the chain decides, whatever the service says", () => {
   });
   afterAll(() => t.close());
   afterEach(async () => {
+    // Every refusal that said nothing was charged: no transfer for it on the ledger, its kept proofs replayed.
+    await f?.checkRefusals();
     await f?.close();
     f = undefined;
   });
@@ -122,6 +133,63 @@ describe("money truth: the chain decides, whatever the service says", () => {
     const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
     expect(intent.state).toBe("attention");
     expect(intent.budgetState).toBe("spent");
+  });
+
+  it("a service that settles at /payments/confirm and reports another amount: paid once, held for a person, and the agent is told not to pay again", async () => {
+    f = await engineFixture({
+      t,
+      rules: [{ match: CONFIRM, action: { kind: "rewrite", transform: (p) => ({ ...p, amount: "0.289" }) } }],
+      open: { settleWaitMs: 0 },
+    });
+    const before = await t.usdc(t.wallet.address);
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "confirm-other-amount" },
+      intentKey: "confirm-other-amount",
+    };
+    const answers = [await refusal(f.pa.engine.pay(req)), await refusal(f.pa.engine.pay(req))];
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    for (const r of answers) {
+      // What the agent reads: the message, and the hint the MCP layer gives with it.
+      const told = `${r.message}\n${hintFor(r)}`;
+      expect(r.code, told).toBe("payment_mismatch");
+      expect(told).not.toMatch(/nothing was charged|fresh attempt/i);
+      expect(hintFor(r)).toMatch(/do not pay again/i);
+      expect(r.context).toMatchObject({ money: "settled" });
+    }
+    const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
+    expect(intent).toMatchObject({ state: "attention", budgetState: "spent" });
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+  });
+
+  it("the suites' ledger check catches a refusal that says nothing was charged while a kept proof can still land", async () => {
+    // The service keeps the proof and refuses it: its fate is open (its blockhash lives), and the engine says so.
+    f = await engineFixture({
+      t,
+      rules: [
+        {
+          match: CONFIRM,
+          action: { kind: "status", status: 402, body: { error: { code: "payment_invalid", message: "no" } } },
+        },
+      ],
+      open: { settleWaitMs: 0 },
+    });
+    const req = {
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "kept-proof" },
+      intentKey: "kept-proof-1",
+    };
+    const told = await refusal(f.pa.engine.pay(req));
+    expect(told.code).toBe("outcome_unknown");
+    expect(`${told.message} ${hintFor(told)}`).not.toMatch(/nothing was charged/);
+    // Had it said nothing was charged, the check would replay the kept proof, find it landed, and fail.
+    const lie = new RefusalLedger();
+    lie.record({ code: "payment_invalid", message: "nothing was charged", whatToDo: "", intentKey: req.intentKey });
+    const before = await t.usdc(t.wallet.address);
+    await expect(lie.check({ ...sandboxSide(t), journals: f.pa.journal, seen: f.proxy.seen })).rejects.toThrow(
+      /said nothing was charged or paid .* but a transfer for quote .* is on the ledger/,
+    );
+    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
   });
 
   it("a refused proof that did not land (its blockhash expired, no transfer with its memo) is released and re-signed once", async () => {

@@ -25,6 +25,8 @@ describe("money truth: the chain decides, whatever the service says", () => {
   });
   afterAll(() => t.close());
   afterEach(async () => {
+    // Every refusal that said nothing was charged: no transfer for it on the ledger, its kept proofs replayed.
+    await f?.checkRefusals();
     await f?.close();
     f = undefined;
   });

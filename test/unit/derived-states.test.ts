@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { STOPPED_STATES } from "../../src/console/timeline.js";
-import { PaidActionError } from "../../src/engine/errors.js";
+import { fromStored } from "../../src/engine/errors.js";
 import { INTENT_STATES, STATES } from "../../src/engine/model/states.js";
 import { hintFor } from "../../src/mcp/hints.js";
 
 const unavailable = (state?: string) =>
-  hintFor(new PaidActionError("service_unavailable", "the service did not answer", state ? { state } : {}));
+  hintFor(fromStored("service_unavailable", "the service did not answer", state ? { state } : {}));
 
 describe("state lists derived from the states table", () => {
   it("service_unavailable: once a proof was signed (money in flight or spent), the hint says not to pay again", () => {

@@ -7,7 +7,9 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   byCode,
   ERROR_CODES,
+  fromStored,
   isCode,
+  paidError,
   PaidActionError,
   toStored,
   type ErrorCode,
@@ -26,18 +28,22 @@ describe("error codes and their contexts", () => {
 
   it("a context is checked where the error is made: required fields, and no foreign ones", () => {
     // @ts-expect-error approval_required must say which approval
-    void new PaidActionError("approval_required", "m", {});
+    void paidError("approval_required", {});
     // @ts-expect-error budget_exceeded has no approvalId
-    void new PaidActionError("budget_exceeded", "m", { approvalId: "apr_1" });
-    const e = new PaidActionError("allowance_exhausted", "m", {
+    void paidError("budget_exceeded", { approvalId: "apr_1" });
+    // @ts-expect-error the old form (message inline) is closed to every code but the MCP approval files'
+    void new PaidActionError("busy", "m");
+    // @ts-expect-error and where it is open, the context is still checked
+    void new PaidActionError("approval_required", "m", {});
+    const e = paidError("allowance_exhausted", {
       owner: "o",
       delegate: "d",
       allowance: "0.00",
       amount: "0.288",
     });
     expect(e.context.allowance).toBe("0.00");
-    expect(new PaidActionError("busy", "m").context).toEqual({});
-    expect(new PaidActionError("busy", "m", {}, true).retryable).toBe(true);
+    expect(paidError("busy").context).toEqual({});
+    expect(paidError("busy").retryable).toBe(true);
   });
 
   it("narrows by code, and reads the context typed", () => {
@@ -68,7 +74,7 @@ describe("error codes and their contexts", () => {
   });
 
   it("keeps code, message, context and whether to retry when stored", () => {
-    const e = new PaidActionError("quote_rejected", "no", { serviceCode: "x", status: 409 }, true);
+    const e = fromStored("quote_rejected", "no", { serviceCode: "x", status: 409 }, true);
     expect(toStored(e)).toEqual({
       code: "quote_rejected",
       message: "no",

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Limits } from "../../src/engine/config/config.js";
 import { evaluateBudget, type Usage } from "../../src/engine/budget/policy.js";
+import { budgetRefusal } from "../../src/engine/intent/failures.js";
 import { limits, OTHER_PAYEE, PAYEE, usdc } from "./policy.fixtures.js";
 
 const NONE: Usage = { day: 0n, total: 0n };
@@ -242,9 +243,67 @@ describe("evaluateBudget", () => {
       expect(d.ok).toBe(false);
       if (d.ok) return;
       expect(d.code).toBe(row.expect.code);
-      if (row.expect.limit !== undefined) expect(d.context.limit).toBe(row.expect.limit);
-      expect(d.message.length).toBeGreaterThan(0);
+      if (row.expect.limit !== undefined)
+        expect("limit" in d.context ? d.context.limit : undefined).toBe(row.expect.limit);
+      // The words are the error table's, from the context (error-table.ts).
+      expect(budgetRefusal(d).message.length).toBeGreaterThan(0);
     }
+  });
+
+  it.each<[string, Partial<Limits>, Usage, Partial<Charge>, string]>([
+    [
+      "an action not allowed",
+      { allowActions: ["domains.register", "dns.*"] },
+      NONE,
+      {},
+      "servers.provision is not in the allowed actions (domains.register, dns.*); a human can change PAID_ACTIONS_ALLOW_ACTIONS",
+    ],
+    [
+      "a payee not allowed",
+      { allowedPayees: [PAYEE] },
+      NONE,
+      { payee: OTHER_PAYEE },
+      `payee ${OTHER_PAYEE} is not in the configured allowed payees`,
+    ],
+    [
+      "the per-call limit",
+      {},
+      NONE,
+      { amount: usdc(6) },
+      "the price 6.00 USDC is above the per-call limit (maxPerCall) of 5.00 USDC",
+    ],
+    [
+      "a per-action limit",
+      { perAction: { "servers.*": usdc(0.25) } },
+      NONE,
+      {},
+      "the price 0.50 USDC is above the per-call limit (perAction[servers.*]) of 0.25 USDC",
+    ],
+    [
+      "the agent's budget",
+      {},
+      NONE,
+      { agentBudget: usdc(0.2) },
+      "the price 0.50 USDC is above the budget given for this call of 0.20 USDC",
+    ],
+    [
+      "the daily limit",
+      {},
+      { day: usdc(22.5), total: 0n },
+      { amount: usdc(3) },
+      "paying 3.00 USDC would exceed the daily limit of 25.00 USDC (22.50 spent or reserved in the last 24 h)",
+    ],
+    [
+      "the total limit",
+      { maxTotal: usdc(10) },
+      { day: 0n, total: usdc(9.75) },
+      {},
+      "paying 0.50 USDC would exceed the total limit of 10.00 USDC (9.75 spent or reserved)",
+    ],
+  ])("words %s's refusal as policy.ts did, from its context alone", (_, over, usage, charge, message) => {
+    const d = evaluateBudget(limits(over), usage, { action: "servers.provision", amount: usdc(0.5), ...charge });
+    if (d.ok) throw new Error("expected a refusal");
+    expect(budgetRefusal(d).message).toBe(message);
   });
 
   it("says how much of the day is left", () => {

@@ -4,7 +4,13 @@
  * reads a quote's decimal amount into atomic units or refuses it.
  */
 import { describe, expect, it } from "vitest";
-import { checkChallenge, describeDrifts, quoteAmount, type PricedIntent } from "../../src/engine/budget/policy.js";
+import {
+  checkChallenge,
+  describeDrifts,
+  feePayerDrift,
+  quoteAmount,
+  type PricedIntent,
+} from "../../src/engine/budget/policy.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 import { OTHER_PAYEE, PAYEE } from "./policy.fixtures.js";
 
@@ -15,7 +21,8 @@ describe("checkChallenge", () => {
   const FEE_PAYER = "FeePayer11111111111111111111111111111111111";
   const NOW = Date.parse("2026-01-01T00:00:00Z");
   const priced: PricedIntent = { quoteId: "q_abc", amount: 288_000n, expiresAt: NOW + 60_000, payee: PAYEE };
-  const expected = { network: NETWORK, mint: MINT, wallet: WALLET };
+  const OWNER = "Awner111111111111111111111111111111111111111";
+  const expected = { network: NETWORK, mint: MINT, wallet: WALLET, owner: OWNER };
   const good = (): PaymentRequirements => ({
     scheme: "exact",
     network: NETWORK,
@@ -68,6 +75,7 @@ describe("checkChallenge", () => {
     ["no fee payer", {}, { feePayer: undefined }, "extra.feePayer"],
     ["an empty fee payer", {}, { feePayer: "" }, "extra.feePayer"],
     ["our own wallet as fee payer", {}, { feePayer: WALLET }, "extra.feePayer"],
+    ["the wallet's owner as fee payer (delegate mode)", {}, { feePayer: OWNER }, "extra.feePayer"],
     ["a zero maxTimeoutSeconds", { maxTimeoutSeconds: 0 }, undefined, "maxTimeoutSeconds"],
     ["a negative maxTimeoutSeconds", { maxTimeoutSeconds: -5 }, undefined, "maxTimeoutSeconds"],
     ["a NaN maxTimeoutSeconds", { maxTimeoutSeconds: Number.NaN }, undefined, "maxTimeoutSeconds"],
@@ -77,6 +85,11 @@ describe("checkChallenge", () => {
     expect(check.ok).toBe(false);
     if (check.ok) return;
     expect(check.drifts.map((d) => d.field)).toEqual([field]);
+  });
+
+  it("passes the owner as fee payer when there is no owner (own-account mode)", () => {
+    const own = { network: NETWORK, mint: MINT, wallet: WALLET };
+    expect(checkChallenge(priced, [withField({}, { feePayer: OWNER })], own, NOW).ok).toBe(true);
   });
 
   it("reports no payment option at all", () => {
@@ -160,5 +173,27 @@ describe("quoteAmount", () => {
   const label = (v: unknown) => (typeof v === "bigint" ? `${v}n` : (JSON.stringify(v) ?? String(v)));
   it.each(rows.map(([text, atomic]) => [label(text), text, atomic] as const))("%s -> %s", (_label, text, atomic) => {
     expect(quoteAmount(text)).toBe(atomic);
+  });
+});
+
+describe("feePayerDrift: one rule for the fee payer on every path", () => {
+  const WALLET = "Wa11et1111111111111111111111111111111111111";
+  const OWNER = "Awner111111111111111111111111111111111111111";
+  const SELLER = "FeePayer11111111111111111111111111111111111";
+
+  it.each<[string, unknown, { wallet: string; owner?: string }, string | undefined]>([
+    ["the seller's own fee payer", SELLER, { wallet: WALLET, owner: OWNER }, undefined],
+    ["the seller's own, own-account mode", SELLER, { wallet: WALLET }, undefined],
+    ["our wallet", WALLET, { wallet: WALLET, owner: OWNER }, "an address other than our wallet"],
+    ["our wallet, own-account mode", WALLET, { wallet: WALLET }, "an address other than our wallet"],
+    ["the owner (delegate mode)", OWNER, { wallet: WALLET, owner: OWNER }, "an address other than the wallet's owner"],
+    ["an address that is an owner elsewhere, not here", OWNER, { wallet: WALLET }, undefined],
+    ["none", undefined, { wallet: WALLET }, "the service's fee payer"],
+    ["an empty one", "", { wallet: WALLET }, "the service's fee payer"],
+    ["one that is no string", 42, { wallet: WALLET }, "the service's fee payer"],
+  ])("%s: %s", (_name, feePayer, ours, expected) => {
+    const drift = feePayerDrift(feePayer, ours);
+    expect(drift?.expected).toBe(expected);
+    if (drift) expect(drift.field).toBe("extra.feePayer");
   });
 });

@@ -5,6 +5,10 @@
  * pay; a service's challenge checked by the rail of the first of our networks it offers
  * `exact` on; a journaled payment followed by the rail of its network.
  */
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../src/domain/networks.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
@@ -126,9 +130,35 @@ describe("challengeNetwork: whose rail checks a service's challenge", () => {
   });
 });
 
+/** A Solana CLI keypair file (seed, then public key) in a fresh directory, and the key's base58 address. */
+function keypairFile(): { path: string; address: string } {
+  const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+  const seed = privateKey.export({ format: "der", type: "pkcs8" }).subarray(-32);
+  const pub = publicKey.export({ format: "der", type: "spki" }).subarray(-32);
+  const path = join(mkdtempSync(join(tmpdir(), "pam-rails-")), "wallet.json");
+  writeFileSync(path, JSON.stringify([...seed, ...pub]), { mode: 0o600 });
+  return { path, address: base58(pub) };
+}
+
+function base58(bytes: Uint8Array): string {
+  const ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  let n = BigInt(`0x${Buffer.from(bytes).toString("hex")}`);
+  let out = "";
+  while (n > 0n) {
+    out = ALPHABET[Number(n % 58n)] + out;
+    n /= 58n;
+  }
+  for (const b of bytes) {
+    if (b !== 0) break;
+    out = `1${out}`;
+  }
+  return out;
+}
+
 describe("the rails of one engine", () => {
-  // The embedded sandbox's configuration: solana-devnet alone (its wallet and RPC are not read here).
-  const rails = createRails(ok({}), { now: () => 0 });
+  // The embedded sandbox's configuration: solana-devnet alone, with an agent key (its RPC is not read here).
+  const key = keypairFile();
+  const rails = createRails(ok({ PAID_ACTIONS_WALLET: key.path }), { now: () => 0 });
 
   it("one rail per network paid on, the Solana rail for a Solana network; none for another", async () => {
     const rail = await rails.rail(SOLANA_DEVNET);
@@ -163,6 +193,18 @@ describe("the rails of one engine", () => {
       ],
       terms: `exact on ${SOLANA_DEVNET} in USDC ${USDC_MINT[SOLANA_DEVNET]}`,
     });
+  });
+
+  it("a seller's 402 naming our own key as fee payer is never picked, and says so", async () => {
+    const ours = entry("a", SOLANA_DEVNET, { extra: { feePayer: key.address, id: "a" } });
+    expect(await rails.pick([ours])).toEqual({
+      ok: false,
+      offered: [`exact on ${SOLANA_DEVNET} in ${USDC_MINT[SOLANA_DEVNET]}: 10000`],
+      terms: `exact on ${SOLANA_DEVNET} in USDC ${USDC_MINT[SOLANA_DEVNET]}`,
+      feePayerOurs: true,
+    });
+    const picked = await rails.pick([ours, entry("b", SOLANA_DEVNET)]);
+    expect(picked.ok && idOf(picked.requirement)).toBe("b");
   });
 
   it("a service's challenge is checked by the rail of the network it offers exact on", async () => {

@@ -44,7 +44,8 @@ describe("confirmationVerdict", () => {
     const v = confirmationVerdict({ ok: true, status: 200, body: { ...PAYMENT, ...drift } }, PURCHASE);
     expect(v.kind).toBe("mismatch");
     if (v.kind !== "mismatch") return;
-    expect(v.error.code).toBe("payment_invalid");
+    // Not payment_invalid, whose advice is that nothing was charged (issue 30 item 1): money moved.
+    expect(v.error.code).toBe("payment_mismatch");
     expect(v.error.message).toMatch(/does not match the quote .*until a human checks transaction 5{88}/);
     expect(v.error.context).toEqual({ transaction: TX });
   });

@@ -14,6 +14,7 @@ import {
   pickRequirement,
   readPaymentRequired,
   readPaymentResponse,
+  describeAccept,
   type PaymentRequired402,
 } from "../../src/engine/x402-http/challenge.js";
 
@@ -21,7 +22,9 @@ const MINT = USDC_MINT[SOLANA_DEVNET]!;
 const PAY_TO = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 const FEE_PAYER = "2wmVCSfPxGPjrnMMn7rchp4uaeoTqN39mXFC2zhPdri9";
 const SIGNATURE = "5".repeat(88);
-const want = { network: SOLANA_DEVNET, mint: MINT };
+const WALLET = "Wa11et1111111111111111111111111111111111111";
+const OWNER = "Awner111111111111111111111111111111111111111";
+const want = { network: SOLANA_DEVNET, mint: MINT, ours: { wallet: WALLET, owner: OWNER } };
 
 const accept = (over: Partial<PaymentRequirements> = {}): PaymentRequirements => ({
   scheme: "exact",
@@ -128,6 +131,24 @@ describe("pickRequirement", () => {
     const r = pickRequirement(pr(accept(over)), want);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.offered).toHaveLength(1);
+  });
+
+  it.each([
+    ["our wallet", WALLET],
+    ["the owner whose account pays (delegate mode)", OWNER],
+  ])("never takes a requirement naming %s as fee payer, and says that is why", (_who, feePayer) => {
+    const ours = accept({ extra: { feePayer } });
+    expect(pickRequirement(pr(ours), want)).toEqual({ ok: false, offered: [describeAccept(ours)], feePayerOurs: true });
+    // Another requirement the server can pay is taken instead.
+    expect(pickRequirement(pr(ours, accept()), want)).toEqual({ ok: true, requirement: accept() });
+    // Without an owner (own-account mode) only the wallet is ours.
+    const own = { ...want, ours: { wallet: WALLET } };
+    expect(pickRequirement(pr(ours), own).ok).toBe(feePayer !== WALLET);
+  });
+
+  it("says the fee payer was the reason only when it was", () => {
+    const r = pickRequirement(pr(accept({ scheme: "upto", extra: { feePayer: WALLET } })), want);
+    expect(r).toEqual({ ok: false, offered: [expect.any(String)] });
   });
 
   it("accepts the largest u64 amount", () => {

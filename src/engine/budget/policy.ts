@@ -6,7 +6,7 @@ import { formatDecimal, parseAtomic, parseDecimal } from "../../domain/money.js"
 import type { PaymentRequirements } from "../../domain/wire.js";
 import { actionAllowed } from "../config/action-names.js";
 import type { Limits } from "../config/config.js";
-import type { ErrorContexts, LimitContext } from "../errors.js";
+import type { ErrorContexts } from "../errors.js";
 
 export interface Usage {
   /** Reserved + spent in the rolling 24 h window, atomic units. */
@@ -15,14 +15,16 @@ export interface Usage {
   total: bigint;
 }
 
-export type BudgetDecision =
-  | { ok: true; ceiling: bigint; needsApproval: boolean }
-  | {
-      ok: false;
-      code: "budget_exceeded" | "action_not_allowed" | "payee_not_allowed";
-      message: string;
-      context: LimitContext & ErrorContexts["action_not_allowed"] & ErrorContexts["payee_not_allowed"];
-    };
+/** The codes the limits refuse with. */
+type BudgetCode = "budget_exceeded" | "action_not_allowed" | "payee_not_allowed";
+
+/**
+ * A refusal: its code and that code's context. Its words are the error table's, from the
+ * context (error-table.ts); intent/failures.ts makes the error.
+ */
+export type BudgetRefusal = { [C in BudgetCode]: { ok: false; code: C; context: ErrorContexts[C] } }[BudgetCode];
+
+export type BudgetDecision = { ok: true; ceiling: bigint; needsApproval: boolean } | BudgetRefusal;
 
 /**
  * The highest price this one call may pay: maxPerCall, lowered by every perAction key that
@@ -80,7 +82,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "action_not_allowed",
-      message: `${charge.action} is not in the allowed actions (${limits.allowActions.join(", ")}); a human can change PAID_ACTIONS_ALLOW_ACTIONS`,
       context: { action: charge.action, allowActions: limits.allowActions },
     };
   }
@@ -88,7 +89,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "payee_not_allowed",
-      message: `payee ${charge.payee} is not in the configured allowed payees`,
       context: { payee: charge.payee },
     };
   }
@@ -97,7 +97,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "budget_exceeded",
-      message: `the price ${usdc(charge.amount)} USDC is above the ${by === "budget" ? "budget given for this call" : `per-call limit (${by})`} of ${usdc(ceiling)} USDC`,
       context: { limit: by, amount: usdc(charge.amount), ceiling: usdc(ceiling) },
     };
   }
@@ -105,7 +104,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "budget_exceeded",
-      message: `paying ${usdc(charge.amount)} USDC would exceed the daily limit of ${usdc(limits.maxPerDay)} USDC (${usdc(usage.day)} spent or reserved in the last 24 h)`,
       context: {
         limit: "maxPerDay",
         amount: usdc(charge.amount),
@@ -119,7 +117,6 @@ export function evaluateBudget(
     return {
       ok: false,
       code: "budget_exceeded",
-      message: `paying ${usdc(charge.amount)} USDC would exceed the total limit of ${usdc(limits.maxTotal)} USDC (${usdc(usage.total)} spent or reserved)`,
       context: {
         limit: "maxTotal",
         amount: usdc(charge.amount),
@@ -150,16 +147,40 @@ export interface Drift {
 
 export type ChallengeCheck = { ok: true; requirements: PaymentRequirements } | { ok: false; drifts: Drift[] };
 
+/** Who must never pay a payment's fee: the key that signs (our wallet) and, in delegate mode, the owner whose account pays. */
+export interface OurKeys {
+  wallet: string;
+  owner?: string;
+}
+
+/**
+ * The fee-payer rule, on every path (a quote's challenge, checkChallenge; a resource's 402,
+ * x402-http/challenge.ts): the fee payer (`extra.feePayer`) is named and is neither our
+ * wallet nor the owner. A transaction whose fee payer is our wallet is whole once we sign
+ * it: the seller could send it to the chain itself, our wallet paying the fee, with no
+ * facilitator's check in between. The owner's SOL is not this server's to spend either.
+ * The drift, or undefined when the fee payer may be used.
+ */
+export function feePayerDrift(feePayer: unknown, ours: OurKeys): Drift | undefined {
+  if (typeof feePayer !== "string" || feePayer.length === 0)
+    return { field: "extra.feePayer", expected: "the service's fee payer", actual: "missing" };
+  if (feePayer === ours.wallet)
+    return { field: "extra.feePayer", expected: "an address other than our wallet", actual: feePayer };
+  if (feePayer === ours.owner)
+    return { field: "extra.feePayer", expected: "an address other than the wallet's owner", actual: feePayer };
+  return undefined;
+}
+
 /**
  * Is this challenge exactly what was priced? Scheme `exact`, the configured network and
- * USDC mint, the quoted atomic amount, the quote's payee, memo = quote id, a fee payer that
- * is not our own wallet, and a quote that has not expired. Returns every drift, not just
- * the first, so a human sees the whole picture.
+ * USDC mint, the quoted atomic amount, the quote's payee, memo = quote id, a fee payer the
+ * fee-payer rule allows (feePayerDrift), and a quote that has not expired. Returns every
+ * drift, not just the first, so a human sees the whole picture.
  */
 export function checkChallenge(
   priced: PricedIntent,
   accepts: readonly PaymentRequirements[],
-  expected: { network: string; mint: string; wallet: string },
+  expected: { network: string; mint: string } & OurKeys,
   now: number,
 ): ChallengeCheck {
   const candidates = accepts.filter((a) => a.scheme === "exact" && a.network === expected.network);
@@ -205,11 +226,8 @@ export function checkChallenge(
       actual: JSON.stringify(extra.memo ?? null).slice(0, 80),
     });
   }
-  if (typeof extra.feePayer !== "string" || extra.feePayer.length === 0) {
-    drifts.push({ field: "extra.feePayer", expected: "the service's fee payer", actual: "missing" });
-  } else if (extra.feePayer === expected.wallet) {
-    drifts.push({ field: "extra.feePayer", expected: "an address other than our wallet", actual: extra.feePayer });
-  }
+  const feePayer = feePayerDrift(extra.feePayer, expected);
+  if (feePayer) drifts.push(feePayer);
   if (typeof requirements.maxTimeoutSeconds !== "number" || !(requirements.maxTimeoutSeconds > 0)) {
     drifts.push({
       field: "maxTimeoutSeconds",

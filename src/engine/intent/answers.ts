@@ -4,32 +4,35 @@
  * names. Nothing here sends or records anything; table-tested.
  */
 import { canonicalJson, SettleResponse, type PaymentRequirements, type Quote } from "../../domain/wire.js";
-import { PaidActionError } from "../errors.js";
+import { paidError, type PaidActionError } from "../errors.js";
 import { quoteAmount } from "../budget/policy.js";
 
 /** A quote's price and expiry, once it is checked to be a positive USDC price for this action; throws quote_drift. */
 export function checkQuote(quote: Quote, action: string): { amount: bigint; expiresAt: number } {
   const amount = quoteAmount(quote.amount);
   if (amount === undefined || amount === 0n || quote.currency !== "USDC") {
-    throw new PaidActionError(
-      "quote_drift",
-      `the quote's amount ${JSON.stringify(quote.amount).slice(0, 40)} ${String(quote.currency).slice(0, 10)} is not a positive USDC decimal; nothing was signed`,
-      { quoteId: quote.quoteId },
-    );
+    throw paidError("quote_drift", {
+      problem: "quote",
+      quoteId: quote.quoteId,
+      detail: `the quote's amount ${JSON.stringify(quote.amount).slice(0, 40)} ${String(quote.currency).slice(0, 10)} is not a positive USDC decimal`,
+    });
   }
   if (quote.action !== action)
-    throw new PaidActionError(
-      "quote_drift",
-      `the service quoted ${String(quote.action).slice(0, 60)} for a request to ${action}; nothing was signed`,
-      { quoteId: quote.quoteId },
-    );
+    throw paidError("quote_drift", {
+      problem: "quote",
+      quoteId: quote.quoteId,
+      detail: `the service quoted ${String(quote.action).slice(0, 60)} for a request to ${action}`,
+    });
   const expiresAt = Date.parse(quote.expiresAt);
   if (Number.isNaN(expiresAt))
-    throw new PaidActionError("quote_drift", "the quote's expiresAt is not a timestamp; nothing was signed", {
+    throw paidError("quote_drift", {
+      problem: "quote",
       quoteId: quote.quoteId,
+      detail: "the quote's expiresAt is not a timestamp",
     });
   if (!/^[A-Za-z0-9_.-]{1,128}$/.test(quote.quoteId))
-    throw new PaidActionError("quote_drift", "the quote id has characters a quote id cannot have; nothing was signed");
+    // The id is not one to repeat: the context names no quote.
+    throw paidError("quote_drift", { problem: "quote", detail: "the quote id has characters a quote id cannot have" });
   return { amount, expiresAt };
 }
 
@@ -76,19 +79,14 @@ export function quoteRefusal(
   status: number,
   error: { code: string; message: string; issues?: unknown },
 ): PaidActionError {
-  if (status === 404)
-    return new PaidActionError("action_unknown", `the service does not know this: ${error.message}`, {
-      serviceCode: error.code,
-    });
+  if (status === 404) return paidError("action_unknown", { serviceCode: error.code, detail: error.message });
   if (status === 400) {
-    return new PaidActionError("invalid_input", `the service refused the input: ${error.message}`, {
+    return paidError("invalid_input", {
+      problem: "service",
       serviceCode: error.code,
+      detail: error.message,
       ...(Array.isArray(error.issues) ? { issues: error.issues.slice(0, 20) } : {}),
     });
   }
-  return new PaidActionError(
-    "quote_rejected",
-    `the service refused to quote (HTTP ${status} ${error.code}): ${error.message}`,
-    { serviceCode: error.code, status },
-  );
+  return paidError("quote_rejected", { problem: "quote", serviceCode: error.code, status, detail: error.message });
 }

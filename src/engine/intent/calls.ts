@@ -9,7 +9,7 @@
  */
 import type { BudgetDecision } from "../budget/policy.js";
 import { LEASE_MS, type Ctx, type EngineDeps } from "../context.js";
-import { PaidActionError } from "../errors.js";
+import { PaidActionError, paidError } from "../errors.js";
 import { LeaseLost } from "../journal/port.js";
 import { narrowIntent } from "../model/narrow.js";
 import { restartable } from "../model/transitions.js";
@@ -17,9 +17,10 @@ import type { Intent, IntentAt, IntentPatch, PaidCall, PayOptions, PayRequest, S
 import { executedOrThrow, paidCallOf } from "../read/executions.js";
 import type { FetchedResponse } from "../x402-http/http.js";
 import { Drive } from "./drive.js";
-import { asError } from "./failures.js";
+import { asError, budgetRefusal } from "./failures.js";
 import { refuseIfFrozen, stoppedByFreeze } from "./freeze.js";
 import { restart } from "./moves.js";
+import { withMoney } from "./money.js";
 import { findIntent, recordIntent } from "./record.js";
 import { Turns } from "./turns.js";
 
@@ -89,18 +90,27 @@ export class Calls {
     return paidCallOf(await this.run(c, call), call.opts.callId);
   }
 
-  /** The same for any intent (an action, or a fetch given its target): the executed intent, or its refusal thrown. */
+  /**
+   * The same for any intent (an action, or a fetch given its target): the executed intent, or
+   * its refusal thrown — with where the purchase's money is, as the journal says now.
+   */
   async run(c: Ctx, call: Call): Promise<Done> {
-    // Finding or recording the intent, and starting its drive, happen one call at a time per
-    // key in this process: a second call with the key then finds the first one's drive.
-    const found = await this.turns.run(call.req.intentKey, () => this.findOrRecord(c, call));
-    return this.outcome(c, found, call);
+    try {
+      // Finding or recording the intent, and starting its drive, happen one call at a time per
+      // key in this process: a second call with the key then finds the first one's drive.
+      const found = await this.turns.run(call.req.intentKey, () => this.findOrRecord(c, call));
+      return await this.outcome(c, found, call);
+    } catch (e) {
+      if (e instanceof LeaseLost || !(e instanceof PaidActionError)) throw e;
+      throw await withMoney(c, e);
+    }
   }
 
   private async findOrRecord(c: Ctx, call: Call): Promise<Found> {
     const { req, fp, early, opts, fetch } = call;
     const intent = await findIntent(c, req, fp);
-    if (!early.ok) throw new PaidActionError(early.code, early.message, early.context);
+    // A call that names a recorded purchase is refused about it (and told where its money is).
+    if (!early.ok) throw budgetRefusal(early, intent ? { intentId: intent.intentId, intentKey: intent.intentKey } : {});
     // Frozen: nothing new is recorded, quoted or signed; a purchase whose proof left is still answered.
     if (stoppedByFreeze(intent)) await refuseIfFrozen(c.journal);
     if (intent) return { intent };
@@ -108,11 +118,7 @@ export class Calls {
     if ("conflict" in created) {
       // Another process recorded the same key a moment ago: it is that intent.
       if (created.conflict.fingerprint !== fp)
-        throw new PaidActionError(
-          "intent_conflict",
-          `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`,
-          { intentKey: req.intentKey, intentId: created.conflict.intentId },
-        );
+        throw paidError("intent_conflict", { intentKey: req.intentKey, intentId: created.conflict.intentId });
       return { intent: created.conflict };
     }
     return {
@@ -189,18 +195,7 @@ export class Calls {
     opts.onProgress?.("another call is driving this purchase; waiting for its outcome");
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new PaidActionError(
-              "busy",
-              "another call is still driving this purchase (it may be waiting for a human's approval); call again in a little while with the same intentKey",
-              {},
-              true,
-            ),
-          ),
-        Math.max(0, deadline - this.d.now()),
-      );
+      timer = setTimeout(() => reject(paidError("busy", { by: "waiting_call" })), Math.max(0, deadline - this.d.now()));
     });
     try {
       return await Promise.race([inFlight, timeout]);
@@ -211,12 +206,7 @@ export class Calls {
 
   private async driveExisting(c: Ctx, intentId: string, { agentBudget, opts }: Call): Promise<Done> {
     if (!(await c.journal.claim(intentId, this.d.owner, this.d.now(), LEASE_MS))) {
-      throw new PaidActionError(
-        "busy",
-        "another process is driving this purchase right now; call again in a few seconds with the same intentKey",
-        { intentId },
-        true,
-      );
+      throw paidError("busy", { by: "process", intentId });
     }
     let intent = await c.journal.intent(intentId);
     if (!intent) throw new Error(`intent ${intentId} was claimed but is not in the journal`);

@@ -11,7 +11,7 @@ import { formatDecimal } from "../../domain/money.js";
 import { canonicalJson } from "../../domain/wire.js";
 import { evaluateBudget } from "../budget/policy.js";
 import type { Ctx } from "../context.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import type { FetchRequest, FetchResult, IntentAt, PayOptions, PayRequest } from "../model/types.js";
 import { guardedFetch, type FetchedResponse } from "../x402-http/http.js";
 import { readFetchInput, redactUrl, type OutboundRequest } from "../x402-http/request.js";
@@ -32,12 +32,11 @@ export interface FetchOutcome {
 
 export async function payFetch(c: Ctx, calls: Calls, req: FetchRequest, opts: PayOptions): Promise<FetchOutcome> {
   const read = readFetchInput({ url: req.url, method: req.method, headers: req.headers, body: req.body });
-  if (!read.ok) throw new PaidActionError("invalid_input", read.message, { field: read.field });
+  if (!read.ok) throw paidError("invalid_input", { field: read.field, problem: "request", detail: read.message });
   const request: OutboundRequest = read.request;
   const agentBudget = agentBudgetOf(req.budget);
   checkIntentKey(req.intentKey);
-  if (opts.signal?.aborted)
-    throw new PaidActionError("cancelled", "the call was cancelled before it started; nothing was sent");
+  if (opts.signal?.aborted) throw paidError("cancelled", { stage: "fetch_before_start" });
   const standing = standingOf(c, request.origin);
   if (standing === "refused") throw originRefused(c, request.origin);
   const payReq: PayRequest = {

@@ -6,7 +6,7 @@
  * purchase whose proof already left is still followed: its money is at risk either way, and
  * only the chain says whether it moved.
  */
-import { PaidActionError } from "../errors.js";
+import { paidError, type PaidActionError } from "../errors.js";
 import type { Freeze, JournalStore } from "../journal/port.js";
 import type { Intent } from "../model/types.js";
 
@@ -15,13 +15,7 @@ import type { Intent } from "../model/types.js";
  * but holds no command line: an agent with a shell must not be handed the means to lift it.
  */
 export function frozenError(f: Freeze): PaidActionError {
-  const since = new Date(f.since).toISOString();
-  const reason = f.reason ? `reason: ${JSON.stringify(f.reason)}, ` : "";
-  return new PaidActionError(
-    "frozen",
-    `payments are frozen by a person (${reason}since ${since}): nothing new was signed or reserved. A person must unfreeze payments at a terminal before anything is paid`,
-    { reason: f.reason, since, frozenBy: f.by },
-  );
+  return paidError("frozen", { reason: f.reason, since: new Date(f.since).toISOString(), frozenBy: f.by });
 }
 
 /** Throws `frozen` when payments are frozen. */

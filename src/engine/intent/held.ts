@@ -8,13 +8,14 @@
  * when the move carries one. The steps (steps/) decide; only apply writes.
  */
 import { LEASE_MS, POLL_START_MS, type Ctx } from "../context.js";
-import { PaidActionError, toStored } from "../errors.js";
-import { LeaseLost, PaymentsFrozen } from "../journal/port.js";
+import type { CancelStage } from "../error-contexts.js";
+import { fromStored, paidError, toStored, type PaidActionError } from "../errors.js";
+import { LeaseLost, PaymentsFrozen, QuoteTaken } from "../journal/port.js";
 import { narrowIntent } from "../model/narrow.js";
 import { passage, type Passage } from "../model/transitions.js";
 import type { Intent, IntentPatch, PayOptions } from "../model/types.js";
 import type { FetchedResponse } from "../x402-http/http.js";
-import { cancelled } from "./failures.js";
+import { budgetRefusal, cancelled } from "./failures.js";
 import { frozenError } from "./freeze.js";
 import { refusal, type DriveEnd, type Move } from "./moves.js";
 
@@ -60,9 +61,9 @@ export class HeldIntent {
     this.renewTimer = undefined;
   }
 
-  /** Throws `cancelled` when the caller gave up; `what` says when (nothing was paid by then). */
-  checkCancelled(what: string): void {
-    if (this.opts.signal?.aborted) throw cancelled(this.intent, what);
+  /** Throws `cancelled` when the caller gave up; `stage` says when (nothing was paid by then). */
+  checkCancelled(stage: CancelStage): void {
+    if (this.opts.signal?.aborted) throw cancelled(this.intent, stage);
   }
 
   /**
@@ -131,10 +132,7 @@ export class HeldIntent {
           move.signed,
         );
         if (decision.ok) return undefined;
-        return new PaidActionError(decision.code, decision.message, {
-          quoteId: patch.quoteId ?? from.quoteId,
-          ...decision.context,
-        });
+        return budgetRefusal(decision, { quoteId: patch.quoteId ?? from.quoteId });
       }
       if (move.signed) {
         if (await journal.recordSigned(move.signed, { intentId: from.intentId, patch, now, expect })) return undefined;
@@ -145,6 +143,8 @@ export class HeldIntent {
     } catch (e) {
       // A freeze committed since the last look: the proof was not recorded, so it never leaves.
       if (e instanceof PaymentsFrozen) return frozenError(e.freeze);
+      // Another purchase journaled a proof with this memo first: this one was not recorded either.
+      if (e instanceof QuoteTaken) return quoteTaken(from, e.quoteId);
       throw e;
     }
     throw new LeaseLost(from.intentId);
@@ -167,10 +167,31 @@ export class HeldIntent {
   }
 }
 
+/**
+ * The refusal for a proof whose memo another purchase's proof carries: for a fetch, the
+ * resource's memo is in use (its seller gave it twice); for an action, the service handed
+ * out one quote twice. Nothing was recorded or sent for this one.
+ */
+function quoteTaken(intent: Intent, quoteId: string): PaidActionError {
+  if (intent.kind === "fetch")
+    return paidError("payment_unsupported", {
+      origin: intent.origin,
+      problem: "memo_in_use",
+      memo: quoteId.slice(0, 64),
+    });
+  return paidError("quote_drift", {
+    problem: "quote",
+    quoteId,
+    detail: `quote ${quoteId.slice(0, 64)} already names another payment of this wallet`,
+  });
+}
+
 /** What the caller is told when its drive pauses: the move's error, with where the purchase now stands. */
 function paused(intent: Intent, error: PaidActionError | undefined): PaidActionError {
-  const e = error ?? new PaidActionError("outcome_unknown", `intent ${intent.intentId} is ${intent.state}`, {}, true);
-  return new PaidActionError(
+  const e =
+    error ?? paidError("outcome_unknown", { problem: "stopped", intentId: intent.intentId, state: intent.state });
+  // The same words, with where the purchase now stands; it is followed, so calling again may succeed.
+  return fromStored(
     e.code,
     e.message,
     { ...e.context, intentId: intent.intentId, intentKey: intent.intentKey, state: intent.state },

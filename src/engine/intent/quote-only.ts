@@ -5,7 +5,8 @@
  */
 import { formatDecimal } from "../../domain/money.js";
 import type { Ctx } from "../context.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
+import { budgetRefusal } from "./failures.js";
 import { frozenError } from "./freeze.js";
 import { validateRequest } from "./input.js";
 import { quoteRefusal } from "./answers.js";
@@ -24,10 +25,10 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
   if (!res.ok) throw quoteRefusal(res.status, res.error);
   const amount = quoteAmount(res.body.amount);
   if (amount === undefined || res.body.currency !== "USDC") {
-    throw new PaidActionError(
-      "quote_drift",
-      `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`,
-    );
+    throw paidError("quote_drift", {
+      problem: "quote",
+      detail: `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`,
+    });
   }
   const payee = res.body.paymentRequirement.accepts?.[0]?.payTo;
   const decision = evaluateBudget(
@@ -36,7 +37,7 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
     { action: req.action, amount, payee, agentBudget },
   );
   const freeze = await c.journal.frozen();
-  const stop = freeze ? frozenError(freeze) : undefined;
+  const stop = freeze ? frozenError(freeze) : decision.ok ? undefined : budgetRefusal(decision);
   return {
     quoteId: res.body.quoteId,
     action: res.body.action,
@@ -45,12 +46,8 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
     expiresAt: res.body.expiresAt,
     payee: payee ?? null,
     breakdown: (res.body as Record<string, unknown>).breakdown,
-    payable: decision.ok && !stop,
+    payable: !stop,
     needsApproval: decision.ok ? decision.needsApproval : false,
-    refusal: stop
-      ? { code: stop.code, message: stop.message, ...stop.context }
-      : decision.ok
-        ? undefined
-        : { code: decision.code, message: decision.message, ...decision.context },
+    refusal: stop ? { code: stop.code, message: stop.message, ...stop.context } : undefined,
   };
 }

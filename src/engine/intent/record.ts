@@ -4,7 +4,7 @@
  * recorded with its lease before anything is asked of the service.
  */
 import { LEASE_MS, type Ctx } from "../context.js";
-import { PaidActionError } from "../errors.js";
+import { paidError } from "../errors.js";
 import { IntentKeyTaken } from "../journal/port.js";
 import type { Intent, PayRequest } from "../model/types.js";
 import type { Call } from "./calls.js";
@@ -17,26 +17,15 @@ export async function findIntent(c: Ctx, req: PayRequest, fp: string): Promise<I
   let intent: Intent | undefined;
   if (req.approvalId !== undefined) {
     const approval = typeof req.approvalId === "string" ? await c.journal.approval(req.approvalId) : undefined;
-    if (!approval)
-      throw new PaidActionError("approval_invalid", `approval ${String(req.approvalId).slice(0, 60)} does not exist`, {
-        approvalId: req.approvalId,
-      });
+    if (!approval) throw paidError("approval_invalid", { approvalId: req.approvalId, problem: "missing" });
     intent = await c.journal.intent(approval.intentId);
     if (!intent || intent.fingerprint !== fp) {
-      throw new PaidActionError(
-        "approval_invalid",
-        `approval ${req.approvalId} was given for a different action or input; send exactly the input that was approved`,
-        { approvalId: req.approvalId },
-      );
+      throw paidError("approval_invalid", { approvalId: req.approvalId, problem: "other_input" });
     }
   } else if (req.intentKey !== undefined) {
     intent = await c.journal.intentByKey(req.intentKey);
     if (intent && intent.fingerprint !== fp) {
-      throw new PaidActionError(
-        "intent_conflict",
-        `intentKey ${req.intentKey} was used for a different action or input; use a new key for a new intent`,
-        { intentKey: req.intentKey, intentId: intent.intentId },
-      );
+      throw paidError("intent_conflict", { intentKey: req.intentKey, intentId: intent.intentId });
     }
   }
   return intent;

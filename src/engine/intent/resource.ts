@@ -3,7 +3,7 @@
  * the guarded transport, under the origin's standing in the human's `allowOrigins` — looked
  * at again on every send, so an origin a person removed is not paid — and the answer kept.
  */
-import { PaidActionError } from "../errors.js";
+import { paidError, type PaidActionError } from "../errors.js";
 import type { Ctx } from "../context.js";
 import type { IntentIn, IntentRecord, StoredResponse } from "../model/types.js";
 import { guardedFetch, type FetchedResponse } from "../x402-http/http.js";
@@ -19,12 +19,7 @@ export function standingOf(c: Pick<Ctx, "config">, origin: string): "exact" | "p
 
 /** The refusal for an origin the human did not allow: nothing was sent. */
 export function originRefused(c: Pick<Ctx, "config">, origin: string): PaidActionError {
-  const allow = c.config.allowOrigins ?? [];
-  return new PaidActionError(
-    "origin_not_allowed",
-    `${origin} is not an origin this server may pay (allowed: ${allow.length > 0 ? allow.join(", ") : "none"}); nothing was sent — a person can add it to PAID_ACTIONS_ALLOW_ORIGINS (or allowOrigins in the config file)`,
-    { origin, allowOrigins: allow },
-  );
+  return paidError("origin_not_allowed", { origin, allowOrigins: c.config.allowOrigins ?? [] });
 }
 
 /** Sends the intent's request (with the proof in PAYMENT-SIGNATURE when given). */

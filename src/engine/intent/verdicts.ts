@@ -6,7 +6,7 @@
  * here sends or records anything. Table-tested.
  */
 import type { Execution, Payment } from "../../domain/wire.js";
-import { PaidActionError } from "../errors.js";
+import { paidError, type PaidActionError } from "../errors.js";
 import { quoteAmount } from "../budget/policy.js";
 import { STATES } from "../model/states.js";
 import type { Outcome } from "../model/transitions.js";
@@ -54,23 +54,15 @@ export function confirmationVerdict(answer: Answer<Payment>, purchase: Purchase)
     const p = answer.body;
     if (p.quoteId === purchase.quoteId && quoteAmount(p.amount) === purchase.amount)
       return { kind: "settled", payment: p };
-    const error = new PaidActionError(
-      "payment_invalid",
-      `the service confirmed a payment that does not match the quote (quote ${p.quoteId.slice(0, 64)}, amount ${p.amount.slice(0, 40)}); the budget stays held until a human checks transaction ${p.transaction.slice(0, 100)}`,
-      { transaction: p.transaction },
-    );
+    // Money moved, and not as priced: its own code, whose advice is not to pay again.
+    const error = paidError("payment_mismatch", { transaction: p.transaction }, { quote: p.quoteId, amount: p.amount });
     return { kind: "mismatch", payment: p, error };
   }
   if (answer.status === 404 || answer.status === 405 || answer.status === 501) return { kind: "no_endpoint" };
   if (answer.error.code === "idempotency_in_progress")
     return {
       kind: "in_progress",
-      error: new PaidActionError(
-        "outcome_unknown",
-        "the payment is still being settled by the service; the engine will check again",
-        {},
-        true,
-      ),
+      error: paidError("outcome_unknown", { problem: "settling" }),
     };
   return { kind: "refused", refusal: { status: answer.status, error: answer.error } };
 }
@@ -91,30 +83,21 @@ export function executionRefusalVerdict(refusal: Refusal, purchase: Purchase): E
   if (error.code === "idempotency_in_progress")
     return {
       kind: "in_progress",
-      error: new PaidActionError(
-        "outcome_unknown",
-        "the execution request is still running at the service; the engine will check again",
-        {},
-        true,
-      ),
+      error: paidError("outcome_unknown", { problem: "executing" }),
     };
   if (purchase.state === "signed") return { kind: "proof_refused" };
   if (status === 402)
     return {
       kind: "for_a_human",
       attention: "402 after payment",
-      error: new PaidActionError(
-        "payment_loop",
-        `the service asked for payment again after quote ${purchase.quoteId} was paid${purchase.paymentTx ? ` (transaction ${purchase.paymentTx})` : ""}; nothing more was paid — a human should check`,
-        { quoteId: purchase.quoteId, transaction: purchase.paymentTx },
-      ),
+      error: paidError("payment_loop", { quoteId: purchase.quoteId, transaction: purchase.paymentTx }),
     };
   const rejected: ForAHuman = {
     attention: `execution refused: ${error.code}`,
-    error: new PaidActionError(
+    error: paidError(
       "execution_rejected",
-      `the payment settled but the service refused the execution (HTTP ${status} ${error.code}): ${error.message}; a human should ask the service for the execution or a refund`,
       { serviceCode: error.code, quoteId: purchase.quoteId, transaction: purchase.paymentTx },
+      { status, detail: error.message },
     ),
   };
   if (error.code === "quote_consumed" && typeof error.executionId === "string")
@@ -130,20 +113,15 @@ export function isOurs(e: Pick<Execution, "action" | "quoteId">, purchase: Purch
 /** Why an execution the service returned cannot be recorded for this intent; undefined when it can. */
 export function executionProblem(e: Execution, purchase: Purchase): ForAHuman | undefined {
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(e.executionId))
-    return {
-      attention: "bad execution id",
-      error: new PaidActionError(
-        "service_error",
-        "the service returned an execution id with characters an id cannot have",
-      ),
-    };
+    return { attention: "bad execution id", error: paidError("service_error", { problem: "execution_id" }) };
   if (e.action !== purchase.action || (e.quoteId !== undefined && e.quoteId !== purchase.quoteId))
     return {
       attention: "execution mismatch",
-      error: new PaidActionError(
-        "service_error",
-        `the service returned an execution for ${e.action.slice(0, 60)} / ${String(e.quoteId).slice(0, 64)}, not for this intent`,
-      ),
+      error: paidError("service_error", {
+        problem: "execution_other",
+        forAction: e.action.slice(0, 60),
+        forQuote: e.quoteId?.slice(0, 64) ?? null,
+      }),
     };
   return undefined;
 }

@@ -40,6 +40,19 @@ export class IntentKeyTaken extends Error {
 }
 
 /**
+ * A signed proof's quote id — the memo its transfer carries — already names another payment:
+ * the store refused to record it (nothing written), so that proof never leaves the process.
+ * Two purchases paying with one memo could not be told apart on chain (a seller that gives
+ * two resources the same memo, or a service that hands out a quote twice).
+ */
+export class QuoteTaken extends Error {
+  constructor(readonly quoteId: string) {
+    super(`quote ${quoteId} already names another payment`);
+    this.name = "QuoteTaken";
+  }
+}
+
+/**
  * A person froze payments: the store refused to record a signed proof (nothing written), so
  * that proof never leaves the process.
  */
@@ -269,7 +282,7 @@ export interface JournalStore {
   /**
    * Records a signed proof's payment row and commits its intent (compare-and-set) in one
    * transaction: false, and nothing written, when the intent moved. A second proof for the
-   * same quote is refused (it would hide the first). While payments are frozen it throws
+   * same quote is refused (it would hide the first): QuoteTaken. While payments are frozen it throws
    * PaymentsFrozen and writes nothing: checked in the same transaction, so once freeze()
    * has returned no server records (and so sends) a new proof.
    */
@@ -278,6 +291,8 @@ export interface JournalStore {
   payment(quoteId: string): Awaitable<PaymentRecord | undefined>;
   /** Payments signed at or after `since` (ms), oldest first: for audits. */
   paymentsSince(since: number): Awaitable<PaymentRecord[]>;
+  /** Every proof signed for one intent, over all its attempts, oldest first: where its money is (intent/money.ts). */
+  paymentsOf(intentId: string): Awaitable<PaymentRecord[]>;
   /** Payments found unable to land that are still watched for a late landing, oldest first. */
   watchedPayments(limit: number): Awaitable<PaymentRecord[]>;
 

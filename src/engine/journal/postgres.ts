@@ -51,6 +51,7 @@ import {
   LeaseLost,
   DAY_MS,
   PaymentsFrozen,
+  QuoteTaken,
   SchemaTooNew,
   type Expect,
   type IntentWrite,
@@ -265,7 +266,13 @@ export class PostgresJournal extends PgIntents implements JournalStore {
     const freeze = await this.frozenUnderLock(c);
     if (freeze) throw new PaymentsFrozen(freeze);
     // The quote id is the primary key: a second proof for the same quote fails here.
-    await c.query(...paymentInsert(p));
+    try {
+      await c.query(...paymentInsert(p));
+    } catch (e) {
+      const err = e as { code?: string; constraint?: string };
+      if (err.code === "23505" && err.constraint === "payments_pkey") throw new QuoteTaken(p.quoteId);
+      throw e;
+    }
   }
 
   async updatePayment(quoteId: string, patch: Partial<PaymentRecord>): Promise<void> {
@@ -280,6 +287,12 @@ export class PostgresJournal extends PgIntents implements JournalStore {
 
   async paymentsSince(since: number): Promise<PaymentRecord[]> {
     return (await rows(this.pool, `SELECT * FROM payments WHERE signed_at >= $1 ORDER BY signed_at`, [since])).map(
+      toPayment,
+    );
+  }
+
+  async paymentsOf(intentId: string): Promise<PaymentRecord[]> {
+    return (await rows(this.pool, `SELECT * FROM payments WHERE intent_id = $1 ORDER BY signed_at`, [intentId])).map(
       toPayment,
     );
   }

@@ -19,6 +19,7 @@ import {
   LeaseLost,
   DAY_MS,
   PaymentsFrozen,
+  QuoteTaken,
   SchemaTooNew,
   type Expect,
   type IntentWrite,
@@ -234,9 +235,14 @@ export class Journal extends SqliteIntents implements JournalStore {
     const freeze = this.frozen();
     if (freeze) throw new PaymentsFrozen(freeze);
     const cols = paymentColumns(p);
-    this.sql(
-      `INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
-    ).run(...cols.map(([, v]) => v));
+    try {
+      this.sql(
+        `INSERT INTO payments (${cols.map(([c]) => c).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
+      ).run(...cols.map(([, v]) => v));
+    } catch (e) {
+      if ((e as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw new QuoteTaken(p.quoteId);
+      throw e;
+    }
   }
 
   updatePayment(quoteId: string, patch: Partial<PaymentRecord>): void {
@@ -257,6 +263,15 @@ export class Journal extends SqliteIntents implements JournalStore {
   paymentsSince(since: number): PaymentRecord[] {
     return (
       this.sql(`SELECT * FROM payments WHERE signed_at >= ? ORDER BY signed_at`).all(since) as Record<string, unknown>[]
+    ).map(toPayment);
+  }
+
+  paymentsOf(intentId: string): PaymentRecord[] {
+    return (
+      this.sql(`SELECT * FROM payments WHERE intent_id = ? ORDER BY signed_at`).all(intentId) as Record<
+        string,
+        unknown
+      >[]
     ).map(toPayment);
   }
 

@@ -16,7 +16,9 @@ import type { ChainPort } from "./solana/chain.js";
 
 /** A seller's 402 read against our rails: the entry to pay and its rail, or what it offered and what we pay. */
 export type Picked =
-  { ok: true; requirement: PaymentRequirements; rail: Rail } | { ok: false; offered: string[]; terms: string };
+  | { ok: true; requirement: PaymentRequirements; rail: Rail }
+  /** `feePayerOurs`: an entry would have been paid but names one of our keys as its fee payer (Rail.vet). */
+  | { ok: false; offered: string[]; terms: string; feePayerOurs?: true };
 
 export interface Rails {
   /** The networks paid on, CAIP-2 ids in order of preference. */
@@ -100,10 +102,25 @@ export function createRails(config: Config, deps: RailsDeps): Rails {
     async pick(accepts) {
       const rails = await Promise.all(networks.map(rail));
       const byNetwork = new Map(rails.map((r) => [r.network, r]));
-      const requirement = chooseRequirement(accepts, networks, (r) => byNetwork.get(r.network)?.accepts(r) === true);
+      // The entries a rail accepts, then its rules that need the key (Rail.vet), in the seller's order.
+      let feePayerOurs = false;
+      const payable: PaymentRequirements[] = [];
+      for (const r of accepts) {
+        const on = byNetwork.get(r.network);
+        if (!on?.accepts(r)) continue;
+        if ((await on.vet(r)) === "fee_payer") feePayerOurs = true;
+        else payable.push(r);
+      }
+      const requirement = chooseRequirement(payable, networks, () => true);
       const chosen = requirement && byNetwork.get(requirement.network);
       if (requirement && chosen) return { ok: true, requirement, rail: chosen };
-      return { ok: false, offered: accepts.map(describeAccept), terms: rails.map((r) => r.terms).join(" or ") };
+      const terms = rails.map((r) => r.terms).join(" or ");
+      return {
+        ok: false,
+        offered: accepts.map(describeAccept),
+        terms,
+        ...(feePayerOurs ? { feePayerOurs: true } : {}),
+      };
     },
     warm() {
       for (const network of networks)

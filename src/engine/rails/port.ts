@@ -178,6 +178,14 @@ export interface Rail {
   accepts(requirement: PaymentRequirements): boolean;
 
   /**
+   * Our own rules on an entry it accepts that need the key (loaded now): Solana: the fee
+   * payer is neither our wallet nor the delegate-mode owner — a proof for one of them would be
+   * whole, for the seller to land with our SOL paying the fee (`fee_payer`); EVM: nothing (the
+   * facilitator submits the authorization and pays the gas). Undefined: it may be paid.
+   */
+  vet(requirement: PaymentRequirements): Promise<"fee_payer" | undefined>;
+
+  /**
    * Our own rules before signing, against what was priced: the entry on this network is
    * scheme `exact`, in its USDC, for the priced amount, to the priced payee, not expired,
    * with a positive timeout; Solana also: the memo is the quote id, the fee payer is not our

@@ -6,6 +6,7 @@
  * cut, printable pieces.
  */
 import { PaymentRequirements } from "../../domain/wire.js";
+import { feePayerDrift, type OurKeys } from "../budget/policy.js";
 
 export interface PaymentRequired402 {
   x402Version: 2;
@@ -106,8 +107,20 @@ export function readPaymentRequired(headers: Record<string, string>, body: unkno
   return asPaymentRequired(body);
 }
 
+/** What this server can pay: scheme exact on its network in its USDC mint, a fee payer that is none of its keys. */
+export interface Payable {
+  network: string;
+  mint: string;
+  /**
+   * The fee-payer rule's keys (budget/policy.ts feePayerDrift): never our wallet, never the
+   * owner. Absent: the requirement's shape alone (a rail's sync `accepts`; its `vet` applies the
+   * rule once the key is loaded).
+   */
+  ours?: OurKeys;
+}
+
 /** Why this server cannot pay a requirement, or undefined when it can. */
-function unpayable(r: PaymentRequirements, want: { network: string; mint: string }): string | undefined {
+function unpayable(r: PaymentRequirements, want: Payable): string | undefined {
   if (r.scheme !== "exact") return "scheme";
   if (r.network !== want.network) return "network";
   if (r.asset !== want.mint) return "asset";
@@ -116,6 +129,7 @@ function unpayable(r: PaymentRequirements, want: { network: string; mint: string
   if (!Number.isFinite(r.maxTimeoutSeconds) || r.maxTimeoutSeconds <= 0) return "maxTimeoutSeconds";
   const feePayer = r.extra.feePayer;
   if (typeof feePayer !== "string" || !BASE58_ADDRESS.test(feePayer)) return "extra.feePayer";
+  if (want.ours && feePayerDrift(feePayer, want.ours)) return "ours as fee payer";
   return undefined;
 }
 
@@ -127,14 +141,18 @@ export function describeAccept(r: PaymentRequirements): string {
 /**
  * The first requirement this server can pay: scheme `exact` on the configured network in
  * its USDC mint, a positive u64 amount, a base58 payee and fee payer (`extra.feePayer`, which
- * the SVM exact scheme needs), a positive timeout. Else what was offered, for the message.
+ * the SVM exact scheme needs, and which the fee-payer rule allows), a positive timeout. Else
+ * what was offered, for the message — and `feePayerOurs` when one would have been paid but
+ * for naming one of our keys as its fee payer.
  */
 export function pickRequirement(
   pr: PaymentRequired402,
-  want: { network: string; mint: string },
-): { ok: true; requirement: PaymentRequirements } | { ok: false; offered: string[] } {
+  want: Payable,
+): { ok: true; requirement: PaymentRequirements } | { ok: false; offered: string[]; feePayerOurs?: true } {
   const requirement = pr.accepts.find((r) => unpayable(r, want) === undefined);
-  return requirement ? { ok: true, requirement } : { ok: false, offered: pr.accepts.map(describeAccept) };
+  if (requirement) return { ok: true, requirement };
+  const ours = pr.accepts.some((r) => unpayable(r, want) === "ours as fee payer");
+  return { ok: false, offered: pr.accepts.map(describeAccept), ...(ours ? { feePayerOurs: true as const } : {}) };
 }
 
 /** @x402/extensions' `isPaymentIdentifierExtension`: an object whose `info.required` is a boolean. */

@@ -10,7 +10,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { PaidActionError, shapeBody, type FetchOutcome } from "../../engine/index.js";
+import { paidError, shapeBody, type FetchOutcome } from "../../engine/index.js";
 import type { McpContext } from "../context.js";
 import { extrasFields, issuesOf, type PaidTool } from "../paid-tools.js";
 import { jsonSchema, ok } from "../results.js";
@@ -76,11 +76,7 @@ export function paidFetchTool(ctx: McpContext): PaidTool {
       const parsed = Request.safeParse(own);
       if (!parsed.success) {
         const issues = issuesOf(parsed.error, "(arguments)");
-        throw new PaidActionError(
-          "invalid_input",
-          `invalid arguments for ${NAME}: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
-          { issues },
-        );
+        throw paidError("invalid_input", { problem: "arguments", tool: NAME, issues });
       }
       const request = parsed.data;
       return {

@@ -45,6 +45,8 @@ export function fuzzRunner(opts: {
   maxPerCall: string;
   approvalAbove: string;
   callTimeoutMs: number;
+  /** Each clean refusal, as the agent got it (structuredContent.error). */
+  onRefusal?: (error: { code: string; message: string; whatToDo: string }) => void;
 }): FuzzRunner {
   const { client, closedSchemas } = opts;
   const MAX_PER_CALL = opts.maxPerCall;
@@ -110,6 +112,7 @@ export function fuzzRunner(opts: {
       if (/^unexpected failure/.test(err.message))
         throw new Error(`an unexpected failure leaked: ${err.message.slice(0, 500)}\n  call: ${where()}`);
       codes.set(err.code, (codes.get(err.code) ?? 0) + 1);
+      opts.onRefusal?.(err);
       if (err.code === "approval_required" && typeof err.approvalId === "string") approvalPool.push(err.approvalId);
       if (err.code === "budget_exceeded" && err.limit === "maxPerDay") tally.dailyCapHit++;
       if (

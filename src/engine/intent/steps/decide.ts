@@ -10,11 +10,12 @@ import type { PaymentRequirements } from "../../../domain/wire.js";
 import { ensureApproved } from "../../approvals/records.js";
 import type { Ctx } from "../../context.js";
 import { challengeFor } from "../../payment/challenge.js";
-import { PaidActionError } from "../../errors.js";
+import { paidError } from "../../errors.js";
 import { evaluateBudget } from "../../budget/policy.js";
 import type { IntentIn } from "../../model/types.js";
 import type { HeldIntent } from "../held.js";
 import type { Move, Reservation, StepResult } from "../moves.js";
+import { budgetRefusal } from "../failures.js";
 import { originRefused, standingOf } from "../resource.js";
 
 type Charge = Parameters<typeof evaluateBudget>[2];
@@ -32,11 +33,11 @@ export interface Precheck {
 /** The quote still valid, the origin still allowed, the limits not exceeded; throws the refusal. Writes nothing. */
 export async function precheck(c: Ctx, intent: Priced): Promise<Precheck> {
   if (c.now() >= intent.quoteExpiresAt) {
-    throw new PaidActionError(
-      "quote_expired",
-      `quote ${intent.quoteId} expired at ${new Date(intent.quoteExpiresAt).toISOString()} before it was paid; nothing was signed — call again for a new quote`,
-      { quoteId: intent.quoteId },
-    );
+    throw paidError("quote_expired", {
+      quoteId: intent.quoteId,
+      stage: "decide",
+      expiredAt: new Date(intent.quoteExpiresAt).toISOString(),
+    });
   }
   const charge = {
     action: intent.action,
@@ -49,7 +50,7 @@ export async function precheck(c: Ctx, intent: Priced): Promise<Precheck> {
   if (intent.kind === "fetch" && standingOf(c, intent.origin) === "refused") throw originRefused(c, intent.origin);
   const withTotal = c.config.limits.maxTotal !== undefined;
   const pre = evaluateBudget(c.config.limits, await c.journal.usage(c.now(), withTotal), charge);
-  if (!pre.ok) throw new PaidActionError(pre.code, pre.message, { quoteId: intent.quoteId, ...pre.context });
+  if (!pre.ok) throw budgetRefusal(pre, { quoteId: intent.quoteId });
   return { charge, withTotal, needsApproval: pre.needsApproval };
 }
 
@@ -79,7 +80,7 @@ export function reservation(
 
 /** Budget decision, approval, challenge and drift checks, then the reservation. Signs nothing. */
 export async function decide(h: HeldIntent, intent: Priced): Promise<StepResult> {
-  h.checkCancelled(intent.kind === "fetch" ? "after the price" : "after the quote");
+  h.checkCancelled(intent.kind === "fetch" ? "after_price" : "after_quote");
   const { c } = h;
   const pre = await precheck(c, intent);
   if (pre.needsApproval) {
@@ -88,9 +89,9 @@ export async function decide(h: HeldIntent, intent: Priced): Promise<StepResult>
     if (asked) return asked;
   }
   c.rails.warm(); // the lifetime to sign with (Solana: a blockhash), fetched beside the challenge's requests
-  h.checkCancelled("before the payment was reserved");
+  h.checkCancelled("before_reserve");
   // A fetch's challenge is its 402's requirement, read and checked when it was priced (steps/probe.ts).
   const requirements = intent.kind === "fetch" ? intent.requirements : await challengeFor(c, intent, h.opts.signal);
-  h.checkCancelled("before the payment was reserved");
+  h.checkCancelled("before_reserve");
   return reservation(c, intent, pre, requirements);
 }

@@ -7,7 +7,7 @@
  * `undelivered` (from `paid`): the chain shows the payment landed but the resource was not
  * delivered — a person looks; it is never paid twice.
  */
-import { PaidActionError } from "../../errors.js";
+import { paidError } from "../../errors.js";
 import { POLL_START_MS } from "../../context.js";
 import type { IntentIn } from "../../model/types.js";
 import { asError } from "../failures.js";
@@ -71,12 +71,11 @@ export async function deliver(h: HeldIntent, intent: IntentIn<"signed", "fetch">
 
 /** The payment landed, but the resource did not deliver: a person looks; nothing is paid again. */
 export async function undelivered(_h: HeldIntent, intent: IntentIn<"paid", "fetch">): Promise<Move> {
-  const answer = intent.response ? `it answered HTTP ${intent.response.status}` : "it gave no answer";
-  const tx = intent.paymentTx ? ` in ${intent.paymentTx}` : "";
-  const error = new PaidActionError(
-    "execution_rejected",
-    `the payment for ${intent.origin} landed on chain${tx}, but the resource was not delivered (${answer}); it is not paid again — a person should ask the seller for it or for a refund`,
-    { transaction: intent.paymentTx },
-  );
+  const error = paidError("execution_rejected", {
+    problem: "undelivered",
+    origin: intent.origin,
+    answered: intent.response?.status ?? null,
+    transaction: intent.paymentTx,
+  });
   return { outcome: "refused_after_payment", error, patch: { attention: error.message } };
 }

@@ -4,9 +4,10 @@
  * service — landed (paid once, the purchase goes on), never landed (nothing charged, a fresh
  * attempt), or not known yet (the budget stays reserved and the engine keeps checking).
  */
-import { PaidActionError } from "../../errors.js";
+import { paidError } from "../../errors.js";
 import { establishFate } from "../../chain/settlement.js";
 import { MAX_AUTOMATIC_ATTEMPTS } from "../../model/transitions.js";
+import type { Payee } from "../../error-contexts.js";
 import type { IntentIn } from "../../model/types.js";
 import type { HeldIntent } from "../held.js";
 import { restart, type Move } from "../moves.js";
@@ -22,14 +23,14 @@ export function proofRefused(
   sentAt: number,
   patch?: Move["patch"],
 ): Move {
-  const reason = typeof error.reason === "string" ? `: ${error.reason.slice(0, 120)}` : "";
-  const who = intent.kind === "fetch" ? "the resource" : "the service";
-  const e = new PaidActionError(
-    "outcome_unknown",
-    `${who} did not settle the payment (HTTP ${status} ${error.code}${reason}: ${error.message}); whether money moved is being established from the chain, and the budget stays reserved`,
-    { serviceCode: error.code, reason: error.reason },
-    true,
-  );
+  const e = paidError("outcome_unknown", {
+    problem: "not_settled",
+    who: payee(intent),
+    status,
+    serviceCode: error.code,
+    detail: error.message,
+    reason: error.reason,
+  });
   return {
     outcome: "proof_refused",
     error: e,
@@ -38,6 +39,10 @@ export function proofRefused(
     note: { step: "unsettled", data: { serviceCode: error.code, message: error.message } },
   };
 }
+
+/** Who was handed the intent's proof. */
+const payee = (intent: Pick<IntentIn<"signed" | "paid" | "unsettled">, "kind">): Payee =>
+  intent.kind === "fetch" ? "resource" : "service";
 
 export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): Promise<Move> {
   const { c } = h;
@@ -54,11 +59,11 @@ export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): P
   });
   if (fate.kind === "landed") {
     if (fate.problems.length > 0) {
-      const e = new PaidActionError(
-        "payment_failed",
-        `a transfer for quote ${intent.quoteId} landed in ${fate.tx.signature} but is not what was priced (${fate.problems.join("; ")}); a human should check`,
-        { transaction: fate.tx.signature },
-      );
+      const e = paidError("payment_failed", {
+        problem: "landed",
+        transaction: fate.tx.signature,
+        detail: `a transfer for quote ${intent.quoteId} landed in ${fate.tx.signature} but is not what was priced (${fate.problems.join("; ")}); a human should check`,
+      });
       return {
         outcome: "settlement_mismatch",
         error: e,
@@ -69,20 +74,21 @@ export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): P
     return { outcome: "landed", patch: { paymentTx: fate.tx.signature, settlement: "verified", attention: note } };
   }
   if (fate.kind === "unknown") {
-    const e = new PaidActionError(
-      "outcome_unknown",
-      `${who} did not settle the payment and the chain cannot tell yet whether it landed (${fate.why}); the budget stays reserved and the engine keeps checking — call again with the same intentKey`,
-      { quoteId: intent.quoteId },
-      true,
-    );
+    const e = paidError("outcome_unknown", {
+      problem: "chain_unsure",
+      who: payee(intent),
+      why: fate.why,
+      quoteId: intent.quoteId,
+    });
     return { outcome: "fate_unknown", error: e };
   }
   const serviceCode = refusal?.code === "outcome_unknown" ? refusal.context?.serviceCode : undefined;
-  const e = new PaidActionError(
-    "payment_invalid",
-    `${who} refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`,
-    { quoteId: intent.quoteId, serviceCode },
-  );
+  const e = paidError("payment_invalid", {
+    problem: "never_landed",
+    who: payee(intent),
+    quoteId: intent.quoteId,
+    ...(serviceCode !== undefined ? { serviceCode } : {}),
+  });
   const failed: Move = { outcome: "never_landed", error: e };
   // A fetch is not sent again unasked: the agent's next call with the same intentKey starts afresh.
   if (intent.kind === "fetch" || intent.attempt >= MAX_AUTOMATIC_ATTEMPTS) return failed;

@@ -17,7 +17,7 @@ import type { IntentIn } from "../../model/types.js";
 import { challengeFresh } from "../../payment/challenge.js";
 import { selfProvingChallenge } from "../answers.js";
 import type { HeldIntent } from "../held.js";
-import type { Move } from "../moves.js";
+import { refusal, type Move } from "../moves.js";
 import { precheck, reservation } from "./decide.js";
 import { signedNote, signProof } from "./sign.js";
 
@@ -57,7 +57,7 @@ export async function priceAndSign(
     const pre = await precheck(c, priced);
     if (pre.needsApproval) return notTaken(quoted, "a person must approve first");
     const requirements = await challenge();
-    h.checkCancelled("before the payment was reserved");
+    h.checkCancelled("before_reserve");
     const reserving = reservation(c, priced, pre, requirements);
     const { proof, record } = await signProof(h, priced, requirements);
     return {
@@ -70,8 +70,12 @@ export async function priceAndSign(
         data: { ...signedNote(record), path: "fast: price, reservation and proof in one commit" },
       },
       boundaries: ["quote_recorded", "reserved", "signed"],
-      // Refused by the budget (or frozen since): nothing was written, the proof never left.
-      otherwise: (refused) => notTaken(quoted, refused.code === "frozen" ? undefined : refused.message.slice(0, 200)),
+      // Refused by the budget (or frozen since): nothing was written, the proof never left; the
+      // step-by-step path decides again. A memo another purchase's proof carries stops it here.
+      otherwise: (refused) =>
+        refused.code === "payment_unsupported" || refused.code === "quote_drift"
+          ? refusal(h.intent.state, refused)
+          : notTaken(quoted, refused.code === "frozen" ? undefined : refused.message.slice(0, 200)),
     };
   } catch (e) {
     return notTaken(quoted, (e as Error).message?.slice(0, 200));

@@ -6,7 +6,7 @@
  * call already made before recording the intent (handed in); a fresh attempt sends it again.
  */
 import { formatDecimal } from "../../../domain/money.js";
-import { PaidActionError } from "../../errors.js";
+import { paidError, type ErrorContext } from "../../errors.js";
 import { declaresPaymentIdentifier, paymentExtensions, readPaymentRequired } from "../../x402-http/challenge.js";
 import type { FetchedResponse } from "../../x402-http/http.js";
 import { keptHeaders } from "../../x402-http/response.js";
@@ -30,42 +30,31 @@ export function jsonOf(res: FetchedResponse): unknown {
 }
 
 export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Promise<Move> {
-  h.checkCancelled("before the request");
+  h.checkCancelled("before_request");
   const { c } = h;
-  const unsupported = (message: string, context: { offered?: string[] } = {}) =>
-    new PaidActionError("payment_unsupported", message, { origin: intent.origin, ...context });
+  const unsupported = (context: ErrorContext<"payment_unsupported">) =>
+    paidError("payment_unsupported", { origin: intent.origin, ...context });
   c.rails.warm(); // the lifetime a proof would be signed with (Solana: a blockhash), fetched beside the unpaid request
   const res = h.takeProbe() ?? (await fetchResource(c, intent, { signal: h.opts.signal }));
   c.transcript(intent, "request", { paid: false, status: res.status, headers: keptHeaders(res.headers) });
   if (res.status !== 402) {
     const response = await keepResponse(c, intent, res, false);
-    const message = `the resource answered HTTP ${res.status} without asking for payment this time; nothing was paid`;
-    return refusal(intent.state, unsupported(message), { response });
+    return refusal(intent.state, unsupported({ problem: "not_402", status: res.status }), { response });
   }
   const offer = readPaymentRequired(res.headers, jsonOf(res));
-  if (!offer)
-    return refusal(
-      intent.state,
-      unsupported(
-        "the resource answered 402 without x402 v2 payment requirements (a PAYMENT-REQUIRED header); nothing was paid",
-      ),
-    );
+  if (!offer) return refusal(intent.state, unsupported({ problem: "no_requirements" }));
   const pick = await c.rails.pick(offer.accepts);
   if (!pick.ok) {
-    const offered = `it offered: ${pick.offered.join("; ").slice(0, 400) || "nothing"}`;
-    const message = `the resource asks for no payment this server can make (scheme ${pick.terms}); ${offered}; nothing was paid`;
-    return refusal(intent.state, unsupported(message, { offered: pick.offered }));
+    // A requirement naming our wallet (or its owner) as fee payer is one we would sign whole: never signed.
+    if (pick.feePayerOurs) return refusal(intent.state, unsupported({ problem: "fee_payer", offered: pick.offered }));
+    return refusal(intent.state, unsupported({ problem: "no_match", offered: pick.offered, terms: pick.terms }));
   }
   const requirement = pick.requirement;
   const sellerMemo = typeof requirement.extra?.memo === "string" ? requirement.extra.memo : undefined;
   // The memo is how the chain tells this payment apart: one already journaled would hide it.
+  // (A purchase paying with it at this moment is caught where the proof is journaled: held.ts.)
   if (sellerMemo !== undefined && (await c.journal.payment(sellerMemo)))
-    return refusal(
-      intent.state,
-      unsupported(
-        `the resource asks for a transfer memo (${sellerMemo.slice(0, 64)}) that another payment of this wallet already carries; nothing was paid`,
-      ),
-    );
+    return refusal(intent.state, unsupported({ problem: "memo_in_use", memo: sellerMemo.slice(0, 64) }));
   const quoteId = sellerMemo ?? c.d.newId("fq");
   const paymentId = declaresPaymentIdentifier(offer) ? `pam_${quoteId}` : undefined;
   const extensions = paymentId ? paymentExtensions(offer, paymentId) : offer.extensions;

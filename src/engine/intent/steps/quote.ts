@@ -14,7 +14,7 @@ import { checkAgainstQuote } from "../../payment/challenge.js";
 import { fastChallenge, priceAndSign } from "./price-and-sign.js";
 
 export async function requestQuote(h: HeldIntent, intent: IntentIn<"new", "action">): Promise<Move> {
-  h.checkCancelled("before the quote");
+  h.checkCancelled("before_quote");
   const { c } = h;
   const { ceiling } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined);
   // The lifetime the proof will be signed with (Solana: a blockhash) is fetched while the service prices the intent.

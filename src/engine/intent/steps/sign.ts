@@ -6,7 +6,7 @@
  */
 import { formatDecimal } from "../../../domain/money.js";
 import type { PaymentRequirements } from "../../../domain/wire.js";
-import { PaidActionError } from "../../errors.js";
+import { paidError } from "../../errors.js";
 import { refuseIfFrozen } from "../freeze.js";
 import { callCeiling } from "../../budget/policy.js";
 import { paidResourceUrl } from "../../service/api.js";
@@ -47,22 +47,18 @@ export async function signProof(
   requirements: PaymentRequirements,
 ): Promise<SignedProof> {
   const { c } = h;
-  h.checkCancelled("before anything was signed");
-  if (c.now() >= intent.quoteExpiresAt)
-    throw new PaidActionError(
-      "quote_expired",
-      `quote ${intent.quoteId} expired before it was signed; nothing was signed`,
-      { quoteId: intent.quoteId },
-    );
+  h.checkCancelled("before_sign");
+  if (c.now() >= intent.quoteExpiresAt) throw paidError("quote_expired", { quoteId: intent.quoteId, stage: "sign" });
   // The lowest budget any call on this intent gave applies, even to a reservation made earlier.
   const origin = intent.kind === "fetch" ? intent.origin : undefined;
   const { ceiling, by } = callCeiling(c.config.limits, intent.action, intent.agentBudget ?? undefined, origin);
   if (intent.amount > ceiling) {
-    throw new PaidActionError(
-      "budget_exceeded",
-      `the price ${formatDecimal(intent.amount)} USDC is above the ${by === "budget" ? "budget given for this call" : `limit ${by}`} of ${formatDecimal(ceiling)} USDC; nothing was signed`,
-      { limit: by, amount: formatDecimal(intent.amount), ceiling: formatDecimal(ceiling) },
-    );
+    throw paidError("budget_exceeded", {
+      limit: by,
+      amount: formatDecimal(intent.amount),
+      ceiling: formatDecimal(ceiling),
+      stage: "sign",
+    });
   }
   const rail = await c.rails.rail(requirements.network);
   // A price the ceiling left on chain cannot cover (Solana's delegate allowance) is refused unsigned.

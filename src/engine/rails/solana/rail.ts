@@ -8,7 +8,7 @@
  * is tried again on the next use).
  */
 import type { PaymentRequirements } from "../../../domain/wire.js";
-import { checkChallenge } from "../../budget/policy.js";
+import { checkChallenge, feePayerDrift } from "../../budget/policy.js";
 import { paidError } from "../../errors.js";
 import { pickRequirement } from "../../x402-http/challenge.js";
 import type { Rail } from "../port.js";
@@ -87,9 +87,18 @@ function paying(d: SolanaDeps): Paying {
   const allowance = new AllowanceGate(o.now);
   return {
     accepts: (r) => pickRequirement({ x402Version: 2, accepts: [r] }, { network: o.network, mint: o.mint }).ok,
+    async vet(r) {
+      const key = await payer();
+      return feePayerDrift(r.extra.feePayer, { wallet: key.address, owner: key.owner }) ? "fee_payer" : undefined;
+    },
     async check(priced, accepts, now) {
       const key = await payer();
-      return checkChallenge(priced, accepts, { network: o.network, mint: o.mint, wallet: key.address }, now);
+      return checkChallenge(
+        priced,
+        accepts,
+        { network: o.network, mint: o.mint, wallet: key.address, owner: key.owner },
+        now,
+      );
     },
     async admit(amount) {
       const key = await payer();
