@@ -174,6 +174,29 @@ export interface PinRecord {
   setAt: number;
 }
 
+/**
+ * A passkey a person registered (`passkey add`, at a terminal): the WebAuthn credential, its
+ * COSE public key (base64url), the signature counter last seen, and — when the owner bound it
+ * — the owner's address and signature of the registration statement (evidence/owner.ts).
+ */
+export interface PasskeyRecord {
+  credentialId: string;
+  publicKey: string;
+  /** COSE algorithm: -7 ES256, -8 EdDSA, -257 RS256. */
+  algorithm: number;
+  rpId: string;
+  signCount: number;
+  label: string | null;
+  owner: string | null;
+  ownerSignature: string | null;
+  createdAt: number;
+  /** When it was removed (its row stays, so what it signed stays checkable); null while registered. */
+  removedAt: number | null;
+}
+
+/** What approving with a passkey came to: done, the approval no longer pending, or the counter moved on meanwhile. */
+export type AssertedApproval = "approved" | "changed" | "counter";
+
 export interface CatalogRecord {
   name: string;
   detail: unknown;
@@ -287,6 +310,41 @@ export interface JournalStore {
   pendingApprovals(now: number): Awaitable<Approval[]>;
   /** Moves an approval from one status to another; false if it was not in `from` (single use). */
   decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Awaitable<boolean>;
+
+  /**
+   * Approves a pending approval with the passkey assertion that verified for it (kept whole,
+   * as JSON), and advances that credential's counter to `signCount`, in one transaction:
+   * neither happens when the approval is no longer pending (`changed`) or the credential's
+   * counter does not advance (`counter`: a replay, or it was removed).
+   */
+  approveWithAssertion(
+    approvalId: string,
+    now: number,
+    assertion: string,
+    credentialId: string,
+    signCount: number,
+  ): Awaitable<AssertedApproval>;
+  /** The passkey assertion an approval was given with (JSON), if it was. */
+  approvalAssertion(approvalId: string): Awaitable<string | undefined>;
+
+  // ---- Passkeys ----
+  /** Every passkey ever registered, removed ones too, oldest first. */
+  passkeys(): Awaitable<PasskeyRecord[]>;
+  /** Registers a passkey (a credential id already known is refused by the store). */
+  insertPasskey(p: PasskeyRecord): Awaitable<void>;
+  /** Keeps the owner's signature of a registered passkey's statement; false when it is not registered. */
+  bindPasskeyOwner(credentialId: string, owner: string, signature: string): Awaitable<boolean>;
+  /**
+   * Removes a registered passkey (its row stays) with the assertion of `by` (maybe the same),
+   * whose counter advances to `signCount` in the same transaction: `missing` when it is not
+   * registered, `counter` when `by`'s counter does not advance; nothing changes then.
+   */
+  removePasskey(
+    credentialId: string,
+    by: string,
+    signCount: number,
+    now: number,
+  ): Awaitable<"removed" | "missing" | "counter">;
 
   // ---- Transcripts' index ----
   /** Indexes a tool call's transcript (once: a call already indexed is left as it is), without waiting for the disk. */
