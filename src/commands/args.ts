@@ -73,3 +73,38 @@ export function allowanceAction(
     );
   return { kind: "change", change: { kind: "grant", amount } };
 }
+
+/**
+ * The window of a `--csv` export: --since and --until, each an ISO date (a whole UTC day:
+ * --until includes it) or datetime (--until excludes it); both only with --csv, and every
+ * other option of the listing refused beside it.
+ */
+export function csvWindow(
+  values: { csv?: boolean; since?: string; until?: string },
+  others: Record<string, unknown>,
+  parseWhen: (text: string) => number | undefined,
+): { since?: number; until?: number } | undefined {
+  if (!values.csv) {
+    if (values.since !== undefined || values.until !== undefined)
+      throw new UsageError("--since and --until are for --csv");
+    return undefined;
+  }
+  const other = Object.entries(others).find(([, v]) => v !== undefined && v !== false);
+  if (other) throw new UsageError(`--${other[0]} is not for --csv (it exports every purchase in --since..--until)`);
+  const at = (name: "since" | "until") => {
+    const text = values[name];
+    if (text === undefined) return undefined;
+    const ms = parseWhen(text);
+    if (ms === undefined)
+      throw new UsageError(
+        `--${name} must be an ISO date or datetime such as 2026-11-01 or 2026-11-01T12:00:00Z, not ${JSON.stringify(text.slice(0, 60))}`,
+      );
+    // A date alone is a whole day: --until 2026-11-30 takes in the 30th.
+    return name === "until" && /^\d{4}-\d{2}-\d{2}$/.test(text.trim()) ? ms + 86_400_000 : ms;
+  };
+  const since = at("since");
+  const until = at("until");
+  if (since !== undefined && until !== undefined && until <= since)
+    throw new UsageError("--until must be after --since");
+  return { since, until };
+}

@@ -50,6 +50,7 @@ export type { Reconciler } from "./reconciler.js";
 
 export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
+export { parseKept } from "./evidence/kept.js";
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
 export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
 export { freezeView } from "./intent/freeze.js";
