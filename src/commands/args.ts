@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { parseDecimal, U64_MAX } from "../domain/money.js";
 import type { AllowanceAction } from "./allowance.js";
+import type { PasskeyAction } from "./passkey.js";
 
 export class UsageError extends Error {}
 
@@ -107,4 +108,57 @@ export function csvWindow(
   if (since !== undefined && until !== undefined && until <= since)
     throw new UsageError("--until must be after --since");
   return { since, until };
+}
+
+/** What `passkey` is asked to do, from its positionals and options; a usage error for anything else. */
+export function passkeyAction(
+  positionals: string[],
+  v: {
+    label?: string;
+    "owner-keypair"?: string;
+    unsigned?: boolean;
+    json?: boolean;
+    port?: string;
+    "no-open"?: boolean;
+  },
+): PasskeyAction {
+  const [sub, a, b, ...rest] = positionals;
+  const only = (allowed: string[]) => {
+    const given = Object.entries(v).filter(([k, x]) => x !== undefined && x !== false && !allowed.includes(k));
+    if (given.length > 0) throw new UsageError(`--${given[0]![0]} is not an option of passkey ${sub}`);
+  };
+  const id = (what: string, x: string | undefined) => {
+    if (x === undefined || !/^[A-Za-z0-9_-]{1,1400}$/.test(x))
+      throw new UsageError(`passkey ${what} needs a credential id (see passkey list)`);
+    return x;
+  };
+  if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0]!.slice(0, 40))}`);
+  switch (sub) {
+    case "add":
+      only(["label", "owner-keypair", "unsigned", "port", "no-open"]);
+      if (a !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(a.slice(0, 40))}`);
+      if (v["owner-keypair"] !== undefined && v.unsigned)
+        throw new UsageError("give --owner-keypair PATH or --unsigned, not both");
+      // eslint-disable-next-line no-control-regex -- control characters in a label are what is refused
+      if (v.label !== undefined && (v.label.length > 64 || /[\u0000-\u001f\u007f]/.test(v.label)))
+        throw new UsageError("--label is at most 64 characters, without control characters");
+      return { kind: "add", label: v.label, ownerKeypair: v["owner-keypair"], unsigned: v.unsigned };
+    case "list":
+      only(["json"]);
+      if (a !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(a.slice(0, 40))}`);
+      return { kind: "list", json: v.json };
+    case "remove":
+      only(["port", "no-open"]);
+      if (b !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(b.slice(0, 40))}`);
+      return { kind: "remove", credentialId: id("remove", a) };
+    case "submit":
+      only([]);
+      if (b === undefined)
+        throw new UsageError("passkey submit needs the credential id and the owner wallet's signature");
+      return { kind: "submit", credentialId: id("submit", a), signature: b };
+    default:
+      throw new UsageError(
+        `passkey needs a subcommand: add, list, remove or submit${sub ? ` (not ${JSON.stringify(sub.slice(0, 40))})` : ""}`,
+      );
+  }
 }

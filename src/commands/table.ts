@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { ExecutionStatus } from "../domain/wire.js";
-import { allowanceAction, csvWindow, defaultHome, intOption, parse, UsageError } from "./args.js";
+import { allowanceAction, csvWindow, defaultHome, intOption, parse, passkeyAction, UsageError } from "./args.js";
 
 export interface CommandRun {
   env: NodeJS.ProcessEnv;
@@ -119,6 +119,27 @@ async function allowance(args: string[], x: CommandRun): Promise<number> {
   });
 }
 
+async function passkey(args: string[], x: CommandRun): Promise<number> {
+  const { values, positionals } = parse(
+    args,
+    {
+      label: { type: "string" },
+      "owner-keypair": { type: "string" },
+      unsigned: { type: "boolean" },
+      json: { type: "boolean" },
+      port: { type: "string" },
+      "no-open": { type: "boolean" },
+    },
+    3,
+  );
+  if (values.help) return x.help();
+  const { passkeyCommand } = await import("./passkey.js");
+  return passkeyCommand(x.env, passkeyAction(positionals, values), {
+    port: intOption(values.port, "port", 1, 65_535),
+    open: !values["no-open"],
+  });
+}
+
 async function sandbox(args: string[], x: CommandRun): Promise<number> {
   const { values } = parse(args, {
     port: { type: "string" },
@@ -213,6 +234,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   audit: { sqlite: true, run: audit },
   allowance: { sqlite: true, run: allowance },
+  passkey: { sqlite: true, run: passkey },
   console: {
     sqlite: true,
     run: async (args, x) => {

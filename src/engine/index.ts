@@ -51,6 +51,18 @@ export type { Reconciler } from "./reconciler.js";
 export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 export { parseKept } from "./evidence/kept.js";
+export { approvalChallenge, registeredPasskeys } from "./approvals/passkeys.js";
+export {
+  bindOwner,
+  newChallenge,
+  passkeyStatement,
+  registerPasskey,
+  removalChallenge,
+  removePasskey,
+} from "./approvals/passkey-admin.js";
+export { addressOfKeypair, signStatement } from "./evidence/owner.js";
+export { RP_ID, type AssertionParts, type PasskeyProblem, type RegistrationParts } from "./evidence/webauthn.js";
+export type { PasskeyRecord } from "./journal/port.js";
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
 export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
 export { freezeView } from "./intent/freeze.js";
