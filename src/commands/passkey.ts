@@ -54,6 +54,9 @@ type Opened = Awaited<ReturnType<typeof openJournal>>;
 /** How long a ceremony waits for the person (the console's one-time link lives as long). */
 const CEREMONY_MS = 10 * 60_000;
 
+/** How long the console stays up after a ceremony is done, for the page to get its answer. */
+const ANSWERED_MS = 500;
+
 /** What a refused ceremony tells the person on the page. */
 const REFUSED: Record<string, string> = {
   format: "the browser's answer is malformed",
@@ -242,7 +245,8 @@ async function add(
       });
       if (!r.ok) throw new ApiError(400, "passkey_refused", `the passkey was not registered: ${REFUSED[r.problem]}`);
       finished = true;
-      registered!(r.passkey);
+      // Told once the page has its answer: the console closes right after.
+      setTimeout(() => registered!(r.passkey), ANSWERED_MS);
       return "Passkey registered. From now on, approvals are given here with it. You can close this page.";
     },
   };
@@ -297,7 +301,7 @@ async function remove(j: Opened, env: NodeJS.ProcessEnv, credentialId: string, o
       });
       if (!r.ok) throw new ApiError(400, "passkey_refused", `the passkey was not removed: ${REFUSED[r.problem]}`);
       finished = true;
-      removed!();
+      setTimeout(() => removed!(), ANSWERED_MS);
       return "Passkey removed. You can close this page.";
     },
   };

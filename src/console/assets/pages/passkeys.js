@@ -37,7 +37,7 @@ function list(items) {
  * The ceremony's button and what it says once done.
  * @param {PasskeyCeremony} c
  * @param {HTMLElement} message
- * @param {() => unknown} reload
+ * @param {() => Promise<unknown>} reload
  */
 function ceremonyBox(c, message, reload) {
   const label = c.kind === "add" ? "Create a passkey" : "Remove it with your passkey";
@@ -52,7 +52,8 @@ function ceremonyBox(c, message, reload) {
           : { assertion: await assert(c.challenge, c.rpId, c.allowCredentials) };
       const res = await postCeremony(body);
       fill(message, notice("good", res.message));
-      reload();
+      // The terminal's console closes once its ceremony is done: the list may not load again.
+      reload().catch(() => undefined);
     } catch (caught) {
       fill(message, notice("error", failure(caught).message));
       button.disabled = false;
