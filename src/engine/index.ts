@@ -61,7 +61,7 @@ export {
   removePasskey,
 } from "./approvals/passkey-admin.js";
 export { addressOfKeypair, signStatement } from "./evidence/owner.js";
-export { RP_ID, type AssertionParts, type PasskeyProblem, type RegistrationParts } from "./evidence/webauthn.js";
+export { RP_ID, type AssertionParts } from "./evidence/webauthn.js";
 export type { PasskeyRecord } from "./journal/port.js";
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
 export { ChainScanError, scanWalletHistory, type ChainScan, type ScanOptions } from "./audit/scan.js";
