@@ -106,16 +106,24 @@ describe("passkey approvals in Chromium", () => {
     const { cdp, id: authId } = await authenticator(page);
 
     // A person registers the passkey: `passkey add` at a terminal, its page in the browser.
-    const add = runInPty(["passkey", "add", "--no-open", "--label", "laptop"], f.env, 90_000);
+    // Bound to the wallet's owner: with no owner configured, the agent key's own address.
+    const ownerKeypair = f.env.PAID_ACTIONS_WALLET!;
+    const add = runInPty(
+      ["passkey", "add", "--no-open", "--label", "laptop", "--owner-keypair", ownerKeypair],
+      f.env,
+      90_000,
+    );
     await add.waitFor(/Passkey page: http:\/\/localhost:\d+\/login\?token=\S+/, 30_000);
     const link = /Passkey page: (http:\/\/localhost:\d+\/login\?token=\S+)/.exec(add.screen())![1]!;
     await page.goto(link, { waitUntil: "domcontentloaded" });
     await page.locator('button[data-ceremony="add"]').click();
     await page.getByText("Passkey registered").waitFor({ timeout: 15_000 });
     await add.waitFor("Registered passkey");
+    await add.waitFor("Bound to the owner");
     expect((await add.exit).code).toBe(0);
     const [passkey] = await f.pa.journal.passkeys();
     expect(passkey).toMatchObject({ label: "laptop", rpId: "localhost", removedAt: null });
+    expect(passkey!.ownerSignature).toBeTruthy();
 
     // The agent asks to pay above the threshold.
     const before = await f.t.usdc(f.t.wallet.address);
@@ -137,11 +145,14 @@ describe("passkey approvals in Chromium", () => {
       config: f.pa.config,
       audit: async () => ({}),
     });
-    const url = new URL(handle.loginUrl(`/approvals/${approvalId}`));
-    url.hostname = "localhost";
-    await page.goto(url.href, { waitUntil: "domcontentloaded" });
+    // Signed in on 127.0.0.1 (as an MCP server's link does): approving first moves the page to localhost.
+    await page.goto(handle.loginUrl(`/approvals/${approvalId}`), { waitUntil: "domcontentloaded" });
     const approve = page.locator('button[data-decide="approve"]');
     await expect.poll(() => approve.textContent()).toContain("with your passkey");
+    await approve.click();
+    await page.waitForURL((u) => u.hostname === "localhost" && u.pathname === `/approvals/${approvalId}`);
+    await expect.poll(() => approve.textContent()).toContain("with your passkey");
+    await nothingSigned();
 
     // Made for other terms: another amount, another payee.
     const changes: Array<Record<string, string>> = [
@@ -209,7 +220,18 @@ describe("passkey approvals in Chromium", () => {
     const kept = parseKept(await f.pa.journal.approvalAssertion(approvalId))!;
     expect(kept.credential.id).toBe(passkey!.credentialId);
     expect(JSON.parse(kept.terms)).toMatchObject({ approvalId, amount: "0.288", action: "servers.provision" });
-    expect(verifyKept(kept)).toEqual({ ok: true, owner: "unbound" });
+    expect(verifyKept(kept)).toEqual({ ok: true, owner: "bound" });
+
+    // The person removes the passkey at a terminal, confirming with it on the passkey page.
+    const remove = runInPty(["passkey", "remove", passkey!.credentialId, "--no-open"], f.env, 90_000);
+    await remove.waitFor(/Passkey page: http:\/\/localhost:\d+\/login\?token=\S+/, 30_000);
+    const removeLink = /Passkey page: (http:\/\/localhost:\d+\/login\?token=\S+)/.exec(remove.screen())![1]!;
+    await page.goto(removeLink, { waitUntil: "domcontentloaded" });
+    await page.locator('button[data-ceremony="remove"]').click();
+    await page.getByText("Passkey removed").waitFor({ timeout: 15_000 });
+    await remove.waitFor("Removed passkey");
+    expect((await remove.exit).code).toBe(0);
+    expect((await f.pa.journal.passkeys())[0]!.removedAt).not.toBeNull();
     expect(browser.errors().filter((x) => !/409|Conflict/.test(x))).toEqual([]);
   }, 180_000);
 });
