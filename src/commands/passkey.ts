@@ -98,7 +98,8 @@ export async function passkeyCommand(
 function ownerOf(j: Opened): string {
   const config = j.configResult.ok ? j.configResult.config : undefined;
   if (config?.owner) return config.owner;
-  if (!config?.walletPath) throw new ApiError(400, "config_invalid", "no owner and no agent key are configured");
+  if (!config?.walletPath)
+    throw new Error("no owner (PAID_ACTIONS_OWNER) and no agent key (PAID_ACTIONS_WALLET) are configured to bind to");
   return addressOfKeypair(readKeypairFile(config.walletPath));
 }
 
