@@ -117,7 +117,7 @@ describe("passkey approvals in Chromium", () => {
     const link = /Passkey page: (http:\/\/localhost:\d+\/login\?token=\S+)/.exec(add.screen())![1]!;
     await page.goto(link, { waitUntil: "domcontentloaded" });
     await page.locator('button[data-ceremony="add"]').click();
-    await page.getByText("Passkey registered").waitFor({ timeout: 15_000 });
+    await page.locator(".decide-message").getByText("Passkey registered").waitFor({ timeout: 15_000 });
     await add.waitFor("Registered passkey");
     await add.waitFor("Bound to the owner");
     expect((await add.exit).code).toBe(0);
@@ -228,7 +228,7 @@ describe("passkey approvals in Chromium", () => {
     const removeLink = /Passkey page: (http:\/\/localhost:\d+\/login\?token=\S+)/.exec(remove.screen())![1]!;
     await page.goto(removeLink, { waitUntil: "domcontentloaded" });
     await page.locator('button[data-ceremony="remove"]').click();
-    await page.getByText("Passkey removed").waitFor({ timeout: 15_000 });
+    await page.locator(".decide-message").getByText("Passkey removed").waitFor({ timeout: 15_000 });
     await remove.waitFor("Removed passkey");
     expect((await remove.exit).code).toBe(0);
     expect((await f.pa.journal.passkeys())[0]!.removedAt).not.toBeNull();
