@@ -32,6 +32,7 @@ const ENGINE_ON_POSTGRES = [
   "test/console/refund.test.ts",
   "test/console/freeze.test.ts",
   "test/console/purchases.test.ts",
+  "test/engine/passkey-approvals.test.ts",
 ];
 
 export default defineConfig({

@@ -8,7 +8,8 @@
  */
 import { openJournal } from "../app/index.js";
 import { parseDecimal } from "../domain/money.js";
-import { PaidActionError, type ApprovalReview } from "../engine/index.js";
+import { PaidActionError, registeredPasskeys, type ApprovalReview } from "../engine/index.js";
+import { approveInConsole } from "./approve-console.js";
 import { askPin, interactive, NO_TTY, readLine } from "./tty.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
@@ -88,7 +89,7 @@ export async function approveCommand(
   const j = await openJournal(env);
   try {
     if (approvalId === undefined) return await list(j.engine, opts.json === true);
-    return await decide(j, approvalId);
+    return await decide(j, approvalId, env);
   } finally {
     await j.close();
   }
@@ -119,7 +120,8 @@ async function list(engine: Desk, json: boolean): Promise<number> {
   return 0;
 }
 
-async function decide({ home, engine, journal }: Opened, approvalId: string): Promise<number> {
+async function decide(opened: Opened, approvalId: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const { home, engine, journal } = opened;
   const review = await engine.approvalReview(approvalId);
   if (!review) {
     err(`there is no approval ${safe(approvalId.slice(0, 80))} in ${home}; nothing was approved`);
@@ -132,6 +134,8 @@ async function decide({ home, engine, journal }: Opened, approvalId: string): Pr
   }
   for (const line of describeReview(review, Date.now())) out(line);
   out();
+  // The terminal cannot carry a passkey's assertion: the console's page for it can.
+  if ((await registeredPasskeys(journal)).length > 0) return approveInConsole(opened, env, review);
   const typed = await readLine(
     `Type ${review.amount} to approve paying ${review.amount} USDC, or "decline" to decline it (anything else leaves it waiting): `,
   );

@@ -13,6 +13,15 @@ const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIO
   PAID_ACTIONS_ALLOW_ORIGINS     origins paid_fetch may pay (none; * = any public https origin)
   PAID_ACTIONS_FACILITATOR_URL   the facilitator search_paid_resources reads`;
 
+/** The `--csv` export, as executions and purchases describe it. */
+const CSV_HELP = `
+--csv writes CSV for the books on stdout (RFC 4180, a header row): one row per purchase that
+holds money, oldest first — date, what, amount (USDC, a decimal), network, transaction,
+status, approved by. A cell that would start with = + - @ is prefixed with ' so that a
+spreadsheet does not run it. --since and --until (ISO dates or datetimes, UTC unless a zone
+is given) bound it by creation time; a date alone for --until includes that day.
+`;
+
 /** The main help, which names the version. */
 function mainHelp(VERSION: string): string {
   return `paid-actions-mcp ${VERSION} — an MCP server that lets an agent buy real-world actions,
@@ -27,6 +36,7 @@ Commands:
   purchases    List the x402 resources paid_fetch bought, from the journal
   transcript   List recent tool calls, or show one call's redacted transcript
   approve      A person approves or declines a payment an agent asked for (or lists those waiting)
+  passkey      Register, list or remove the passkey approvals need (a person, at a terminal)
   set-pin      Set, change or remove the approval PIN
   freeze       Stop every server on this journal from signing a new payment (works anywhere)
   unfreeze     A person lets the servers pay again (at a terminal; with the PIN when set)
@@ -64,15 +74,17 @@ budget, follows the execution to completed through a subscription and resource r
 shows spending and where the transcript is. Uses a fresh sandbox in a temp dir unless --home.
 `,
   executions: `Usage: paid-actions-mcp executions [--status S] [--action A] [--limit N] [--attention] [--json]
+       paid-actions-mcp executions --csv [--since DATE] [--until DATE]
 
 Lists executions from the journal (newest first). --attention lists intents a human should
 look at (an outcome that could not be settled automatically). Reads only; pays nothing.
-`,
+${CSV_HELP}`,
   purchases: `Usage: paid-actions-mcp purchases [--origin O] [--limit N] [--json]
+       paid-actions-mcp purchases --csv [--since DATE] [--until DATE]
 
 Lists the x402 resources paid_fetch bought (newest first): origin, method, URL with query
 values redacted, price, HTTP status, state. --origin keeps one origin's. Reads only.
-`,
+${CSV_HELP}`,
   transcript: `Usage: paid-actions-mcp transcript [callId] [--limit N] [--json]
 
 Without a callId, lists the most recent tool calls. With one, prints its redacted
@@ -91,6 +103,10 @@ person types the amount exactly as shown to approve it, or "decline" to decline 
 the approval PIN, when one is set (see set-pin). An approval is for that quote and amount,
 once, until the quote expires; the agent then calls the tool again with the same input and
 the approvalId. The console (paid-actions-mcp console) offers the same decision.
+
+With a passkey registered (passkey add), an approval counts only with the passkey: approve
+shows the payment, then opens the console's page for it (the link is printed too), where the
+person approves with the passkey, and waits for the decision. Declining needs no passkey.
 
 Exit code: 0 decided; 1 nothing decided (another answer, Ctrl-C, a wrong PIN, or an
 approval that expired, was used, declined or does not exist); 2 no terminal, usage error.
@@ -150,6 +166,29 @@ Options:
 
 Exit code: 0 journal and chain agree; 3 they do not (each discrepancy is printed);
 1 cannot tell (configuration invalid, RPC not answering: said on stderr); 2 usage error.
+`,
+  passkey: `Usage: paid-actions-mcp passkey add [--label NAME] [--owner-keypair PATH | --unsigned] [--port N] [--no-open]
+       paid-actions-mcp passkey list [--json]
+       paid-actions-mcp passkey remove CREDENTIAL_ID [--port N] [--no-open]
+       paid-actions-mcp passkey submit CREDENTIAL_ID SIGNATURE
+
+Once a passkey is registered, an approval counts only when the person gives it in the console
+with that passkey (WebAuthn, user verification required): the passkey signs the digest of the
+payment's terms (what, amount, asset, network, payee, quote expiry, approvalId), the engine
+verifies it before it signs, and keeps it with the approval for receipts.
+
+  add      At an interactive terminal: opens the console's passkey page (the one-time link is
+           printed too; the browser must reach it as localhost) where the person creates the
+           passkey; waits until it is registered. --owner-keypair PATH signs the passkey's
+           statement with the owner's Solana keypair, so that a receipt shows the passkey is
+           the wallet owner's; --unsigned prints that statement for the owner's wallet to
+           sign instead (then: passkey submit)
+  list     The passkeys registered (and removed), with their owner binding
+  remove   At an interactive terminal, in the console, with a registered passkey's assertion
+  submit   Keeps the owner wallet's signature (base58 or base64) of a passkey's statement
+
+The owner is PAID_ACTIONS_OWNER in delegate mode, else the agent key's own address.
+Exit code: 0 done; 1 not done (said on stderr); 2 no terminal, usage error.
 `,
   allowance: `Usage: paid-actions-mcp allowance [--json]
        paid-actions-mcp allowance grant AMOUNT (--owner-keypair PATH | --unsigned)

@@ -1,11 +1,30 @@
 /**
- * Commands that read the journal: `executions`, `transcript` (`approve` is in approve.ts).
- * They never start a service and never pay.
+ * Commands that read the journal: `executions`, `purchases` (with `--csv`, the export for the
+ * books: exports.ts), `transcript` (`approve` is in approve.ts). They never start a service
+ * and never pay.
  */
 import { openJournal } from "../app/index.js";
 import { recentCalls, type ExecutionView } from "../engine/index.js";
+import { exportCsv, type ExportKind } from "./exports.js";
 
 const out = (line = "") => process.stdout.write(`${line}\n`);
+
+/** The export's window, [since, until) in ms; both ends optional. */
+export interface CsvWindow {
+  since?: number;
+  until?: number;
+}
+
+/** Writes one kind's CSV export on stdout. */
+async function csv(env: NodeJS.ProcessEnv, kind: ExportKind, w: CsvWindow): Promise<number> {
+  const j = await openJournal(env);
+  try {
+    process.stdout.write(await exportCsv(j.journal, kind, w.since ?? 0, w.until ?? Number.MAX_SAFE_INTEGER));
+    return 0;
+  } finally {
+    await j.close();
+  }
+}
 
 function pad(text: string, width: number): string {
   return text.length >= width ? text.slice(0, width - 1) + "…" : text.padEnd(width);
@@ -13,8 +32,9 @@ function pad(text: string, width: number): string {
 
 export async function executionsCommand(
   env: NodeJS.ProcessEnv,
-  opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean },
+  opts: { status?: string; action?: string; limit?: number; json?: boolean; attention?: boolean; csv?: CsvWindow },
 ): Promise<number> {
+  if (opts.csv) return csv(env, "action", opts.csv);
   const j = await openJournal(env);
   try {
     const items: ExecutionView[] = opts.attention
@@ -49,8 +69,9 @@ export async function executionsCommand(
 /** `purchases`: what paid_fetch bought, newest first. */
 export async function purchasesCommand(
   env: NodeJS.ProcessEnv,
-  opts: { origin?: string; limit?: number; json?: boolean },
+  opts: { origin?: string; limit?: number; json?: boolean; csv?: CsvWindow },
 ): Promise<number> {
+  if (opts.csv) return csv(env, "fetch", opts.csv);
   const j = await openJournal(env);
   try {
     const { items } = await j.engine.listPurchases({ origin: opts.origin, limit: opts.limit ?? 20 });

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { EXECUTION_STATUSES } from "../domain/statuses.js";
-import { allowanceAction, defaultHome, intOption, parse, UsageError } from "./args.js";
+import { allowanceAction, csvWindow, defaultHome, intOption, parse, passkeyAction, UsageError } from "./args.js";
 
 export interface CommandRun {
   env: NodeJS.ProcessEnv;
@@ -20,6 +20,18 @@ export interface Command {
   /** It opens the journal or runs the sandbox: the native SQLite module is checked first (serve checks later). */
   sqlite: boolean;
   run(args: string[], x: CommandRun): Promise<number>;
+}
+
+/** The options of a `--csv` export (args.ts csvWindow). */
+const CSV_OPTIONS = {
+  csv: { type: "boolean" },
+  since: { type: "string" },
+  until: { type: "string" },
+} as const;
+
+/** How --since and --until are read: as `audit --since` reads its date. */
+async function whenParser(): Promise<(text: string) => number | undefined> {
+  return (await import("./audit.js")).parseSince;
 }
 
 async function serve(args: string[], x: CommandRun): Promise<number> {
@@ -43,12 +55,16 @@ async function executions(args: string[], x: CommandRun): Promise<number> {
     limit: { type: "string" },
     attention: { type: "boolean" },
     json: { type: "boolean" },
+    ...CSV_OPTIONS,
   });
   if (values.help) return x.help();
   if (values.status !== undefined && !(EXECUTION_STATUSES as readonly string[]).includes(values.status))
     throw new UsageError(`--status must be one of ${EXECUTION_STATUSES.join(", ")}`);
+  const { status, action, limit, attention, json } = values;
+  const csv = csvWindow(values, { status, action, limit, attention, json }, await whenParser());
   const { executionsCommand } = await import("./journal-commands.js");
   return executionsCommand(x.env, {
+    csv,
     status: values.status,
     action: values.action,
     limit: intOption(values.limit, "limit", 1, 100),
@@ -103,6 +119,27 @@ async function allowance(args: string[], x: CommandRun): Promise<number> {
   });
 }
 
+async function passkey(args: string[], x: CommandRun): Promise<number> {
+  const { values, positionals } = parse(
+    args,
+    {
+      label: { type: "string" },
+      "owner-keypair": { type: "string" },
+      unsigned: { type: "boolean" },
+      json: { type: "boolean" },
+      port: { type: "string" },
+      "no-open": { type: "boolean" },
+    },
+    3,
+  );
+  if (values.help) return x.help();
+  const { passkeyCommand } = await import("./passkey.js");
+  return passkeyCommand(x.env, passkeyAction(positionals, values), {
+    port: intOption(values.port, "port", 1, 65_535),
+    open: !values["no-open"],
+  });
+}
+
 async function sandbox(args: string[], x: CommandRun): Promise<number> {
   const { values } = parse(args, {
     port: { type: "string" },
@@ -150,10 +187,14 @@ export const COMMANDS: Record<string, Command> = {
         origin: { type: "string" },
         limit: { type: "string" },
         json: { type: "boolean" },
+        ...CSV_OPTIONS,
       });
       if (values.help) return x.help();
+      const { origin, limit, json } = values;
+      const csv = csvWindow(values, { origin, limit, json }, await whenParser());
       const { purchasesCommand } = await import("./journal-commands.js");
       return purchasesCommand(x.env, {
+        csv,
         origin: values.origin,
         limit: intOption(values.limit, "limit", 1, 100),
         json: values.json,
@@ -193,6 +234,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   audit: { sqlite: true, run: audit },
   allowance: { sqlite: true, run: allowance },
+  passkey: { sqlite: true, run: passkey },
   console: {
     sqlite: true,
     run: async (args, x) => {

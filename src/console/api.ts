@@ -23,8 +23,9 @@ import {
   verifyPin,
   view,
 } from "../engine/index.js";
-import type { ConsoleDeps } from "./deps.js";
+import type { ConsoleDeps, ConsoleLogin } from "./deps.js";
 import type { EventHub } from "./events.js";
+import { assertionOf, originOf, PASSKEY_GET, PASSKEY_POST, passkeyCount } from "./passkeys-api.js";
 import { ApiError, readJsonBody, sendJson } from "./respond.js";
 import type { Session } from "./security.js";
 import { timelineOf } from "./timeline.js";
@@ -41,9 +42,11 @@ export interface ApiContext {
   pinTurn: Promise<unknown>;
   /** The audit running now: a second request while it runs gets the same answer. */
   auditRun?: Promise<unknown>;
+  /** Mints a one-time login (the hop to the console's localhost name for a passkey: passkeys-api.ts). */
+  login?: (next?: string) => ConsoleLogin;
 }
 
-type Handler = (
+export type Handler = (
   c: ApiContext,
   m: RegExpExecArray,
   req: IncomingMessage,
@@ -102,8 +105,13 @@ async function decide(c: ApiContext, m: RegExpExecArray, req: IncomingMessage, r
   const body = await readJsonBody(req);
   if (!(await c.d.journal.approval(id))) throw new ApiError(404, "not_found", `no approval ${id}`);
   await requirePin(c, body);
+  // With a passkey registered the engine approves only with its assertion over the terms (passkeys-api.ts).
+  const passkey =
+    what === "approve" && body.assertion !== undefined
+      ? { assertion: assertionOf(body.assertion), origin: originOf(req) }
+      : undefined;
   try {
-    if (what === "approve") await c.d.engine.approve(id, "console");
+    if (what === "approve") await c.d.engine.approve(id, "console", passkey);
     else await c.d.engine.decline(id, "console");
   } catch (e) {
     if (e instanceof PaidActionError && e.code === "approval_invalid")
@@ -144,6 +152,8 @@ const GET: Array<[RegExp, Handler]> = [
         csrf: session.csrf,
         // Asked for whenever a decision needs one: also when its file is gone, which the decision then says.
         pinRequired: pinGate(c.d.home, await c.d.journal.pinRecords()).kind !== "none",
+        // Approving needs the person's passkey when one is registered (the page runs the ceremony).
+        passkeys: await passkeyCount(c),
         home: c.d.home,
         journal: c.d.journal.location,
         version: c.version,
@@ -264,10 +274,12 @@ const GET: Array<[RegExp, Handler]> = [
     },
   ],
   [/^\/api\/events$/, async (c, _m, req, res) => c.events.open(req, res)],
+  ...PASSKEY_GET,
 ];
 
 const POST: Array<[RegExp, Handler]> = [
   [new RegExp(`^/api/approvals/${ID}/(approve|decline)$`), (c, m, req, res) => decide(c, m, req, res)],
+  ...PASSKEY_POST,
 ];
 
 /** Answers one authenticated /api request (the server has checked Host, cookie and, for writes, Origin and CSRF). */

@@ -22,6 +22,35 @@ export interface ConsoleDeps {
    * (`paid-actions-mcp console`, calls in other processes).
    */
   agentWaiting?: (approvalId: string) => boolean;
+  /**
+   * The passkey ceremony this console was started for (`passkey add` or `passkey remove`, at a
+   * terminal): only such a console registers or removes a passkey. Absent everywhere else.
+   */
+  passkeyDesk?: PasskeyDesk;
+}
+
+/** What the passkey page asks the person's authenticator for (each id and challenge base64url). */
+export type PasskeyCeremony =
+  | {
+      kind: "add";
+      challenge: string;
+      rpId: string;
+      user: { id: string; name: string; displayName: string };
+      /** Passkeys already registered: the authenticator makes no second one for them. */
+      excludeCredentials: string[];
+      label: string | null;
+    }
+  | { kind: "remove"; challenge: string; rpId: string; credentialId: string; allowCredentials: string[] };
+
+/** A terminal command's ceremony, offered on the console's passkey page. */
+export interface PasskeyDesk {
+  /** The ceremony waiting for the person; undefined once it is done. */
+  ceremony(): PasskeyCeremony | undefined;
+  /**
+   * The page's answer (the authenticator's response, base64url parts) made on `origin`:
+   * resolves with what to tell the person once it is done, rejects with an ApiError otherwise.
+   */
+  answer(body: Record<string, unknown>, origin: string): Promise<string>;
 }
 
 /** One one-time login (10 minutes), in the two forms it can reach a person; the first use wins. */

@@ -79,6 +79,10 @@ export async function handleLogin(
   if (method === "GET") {
     const cookie = redeem(guard, pages, url.searchParams.get("token"));
     if (!cookie) return refuse(res);
+    // Started by another site's page (the console's 127.0.0.1 page moving to localhost for a
+    // passkey): a redirect would reach `next` without the SameSite=Strict cookie; the hop does not.
+    if (req.headers["sec-fetch-site"] === "cross-site")
+      return sendHop(res, cookie, safeNext(url.searchParams.get("next")));
     res.writeHead(303, { "Set-Cookie": cookie, Location: safeNext(url.searchParams.get("next")), "Content-Length": 0 });
     return void res.end();
   }

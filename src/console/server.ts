@@ -171,6 +171,7 @@ export async function startConsole(deps: ConsoleDeps, o: { port?: number } = {})
   const origin = `http://127.0.0.1:${port}`;
   let closing: Promise<void> | undefined;
   const login = loginMaker(guard, pages, origin);
+  ctx.login = login;
   return {
     origin,
     port,

@@ -12,7 +12,7 @@
 import { EventEmitter } from "node:events";
 import type { Company, Execution, ExecutionStatus } from "../domain/wire.js";
 import { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
-import { approvalWithInput, approve, decline, type DecidedIn } from "./approvals/records.js";
+import { approvalWithInput, approve, decline, type DecidedIn, type PasskeyEvidence } from "./approvals/records.js";
 import { unknownPerActionKeys, type Config, type ConfigIssue } from "./config/config.js";
 import { createCtx, makeTranscript, type Ctx, type EngineDeps } from "./context.js";
 import { paidError, PaidActionError } from "./errors.js";
@@ -300,9 +300,13 @@ export class Engine extends EventEmitter {
 
   // ---- Approvals: a person decides (the host's prompt, the console, the terminal) ------
 
-  /** A person approves a pending approval: that quote and amount, once, before it expires. */
-  approve(approvalId: string, via?: DecidedIn) {
-    return approve({ journal: this.d.journal, now: this.d.now, transcript: makeTranscript(this.d) }, approvalId, via);
+  /**
+   * A person approves a pending approval: that quote and amount, once, before it expires (with
+   * a passkey registered, only with the passkey's assertion over its terms: the console's).
+   */
+  approve(approvalId: string, via?: DecidedIn, passkey?: PasskeyEvidence) {
+    const c = { journal: this.d.journal, now: this.d.now, transcript: makeTranscript(this.d) };
+    return approve(c, approvalId, via, passkey);
   }
 
   /** A person declines a pending approval: recorded, and the intent it was for stays unpaid. */

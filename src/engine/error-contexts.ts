@@ -10,6 +10,7 @@
 import type { KeypairFileError } from "../domain/keypair.js";
 import type { Drift } from "./budget/policy.js";
 import type { Money } from "./model/states.js";
+import type { PasskeyProblem } from "./evidence/webauthn.js";
 
 /** What any refusal may also say: which purchase it is about, and where that purchase stands. */
 export interface PurchaseContext {
@@ -83,7 +84,11 @@ export type ApprovalProblem =
   /** The call came back with an input_required state this server did not issue. */
   | "foreign_state"
   /** The approval question was asked for another call. */
-  | "other_call";
+  | "other_call"
+  /** A passkey is registered: it counts only with the person's passkey assertion over its terms (the console). */
+  | "passkey_required"
+  /** Its passkey assertion was refused (`passkey` says which check failed). */
+  | "passkey_invalid";
 
 /** Who was handed a proof: the v1 service (an action), or the x402 resource itself (a fetch). */
 export type Payee = "service" | "resource";
@@ -168,6 +173,8 @@ export interface ErrorContexts {
     status?: string;
     /** When its quote expired (problem `expired`, when a person tried to approve it). */
     expiresAt?: string;
+    /** Which check a passkey assertion failed (problem `passkey_invalid`). */
+    passkey?: PasskeyProblem;
   };
   quote_drift: { serviceCode?: string; drifts?: Drift[] } &
     /** The payment challenge differs from the quote: `drifts` says where. */

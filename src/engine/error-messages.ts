@@ -14,6 +14,7 @@ import type {
   InputRule,
   Payee,
 } from "./error-contexts.js";
+import type { PasskeyProblem } from "./evidence/webauthn.js";
 
 /** The quote a refusal is about, as a message names it. */
 export const quote = (c: { quoteId?: string | null }) => c.quoteId ?? "(none)";
@@ -97,6 +98,25 @@ const APPROVAL_PROBLEMS: { [P in ApprovalProblem]: (id: string, c: ErrorContext<
     "the call came back with a state this server did not issue; call again without it for a new quote. Nothing was paid",
   other_call: () =>
     "the approval question was asked for another call (tool or input differ); call again for a new quote. Nothing was paid",
+  passkey_required: (id) =>
+    `approval ${id} needs the person's passkey: a passkey is registered, so only an approval given with it in the paid-actions console counts`,
+  passkey_invalid: (id, c) =>
+    `the passkey assertion for approval ${id} does not verify (${PASSKEY_CHECKS[c.passkey ?? "format"]}); it does not count`,
+};
+
+/** Which check a passkey assertion failed, as a person reads it. */
+const PASSKEY_CHECKS: { [P in PasskeyProblem]: string } = {
+  format: "it is malformed",
+  type: "it is not an approval's assertion",
+  challenge: "it was made for other terms",
+  origin: "it was made outside this console",
+  rp_id: "it was made for another site",
+  user_presence: "no person was present",
+  user_verification: "the person was not verified by the authenticator",
+  signature: "its signature is not the passkey's",
+  credential: "it is not from a registered passkey",
+  counter: "its counter did not advance: a replay",
+  algorithm: "its key is of an algorithm not accepted",
 };
 
 export function approvalRequiredMessage(c: ErrorContext<"approval_required">): string {

@@ -51,6 +51,19 @@ export { createRails, noRails, type Rails } from "./rails/load.js";
 
 export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
+export { parseKept } from "./evidence/kept.js";
+export { approvalChallenge, registeredPasskeys } from "./approvals/passkeys.js";
+export {
+  bindOwner,
+  newChallenge,
+  passkeyStatement,
+  registerPasskey,
+  removalChallenge,
+  removePasskey,
+} from "./approvals/passkey-admin.js";
+export { addressOfKeypair, signStatement } from "./evidence/owner.js";
+export { RP_ID, type AssertionParts } from "./evidence/webauthn.js";
+export type { PasskeyRecord } from "./journal/port.js";
 export { AUDIT_SKEW_MS, reconcile, type AuditReport } from "./audit/reconcile.js";
 export { ChainScanError, type ChainScan, type ScanOptions } from "./rails/port.js";
 export { freezeView } from "./intent/freeze.js";

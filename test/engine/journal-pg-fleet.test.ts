@@ -48,6 +48,7 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
         "intents",
         "meta",
         "pam_schema",
+        "passkeys",
         "payment_freeze",
         "payments",
         "response_bodies",

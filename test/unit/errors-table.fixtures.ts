@@ -90,6 +90,9 @@ export const SAMPLES: Sample = {
     { approvalId: "apr_1", problem: "gone" },
     { problem: "foreign_state" },
     { approvalId: "apr_1", problem: "other_call" },
+    { approvalId: "apr_1", problem: "passkey_required" },
+    { approvalId: "apr_1", problem: "passkey_invalid", passkey: "challenge" },
+    { approvalId: "apr_1", problem: "passkey_invalid", passkey: "user_verification" },
   ],
   quote_drift: [
     { problem: "challenge", quoteId: "qt_1", drifts: [{ field: "amount", expected: "100000", actual: "288000" }] },

@@ -129,7 +129,7 @@ export const getApproval = (id) => get(`/api/approvals/${encodeURIComponent(id)}
  * Approves or declines; answers the approval as it now stands (when the server still has it).
  * @param {string} id
  * @param {"approve" | "decline"} kind
- * @param {{ pin?: string }} body
+ * @param {{ pin?: string, assertion?: unknown }} body
  * @returns {Promise<{ approval?: Approval, agentCall?: "waiting" | "none" | "unknown", next?: string }>}
  */
 export const postDecision = (id, kind, body) => post(`/api/approvals/${encodeURIComponent(id)}/${kind}`, body);
@@ -181,6 +181,35 @@ export const getAudit = () => get("/api/audit");
 
 /** @returns {Promise<{ freeze: Freeze | null }>} */
 export const getFreeze = () => get("/api/freeze");
+
+// ---- Passkeys (webauthn.js runs the ceremonies) ---------------------------------------------
+
+/**
+ * The passkeys registered (and removed), and the ceremony a terminal's `passkey` command offers here.
+ * @returns {Promise<{ items: import("./wire.js").Passkey[], ceremony: import("./wire.js").PasskeyCeremony | null }>}
+ */
+export const getPasskeys = () => get("/api/passkeys");
+
+/**
+ * The challenge an approval's passkey signs: the digest of its terms.
+ * @param {string} id
+ * @returns {Promise<{ challenge: { challenge: string, rpId: string, credentialIds: string[], terms: unknown } }>}
+ */
+export const getApprovalChallenge = (id) => get(`/api/approvals/${encodeURIComponent(id)}/challenge`);
+
+/**
+ * The authenticator's answer to the terminal's ceremony.
+ * @param {unknown} body
+ * @returns {Promise<{ message: string }>}
+ */
+export const postCeremony = (body) => post("/api/passkeys/ceremony", body);
+
+/**
+ * A one-time link to `next` on the console's localhost name (WebAuthn takes no IP address).
+ * @param {string} next
+ * @returns {Promise<{ url: string }>}
+ */
+export const localhostLink = (next) => post("/api/session/localhost", { next });
 
 // ---- Live events (server-sent) ---------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import { ago, clear, fill, h, mono, notice, pageHead, timeEl, when } from "./dom
 import * as approvals from "./pages/approvals.js";
 import * as audit from "./pages/audit.js";
 import * as execution from "./pages/execution.js";
+import * as passkeys from "./pages/passkeys.js";
 import * as executions from "./pages/executions.js";
 import * as purchase from "./pages/purchase.js";
 import * as purchases from "./pages/purchases.js";
@@ -37,6 +38,7 @@ const ROUTES = [
   [/^\/transcripts\/?$/, "transcripts", (m) => transcripts.mountList(m)],
   [/^\/transcripts\/([^/]+)\/?$/, "transcripts", (m, [id = ""]) => transcripts.mountOne(m, id)],
   [/^\/audit\/?$/, "audit", (m) => audit.mount(m)],
+  [/^\/passkeys\/?$/, "passkeys", (m) => passkeys.mount(m)],
 ];
 
 /**

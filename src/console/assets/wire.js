@@ -8,6 +8,7 @@
  * @typedef {object} Session
  * @property {string} csrf
  * @property {boolean} pinRequired
+ * @property {number} passkeys how many passkeys are registered: approving needs one when any is
  * @property {string} home
  * @property {string} journal
  * @property {string} version
@@ -267,3 +268,21 @@
  */
 
 export {};
+
+/**
+ * A passkey as the console lists it (public parts only).
+ * @typedef {object} Passkey
+ * @property {string} credentialId
+ * @property {string | null} label
+ * @property {number} algorithm
+ * @property {string} createdAt
+ * @property {string | null} removedAt
+ * @property {string | null} owner the owner who bound it with a signature, if one did
+ * @property {number} signCount
+ */
+
+/**
+ * The ceremony a terminal's `passkey add` or `passkey remove` offers on the passkey page.
+ * @typedef {{ kind: "add", challenge: string, rpId: string, user: { id: string, name: string, displayName: string }, excludeCredentials: string[], label: string | null }
+ *   | { kind: "remove", challenge: string, rpId: string, credentialId: string, allowCredentials: string[] }} PasskeyCeremony
+ */

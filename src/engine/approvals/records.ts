@@ -10,6 +10,8 @@ import type { Ctx } from "../context.js";
 import { paidError, type PaidActionError } from "../errors.js";
 import type { Approval, ApprovalAsk, IntentIn, PayOptions } from "../model/types.js";
 import { refusal, type Move, type Wait } from "../intent/moves.js";
+import type { AssertionParts } from "../evidence/webauthn.js";
+import { approveWithPasskey, passkeyAtUse, registeredPasskeys } from "./passkeys.js";
 
 /** An intent a person may be asked to approve: priced, not yet reserved. */
 type Asking = IntentIn<"quoted" | "awaiting_approval">;
@@ -63,6 +65,8 @@ async function record(c: Ctx, intent: Asking, status: Approval["status"]): Promi
 export async function ensureApproved(c: Ctx, intent: Asking, opts: PayOptions): Promise<Move | Wait | undefined> {
   const amount = intent.amount;
   const now = c.now();
+  // The host's prompt cannot carry a passkey assertion: with one registered, the person decides in the console.
+  const host = opts.approve && (await registeredPasskeys(c.journal)).length === 0 ? opts.approve : undefined;
   if (intent.approvalId) {
     const approval = await c.journal.approval(intent.approvalId);
     if (approval?.status === "used" && approval.amount >= amount && approval.quoteId === intent.quoteId) return;
@@ -71,6 +75,10 @@ export async function ensureApproved(c: Ctx, intent: Asking, opts: PayOptions): 
         refusal(intent.state, paidError("approval_invalid", { approvalId: approval.approvalId, problem }));
       if (approval.quoteId !== intent.quoteId || approval.amount < amount) return invalid("mismatch");
       if (approval.expiresAt <= now) return invalid("expired");
+      // With a passkey registered, only an approval its assertion proves counts (fail closed).
+      const unproven = await passkeyAtUse(c.journal, intent, approval.approvalId);
+      if (unproven)
+        return refusal(intent.state, paidError("approval_invalid", { approvalId: approval.approvalId, ...unproven }));
       if (!(await c.journal.decideApproval(approval.approvalId, "approved", "used", now))) return invalid("used");
       c.transcript(intent, "approval", { approvalId: approval.approvalId, decision: "approved by a human" });
       return { outcome: "approval_used", note: null };
@@ -78,10 +86,10 @@ export async function ensureApproved(c: Ctx, intent: Asking, opts: PayOptions): 
     if (approval?.status === "declined") {
       return refusal(intent.state, paidError("approval_declined", { approvalId: approval.approvalId }));
     }
-    if (approval?.status === "pending" && approval.expiresAt > now && !opts.approve)
+    if (approval?.status === "pending" && approval.expiresAt > now && !host)
       return { wait: approvalRequired(intent, approval.approvalId) };
   }
-  if (opts.approve) return ask(c, intent, opts.approve);
+  if (host) return ask(c, intent, host);
   const approvalId = await record(c, intent, "pending");
   // Recorded, then this step runs again from awaiting_approval and answers approval_required.
   return {
@@ -123,7 +131,7 @@ type DeskCtx = Pick<Ctx, "journal" | "now"> & { transcript?: Ctx["transcript"] }
 async function noteDecision(
   c: DeskCtx,
   approval: Approval,
-  decision: "approved" | "declined",
+  decision: "approved" | "approved with a passkey" | "declined",
   via: DecidedIn | undefined,
 ): Promise<void> {
   if (!via || !c.transcript) return;
@@ -135,11 +143,22 @@ async function noteDecision(
     });
 }
 
-/** A person approves a pending approval (the terminal's `approve`, the console, the host's prompt). */
+/** A passkey assertion made on the console for an approval, and the console's origin it was made on. */
+export interface PasskeyEvidence {
+  assertion: AssertionParts;
+  origin: string;
+}
+
+/**
+ * A person approves a pending approval (the terminal's `approve`, the console, the host's
+ * prompt). With a passkey registered, only with `passkey` (the console's ceremony), which is
+ * verified and kept with the approval.
+ */
 export async function approve(
   c: DeskCtx,
   approvalId: string,
   via?: DecidedIn,
+  passkey?: PasskeyEvidence,
 ): Promise<{
   approvalId: string;
   intentId: string;
@@ -156,10 +175,13 @@ export async function approve(
     const expiresAt = new Date(approval.expiresAt).toISOString();
     throw paidError("approval_invalid", { approvalId, problem: "expired", expiresAt });
   }
-  if (!(await c.journal.decideApproval(approvalId, "pending", "approved", c.now()))) {
+  if (passkey) await approveWithPasskey(c.journal, approval, passkey.assertion, passkey.origin, c.now());
+  else if ((await registeredPasskeys(c.journal)).length > 0)
+    throw paidError("approval_invalid", { approvalId, problem: "passkey_required" });
+  else if (!(await c.journal.decideApproval(approvalId, "pending", "approved", c.now()))) {
     throw paidError("approval_invalid", { approvalId, problem: "changed" });
   }
-  await noteDecision(c, approval, "approved", via);
+  await noteDecision(c, approval, passkey ? "approved with a passkey" : "approved", via);
   return {
     approvalId,
     intentId: approval.intentId,

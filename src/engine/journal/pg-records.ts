@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL journal's pool, and the records it keeps beside the intents: approvals, the
- * index of tool-call transcripts, the catalog cache, the freeze and the memory of approval
- * PINs (pin-records.ts). pg-intents.ts builds the intents on it, and postgres.ts the store
+ * index of tool-call transcripts, the catalog cache, the freeze, the memory of approval
+ * PINs (pin-records.ts) and passkeys (passkey-rows.ts). pg-intents.ts builds the intents on it, and postgres.ts the store
  * with the budget and the payments.
  *
  * The freeze is taken under an exclusive advisory lock; recording a signed proof takes the
@@ -12,8 +12,22 @@ import type pg from "pg";
 import type { Approval, ApprovalStatus } from "../model/types.js";
 import { changed, LOCK, pgValue, rows, transaction, type Db } from "./pg-sql.js";
 import { PIN_KEYS, pinKey, pinValue, toPinRecord } from "./pin-records.js";
-import type { CatalogRecord, Freeze, PinRecord, TranscriptRecord } from "./port.js";
+import { ADVANCE_WHERE, PASSKEY_INSERT, passkeyValues, toPasskey } from "./passkey-rows.js";
+import type { AssertedApproval, CatalogRecord, Freeze, PasskeyRecord, PinRecord, TranscriptRecord } from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
+
+/** Thrown inside a transaction to roll it back: what it carries is the transaction's answer. */
+class Undo extends Error {
+  constructor(readonly answer: "counter" | "missing") {
+    super(answer);
+  }
+}
+
+/** The answer an Undo carries; any other failure as it was. */
+function undone(e: unknown): "counter" | "missing" {
+  if (e instanceof Undo) return e.answer;
+  throw e;
+}
 
 export abstract class PgRecords {
   protected constructor(protected readonly pool: pg.Pool) {}
@@ -61,6 +75,37 @@ export abstract class PgRecords {
       `UPDATE approvals SET status = $1, decided_at = $2 WHERE approval_id = $3 AND status = $4`,
       [to, now, approvalId, from],
     );
+  }
+
+  /** The approval's compare-and-set and the counter's in one transaction; a counter that does not advance undoes both. */
+  approveWithAssertion(
+    approvalId: string,
+    now: number,
+    assertion: string,
+    credentialId: string,
+    signCount: number,
+  ): Promise<AssertedApproval> {
+    return transaction(this.pool, async (c): Promise<AssertedApproval> => {
+      const decided = await changed(
+        c,
+        `UPDATE approvals SET status = 'approved', decided_at = $1, assertion = $2 WHERE approval_id = $3 AND status = 'pending'`,
+        [now, assertion, approvalId],
+      );
+      if (!decided) return "changed";
+      if (
+        await changed(c, `UPDATE passkeys SET sign_count = $1 WHERE ${ADVANCE_WHERE("$1", "$2")}`, [
+          signCount,
+          credentialId,
+        ])
+      )
+        return "approved";
+      throw new Undo("counter");
+    }).catch((e: unknown) => (undone(e), "counter" as const));
+  }
+
+  async approvalAssertion(approvalId: string): Promise<string | undefined> {
+    const [row] = await rows(this.pool, `SELECT assertion FROM approvals WHERE approval_id = $1`, [approvalId]);
+    return (row?.assertion as string | null | undefined) ?? undefined;
   }
 
   // ---- Transcripts' index ----------------------------------------------------------
@@ -169,6 +214,49 @@ export abstract class PgRecords {
   async unfreeze(): Promise<Freeze | undefined> {
     const [lifted] = await rows(this.pool, `DELETE FROM payment_freeze RETURNING reason, frozen_at, frozen_by`);
     return lifted ? toFreeze(lifted) : undefined;
+  }
+
+  // ---- Passkeys ------------------------------------------------------------------
+
+  async passkeys(): Promise<PasskeyRecord[]> {
+    return (await rows(this.pool, `SELECT * FROM passkeys ORDER BY created_at, credential_id`)).map(toPasskey);
+  }
+
+  async insertPasskey(p: PasskeyRecord): Promise<void> {
+    await this.pool.query(
+      `${PASSKEY_INSERT} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      passkeyValues(p).map(pgValue),
+    );
+  }
+
+  bindPasskeyOwner(credentialId: string, owner: string, signature: string): Promise<boolean> {
+    return changed(
+      this.pool,
+      `UPDATE passkeys SET owner = $1, owner_signature = $2 WHERE credential_id = $3 AND removed_at IS NULL`,
+      [owner, signature, credentialId],
+    );
+  }
+
+  removePasskey(
+    credentialId: string,
+    by: string,
+    signCount: number,
+    now: number,
+  ): Promise<"removed" | "missing" | "counter"> {
+    return transaction(this.pool, async (c): Promise<"removed" | "missing" | "counter"> => {
+      if (
+        !(await changed(c, `UPDATE passkeys SET sign_count = $1 WHERE ${ADVANCE_WHERE("$1", "$2")}`, [signCount, by]))
+      )
+        return "counter";
+      if (
+        await changed(c, `UPDATE passkeys SET removed_at = $1 WHERE credential_id = $2 AND removed_at IS NULL`, [
+          now,
+          credentialId,
+        ])
+      )
+        return "removed";
+      throw new Undo("missing");
+    }).catch(undone);
   }
 
   // ---- The approval PIN's memory ----------------------------------------------------

@@ -189,6 +189,22 @@ export const PG_MIGRATIONS: string[] = [
   `
   ALTER TABLE payments ADD COLUMN network ${T};
   `,
+  // 9: passkeys, and the assertion an approval was given with (see schema.ts).
+  `
+  CREATE TABLE passkeys (
+    credential_id ${T} PRIMARY KEY,
+    public_key ${T} NOT NULL,
+    algorithm INTEGER NOT NULL,
+    rp_id ${T} NOT NULL,
+    sign_count BIGINT NOT NULL DEFAULT 0,
+    label ${T},
+    owner ${T},
+    owner_signature ${T},
+    created_at BIGINT NOT NULL,
+    removed_at BIGINT
+  );
+  ALTER TABLE approvals ADD COLUMN assertion ${T};
+  `,
 ];
 
 /**

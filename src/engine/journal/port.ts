@@ -23,59 +23,7 @@ export const DAY_MS = 24 * 3_600_000;
 /** A store answers now (SQLite) or later (PostgreSQL); the engine awaits either. */
 export type Awaitable<T> = T | Promise<T>;
 
-/** A state change that lost its compare-and-set: another driver holds or moved the intent. */
-export class LeaseLost extends Error {
-  constructor(readonly intentId: string) {
-    super(`intent ${intentId} is being driven by another call`);
-    this.name = "LeaseLost";
-  }
-}
-
-/** A new intent's key is already recorded (another call, maybe another server, was first). */
-export class IntentKeyTaken extends Error {
-  constructor(readonly intentKey: string) {
-    super(`intent key ${intentKey} is already recorded`);
-    this.name = "IntentKeyTaken";
-  }
-}
-
-/**
- * A signed proof's quote id — the memo its transfer carries — already names another payment:
- * the store refused to record it (nothing written), so that proof never leaves the process.
- * Two purchases paying with one memo could not be told apart on chain (a seller that gives
- * two resources the same memo, or a service that hands out a quote twice).
- */
-export class QuoteTaken extends Error {
-  constructor(readonly quoteId: string) {
-    super(`quote ${quoteId} already names another payment`);
-    this.name = "QuoteTaken";
-  }
-}
-
-/**
- * A person froze payments: the store refused to record a signed proof (nothing written), so
- * that proof never leaves the process.
- */
-export class PaymentsFrozen extends Error {
-  constructor(readonly freeze: Freeze) {
-    super("payments are frozen by a person");
-    this.name = "PaymentsFrozen";
-  }
-}
-
-/** The store holds a newer schema than this build knows: refuse to run rather than guess. */
-export class SchemaTooNew extends Error {
-  constructor(
-    readonly found: number,
-    readonly known: number,
-    where: string,
-  ) {
-    super(
-      `the journal (${where}) is at schema version ${found}, newer than this build knows (${known}); upgrade paid-actions-mcp`,
-    );
-    this.name = "SchemaTooNew";
-  }
-}
+export { IntentKeyTaken, LeaseLost, PaymentsFrozen, QuoteTaken, SchemaTooNew } from "./refusals.js";
 
 export interface JournalOptions {
   /** Called with every proof read from the journal, before the row is returned. */
@@ -186,6 +134,29 @@ export interface PinRecord {
   /** When (ms since the epoch). */
   setAt: number;
 }
+
+/**
+ * A passkey a person registered (`passkey add`, at a terminal): the WebAuthn credential, its
+ * COSE public key (base64url), the signature counter last seen, and — when the owner bound it
+ * — the owner's address and signature of the registration statement (evidence/owner.ts).
+ */
+export interface PasskeyRecord {
+  credentialId: string;
+  publicKey: string;
+  /** COSE algorithm: -7 ES256, -8 EdDSA, -257 RS256. */
+  algorithm: number;
+  rpId: string;
+  signCount: number;
+  label: string | null;
+  owner: string | null;
+  ownerSignature: string | null;
+  createdAt: number;
+  /** When it was removed (its row stays, so what it signed stays checkable); null while registered. */
+  removedAt: number | null;
+}
+
+/** What approving with a passkey came to: done, the approval no longer pending, or the counter moved on meanwhile. */
+export type AssertedApproval = "approved" | "changed" | "counter";
 
 export interface CatalogRecord {
   name: string;
@@ -302,6 +273,41 @@ export interface JournalStore {
   pendingApprovals(now: number): Awaitable<Approval[]>;
   /** Moves an approval from one status to another; false if it was not in `from` (single use). */
   decideApproval(approvalId: string, from: ApprovalStatus, to: ApprovalStatus, now: number): Awaitable<boolean>;
+
+  /**
+   * Approves a pending approval with the passkey assertion that verified for it (kept whole,
+   * as JSON), and advances that credential's counter to `signCount`, in one transaction:
+   * neither happens when the approval is no longer pending (`changed`) or the credential's
+   * counter does not advance (`counter`: a replay, or it was removed).
+   */
+  approveWithAssertion(
+    approvalId: string,
+    now: number,
+    assertion: string,
+    credentialId: string,
+    signCount: number,
+  ): Awaitable<AssertedApproval>;
+  /** The passkey assertion an approval was given with (JSON), if it was. */
+  approvalAssertion(approvalId: string): Awaitable<string | undefined>;
+
+  // ---- Passkeys ----
+  /** Every passkey ever registered, removed ones too, oldest first. */
+  passkeys(): Awaitable<PasskeyRecord[]>;
+  /** Registers a passkey (a credential id already known is refused by the store). */
+  insertPasskey(p: PasskeyRecord): Awaitable<void>;
+  /** Keeps the owner's signature of a registered passkey's statement; false when it is not registered. */
+  bindPasskeyOwner(credentialId: string, owner: string, signature: string): Awaitable<boolean>;
+  /**
+   * Removes a registered passkey (its row stays) with the assertion of `by` (maybe the same),
+   * whose counter advances to `signCount` in the same transaction: `missing` when it is not
+   * registered, `counter` when `by`'s counter does not advance; nothing changes then.
+   */
+  removePasskey(
+    credentialId: string,
+    by: string,
+    signCount: number,
+    now: number,
+  ): Awaitable<"removed" | "missing" | "counter">;
 
   // ---- Transcripts' index ----
   /** Indexes a tool call's transcript (once: a call already indexed is left as it is), without waiting for the disk. */

@@ -181,4 +181,22 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE payments ADD COLUMN network TEXT;
   `,
+  // 9: passkeys (WebAuthn credentials a person registered at a terminal), and the passkey
+  // assertion an approval was given with, kept whole so that a receipt can carry it. A passkey
+  // removed keeps its row (removed_at): assertions it made stay checkable.
+  `
+  CREATE TABLE passkeys (
+    credential_id TEXT PRIMARY KEY,
+    public_key TEXT NOT NULL,
+    algorithm INTEGER NOT NULL,
+    rp_id TEXT NOT NULL,
+    sign_count INTEGER NOT NULL DEFAULT 0,
+    label TEXT,
+    owner TEXT,
+    owner_signature TEXT,
+    created_at INTEGER NOT NULL,
+    removed_at INTEGER
+  );
+  ALTER TABLE approvals ADD COLUMN assertion TEXT;
+  `,
 ];

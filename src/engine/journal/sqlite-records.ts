@@ -1,13 +1,14 @@
 /**
  * The SQLite journal's connection, and the records it keeps beside the intents: approvals,
- * the index of tool-call transcripts, the catalog cache, the freeze and the memory of approval
- * PINs (pin-records.ts). sqlite-intents.ts builds the intents on it, and sqlite.ts the store
+ * the index of tool-call transcripts, the catalog cache, the freeze, the memory of approval
+ * PINs (pin-records.ts) and passkeys (passkey-rows.ts). sqlite-intents.ts builds the intents on it, and sqlite.ts the store
  * with the budget and the payments.
  */
 import type Database from "better-sqlite3";
 import type { Approval, ApprovalStatus } from "../model/types.js";
 import { PIN_KEYS, pinKey, pinValue, toPinRecord } from "./pin-records.js";
-import type { CatalogRecord, Freeze, PinRecord, TranscriptRecord } from "./port.js";
+import { ADVANCE_WHERE, PASSKEY_INSERT, passkeyValues, toPasskey } from "./passkey-rows.js";
+import type { AssertedApproval, CatalogRecord, Freeze, PasskeyRecord, PinRecord, TranscriptRecord } from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
 
 /**
@@ -18,6 +19,13 @@ import { toApproval, toFreeze } from "./rows.js";
  * each call) but `sql()`; `exec()` makes none, nor does `transaction()` after its first call.
  */
 const held = new Map<Database.Database, Map<string, Database.Statement>>();
+
+/** Thrown inside a transaction to undo it: what it reports is the transaction's answer (below). */
+class CounterStale extends Error {
+  constructor(readonly answer: "counter" | "missing" = "counter") {
+    super(answer);
+  }
+}
 
 export abstract class SqliteRecords {
   private readonly statements = new Map<string, Database.Statement>();
@@ -73,6 +81,35 @@ export abstract class SqliteRecords {
         from,
       ).changes === 1
     );
+  }
+
+  approveWithAssertion(
+    approvalId: string,
+    now: number,
+    assertion: string,
+    credentialId: string,
+    signCount: number,
+  ): AssertedApproval {
+    const r = this.undoable((): AssertedApproval => {
+      const decided = this.sql(
+        `UPDATE approvals SET status = 'approved', decided_at = ?, assertion = ? WHERE approval_id = ? AND status = 'pending'`,
+      ).run(now, assertion, approvalId);
+      if (decided.changes !== 1) return "changed";
+      const advanced = this.sql(`UPDATE passkeys SET sign_count = @n WHERE ${ADVANCE_WHERE("@n", "@id")}`).run({
+        n: signCount,
+        id: credentialId,
+      });
+      // Undone with the approval: a replayed counter approves nothing.
+      if (advanced.changes !== 1) throw new CounterStale();
+      return "approved";
+    });
+    return r === "missing" ? "counter" : r;
+  }
+
+  approvalAssertion(approvalId: string): string | undefined {
+    const row = this.sql(`SELECT assertion FROM approvals WHERE approval_id = ?`).get(approvalId) as
+      { assertion: string | null } | undefined;
+    return row?.assertion ?? undefined;
   }
 
   // ---- Transcripts' index ----------------------------------------------------------
@@ -178,6 +215,54 @@ export abstract class SqliteRecords {
         return lifted;
       })
       .immediate();
+  }
+
+  // ---- Passkeys ------------------------------------------------------------------
+
+  passkeys(): PasskeyRecord[] {
+    return (
+      this.sql(`SELECT * FROM passkeys ORDER BY created_at, credential_id`).all() as Record<string, unknown>[]
+    ).map(toPasskey);
+  }
+
+  insertPasskey(p: PasskeyRecord): void {
+    this.sql(`${PASSKEY_INSERT} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...passkeyValues(p));
+  }
+
+  bindPasskeyOwner(credentialId: string, owner: string, signature: string): boolean {
+    return (
+      this.sql(`UPDATE passkeys SET owner = ?, owner_signature = ? WHERE credential_id = ? AND removed_at IS NULL`).run(
+        owner,
+        signature,
+        credentialId,
+      ).changes === 1
+    );
+  }
+
+  removePasskey(credentialId: string, by: string, signCount: number, now: number): "removed" | "missing" | "counter" {
+    return this.undoable((): "removed" | "missing" | "counter" => {
+      const advanced = this.sql(`UPDATE passkeys SET sign_count = @n WHERE ${ADVANCE_WHERE("@n", "@id")}`).run({
+        n: signCount,
+        id: by,
+      });
+      if (advanced.changes !== 1) return "counter";
+      const removed = this.sql(`UPDATE passkeys SET removed_at = ? WHERE credential_id = ? AND removed_at IS NULL`).run(
+        now,
+        credentialId,
+      );
+      if (removed.changes !== 1) throw new CounterStale("missing");
+      return "removed";
+    });
+  }
+
+  /** One write transaction (under the write lock) that a CounterStale undoes, answering what it says. */
+  private undoable<T>(fn: () => T): T | CounterStale["answer"] {
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (e) {
+      if (e instanceof CounterStale) return e.answer;
+      throw e;
+    }
   }
 
   // ---- The approval PIN's memory ----------------------------------------------------

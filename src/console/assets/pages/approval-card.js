@@ -5,6 +5,7 @@
 // when one is set), and the outcome once it is decided. The approvals list and an approval's
 // own page (approvals.js) both show approvals as these cards.
 import { failure, postDecision } from "../api.js";
+import { approvalAssertion } from "../webauthn.js";
 import { capBar } from "../charts.js";
 import { clock, countdown, fill, h, jsonView, mono, notice, statusBadge, timeEl, when } from "../dom.js";
 import { level, minus, percent, remaining } from "../money.js";
@@ -113,6 +114,7 @@ function outcomeOf(r) {
  * @property {HTMLElement} message
  * @property {HTMLButtonElement} approveBtn
  * @property {HTMLButtonElement} declineBtn
+ * @property {boolean} passkey whether approving needs the person's passkey
  */
 
 /**
@@ -158,7 +160,7 @@ function showOutcome({ card, actions, message }, r, d) {
  * @param {DecisionForm} form
  * @param {(decided: Approval) => void} decided
  */
-async function submitDecision(r, kind, { pin, message, approveBtn, declineBtn }, decided) {
+async function submitDecision(r, kind, { pin, message, approveBtn, declineBtn, passkey }, decided) {
   if (pin && !pin.value) {
     fill(message, notice("error", "Type the approval PIN first."));
     pin.focus();
@@ -167,7 +169,17 @@ async function submitDecision(r, kind, { pin, message, approveBtn, declineBtn },
   approveBtn.disabled = declineBtn.disabled = true;
   fill(message, h("span", { class: "muted" }, kind === "approve" ? "Approving…" : "Declining…"));
   try {
-    const res = await postDecision(r.approvalId, kind, pin ? { pin: pin.value } : {});
+    // With a passkey registered, approving is the passkey signing this payment's terms.
+    let assertion;
+    if (kind === "approve" && passkey) {
+      fill(message, h("span", { class: "muted" }, "Confirm with your passkey…"));
+      assertion = await approvalAssertion(r.approvalId);
+      if (!assertion) return; // this page is moving to the console's localhost address
+    }
+    const res = await postDecision(r.approvalId, kind, {
+      ...(pin ? { pin: pin.value } : {}),
+      ...(assertion ? { assertion } : {}),
+    });
     /** @type {Approval} */
     const outcome = res.approval ?? { ...r, status: kind === "approve" ? "approved" : "declined" };
     decided(res.next ? { ...outcome, next: res.next } : outcome);
@@ -205,10 +217,10 @@ function decisionRow(r, session, message, decided) {
   const approveBtn = h(
     "button",
     { type: "button", class: "decide approve", "data-decide": "approve" },
-    `Approve ${r.amount} USDC`,
+    session.passkeys > 0 ? `Approve ${r.amount} USDC with your passkey` : `Approve ${r.amount} USDC`,
   );
   const declineBtn = h("button", { type: "button", class: "decide decline", "data-decide": "decline" }, "Decline");
-  const form = { pin, message, approveBtn, declineBtn };
+  const form = { pin, message, approveBtn, declineBtn, passkey: session.passkeys > 0 };
   /** @param {"approve" | "decline"} kind */
   const decide = (kind) => submitDecision(r, kind, form, decided);
   approveBtn.addEventListener("click", () => decide("approve"));
