@@ -119,11 +119,18 @@ const PASSKEY_CHECKS: { [P in PasskeyProblem]: string } = {
   algorithm: "its key is of an algorithm not accepted",
 };
 
+/** Where the person approves, when a page was offered: its URL, and the one-time code to type there when there is one. */
+function consolePage(c: ErrorContext<"approval_required">): string {
+  if (c.consoleUrl === undefined) return "";
+  const code = c.consoleCode ? ` (type the one-time code ${c.consoleCode} there; it works once, for 5 minutes)` : "";
+  return `. The console's page for it: ${c.consoleUrl}${code}`;
+}
+
 export function approvalRequiredMessage(c: ErrorContext<"approval_required">): string {
   const what = `${c.amount} USDC for ${c.action}${c.payee ? ` to ${c.payee}` : ""}`;
   // Returned before a person decided (the host could not ask, or no decision came in time).
   if (c.detail !== undefined)
-    return `${c.detail}; a person must approve this payment in the paid-actions console or terminal: ${what} (approval ${c.approvalId}; it stays waiting until its quote expires at ${c.expiresAt})${c.consoleUrl ? `. The console's page for it: ${c.consoleUrl}` : ""}. Call again with the same input and approvalId "${c.approvalId}" once the person has decided; nothing was paid.`;
+    return `${c.detail}; a person must approve this payment in the paid-actions console or terminal: ${what} (approval ${c.approvalId}; it stays waiting until its quote expires at ${c.expiresAt})${consolePage(c)}. Call again with the same input and approvalId "${c.approvalId}" once the person has decided; nothing was paid.`;
   return `a person must approve this payment in the paid-actions console or terminal: ${what}, above the approval threshold (approval ${c.approvalId}; it expires with the quote at ${c.expiresAt}). Once the person has approved it, call again with the same input and approvalId "${c.approvalId}". Nothing was paid.`;
 }
 
