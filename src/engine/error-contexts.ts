@@ -175,8 +175,10 @@ export interface ErrorContexts {
     /** Our Solana RPC could not be read (`what`): nothing was signed, a retry may succeed. */
     (
       | { problem: "rpc"; what: "allowance" | "blockhash"; detail: string }
-      /** The payment transaction could not be built. */
-      | { problem: "build"; detail: string }
+      /** Our EVM RPC for `network` could not be read (the key's USDC balance): nothing was signed. */
+      | { problem: "rpc"; what: "balance"; network: string; detail: string }
+      /** The payment transaction (on EVM, with `network`: the authorization) could not be built. */
+      | { problem: "build"; detail: string; network?: string }
       /** The transaction was not built with the blockhash our RPC gave. */
       | { problem: "blockhash"; blockhash: string }
       /** A payment landed other than as priced, or after it was given up: `detail` is the evidence. */
@@ -254,6 +256,11 @@ export interface ErrorContexts {
   };
   /** A 402 this server cannot pay: `offered` is what it asked for, one line per accepted way to pay. */
   payment_unsupported: { origin?: string; offered?: readonly string[] };
+  /**
+   * EVM: EIP-3009 has no delegate, so the ceiling the chain enforces is the agent key's own
+   * USDC balance (`wallet`, on `network`), which a person tops up; it is below the price.
+   */
+  balance_insufficient: { wallet: string; network: string; balance: string; amount: string };
 }
 
 export type ErrorCode = keyof ErrorContexts;

@@ -142,11 +142,15 @@ export function rejectedMessage(c: ErrorContext<"quote_rejected">): string {
 export function paymentFailedMessage(c: ErrorContext<"payment_failed">): string {
   switch (c.problem) {
     case "rpc":
+      if (c.what === "balance")
+        return `could not read the agent key's USDC balance on ${c.network} from the EVM RPC (${c.detail}); nothing was signed`;
       return c.what === "allowance"
         ? `could not read the allowance on the owner's USDC account from the Solana RPC (${c.detail}); nothing was signed`
         : `could not get a blockhash to sign with from the Solana RPC (${c.detail}); nothing was signed`;
     case "build":
-      return `could not build the payment transaction: ${c.detail} (check SOLANA_RPC_URL and that the wallet holds USDC)`;
+      return c.network !== undefined
+        ? `could not sign the payment authorization on ${c.network}: ${c.detail} (check PAID_ACTIONS_EVM_WALLET)`
+        : `could not build the payment transaction: ${c.detail} (check SOLANA_RPC_URL and that the wallet holds USDC)`;
     case "blockhash":
       return `the payment transaction was not built with the blockhash our Solana RPC gave (${c.blockhash}); nothing was sent`;
     case "landed":

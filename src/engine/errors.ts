@@ -55,6 +55,7 @@ export const ERROR_CODES = [
   "origin_not_allowed",
   "fetch_failed",
   "payment_unsupported",
+  "balance_insufficient",
 ] as const satisfies readonly ErrorCode[];
 
 /**

@@ -187,6 +187,7 @@ const SAMPLES: Sample = {
     { origin: "https://a.example", reason: "redirects", sent: true, status: 302 },
   ],
   payment_unsupported: [{ origin: "https://a.example", offered: ["exact on eip155:8453"] }, { offered: [] }, {}],
+  balance_insufficient: [{ wallet: "0x" + "a".repeat(40), network: "base-sepolia", balance: "0.005", amount: "0.01" }],
 };
 
 const FETCH_FACTS: ReadonlyArray<ErrorFacts["fetch_failed"]> = [

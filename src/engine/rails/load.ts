@@ -11,6 +11,7 @@ import { NETWORK_RAILS, networkName } from "../config/networks.js";
 import { paidError } from "../errors.js";
 import { describeAccept } from "../x402-http/challenge.js";
 import { challengeNetwork, chooseRequirement } from "./choose.js";
+import type { EvmChain } from "./evm/rpc.js";
 import type { Rail } from "./port.js";
 import type { ChainPort } from "./solana/chain.js";
 
@@ -37,6 +38,8 @@ export interface RailsDeps {
   now: () => number;
   /** The Solana rail's RPC reads, in place of the configured RPC's (tests script the chain with it). */
   solanaChain?: () => Promise<ChainPort>;
+  /** The EVM rail's RPC reads, in place of the configured RPC's (tests script the chain with it). */
+  evmChain?: () => Promise<EvmChain>;
 }
 
 /** The rail of one network, its module loaded now. */
@@ -54,12 +57,18 @@ async function loadRail(network: string, config: Config, deps: RailsDeps): Promi
       ...(deps.solanaChain ? { chain: deps.solanaChain } : {}),
     });
   }
+  if (kind === "evm") {
+    const { createEvmRail } = await import("./evm/rail.js");
+    return createEvmRail({
+      network,
+      walletPath: () => config.evmWalletPath,
+      rpcUrl: () => config.evmRpcUrl,
+      now: deps.now,
+      ...(deps.evmChain ? { chain: deps.evmChain } : {}),
+    });
+  }
   // The configuration refuses a network no built rail pays on (config/networks.ts).
-  throw new Error(
-    kind === "evm"
-      ? `${networkName(network)} is an EVM network: this build has no EVM rail`
-      : `${network} is not a network this server knows`,
-  );
+  throw new Error(`${network} is not a network this server knows`);
 }
 
 const notListed = (network: string) =>
@@ -73,7 +82,7 @@ const notListed = (network: string) =>
   });
 
 /**
- * The rails for `config` (its networks; its wallet, owner and RPC read when first needed:
+ * The rails for `config` (its networks; its wallets, owner and RPCs read when first needed:
  * the embedded sandbox may still move them).
  */
 export function createRails(config: Config, deps: RailsDeps): Rails {

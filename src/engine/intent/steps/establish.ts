@@ -80,7 +80,7 @@ export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): P
   const serviceCode = refusal?.code === "outcome_unknown" ? refusal.context?.serviceCode : undefined;
   const e = new PaidActionError(
     "payment_invalid",
-    `${who} refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${intent.quoteId}): nothing was charged`,
+    `${who} refused the payment (${serviceCode ?? "refused"}) and its transfer can never land (${fate.why}): nothing was charged`,
     { quoteId: intent.quoteId, serviceCode },
   );
   const failed: Move = { outcome: "never_landed", error: e };
