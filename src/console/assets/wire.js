@@ -141,8 +141,20 @@
  * @property {Array<{ key: string, message: string }>} [configIssues]
  * @property {ActionSpend[]} byAction
  * @property {OriginSpend[]} [byOrigin] paid_fetch's purchases, by origin
+ * @property {NetworkSpend[]} [byNetwork] where the money went, by network paid on
  * @property {string[]} [allowOrigins] the origins paid_fetch may pay ("*": any public one)
  * @property {Array<{ day: string, spent: string }>} days
+ */
+
+/**
+ * engine/read/spending-view.ts NetworkSpendView.
+ * @typedef {object} NetworkSpend
+ * @property {string} network CAIP-2
+ * @property {string} name its short name (base-sepolia, …), or the CAIP-2 id
+ * @property {string} spentLast24h
+ * @property {string} spentTotal
+ * @property {string} refunded
+ * @property {number} count
  */
 
 /**

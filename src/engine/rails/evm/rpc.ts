@@ -114,6 +114,29 @@ function topicsOf(q: LogQuery): (Hex | Hex[] | null)[] {
 const hex = (n: bigint) => `0x${n.toString(16)}` as Hex;
 
 /**
+ * A read's failure without the RPC's URL, which may carry a provider's API key: viem's short
+ * message (its long one names the URL and the request), and the URL cut out of it all the same.
+ */
+async function guarded<T>(url: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    const short = (e as { shortMessage?: unknown }).shortMessage;
+    const text = typeof short === "string" ? short : (e as Error).message;
+    const origin = (() => {
+      try {
+        return new URL(url).origin;
+      } catch {
+        return "the EVM RPC";
+      }
+    })();
+    const error = new Error(text.split(url).join(origin).slice(0, 300));
+    error.name = (e as Error).name;
+    throw error;
+  }
+}
+
+/**
  * The chain port over `rpcUrl` (a function when the RPC may move: read for every request),
  * reading USDC at `token`. Each read is bounded by `timeoutMs`.
  */
@@ -130,58 +153,64 @@ export function createEvmChain(rpcUrl: () => string, token: string, timeoutMs = 
     if (b.number === null) throw new Error("the RPC gave a block without a number");
     return { number: b.number, timestamp: b.timestamp };
   };
+  const g = <T>(read: () => Promise<T>) => guarded(rpcUrl(), read);
   return {
-    async head() {
-      return headOf(await rpc().getBlock({ blockTag: "latest" }));
-    },
-    async block(number) {
-      return headOf(await rpc().getBlock({ blockNumber: number }));
-    },
-    async authorizationUsed(authorizer, nonce, at) {
-      return rpc().readContract({
-        address,
-        abi: USDC_ABI,
-        functionName: "authorizationState",
-        args: [getAddress(authorizer), nonce as Hex],
-        blockNumber: at,
-      });
-    },
-    async balance(owner) {
-      return rpc().readContract({ address, abi: USDC_ABI, functionName: "balanceOf", args: [getAddress(owner)] });
-    },
-    async logs(q) {
-      // Raw topics: one request per query, the filter done by the node.
-      const raw = (await rpc().request({
-        method: "eth_getLogs",
-        params: [{ address, topics: topicsOf(q), fromBlock: hex(q.fromBlock), toBlock: hex(q.toBlock) }],
-      })) as Array<Record<string, unknown>>;
-      return raw.flatMap((l) =>
-        toTokenLog(address, {
-          address: l.address as Hex,
-          data: l.data as Hex,
-          topics: l.topics as [Hex, ...Hex[]],
-          blockNumber: BigInt(l.blockNumber as string),
-          transactionHash: l.transactionHash as Hex,
-          logIndex: Number(BigInt(l.logIndex as string)),
-        } as Log),
+    head: () => g(async () => headOf(await rpc().getBlock({ blockTag: "latest" }))),
+    block: (number) => g(async () => headOf(await rpc().getBlock({ blockNumber: number }))),
+    authorizationUsed(authorizer, nonce, at) {
+      return g(() =>
+        rpc().readContract({
+          address,
+          abi: USDC_ABI,
+          functionName: "authorizationState",
+          args: [getAddress(authorizer), nonce as Hex],
+          blockNumber: at,
+        }),
       );
     },
-    async receipt(tx) {
-      let r;
-      try {
-        r = await rpc().getTransactionReceipt({ hash: tx as Hex });
-      } catch (e) {
-        if ((e as Error).name === "TransactionReceiptNotFoundError") return null;
-        throw e;
-      }
-      return {
-        tx: r.transactionHash.toLowerCase(),
-        blockNumber: r.blockNumber,
-        index: r.transactionIndex,
-        from: getAddress(r.from),
-        failed: r.status !== "success",
-        logs: r.logs.flatMap((l) => toTokenLog(address, l)),
-      };
+    balance(owner) {
+      return g(() =>
+        rpc().readContract({ address, abi: USDC_ABI, functionName: "balanceOf", args: [getAddress(owner)] }),
+      );
     },
+    logs: (q) => g(() => readLogs(rpc(), address, q)),
+    receipt: (tx) => g(() => readReceipt(rpc(), address, tx)),
+  };
+}
+
+/** The token's logs one query asks for (raw topics: the filter done by the node). */
+async function readLogs(rpc: PublicClient, address: Hex, q: LogQuery): Promise<TokenLog[]> {
+  const raw = (await rpc.request({
+    method: "eth_getLogs",
+    params: [{ address, topics: topicsOf(q), fromBlock: hex(q.fromBlock), toBlock: hex(q.toBlock) }],
+  })) as Array<Record<string, unknown>>;
+  return raw.flatMap((l) =>
+    toTokenLog(address, {
+      address: l.address as Hex,
+      data: l.data as Hex,
+      topics: l.topics as [Hex, ...Hex[]],
+      blockNumber: BigInt(l.blockNumber as string),
+      transactionHash: l.transactionHash as Hex,
+      logIndex: Number(BigInt(l.logIndex as string)),
+    } as Log),
+  );
+}
+
+/** A transaction's receipt, with only the token's logs; null when the node does not have it. */
+async function readReceipt(rpc: PublicClient, address: Hex, tx: string): Promise<EvmReceipt | null> {
+  let r;
+  try {
+    r = await rpc.getTransactionReceipt({ hash: tx as Hex });
+  } catch (e) {
+    if ((e as Error).name === "TransactionReceiptNotFoundError") return null;
+    throw e;
+  }
+  return {
+    tx: r.transactionHash.toLowerCase(),
+    blockNumber: r.blockNumber,
+    index: r.transactionIndex,
+    from: getAddress(r.from),
+    failed: r.status !== "success",
+    logs: r.logs.flatMap((l) => toTokenLog(address, l)),
   };
 }
