@@ -59,7 +59,11 @@ describe("engine: the EVM rail on the sandbox's EVM ledger", () => {
     const treasury = t.sb.evmLedger!.keys.treasury.address;
     const [agent0, treasury0] = [await usdc(agent), await usdc(treasury)];
 
-    const paid = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "evm-pays-once" });
+    const paid = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: SMALL_SERVER,
+      intentKey: "evm-pays-once",
+    });
     expect(paid.payment.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await usdc(agent)).toBe(agent0 - 288_000n);
     expect(await usdc(treasury)).toBe(treasury0 + 288_000n);
@@ -85,10 +89,17 @@ describe("engine: the EVM rail on the sandbox's EVM ledger", () => {
     // The rail that signed it reads the settlement back from our own EVM RPC.
     const intent = (await f.pa.journal.intent(paid.intentId))!;
     expect(await f.pa.engine.checkSettlement(intent)).toEqual({ kind: "verified", tx: paid.payment.transaction });
-    expect(await f.pa.journal.payment(paid.quote.quoteId)).toMatchObject({ fate: "landed", tx: paid.payment.transaction });
+    expect(await f.pa.journal.payment(paid.quote.quoteId)).toMatchObject({
+      fate: "landed",
+      tx: paid.payment.transaction,
+    });
 
     // The retry with the same intentKey pays nothing.
-    const again = await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER, intentKey: "evm-pays-once" });
+    const again = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: SMALL_SERVER,
+      intentKey: "evm-pays-once",
+    });
     expect(again.intentId).toBe(paid.intentId);
     expect(await usdc(agent)).toBe(agent0 - 288_000n);
     expect(f.settledFor(paid.quote.quoteId)).toBe(1);
@@ -98,7 +109,13 @@ describe("engine: the EVM rail on the sandbox's EVM ledger", () => {
     expect(report.discrepancies).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.rails).toEqual([
-      expect.objectContaining({ network: BASE_SEPOLIA, wallet: agent, walletTokenAccount: agent, mint: USDC, ok: true }),
+      expect.objectContaining({
+        network: BASE_SEPOLIA,
+        wallet: agent,
+        walletTokenAccount: agent,
+        mint: USDC,
+        ok: true,
+      }),
     ]);
     expect(report.payments).toEqual([expect.objectContaining({ quoteId: paid.quote.quoteId, status: "on_chain" })]);
   });
@@ -133,8 +150,22 @@ describe("engine: the EVM rail on the sandbox's EVM ledger", () => {
     const s = await f.pa.engine.spending();
     expect(s.spentLast24h).toBe("0.576");
     expect(s.byNetwork).toEqual([
-      { network: BASE_SEPOLIA, name: "base-sepolia", spentLast24h: "0.288", spentTotal: "0.288", refunded: "0.00", count: 1 },
-      { network: SOLANA_DEVNET, name: "solana-devnet", spentLast24h: "0.288", spentTotal: "0.288", refunded: "0.00", count: 1 },
+      {
+        network: BASE_SEPOLIA,
+        name: "base-sepolia",
+        spentLast24h: "0.288",
+        spentTotal: "0.288",
+        refunded: "0.00",
+        count: 1,
+      },
+      {
+        network: SOLANA_DEVNET,
+        name: "solana-devnet",
+        spentLast24h: "0.288",
+        spentTotal: "0.288",
+        refunded: "0.00",
+        count: 1,
+      },
     ]);
 
     // One audit, each rail its own network's payments.
