@@ -13,6 +13,7 @@ import {
   type ChainScan,
   type Config,
   type Intent,
+  type PaymentRecord,
   type ScanOptions,
 } from "../engine/index.js";
 import { railsFor, type PaidActions } from "./index.js";
@@ -88,18 +89,14 @@ async function auditRail(
 ): Promise<{ report: AuditReport; rail: RailAudit }> {
   const { rpcUrl } = railSettings(config, network);
   const rail = await railsFor(config).rail(network);
-  let wallet: string;
-  let walletAta: string;
-  let mint: string;
-  try {
-    // The agent key signs; the account is its own, or the owner's in delegate mode.
-    const account = await rail.account();
-    wallet = account.wallet;
-    walletAta = account.account;
-    mint = account.asset;
-  } catch (e) {
+  // The agent key signs; the account is its own, or the owner's in delegate mode.
+  const {
+    wallet,
+    account: walletAta,
+    asset: mint,
+  } = await rail.account().catch((e: unknown) => {
     throw new AuditUnavailable(`the wallet cannot be read: ${(e as Error).message}`);
-  }
+  });
   const journal = pa.journal;
   const mine = (p: { network?: string }) => onNetwork(config, p.network) === network;
 
@@ -131,22 +128,7 @@ async function auditRail(
     );
   }
 
-  const payments = (await journal.paymentsSince(from)).filter(mine);
-  const intents = new Map<string, Intent>(
-    (await journal.intentsSince(from))
-      .filter((i) => i.requirements === null || mine({ network: i.requirements.network }))
-      .map((i) => [i.intentId, i]),
-  );
-  const add = async (intentId: string | undefined) => {
-    if (intentId && !intents.has(intentId)) {
-      const i = await journal.intent(intentId);
-      if (i) intents.set(intentId, i);
-    }
-  };
-  for (const p of payments) await add(p.intentId);
-  // A refund inside the window for a purchase made before it: its intent says what it credited.
-  for (const tx of scan.txs) await add(await journal.refundTxOwner(tx.signature));
-
+  const { payments, intents } = await journalSide(pa, from, scan, mine);
   const report = reconcile({
     since,
     now: o.now,
@@ -155,7 +137,7 @@ async function auditRail(
     mint,
     txs: scan.txs,
     payments,
-    intents: [...intents.values()],
+    intents,
   });
   const summary = scanSummary(scan, rpc);
   return {
@@ -171,6 +153,35 @@ async function auditRail(
       ok: report.ok,
     },
   };
+}
+
+/**
+ * The journal's side of one network's audit: its payments signed since `from`, their
+ * intents and the intents made since then on it, and those of the refunds in its history.
+ */
+async function journalSide(
+  pa: PaidActions,
+  from: number,
+  scan: ChainScan,
+  mine: (p: { network?: string }) => boolean,
+): Promise<{ payments: PaymentRecord[]; intents: Intent[] }> {
+  const journal = pa.journal;
+  const payments = (await journal.paymentsSince(from)).filter(mine);
+  const intents = new Map<string, Intent>(
+    (await journal.intentsSince(from))
+      .filter((i) => i.requirements === null || mine({ network: i.requirements.network }))
+      .map((i) => [i.intentId, i]),
+  );
+  const add = async (intentId: string | undefined) => {
+    if (intentId && !intents.has(intentId)) {
+      const i = await journal.intent(intentId);
+      if (i) intents.set(intentId, i);
+    }
+  };
+  for (const p of payments) await add(p.intentId);
+  // A refund inside the window for a purchase made before it: its intent says what it credited.
+  for (const tx of scan.txs) await add(await journal.refundTxOwner(tx.signature));
+  return { payments, intents: [...intents.values()] };
 }
 
 /**

@@ -86,44 +86,51 @@ const BALANCE_CACHE_MS = 5_000;
 
 type Paying = Omit<Rail, "kind" | "network" | "terms" | "fate" | "verifySettlement" | "refundInflow" | "watch">;
 
-/** The port's checks, ceiling, lifetime, signature and history read, on EVM. */
-function paying(d: EvmDeps): Paying {
-  const { o, usdc, key, chain } = d;
+/**
+ * The ceiling before signing: the key's own balance (EIP-3009 has no delegate), read through
+ * our RPC and counted down per price admitted until it is read again; a price it cannot
+ * cover is refused unsigned (`balance_insufficient`).
+ */
+function balanceGate(d: EvmDeps): (amount: bigint) => Promise<void> {
+  const { o, key, chain } = d;
   let cached: { left: bigint; at: number } | undefined;
-  const random = o.random ?? ((n: number) => randomBytes(n));
-  const readBalance = async (wallet: string) => {
+  return async (amount) => {
+    const wallet = (await key()).address;
+    if (cached && o.now() - cached.at < BALANCE_CACHE_MS && cached.left >= amount) {
+      cached.left -= amount;
+      return;
+    }
+    let left: bigint;
     try {
-      return await (await chain()).balance(wallet);
+      left = await (await chain()).balance(wallet);
     } catch (e) {
       cached = undefined;
       const detail = (e as Error).message.slice(0, 200);
       throw paidError("payment_failed", { problem: "rpc", what: "balance", network: o.network, detail });
     }
+    if (left < amount) {
+      cached = undefined;
+      throw paidError("balance_insufficient", {
+        wallet,
+        network: networkName(o.network),
+        balance: formatDecimal(left),
+        amount: formatDecimal(amount),
+      });
+    }
+    cached = { left: left - amount, at: o.now() };
   };
+}
+
+/** The port's checks, ceiling, lifetime, signature and history read, on EVM. */
+function paying(d: EvmDeps): Paying {
+  const { o, usdc, key, chain } = d;
+  const random = o.random ?? ((n: number) => randomBytes(n));
   return {
     accepts: (r) => unpayable(r, o.network, usdc) === undefined,
     async check(priced, accepts, now) {
       return checkChallengeWith(priced, accepts, evmChecks(priced, o.network, usdc), now);
     },
-    async admit(amount) {
-      // EIP-3009 has no delegate: the key's own balance is the ceiling, counted down per price admitted.
-      const wallet = (await key()).address;
-      if (cached && o.now() - cached.at < BALANCE_CACHE_MS && cached.left >= amount) {
-        cached.left -= amount;
-        return;
-      }
-      const left = await readBalance(wallet);
-      if (left < amount) {
-        cached = undefined;
-        throw paidError("balance_insufficient", {
-          wallet,
-          network: networkName(o.network),
-          balance: formatDecimal(left),
-          amount: formatDecimal(amount),
-        });
-      }
-      cached = { left: left - amount, at: o.now() };
-    },
+    admit: balanceGate(d),
     async ceiling() {
       const wallet = (await key()).address;
       return { kind: "balance", left: await (await chain()).balance(wallet), account: wallet };
