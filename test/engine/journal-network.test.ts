@@ -97,7 +97,7 @@ describe("moving to schema 8", () => {
     db.close();
     const j = new Journal(path);
     try {
-      expect(j.schemaVersion).toBe(8);
+      expect(j.schemaVersion).toBe(9); // 8, then 9 (EVM payments)
       expect(j.schemaVersion).toBe(MIGRATIONS.length);
       await networksKept(j, true);
     } finally {
@@ -119,7 +119,7 @@ describe("moving to schema 8", () => {
     }
     const j = await openPostgresJournal(url);
     try {
-      expect((await j.health()).schemaVersion).toBe(8);
+      expect((await j.health()).schemaVersion).toBe(9); // 8, then 9 (EVM payments)
       expect(PG_MIGRATIONS.length).toBe(MIGRATIONS.length);
       await networksKept(j, true);
     } finally {

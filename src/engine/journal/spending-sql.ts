@@ -58,7 +58,7 @@ export const PG_BY_NETWORK = `SELECT ${PG_NETWORK} AS network,
     COALESCE(SUM(refund_credit), 0)::text AS refunded,
     COUNT(*) FILTER (WHERE ${HELD}) AS count
   FROM intents i LEFT JOIN payments p ON p.quote_id = i.quote_id
-  WHERE ${HELD} OR refund_credit <> 0 GROUP BY 1 ORDER BY 1 COLLATE "C"`;
+  WHERE ${HELD} OR refund_credit <> 0 GROUP BY 1 ORDER BY ${PG_NETWORK} COLLATE "C"`;
 
 /** A row of either store's by-network query. */
 export function toNetworkSpend(r: Record<string, unknown>): NetworkSpend {
