@@ -45,7 +45,12 @@ describe("the commands per rail: doctor, allowance, audit", () => {
     await f.pa.close();
     const agent = t.sb.evm!.agentAddress;
     const chain = createPublicClient({ transport: http(t.sb.evm!.rpcUrl) });
-    const left = await chain.readContract({ address: USDC, abi: ERC20, functionName: "balanceOf", args: [agent] });
+    const left = await chain.readContract({
+      address: USDC,
+      abi: ERC20,
+      functionName: "balanceOf",
+      args: [agent as Address],
+    });
 
     const doctor = await runCli(["doctor"], env, 60_000);
     expect(doctor.stdout).toContain(`networks ${BASE_SEPOLIA}, ${SOLANA_DEVNET} (in this order of preference)`);

@@ -6,7 +6,8 @@
  * anvil's time is moved to validBefore through the RPC (evm_setNextBlockTimestamp, evm_mine)
  * the proof can never land, and the next call signs once more and pays once. The kept proof
  * is then refused by the facilitator and moves nothing: what a hostile test (stage 3) does
- * with a proof it kept — `proofs` below — to settle it late.
+ * with a proof it kept — `proofs` below — to settle it late. The released payment is
+ * watched until our newest block is well past its validBefore.
  */
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
@@ -138,5 +139,14 @@ describe("engine: an EVM proof never settled", () => {
     expect(answer).toMatchObject({ success: false });
     expect(await used(kept.nonce!)).toBe(false);
     expect(await usdc(agent)).toBe(agent0 - PRICE);
+
+    // The released payment is watched for a late landing until our newest block is well past
+    // validBefore (10 minutes), the nonce still unused: then the watch ends.
+    expect(await f.pa.engine.watchReleased()).toEqual({ watched: 1, landed: 0 });
+    expect(await f.pa.journal.payment(kept.quoteId)).toMatchObject({ fate: "never", watch: true });
+    await mineAt(kept.validBefore! + 600n);
+    expect(await f.pa.engine.watchReleased()).toEqual({ watched: 1, landed: 0 });
+    expect(await f.pa.journal.payment(kept.quoteId)).toMatchObject({ fate: "never", watch: false });
+    expect(await f.pa.engine.watchReleased()).toEqual({ watched: 0, landed: 0 });
   });
 });

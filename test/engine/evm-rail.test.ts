@@ -12,6 +12,8 @@ import { runAudit } from "../../src/app/audit.js";
 import { railsFor } from "../../src/app/index.js";
 import { BASE_SEPOLIA, EVM_USDC, SOLANA_DEVNET } from "../../src/domain/networks.js";
 import { engineFixture, refusal, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
+import { on, type SeenRequest } from "../helpers/proxy.js";
+import { pollUntil } from "../helpers/wait.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const USDC = EVM_USDC[BASE_SEPOLIA]!.address as Address;
@@ -181,6 +183,49 @@ describe("engine: the EVM rail on the sandbox's EVM ledger", () => {
         [onEvm.quote.quoteId, "on_chain"],
       ].sort(),
     );
+  });
+
+  it("a failed execution refunded on EVM: the reconciler reads the refund from our EVM RPC and credits exactly that back", async () => {
+    f = await engineFixture({
+      t,
+      env: evmEnv("base-sepolia"),
+      open: { reconcile: false },
+      // The provider fails, so the service refunds the payment on the EVM ledger, for real.
+      rules: [
+        {
+          match: on("POST", "/v1/executions"),
+          action: {
+            kind: "dynamic",
+            choose: (r: SeenRequest) => ((r.headers["x-sandbox-outcome"] = "fail"), undefined),
+          },
+        },
+      ],
+    });
+    const agent = t.sb.evm!.agentAddress;
+    const before = await usdc(agent);
+    const paid = await f.pa.engine.pay({
+      action: "servers.provision",
+      input: { ...SMALL_SERVER, image: "evm-refund" },
+    });
+    const followed = await pollUntil(
+      async () => {
+        await f!.pa.reconciler!.runOnce(Number.MAX_SAFE_INTEGER);
+        return (await f!.pa.journal.intent(paid.intentId))!;
+      },
+      (row) => row.nextPollAt === null,
+      { timeoutMs: 15_000, intervalMs: 50 },
+    );
+    const row = followed.value;
+    expect(row).toMatchObject({
+      execStatus: "refunded",
+      refundState: "verified",
+      refundCredit: 288_000n,
+      settlement: "verified",
+      attention: null,
+    });
+    expect(row.refundTx).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await usdc(agent)).toBe(before);
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.00");
   });
 
   it("the rail's account and ceiling: the key's own USDC balance; a price above it is refused unsigned", async () => {
