@@ -186,8 +186,9 @@ export interface Rail {
    * Our own rules before signing, against what was priced: the entry on this network is
    * scheme `exact`, in its USDC, for the priced amount, to the priced payee, not expired,
    * with a positive timeout; Solana also: the memo is the quote id, the fee payer is not our
-   * key; EVM also: the asset's EIP-712 domain is x402's for that network. Every drift, not
-   * just the first. Loads the key (its address is one of the checks).
+   * key (so it loads the key); EVM also: the asset's EIP-712 domain is x402's for that
+   * network, and a memo, when the challenge names one, is the quote id. Every drift, not
+   * just the first.
    */
   check(priced: PricedIntent, accepts: readonly PaymentRequirements[], now: number): Promise<ChallengeCheck>;
 

@@ -11,7 +11,7 @@
  * `now < validBefore`) and refuses a used nonce: so "can never land" follows only from our
  * RPC's newest block being at or past `validBefore` with the nonce unused at that very block.
  */
-import { formatDecimal, parseAtomic, U64_MAX } from "../../../domain/money.js";
+import { parseAtomic, U64_MAX } from "../../../domain/money.js";
 import type { PaymentRequirements } from "../../../domain/wire.js";
 import type { Drift, PricedIntent, RailChecks } from "../../budget/policy.js";
 import { EVM_ADDRESS, sameAddress, type EvmUsdc } from "./assets.js";
@@ -149,6 +149,3 @@ export function watchRuling(f: FateFacts): WatchRuling {
   if (f.used) return f.logs === "landed" ? "landed" : f.logs === "canceled" ? "done" : "watch";
   return f.head.timestamp >= f.validBefore + WATCH_MARGIN_S ? "done" : "watch";
 }
-
-/** An amount in the words a person reads. */
-export const usdcWords = (atomic: bigint) => `${formatDecimal(atomic)} USDC`;
