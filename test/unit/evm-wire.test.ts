@@ -2,7 +2,7 @@
  * What the rest of the engine reads of EVM payments, as pure functions: the payee of the way
  * we pay a quote (by our networks' order), a settlement named by an EVM transaction hash
  * (PAYMENT-RESPONSE, the v1 service's header), a discovery list payable on any network paid
- * on, and the spend by network as a person reads it.
+ * on, the spend by network as a person reads it, and the rails of an engine paying on both.
  */
 import { describe, expect, it } from "vitest";
 import { BASE_SEPOLIA, EVM_USDC, SOLANA_DEVNET, USDC_MINT } from "../../src/domain/networks.js";
@@ -12,6 +12,8 @@ import { networkShares } from "../../src/engine/read/spending-view.js";
 import { readPaymentResponse } from "../../src/engine/x402-http/challenge.js";
 import { describeDiscovery } from "../../src/engine/x402-http/discovery.js";
 import type { Config } from "../../src/engine/config/config.js";
+import { createRails } from "../../src/engine/rails/load.js";
+import { ok } from "./config.fixtures.js";
 
 const EVM_PAYEE = "0x1111111111111111111111111111111111111111";
 const SOL_PAYEE = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
@@ -131,5 +133,62 @@ describe("the spend by network, as a person reads it", () => {
         count: 2,
       },
     ]);
+  });
+});
+
+describe("the rails of an engine paying on Base Sepolia first, then Solana devnet", () => {
+  // The embedded sandbox's configuration with its EVM chain first (no key or RPC is read here).
+  const rails = createRails(ok({ PAID_ACTIONS_NETWORKS: "base-sepolia,solana-devnet" }), { now: () => 0 });
+  const evmEntry = {
+    scheme: "exact",
+    network: BASE_SEPOLIA,
+    amount: "10000",
+    asset: EVM_USDC[BASE_SEPOLIA]!.address,
+    payTo: EVM_PAYEE,
+    maxTimeoutSeconds: 60,
+    extra: { name: "USDC", version: "2" },
+  };
+  const solEntry = {
+    scheme: "exact",
+    network: SOLANA_DEVNET,
+    amount: "10000",
+    asset: USDC_MINT[SOLANA_DEVNET]!,
+    payTo: SOL_PAYEE,
+    maxTimeoutSeconds: 60,
+    extra: { feePayer: SOL_PAYEE },
+  };
+
+  it("the EVM rail for the EVM network, loaded once", async () => {
+    const rail = await rails.rail(BASE_SEPOLIA);
+    expect(rail).toMatchObject({
+      kind: "evm",
+      network: BASE_SEPOLIA,
+      terms: `exact on ${BASE_SEPOLIA} in USDC ${EVM_USDC[BASE_SEPOLIA]!.address}`,
+    });
+    expect(await rails.rail(BASE_SEPOLIA)).toBe(rail);
+    expect((await rails.forPayment({ network: BASE_SEPOLIA })).kind).toBe("evm");
+  });
+
+  it("a seller offering both is paid on ours first, whatever its order; a service's challenge checked by that rail", async () => {
+    const picked = await rails.pick([solEntry, evmEntry]);
+    expect(picked.ok && picked.requirement.network).toBe(BASE_SEPOLIA);
+    expect(picked.ok && picked.rail.kind).toBe("evm");
+    const onlySolana = await rails.pick([solEntry]);
+    expect(onlySolana.ok && onlySolana.rail.kind).toBe("solana");
+    expect((await rails.forChallenge([solEntry, evmEntry])).kind).toBe("evm");
+    const none = await rails.pick([{ ...evmEntry, extra: {} }]);
+    expect(none).toMatchObject({
+      ok: false,
+      terms: `exact on ${BASE_SEPOLIA} in USDC ${EVM_USDC[BASE_SEPOLIA]!.address} or exact on ${SOLANA_DEVNET} in USDC ${USDC_MINT[SOLANA_DEVNET]}`,
+    });
+  });
+
+  it("the EVM rail's lifetime is ours: validBefore bounded, a fresh 32-byte nonce each time", async () => {
+    const rail = await rails.rail(BASE_SEPOLIA);
+    const a = await rail.lifetime({ ...evmEntry, maxTimeoutSeconds: 86_400 });
+    const b = await rail.lifetime({ ...evmEntry, maxTimeoutSeconds: 86_400 });
+    expect(a).toMatchObject({ rail: "evm", validAfter: 0n, validBefore: 300n });
+    expect(a.rail === "evm" && a.nonce).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(a.rail === "evm" && b.rail === "evm" && a.nonce !== b.nonce).toBe(true);
   });
 });
