@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   "fetch_failed",
   "payment_unsupported",
   "payment_mismatch",
+  "balance_insufficient",
 ] as const satisfies readonly ErrorCode[];
 
 type Loose<T> = T extends unknown ? Partial<T> : never;

@@ -205,6 +205,13 @@ export const PG_MIGRATIONS: string[] = [
   );
   ALTER TABLE approvals ADD COLUMN assertion ${T};
   `,
+  // 10: an EVM payment's authorization nonce and validity window (see schema.ts).
+  `
+  ALTER TABLE payments ADD COLUMN nonce ${T};
+  ALTER TABLE payments ADD COLUMN valid_after ${MONEY};
+  ALTER TABLE payments ADD COLUMN valid_before ${MONEY};
+  CREATE INDEX payments_nonce ON payments(nonce) WHERE nonce IS NOT NULL;
+  `,
 ];
 
 /**
