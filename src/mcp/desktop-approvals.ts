@@ -12,7 +12,7 @@
 import type { PaidActionError } from "../engine/index.js";
 import { approvalNotice, declaresElicitation } from "./approvals.js";
 import type { McpPaidActions } from "./context.js";
-import { noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
+import { formCounts, noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
 import { asWaiting, cancelledWhileWaiting, decisionBy, takeDecision } from "./waiting.js";
 
 /**
@@ -29,8 +29,9 @@ export async function atTheDesktop(
   const { ctx } = a;
   const { rctx, deadline, on } = call;
   const show = ctx.host.showApproval;
-  // Only a host that cannot ask at all: one that declares elicitation asks the person itself.
-  if (!show || declaresElicitation(on.era, on.server, rctx)) throw e;
+  // Only a host that cannot ask at all: one that declares elicitation asks the person itself —
+  // unless all it can show is a form, whose accept counts for nothing with a passkey registered.
+  if (!show || (declaresElicitation(on.era, on.server, rctx) && (await formCounts(pa)))) throw e;
   const approvalId = e.context.approvalId;
   const q = question(e.context, await call.purchase.subject(pa, approvalId));
   try {

@@ -23,13 +23,14 @@ import {
 } from "./approvals.js";
 import type { LinkHow, McpPaidActions } from "./context.js";
 import { atTheDesktop } from "./desktop-approvals.js";
-import { noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
+import { formCounts, noDecisionIn, question, type ApprovalCall, type Approving } from "./paid-approvals.js";
 import { asWaiting, cancelledWhileWaiting, decisionBy, takeDecision, type Decision } from "./waiting.js";
 
 /**
  * Asks a person about a payment that needs approval, through the host of a 2025 connection:
  * the console's page when the client opens URLs, else the host's own form; a host that
- * declares no elicitation, on the person's desktop when that is on (desktop-approvals.ts).
+ * declares no elicitation, or only a form while a passkey is registered (paid-approvals.ts
+ * formCounts), on the person's desktop when that is on (desktop-approvals.ts).
  * Returns when the payment is approved (the call goes on and pays); throws the refusal
  * otherwise — `e` itself when the person cannot be reached at all.
  */
@@ -51,7 +52,8 @@ export async function askInHost(
       })
     : undefined;
   // The host cannot ask: the person may still be reached on their desktop (or the refusal is `e`).
-  if (!link && !canElicit("legacy", server, rctx)) return atTheDesktop(a, pa, e, call);
+  // With a passkey registered, the form's accept would approve nothing (formCounts).
+  if (!link && !(canElicit("legacy", server, rctx) && (await formCounts(pa)))) return atTheDesktop(a, pa, e, call);
   const q = question(e.context, await call.purchase.subject(pa, approvalId));
   const params: ElicitRequestParams = link
     ? { mode: "url", elicitationId: randomUUID(), ...approvalLink(q, link, ctx.sandbox) }

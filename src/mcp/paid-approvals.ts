@@ -8,7 +8,7 @@
  * legacy-approvals.ts.
  */
 import type { InputRequiredResult, ProtocolEra, RequestStateCodec, Server } from "@modelcontextprotocol/server";
-import { paidError, type ErrorContext, type PaidActionError } from "../engine/index.js";
+import { paidError, registeredPasskeys, type ErrorContext, type PaidActionError } from "../engine/index.js";
 import {
   approvalAnswer,
   askApproval,
@@ -61,8 +61,18 @@ export function question(c: ErrorContext<"approval_required">, subject: Approval
 }
 
 /**
+ * Whether an accept in the host's own form can approve a payment: not once a passkey is
+ * registered (an approval then counts only with the passkey's assertion, given on the
+ * console's page), so such a form is never shown — the person is sent to the page instead.
+ */
+export async function formCounts(pa: McpPaidActions): Promise<boolean> {
+  return (await registeredPasskeys(pa.journal)).length === 0;
+}
+
+/**
  * Asks a person about a payment that needs approval, through the host: the console's page
- * when the client opens URLs, else the host's own form; undefined when it can do neither.
+ * when the client opens URLs, else the host's own form (unless a passkey is registered:
+ * formCounts); undefined when it can do neither.
  */
 export async function ask(
   a: Approving,
@@ -78,7 +88,7 @@ export async function ask(
         return undefined;
       })
     : undefined;
-  if (!url && !canElicit(on.era, on.server, rctx)) return undefined;
+  if (!url && !(canElicit(on.era, on.server, rctx) && (await formCounts(pa)))) return undefined;
   const q = question(e.context, await purchase.subject(pa, approvalId));
   return url
     ? askApprovalAtUrl(states, rctx, tool.tool.name, args, q, url, ctx.sandbox)
