@@ -1,7 +1,7 @@
 /**
- * An EVM payment's record (schema 9), on both stores (a real PostgreSQL server and a SQLite
+ * An EVM payment's record (schema 10), on both stores (a real PostgreSQL server and a SQLite
  * file): its authorization's nonce and validity window are kept as journaled — before the
- * proof leaves — and through updates of its fate; a journal at schema 8 gains the columns
+ * proof leaves — and through updates of its fate; a journal at schema 9 gains the columns
  * with its payments as they were. The spend by network: each network's share of the caps,
  * adding up to usage, whatever the store.
  */
@@ -124,11 +124,11 @@ describe("an EVM payment's record and the spend by network", () => {
   });
 });
 
-/** A payment journaled at schema 8, as its INSERT wrote it then. */
-const SCHEMA_8_PAYMENT = `INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, payer, mint, source, blockhash, last_valid_height, signed_at, fate, network)
+/** A payment journaled at schema 9 (its columns those of schema 8), as its INSERT wrote it then. */
+const SCHEMA_9_PAYMENT = `INSERT INTO payments (quote_id, intent_id, attempt, amount, payee, payer, mint, source, blockhash, last_valid_height, signed_at, fate, network)
   VALUES ('q-8', 'i-8', 0, 288000, 'Payee111', 'Payer111', 'Mint111', 'Source111', 'Hash111', 1150, ${NOW}, 'pending', '${SOLANA_DEVNET}')`;
 
-describe("moving to schema 9", () => {
+describe("moving to schema 10", () => {
   const kept = async (j: JournalStore) => {
     const before = await j.payment("q-8");
     expect(before).toMatchObject({ quoteId: "q-8", network: SOLANA_DEVNET, blockhash: "Hash111" });
@@ -138,37 +138,39 @@ describe("moving to schema 9", () => {
     expect(await j.payment("q-evm")).toEqual(evm);
   };
 
-  it("SQLite: a journal at schema 8 gains the nonce and validity columns, its payments as they were", async () => {
+  it("SQLite: a journal at schema 9 gains the nonce and validity columns, its payments as they were", async () => {
     const path = sqlitePath();
     const db = new Database(path);
-    for (const m of MIGRATIONS.slice(0, 8)) db.exec(m);
-    db.pragma("user_version = 8");
-    db.exec(SCHEMA_8_PAYMENT);
+    for (const m of MIGRATIONS.slice(0, 9)) db.exec(m);
+    db.pragma("user_version = 9");
+    db.exec(SCHEMA_9_PAYMENT);
     db.close();
     const j = new Journal(path);
     try {
-      expect(j.schemaVersion).toBe(9);
+      // Migrated through schema 10 to the newest this build knows.
+      expect(j.schemaVersion).toBe(MIGRATIONS.length);
       await kept(j);
     } finally {
       j.close();
     }
   });
 
-  it("PostgreSQL: a journal at schema 8 gains the nonce and validity columns, its payments as they were", async () => {
+  it("PostgreSQL: a journal at schema 9 gains the nonce and validity columns, its payments as they were", async () => {
     const url = await server.createDatabase();
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
       await client.query(VERSION_TABLE);
-      for (const m of PG_MIGRATIONS.slice(0, 8)) await client.query(m);
-      await client.query(`INSERT INTO pam_schema (version) VALUES (8)`);
-      await client.query(SCHEMA_8_PAYMENT);
+      for (const m of PG_MIGRATIONS.slice(0, 9)) await client.query(m);
+      await client.query(`INSERT INTO pam_schema (version) VALUES (9)`);
+      await client.query(SCHEMA_9_PAYMENT);
     } finally {
       await client.end();
     }
     const j = await openPostgresJournal(url);
     try {
-      expect((await j.health()).schemaVersion).toBe(9);
+      // Migrated through schema 10 to the newest this build knows.
+      expect((await j.health()).schemaVersion).toBe(PG_MIGRATIONS.length);
       await kept(j);
     } finally {
       await j.close();
