@@ -22,6 +22,7 @@ import { createEvmChain, type EvmChain } from "./rpc.js";
 import { evmChecks, unpayable, validityWindow, VALIDITY_BOUND_S } from "./rules.js";
 import { signAuthorization } from "./sign.js";
 import { evmTruth } from "./truth.js";
+import { once } from "../once.js";
 
 export interface EvmRailOptions {
   /** The chain (CAIP-2), which fixes its USDC. */
@@ -37,16 +38,6 @@ export interface EvmRailOptions {
   random?: (bytes: number) => Uint8Array;
   /** Our bound on an authorization's validity, seconds (default VALIDITY_BOUND_S). */
   validityBoundS?: number;
-}
-
-/** A loader that keeps what it loaded, and tries again on the next call after a failure. */
-function once<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () =>
-    (loading ??= load().catch((e: unknown) => {
-      loading = undefined;
-      throw e;
-    }));
 }
 
 /** What the rail's parts share: its settings, its USDC, its key and RPC (loaded on first use). */

@@ -20,6 +20,7 @@ import { MemoScans } from "./memo-resume.js";
 import { loadPayer, type Payer } from "./payer.js";
 import { createRpcChain } from "./rpc.js";
 import { solanaTruth } from "./truth.js";
+import { once } from "../once.js";
 
 export interface SolanaRailOptions {
   /** The cluster (CAIP-2) and its USDC mint. */
@@ -34,16 +35,6 @@ export interface SolanaRailOptions {
   now: () => number;
   /** RPC reads to use instead of the configured RPC's (tests script the chain with it). */
   chain?: () => Promise<ChainPort>;
-}
-
-/** A loader that keeps what it loaded, and tries again on the next call after a failure. */
-function once<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () =>
-    (loading ??= load().catch((e: unknown) => {
-      loading = undefined;
-      throw e;
-    }));
 }
 
 /** What the rail's parts share: its settings, its key and RPC (loaded on first use), its saved memo searches. */
