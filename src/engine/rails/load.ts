@@ -11,7 +11,7 @@ import { NETWORK_RAILS, networkName } from "../config/networks.js";
 import { paidError } from "../errors.js";
 import { describeAccept } from "../x402-http/challenge.js";
 import { challengeNetwork, chooseRequirement } from "./choose.js";
-import type { Rail } from "./port.js";
+import type { Rail, RailVerifier } from "./port.js";
 import type { ChainPort } from "./solana/chain.js";
 
 /** A seller's 402 read against our rails: the entry to pay and its rail, or what it offered and what we pay. */
@@ -136,4 +136,15 @@ export function createRails(config: Config, deps: RailsDeps): Rails {
 export function noRails(refusal: () => Error): Rails {
   const refuse = () => Promise.reject(refusal());
   return { networks: [], rail: refuse, forPayment: refuse, forChallenge: refuse, pick: refuse, warm: () => undefined };
+}
+
+/**
+ * The checks a receipt's network needs of its rail (rails/port.ts RailVerifier), with no
+ * key and no configuration: for `receipt verify`, which may run anywhere. Undefined for a
+ * network no rail of this build knows.
+ */
+export async function railVerifier(network: string): Promise<RailVerifier | undefined> {
+  const kind = NETWORK_RAILS[network];
+  if (kind === "solana") return (await import("./solana/verify.js")).solanaVerifier;
+  return undefined;
 }
