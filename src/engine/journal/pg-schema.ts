@@ -205,6 +205,15 @@ export const PG_MIGRATIONS: string[] = [
   );
   ALTER TABLE approvals ADD COLUMN assertion ${T};
   `,
+  // 10: the seller's signed offer and receipt on a purchase (see schema.ts).
+  `
+  CREATE TABLE seller_words (
+    intent_id ${T} PRIMARY KEY,
+    offer ${T},
+    receipt ${T},
+    updated_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 /**
