@@ -148,3 +148,15 @@ export async function railVerifier(network: string): Promise<RailVerifier | unde
   if (kind === "solana") return (await import("./solana/verify.js")).solanaVerifier;
   return undefined;
 }
+
+/**
+ * The EIP-712 recovery of the first rail of this build that has one (for a seller's offers
+ * and receipts signed in x402's `eip712` format), or undefined: this build's Solana rail has none.
+ */
+export async function typedDataRecovery(): Promise<RailVerifier["recoverTypedData"]> {
+  for (const network of Object.keys(NETWORK_RAILS)) {
+    const v = await railVerifier(network);
+    if (v?.recoverTypedData) return v.recoverTypedData.bind(v);
+  }
+  return undefined;
+}
