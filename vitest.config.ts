@@ -22,6 +22,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/concurrency.test.ts",
   "test/engine/crash.test.ts",
   "test/engine/audit.test.ts",
+  "test/engine/evm-rail.test.ts",
   "test/engine/secrets.test.ts",
   "test/hostile/money-truth-payments.test.ts",
   "test/hostile/money-truth-fast-path.test.ts",

@@ -180,6 +180,8 @@ async function configureService(op: Opening): Promise<{ config?: Config; sandbox
   try {
     if (!configResult.ok) return {};
     const config: Config = { ...configResult.config };
+    // An RPC URL of the user's may carry a provider's API key in its path or query.
+    if (config.evmRpcUrl) transcripts.addSecret(config.evmRpcUrl);
     const sandbox = config.mode === "sandbox" ? await pointAtSandbox(op, config) : undefined;
     transcripts.addSecret(config.apiKey);
     return { config, sandbox };
@@ -202,6 +204,12 @@ async function pointAtSandbox(op: Opening, config: Config): Promise<EmbeddedSand
   }
   config.walletPath ??= sandbox.info.walletPath;
   config.rpcUrl ??= sandbox.info.rpcUrl;
+  // The sandbox's EVM ledger (when it runs) pays base-sepolia with the agent's own EVM key:
+  // EIP-3009 has no delegate. A key or RPC configured here is used instead.
+  if (sandbox.info.evm) {
+    config.evmWalletPath ??= sandbox.info.evm.agentKeyPath;
+    config.evmRpcUrl ??= sandbox.info.evm.rpcUrl;
+  }
   config.serviceId = `sandbox:${sandbox.home}`;
   pointFetchingAtSandbox(config, sandbox.info);
   followSandbox(config, sandbox, (secret) => op.transcripts.addSecret(secret));

@@ -294,6 +294,7 @@ export function followSandbox(config: Config, sandbox: EmbeddedSandbox, addSecre
     }
     // An RPC the user configured is theirs: only the sandbox's own follows it.
     if (config.rpcUrl === previous.rpcUrl) config.rpcUrl = info.rpcUrl;
+    if (previous.evm && config.evmRpcUrl === previous.evm.rpcUrl) config.evmRpcUrl = info.evm?.rpcUrl;
     pointFetchingAtSandbox(config, info, previous);
   });
 }

@@ -3,15 +3,17 @@
  * key spends the owner's USDC as its SPL Token delegate; only the owner can grant, replace
  * or revoke that allowance, with the owner's own key — never the agent key in this home.
  *
- *   allowance [--json]                                   what is left, read from the chain
+ *   allowance [--json]                                   what is left, read from the chain (per rail)
  *   allowance grant AMOUNT --owner-keypair PATH | --unsigned
  *   allowance revoke --owner-keypair PATH | --unsigned   the on-chain kill switch
  *   allowance submit BASE64                              send a wallet-signed grant or revoke
  *
  * Reads and sends go through the configured SOLANA_RPC_URL (in sandbox mode, the embedded
- * sandbox's). Exit 0 done; 1 it could not be done (said on stderr); 2 usage.
+ * sandbox's). With an EVM network paid on, `allowance` shows each rail's ceiling: on EVM the
+ * key's own balance (EIP-3009 has no delegate; there is nothing to grant or revoke there).
+ * Exit 0 done; 1 it could not be done (said on stderr); 2 usage.
  */
-import { openPaidActions, rpcChain, type PaidActions } from "../app/index.js";
+import { openPaidActions, railsFor, rpcChain, type PaidActions } from "../app/index.js";
 import {
   allowanceTransaction,
   describeFee,
@@ -62,6 +64,9 @@ export async function allowanceCommand(
     sandbox: { providerDelayMs: 3_000 },
   });
   try {
+    // With an EVM network paid on, what each rail's key may spend: EVM's is its own balance.
+    if (action.kind === "show" && pa.config && pa.config.networks.some((n) => n !== pa.config!.network))
+      return await showRails(pa, o.json);
     const { payer, rpcUrl } = await delegatePayer(pa);
     // With --owner-keypair, once the keypair has proved to be the owner's (change()).
     if (action.kind !== "change" || o.unsigned) warnOwnerKey(pa, payer);
@@ -77,8 +82,45 @@ export async function allowanceCommand(
 }
 
 function scrubUrl(pa: PaidActions, message: string): string {
-  const url = pa.config?.rpcUrl;
-  return url ? message.split(url).join(urlOrigin(url)) : message;
+  const urls = [pa.config?.rpcUrl, pa.config?.evmRpcUrl].filter((u): u is string => u !== undefined);
+  return urls.reduce((m, url) => m.split(url).join(urlOrigin(url)), message);
+}
+
+/**
+ * What the chain lets each rail's key spend: on Solana, the delegate's allowance within the
+ * owner's balance (or, without an owner, the key's own balance); on EVM, the key's own USDC
+ * balance — EIP-3009 has no delegate, so the key is a hot wallet a person tops up.
+ */
+async function showRails(pa: PaidActions, json?: boolean): Promise<number> {
+  const config = pa.config!;
+  const rails = railsFor(config);
+  const rows: Array<{ network: string; wallet: string; account: string; ceiling: string; left: string }> = [];
+  for (const network of config.networks) {
+    const rail = await rails.rail(network);
+    const account = await rail.account();
+    const c = await rail.ceiling();
+    rows.push({ network, wallet: account.wallet, account: c.account, ceiling: c.kind, left: formatDecimal(c.left) });
+  }
+  if (json) {
+    out(JSON.stringify({ rails: rows }));
+    return 0;
+  }
+  for (const r of rows) {
+    out(`${r.network}`);
+    out(`  Key          ${r.wallet}`);
+    if (r.ceiling === "allowance") {
+      out(`  Account      ${r.account} (the owner's, this key its delegate)`);
+      out(`  Allowance    ${r.left} USDC left (within the owner's balance)`);
+    } else {
+      out(`  Account      ${r.account}`);
+      out(`  Balance      ${r.left} USDC: all the chain lets this key spend here`);
+    }
+  }
+  if (rows.some((r) => r.network !== config.network))
+    out(
+      "On EVM there is no delegate (EIP-3009): the key's own balance is the ceiling. Keep in it only what the agent may spend, and top it up.",
+    );
+  return 0;
 }
 
 async function delegatePayer(pa: PaidActions): Promise<{ payer: Payer; rpcUrl: string }> {

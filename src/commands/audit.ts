@@ -1,6 +1,7 @@
 /**
- * `paid-actions-mcp audit`: the wallet's USDC token account, read through the configured
- * Solana RPC, reconciled with the journal. stdout carries the report (plain lines or one JSON
+ * `paid-actions-mcp audit`: on each network paid on, the paying account's USDC (Solana: the
+ * wallet's token account via SOLANA_RPC_URL; EVM: the key via PAID_ACTIONS_EVM_RPC_URL),
+ * reconciled with the journal. stdout carries the report (plain lines or one JSON
  * document); why the audit could not be made goes to stderr. Exit 0: journal and chain
  * agree; 3: they do not; 1: cannot tell. `doctor` runs the same check over the last 24 h.
  */
@@ -29,12 +30,25 @@ export function parseSince(text: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-function printReport(run: AuditRun, network: string, now: number): void {
+function printReport(run: AuditRun, solana: string, now: number): void {
   const r = run.report;
-  out(`Audit of wallet ${r.wallet} (USDC token account ${r.walletTokenAccount}) on ${network}, since ${r.since}`);
-  out(
-    `Read ${r.scan.transactionsRead} transaction(s) of the token account via ${r.scan.rpc} (${r.scan.signatures} in its history back to ${r.scan.from}, ${r.scan.failed} failed on chain, ${r.scan.pages} page(s)).`,
-  );
+  for (const rail of r.rails) {
+    const s = rail.scan;
+    if (rail.network === solana) {
+      out(
+        `Audit of wallet ${rail.wallet} (USDC token account ${rail.walletTokenAccount}) on ${rail.network}, since ${rail.since}`,
+      );
+      out(
+        `Read ${s.transactionsRead} transaction(s) of the token account via ${s.rpc} (${s.signatures} in its history back to ${s.from}, ${s.failed} failed on chain, ${s.pages} page(s)).`,
+      );
+    } else {
+      out(`Audit of EVM key ${rail.wallet} (USDC ${rail.mint}) on ${rail.network}, since ${rail.since}`);
+      out(
+        `Read ${s.transactionsRead} transaction(s) that moved the key's USDC via ${s.rpc} (its Transfer logs back to ${s.from}, ${s.pages} log request(s)).`,
+      );
+    }
+    if (rail.empty && !run.empty) out(`The journal holds no payment of this key on ${rail.network}.`);
+  }
   if (run.empty) out("The journal holds no payment of this wallet: there is nothing to compare.");
   else if (Date.parse(r.since) > now) out("The start of the audit is in the future: there is nothing to compare.");
   out();

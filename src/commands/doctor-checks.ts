@@ -1,12 +1,13 @@
 /**
  * The checks `doctor` makes on an opened runtime, each saying what is wrong and how to fix
- * it: the configuration and its limits, the service, the wallet (its key, its balance or
- * the allowance it spends and whether the owner's key is within this user's reach, the chain
- * against the journal), approvals, the freeze, the journal.
+ * it: the configuration and its limits, the service, each rail's wallet (its key; on Solana
+ * its balance or the allowance it spends and whether the owner's key is within this user's
+ * reach; on EVM the key's own balance, the ceiling there; the chain against the journal),
+ * approvals, the freeze, the journal.
  */
 import { hostname } from "node:os";
 import type { PaidActions } from "../app/index.js";
-import { rpcChain } from "../app/index.js";
+import { railsFor, rpcChain } from "../app/index.js";
 import { formatDecimal } from "../domain/money.js";
 import { DAY_MS, loadPayer, pinGate, readAllowance, shortfall, type ConfigIssue, type Payer } from "../engine/index.js";
 import { AuditUnavailable, runAudit, urlOrigin } from "./audit.js";
@@ -60,7 +61,7 @@ async function configCheck(pa: PaidActions, check: Check): Promise<void> {
   const s = await pa.engine.spending();
   check(
     "ok",
-    `config: ${c.mode === "sandbox" ? `sandbox mode (no PAID_ACTIONS_BASE_URL): the embedded reference service at ${c.baseUrl} (the same port at every launch)` : `service ${c.baseUrl}`}; network ${c.network}; home ${c.home}${c.configFile ? `; file ${c.configFile}` : ""}`,
+    `config: ${c.mode === "sandbox" ? `sandbox mode (no PAID_ACTIONS_BASE_URL): the embedded reference service at ${c.baseUrl} (the same port at every launch)` : `service ${c.baseUrl}`}; ${c.networks.length > 1 || c.networks[0] !== c.network ? `networks ${c.networks.join(", ")} (in this order of preference)` : `network ${c.network}`}; home ${c.home}${c.configFile ? `; file ${c.configFile}` : ""}`,
   );
   check(
     "ok",
@@ -85,12 +86,27 @@ async function serviceCheck(pa: PaidActions, check: Check): Promise<void> {
 }
 
 /**
- * The wallet's key and how it pays (its own account, or as an owner's delegate); with an
- * RPC, its balance or allowance, and the chain against the journal.
+ * Each rail's key and the ceiling the chain enforces on it — on Solana, how the key pays (its
+ * own account, or as an owner's delegate) and its balance or allowance; on EVM, the key's own
+ * balance — then, when every key loaded and has an RPC, the chain against the journal.
  */
 async function walletChecks(pa: PaidActions, check: Check): Promise<void> {
   const config = pa.config;
-  if (!config?.walletPath) return;
+  if (!config) return;
+  const paysOnSolana = config.networks.includes(config.network);
+  const solana = paysOnSolana && config.walletPath ? await solanaWalletChecks(pa, check) : "skipped";
+  const evm = await evmWalletChecks(pa, check);
+  if (solana !== "failed" && evm !== "failed" && (solana === "readable" || evm === "readable"))
+    await chainCheck(pa, check);
+}
+
+/** What a rail's checks found: its key and RPC in place ("readable"), something wrong ("failed"), or nothing to check. */
+type RailCheck = "readable" | "failed" | "skipped";
+
+/** The Solana key and how it pays; with an RPC, its balance or allowance. */
+async function solanaWalletChecks(pa: PaidActions, check: Check): Promise<RailCheck> {
+  const config = pa.config!;
+  if (!config.walletPath) return "skipped";
   try {
     const payer = await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner });
     if (payer.owner) {
@@ -106,14 +122,45 @@ async function walletChecks(pa: PaidActions, check: Check): Promise<void> {
         "wallet: the key in this home can spend everything in its account: set PAID_ACTIONS_OWNER and grant this key an allowance (delegate mode), so that the chain caps what it can spend",
       );
     }
-    if (config.rpcUrl) {
-      if (payer.owner) await allowanceCheck(pa, payer, check);
-      else await balanceCheck(config.rpcUrl, config.network, payer, check);
-      await chainCheck(pa, check);
-    }
+    if (!config.rpcUrl) return "skipped";
+    if (payer.owner) await allowanceCheck(pa, payer, check);
+    else await balanceCheck(config.rpcUrl, config.network, payer, check);
+    return "readable";
   } catch (e) {
     check("fail", `wallet: ${(e as Error).message}`);
+    return "failed";
   }
+}
+
+/**
+ * Each EVM network paid on: the key, and what the chain lets it spend — its own USDC balance
+ * (EIP-3009 has no delegate: this key is a hot wallet, holding what the agent may spend).
+ */
+async function evmWalletChecks(pa: PaidActions, check: Check): Promise<RailCheck> {
+  const config = pa.config!;
+  let found: RailCheck = "skipped";
+  for (const network of config.networks.filter((n) => n !== config.network)) {
+    const rpc = urlOrigin(config.evmRpcUrl);
+    const scrub = (m: string) => (config.evmRpcUrl ? m.split(config.evmRpcUrl).join(rpc) : m);
+    try {
+      const rail = await railsFor(config).rail(network);
+      const account = await rail.account();
+      check(
+        "ok",
+        `evm wallet: ${config.evmWalletPath} (address ${account.wallet}) pays on ${network} in USDC ${account.asset}`,
+      );
+      const ceiling = await rail.ceiling();
+      check(
+        ceiling.left > 0n ? "ok" : "warn",
+        `evm balance: ${formatDecimal(ceiling.left)} USDC on ${network} (via ${rpc}): all the chain lets this key spend there (EIP-3009 has no delegate), so keep in it only what the agent may spend, and top it up`,
+      );
+      found = "readable";
+    } catch (e) {
+      check("fail", `evm wallet (${network}): ${scrub((e as Error).message).slice(0, 400)}`);
+      return "failed";
+    }
+  }
+  return found;
 }
 
 /** Delegate mode: whether this user can read a file of the owner's key that the setup names (then it can raise the ceiling). */

@@ -7,6 +7,8 @@ const ENV_HELP = `Configuration (environment, or a JSON file named by PAID_ACTIO
   PAID_ACTIONS_API_KEY       its bearer key          PAID_ACTIONS_WALLET   the agent key (Solana CLI keypair file)
   PAID_ACTIONS_OWNER         delegate mode: the owner whose USDC the agent key spends, within an on-chain allowance
   SOLANA_RPC_URL             Solana JSON-RPC         PAID_ACTIONS_NETWORK  solana | solana-devnet | CAIP-2
+  PAID_ACTIONS_NETWORKS      networks paid on, in order: solana, solana-devnet, base, base-sepolia (comma list)
+  PAID_ACTIONS_EVM_WALLET    the agent's EVM key file (0x + 64 hex)   PAID_ACTIONS_EVM_RPC_URL  its chain's JSON-RPC
   PAID_ACTIONS_HOME          journal and transcripts (default ~/.paid-actions-mcp)
   PAID_ACTIONS_MAX_PER_CALL (5)  PAID_ACTIONS_MAX_PER_DAY (25)  PAID_ACTIONS_MAX_TOTAL
   PAID_ACTIONS_APPROVAL_ABOVE (1)  PAID_ACTIONS_ALLOW_ACTIONS (*, comma list with * wildcards)
@@ -25,7 +27,7 @@ is given) bound it by creation time; a date alone for --until includes that day.
 /** The main help, which names the version. */
 function mainHelp(VERSION: string): string {
   return `paid-actions-mcp ${VERSION} — an MCP server that lets an agent buy real-world actions,
-paying USDC with x402 on Solana, within limits a human set.
+paying USDC with x402 on Solana and Base, within limits a human set.
 
 Usage: paid-actions-mcp [command] [options]
 
@@ -41,8 +43,8 @@ Commands:
   freeze       Stop every server on this journal from signing a new payment (works anywhere)
   unfreeze     A person lets the servers pay again (at a terminal; with the PIN when set)
   doctor       Check configuration, service, wallet, balance and journal
-  audit        Reconcile the journal with the wallet's USDC history on chain
-  allowance    Delegate mode: the allowance left on chain; the owner grants or revokes it
+  audit        Reconcile the journal with the wallet's USDC history on chain, per network
+  allowance    What the chain lets each key spend; in delegate mode the owner grants or revokes it
   receipt      One purchase's receipt, signed by the key that paid; or verify one anywhere
   console      A local web console: approvals, executions, spending, transcripts, audit
   sandbox      Run the reference service (v1 API + Solana JSON-RPC on an embedded ledger)
@@ -145,16 +147,18 @@ PIN); 2 no terminal, usage error.
 `,
   doctor: `Usage: paid-actions-mcp doctor
 
-Checks the configuration, that the service answers, the wallet (and its file permissions),
-its USDC balance (or, in delegate mode, the allowance left on chain), the approvals waiting,
+Checks the configuration, that the service answers, each network's key (and its file
+permissions) and what the chain lets it spend — on Solana its USDC balance or, in delegate
+mode, the allowance left; on EVM the key's own balance — the approvals waiting,
 whether payments are frozen (a warning), and the journal's health. Exit code 0 when ready
 to pay (once unfrozen, when frozen).
 `,
   audit: `Usage: paid-actions-mcp audit [--since DATE] [--json]
 
-Reads the wallet's USDC token account history through the configured Solana RPC and
-reconciles it with the journal: every outflow must be a journaled payment (by its memo,
-the quote id) of the journaled amount; every payment the journal counts as landed or
+On each network paid on, reads the paying account's USDC history through that network's RPC
+(Solana: the wallet's token account; EVM: the key's Transfer logs) and reconciles it with
+the journal's payments there: every outflow must be a journaled payment (by its memo, the
+quote id; on EVM its authorization's nonce) of the journaled amount; every payment the journal counts as landed or
 settled must be on chain; every refund credited must have come into the wallet. Deposits
 (money in that is no refund) are listed, not flagged. Reads only; pays nothing.
 
@@ -162,7 +166,8 @@ Options:
   --since DATE   Audit from this time: 2026-11-01 or 2026-11-01T12:00:00Z (UTC unless an
                  offset is given). Default: the journal's first payment, minus 10 minutes
   --json         One JSON document: {since, wallet, walletTokenAccount, outflows, payments,
-                 refunds, deposits, discrepancies, inFlight, ok, scan}
+                 refunds, deposits, discrepancies, inFlight, ok, scan, rails} (rails: each
+                 network's wallet, account, scan and agreement)
   -h, --help     This help
 
 Exit code: 0 journal and chain agree; 3 they do not (each discrepancy is printed);
@@ -203,6 +208,9 @@ transfer past the allowance the owner granted, whoever holds the agent key.
   (no subcommand)  The owner, the agent key, the token account, the allowance left and the
                    owner's balance, read through SOLANA_RPC_URL. --json prints
                    {owner, delegate, tokenAccount, allowance, ownerBalance} (decimal strings)
+                   With an EVM network paid on: each network's key, account and ceiling —
+                   on EVM the key's own balance (EIP-3009 has no delegate); --json prints
+                   {rails: [{network, wallet, account, ceiling, left}]}
   grant AMOUNT     Sets the allowance to AMOUNT USDC (it replaces what is left, as
                    ApproveChecked does), signed with the owner's Solana CLI keypair file
                    (--owner-keypair), sent and confirmed

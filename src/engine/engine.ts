@@ -20,6 +20,7 @@ import { Calls } from "./intent/calls.js";
 import { payFetch, type FetchOutcome } from "./intent/fetch.js";
 import { standingOf } from "./intent/resource.js";
 import { describeDiscovery, fetchDiscovery, type DiscoveredResource } from "./x402-http/discovery.js";
+import { usdcOf } from "../domain/networks.js";
 import { stoppedByFreeze } from "./intent/freeze.js";
 import { fingerprint, validateRequest } from "./intent/input.js";
 import { applyExecution, getExecution, listExecutions, spending, view, type Folding } from "./read/executions.js";
@@ -230,8 +231,11 @@ export class Engine extends EventEmitter {
       timeoutMs: c.config.http.timeoutMs,
     });
     const want = {
-      network: c.config.network,
-      mint: c.config.mint,
+      // Payable on any network paid on, each in its USDC.
+      pays: c.config.networks.flatMap((network) => {
+        const asset = usdcOf(network);
+        return asset ? [{ network, asset }] : [];
+      }),
       allowed: (origin: string) => standingOf(c, origin) !== "refused",
     };
     return { facilitator, resources: describeDiscovery(body, want, o.query).slice(0, o.limit) };

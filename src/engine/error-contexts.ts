@@ -204,8 +204,12 @@ export interface ErrorContexts {
   payment_invalid:
     /** The service confirmed a payment that does not match the quote: `transaction` is what a human checks. */
     | { problem?: undefined; serviceCode?: string; transaction?: string }
-    /** `who` refused the proof and the chain shows it can never land (its blockhash expired, no transfer for its memo). */
-    | { problem: "never_landed"; who: Payee; serviceCode?: string };
+    /**
+     * `who` refused the proof and the chain shows it can never land; `why`: the chain's facts,
+     * as the rail read them (Solana: its blockhash expired, no transfer for its memo; EVM: the
+     * newest block is past validBefore, the nonce unused).
+     */
+    | { problem: "never_landed"; who: Payee; why: string; serviceCode?: string };
   /**
    * The service confirmed a settlement that does not match the quote: money moved, and the
    * purchase is held for a person; `transaction`, the one it names.
@@ -215,8 +219,10 @@ export interface ErrorContexts {
     /** Our Solana RPC could not be read (`what`): nothing was signed, a retry may succeed. */
     (
       | { problem: "rpc"; what: "allowance" | "blockhash"; detail: string }
-      /** The payment transaction could not be built. */
-      | { problem: "build"; detail: string }
+      /** Our EVM RPC for `network` could not be read (the key's USDC balance): nothing was signed. */
+      | { problem: "rpc"; what: "balance"; network: string; detail: string }
+      /** The payment transaction (on EVM, with `network`: the authorization) could not be built. */
+      | { problem: "build"; detail: string; network?: string }
       /** The transaction was not built with the blockhash our RPC gave. */
       | { problem: "blockhash"; blockhash: string }
       /** A payment landed other than as priced, or after it was given up: `detail` is the evidence. */
@@ -326,6 +332,11 @@ export interface ErrorContexts {
        */
       | { problem: "memo_in_use"; memo: string }
     );
+  /**
+   * EVM: EIP-3009 has no delegate, so the ceiling the chain enforces is the agent key's own
+   * USDC balance (`wallet`, on `network`), which a person tops up; it is below the price.
+   */
+  balance_insufficient: { wallet: string; network: string; balance: string; amount: string };
 }
 
 export type ErrorCode = keyof ErrorContexts;

@@ -119,11 +119,18 @@ const PASSKEY_CHECKS: { [P in PasskeyProblem]: string } = {
   algorithm: "its key is of an algorithm not accepted",
 };
 
+/** Where the person approves, when a page was offered: its URL, and the one-time code to type there when there is one. */
+function consolePage(c: ErrorContext<"approval_required">): string {
+  if (c.consoleUrl === undefined) return "";
+  const code = c.consoleCode ? ` (type the one-time code ${c.consoleCode} there; it works once, for 5 minutes)` : "";
+  return `. The console's page for it: ${c.consoleUrl}${code}`;
+}
+
 export function approvalRequiredMessage(c: ErrorContext<"approval_required">): string {
   const what = `${c.amount} USDC for ${c.action}${c.payee ? ` to ${c.payee}` : ""}`;
   // Returned before a person decided (the host could not ask, or no decision came in time).
   if (c.detail !== undefined)
-    return `${c.detail}; a person must approve this payment in the paid-actions console or terminal: ${what} (approval ${c.approvalId}; it stays waiting until its quote expires at ${c.expiresAt})${c.consoleUrl ? `. The console's page for it: ${c.consoleUrl}` : ""}. Call again with the same input and approvalId "${c.approvalId}" once the person has decided; nothing was paid.`;
+    return `${c.detail}; a person must approve this payment in the paid-actions console or terminal: ${what} (approval ${c.approvalId}; it stays waiting until its quote expires at ${c.expiresAt})${consolePage(c)}. Call again with the same input and approvalId "${c.approvalId}" once the person has decided; nothing was paid.`;
   return `a person must approve this payment in the paid-actions console or terminal: ${what}, above the approval threshold (approval ${c.approvalId}; it expires with the quote at ${c.expiresAt}). Once the person has approved it, call again with the same input and approvalId "${c.approvalId}". Nothing was paid.`;
 }
 
@@ -173,11 +180,15 @@ export function rejectedMessage(c: ErrorContext<"quote_rejected">): string {
 export function paymentFailedMessage(c: ErrorContext<"payment_failed">): string {
   switch (c.problem) {
     case "rpc":
+      if (c.what === "balance")
+        return `could not read the agent key's USDC balance on ${c.network} from the EVM RPC (${c.detail}); nothing was signed`;
       return c.what === "allowance"
         ? `could not read the allowance on the owner's USDC account from the Solana RPC (${c.detail}); nothing was signed`
         : `could not get a blockhash to sign with from the Solana RPC (${c.detail}); nothing was signed`;
     case "build":
-      return `could not build the payment transaction: ${c.detail} (check SOLANA_RPC_URL and that the wallet holds USDC)`;
+      return c.network !== undefined
+        ? `could not sign the payment authorization on ${c.network}: ${c.detail} (check PAID_ACTIONS_EVM_WALLET)`
+        : `could not build the payment transaction: ${c.detail} (check SOLANA_RPC_URL and that the wallet holds USDC)`;
     case "blockhash":
       return `the payment transaction was not built with the blockhash our Solana RPC gave (${c.blockhash}); nothing was sent`;
     case "landed":
@@ -288,7 +299,7 @@ export function outcomeMessage(c: ErrorContext<"outcome_unknown">): string {
 
 export function paymentInvalidMessage(c: ErrorContext<"payment_invalid">, f: ErrorFacts["payment_invalid"]): string {
   if (c.problem === "never_landed")
-    return `${WHO[c.who]} refused the payment (${c.serviceCode ?? "refused"}) and its transfer can never land (our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${quote(c)}): nothing was charged`;
+    return `${WHO[c.who]} refused the payment (${c.serviceCode ?? "refused"}) and its transfer can never land (${c.why}): nothing was charged`;
   if (c.transaction !== undefined) {
     const what =
       f.quote !== undefined ? ` (quote ${f.quote.slice(0, 64)}, amount ${(f.amount ?? "?").slice(0, 40)})` : "";

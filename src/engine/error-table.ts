@@ -315,4 +315,14 @@ export const ERROR_TABLE = {
         "This resource asks to be paid in a way this server cannot pay (see offered); nothing was paid. Look for another resource, or tell the user.",
     ),
   },
+  balance_insufficient: {
+    message: (c) =>
+      `the agent key ${c.wallet} holds ${c.balance} USDC on ${c.network}, less than the price ${c.amount} USDC: a person must add USDC to that key before this can be paid; nothing was signed`,
+    retryable: false,
+    http: 500,
+    hint: unpaid(
+      () =>
+        "Nothing was signed or paid. On this network the agent key's own USDC balance is all the chain lets it spend, and it is too low; tell the user, who must top it up. The agent cannot. Call again once they have.",
+    ),
+  },
 } satisfies { [C in ErrorCode]: Spec<C> };

@@ -58,29 +58,17 @@ export const ERROR_CODES = [
   "fetch_failed",
   "payment_unsupported",
   "payment_mismatch",
+  "balance_insufficient",
 ] as const satisfies readonly ErrorCode[];
 
-/**
- * The codes the MCP approval files still build with the old form, message written inline
- * (their approval flow is being reworked; they move to `paidError` after it). No other code
- * compiles in the old form.
- */
-type OldFormCode = "approval_declined" | "approval_invalid" | "approval_required" | "cancelled" | "invalid_input";
-/** Of those, the codes whose old-form sites leave out the `problem` their message is chosen by. */
-type OldFormLoose = "approval_invalid" | "invalid_input";
 type Loose<T> = T extends unknown ? Partial<T> : never;
-type OldContext<C extends ErrorCode> = C extends OldFormLoose ? Loose<ErrorContext<C>> : ErrorContext<C>;
 
 /**
- * The old form's arguments: the context (left out when the code needs none); retryable is
- * false for every old-form code, as its row says. Any other code takes an argument no value
- * has, so it does not compile.
+ * The constructor's public arguments after the message: one no value has, so `new
+ * PaidActionError(code, message, …)` does not compile anywhere — an error is built by
+ * `paidError`, its message and retryable from the table (fromStored rebuilds a stored one).
  */
-type ContextArgs<C extends ErrorCode> = C extends OldFormCode
-  ? Partial<OldContext<C>> extends OldContext<C>
-    ? [context?: OldContext<C>]
-    : [context: OldContext<C>]
-  : [oldFormIsClosed: never];
+type ContextArgs = [oldFormIsClosed: never];
 
 /** The facts a code's message needs beyond its context; only the codes in ErrorFacts take any. */
 type FactsOf<C extends ErrorCode> = C extends keyof ErrorFacts ? ErrorFacts[C] : never;
@@ -97,17 +85,16 @@ export class PaidActionError<C extends ErrorCode = ErrorCode> extends Error {
   readonly retryable: boolean;
 
   /**
-   * The low-level form, with the message given: for an error rebuilt as it was (fromStored),
-   * the one constructor (both through `make`, which also gives retryable), and the MCP
-   * approval files' sites not yet moved to `paidError` (OldFormCode).
+   * The low-level form, with the message given, reached only through `make`: by the one
+   * constructor (paidError) and by an error rebuilt as it was stored (fromStored).
    */
   constructor(
     readonly code: C,
     message: string,
-    ...args: ContextArgs<C>
+    ...args: ContextArgs
   ) {
     super(message);
-    // `make`'s retryable travels as a fourth argument the old form's type does not show.
+    // `make` passes the context and retryable, which the public signature does not show.
     const [context, retryable] = args as unknown as [ErrorContext<C> | undefined, boolean | undefined];
     this.name = "PaidActionError";
     this.context = context ?? ({} as ErrorContext<C>);

@@ -31,7 +31,7 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import { canonicalJson } from "../domain/wire.js";
-import { PaidActionError } from "../engine/index.js";
+import { paidError } from "../engine/index.js";
 import type { ApprovalLink, LinkHow, RequestCtx } from "./context.js";
 
 /** What a sealed approval state carries (the client can read it; it cannot change it). */
@@ -129,7 +129,7 @@ export function argsDigest(args: unknown): string {
   try {
     json = canonicalJson(rest, 64);
   } catch {
-    throw new PaidActionError("invalid_input", "the arguments are nested too deeply");
+    throw paidError("invalid_input", { problem: "arguments_depth" });
   }
   return createHash("sha256").update(json).digest("hex");
 }
@@ -272,17 +272,10 @@ export function stateFor(rctx: RequestCtx, tool: string, args: unknown): Approva
   const state = rctx.mcpReq.requestState<ApprovalState>();
   if (state === undefined) return undefined;
   if (typeof state !== "object" || state === null || state.kind !== "approval") {
-    throw new PaidActionError(
-      "approval_invalid",
-      "the call came back with a state this server did not issue; call again without it for a new quote. Nothing was paid",
-    );
+    throw paidError("approval_invalid", { problem: "foreign_state" });
   }
   if (state.tool !== tool || state.args !== argsDigest(args)) {
-    throw new PaidActionError(
-      "approval_invalid",
-      `the approval question was asked for another call (tool or input differ); call again for a new quote. Nothing was paid`,
-      { approvalId: state.approvalId },
-    );
+    throw paidError("approval_invalid", { approvalId: state.approvalId, problem: "other_call" });
   }
   return state;
 }

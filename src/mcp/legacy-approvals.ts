@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { SdkError, SdkErrorCode, type ElicitRequestParams, type Server } from "@modelcontextprotocol/server";
-import { PaidActionError } from "../engine/index.js";
+import { paidError, type PaidActionError } from "../engine/index.js";
 import {
   answerOf,
   approvalForm,
@@ -118,10 +118,7 @@ async function inTheForm(
   if (dismissedForm(answer)) return takeDecision(a.ctx, pa, approvalId, decision, DISMISSED_FORM, false);
   const how = answer.kind === "refused" ? answer.how : "no answer";
   await pa.engine.decline(approvalId, "host");
-  throw new PaidActionError("approval_declined", `the human did not approve this payment (${how}); nothing was paid`, {
-    approvalId,
-    answer: how,
-  });
+  throw paidError("approval_declined", { approvalId, answer: how });
 }
 
 /** The host answered the link: a decline is recorded; otherwise the decision made at the page, or none yet. */
@@ -136,10 +133,7 @@ async function atThePage(
 ): Promise<void> {
   if (answer.kind === "refused" && answer.how === "decline" && decision === "pending") {
     await pa.engine.decline(approvalId, "host");
-    throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, {
-      approvalId,
-      answer: "decline",
-    });
+    throw paidError("approval_declined", { approvalId, answer: "decline" });
   }
   const why =
     answer.kind === "refused" && answer.how === "cancel"

@@ -8,7 +8,7 @@
  * legacy-approvals.ts.
  */
 import type { InputRequiredResult, ProtocolEra, RequestStateCodec, Server } from "@modelcontextprotocol/server";
-import { PaidActionError, type ErrorContext } from "../engine/index.js";
+import { paidError, type ErrorContext, type PaidActionError } from "../engine/index.js";
 import {
   approvalAnswer,
   askApproval,
@@ -107,11 +107,7 @@ export async function answered(
     return takeDecision(a.ctx, pa, approvalId, await decisionNow(a.ctx, pa, approvalId), DISMISSED_FORM, false);
   if (answer.kind === "refused") {
     await pa.engine.decline(approvalId, "host");
-    throw new PaidActionError(
-      "approval_declined",
-      `the human did not approve this payment (${answer.how}); nothing was paid`,
-      { approvalId, answer: answer.how },
-    );
+    throw paidError("approval_declined", { approvalId, answer: answer.how });
   }
   // No answer came back with the state (the host could not ask): the approval stays pending.
   await takeDecision(a.ctx, pa, approvalId, await decisionNow(a.ctx, pa, approvalId), NO_ANSWER, false);
@@ -136,10 +132,7 @@ async function answeredAtUrl(
   const how = linkHow(on.era, on.server, rctx);
   if (answer.kind === "refused" && answer.how === "decline") {
     await pa.engine.decline(approvalId, "host");
-    throw new PaidActionError("approval_declined", `the person declined this payment; nothing was paid`, {
-      approvalId,
-      answer: "decline",
-    });
+    throw paidError("approval_declined", { approvalId, answer: "decline" });
   }
   if (answer.kind === "missing" || (answer.kind === "refused" && answer.how === "cancel"))
     return takeDecision(ctx, pa, approvalId, await decisionNow(ctx, pa, approvalId), dismissed(answer), how);

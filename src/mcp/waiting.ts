@@ -10,7 +10,7 @@
  * answers `approval_required` with the approvalId and a fresh link to the console's page;
  * the approval stays pending, and the retry with that approvalId takes the decision.
  */
-import { PaidActionError } from "../engine/index.js";
+import { paidError, type PaidActionError } from "../engine/index.js";
 import type { LinkHow, McpContext, McpPaidActions, RequestCtx } from "./context.js";
 import { progressReporter } from "./progress.js";
 
@@ -124,8 +124,7 @@ export async function notDecided(
   link: LinkHow | false,
 ): Promise<PaidActionError> {
   const r = await pa.engine.approvalReview(approvalId);
-  if (!r)
-    return new PaidActionError("approval_invalid", `approval ${approvalId} is gone; nothing was paid`, { approvalId });
+  if (!r) return paidError("approval_invalid", { approvalId, problem: "gone" });
   // A server that is stopping offers no new page (and says nothing about not offering one).
   const page =
     link && !ctx.isClosed()
@@ -134,39 +133,26 @@ export async function notDecided(
           return undefined;
         })
       : undefined;
-  const where = page
-    ? `. The console's page for it: ${page.url}${page.code ? ` (type the one-time code ${page.code} there; it works once, for 5 minutes)` : ""}`
-    : "";
-  return new PaidActionError(
-    "approval_required",
-    `${why}; a person must approve this payment in the paid-actions console or terminal: ${r.amount} USDC for ${r.action}${r.payee ? ` to ${r.payee}` : ""} (approval ${approvalId}; it stays waiting until its quote expires at ${r.expiresAt})${where}. Call again with the same input and approvalId "${approvalId}" once the person has decided; nothing was paid.`,
-    {
-      approvalId,
-      intentId: r.intentId,
-      action: r.action,
-      amount: r.amount,
-      currency: "USDC",
-      payee: r.payee,
-      quoteId: r.quoteId,
-      expiresAt: r.expiresAt,
-      ...(page ? { consoleUrl: page.url } : {}),
-      ...(page?.code ? { consoleCode: page.code } : {}),
-    },
-  );
+  return paidError("approval_required", {
+    approvalId,
+    intentId: r.intentId,
+    action: r.action,
+    amount: r.amount,
+    currency: "USDC",
+    payee: r.payee,
+    quoteId: r.quoteId,
+    expiresAt: r.expiresAt,
+    detail: why,
+    ...(page ? { consoleUrl: page.url } : {}),
+    ...(page?.code ? { consoleCode: page.code } : {}),
+  });
 }
 
 /** What a decision other than "pending" means for the call: go on and pay, or this refusal. */
 export function settled(decision: Exclude<Decision, "pending">, approvalId: string): PaidActionError | undefined {
   if (decision === "approved") return undefined;
-  if (decision === "declined")
-    return new PaidActionError("approval_declined", `a person declined this payment; nothing was paid`, {
-      approvalId,
-    });
-  return new PaidActionError(
-    "approval_invalid",
-    `approval ${approvalId} expired or is gone; call again without it for a new quote. Nothing was paid`,
-    { approvalId },
-  );
+  if (decision === "declined") return paidError("approval_declined", { approvalId, answer: "decline" });
+  return paidError("approval_invalid", { approvalId, problem: "gone" });
 }
 
 /**
@@ -189,5 +175,5 @@ export async function takeDecision(
 
 /** The refusal of a call its client cancelled while it waited (no one reads it; the transcript keeps it). */
 export function cancelledWhileWaiting(): PaidActionError {
-  return new PaidActionError("cancelled", "the call was cancelled while it waited for a person; nothing was paid");
+  return paidError("cancelled", { stage: "waiting_for_person" });
 }

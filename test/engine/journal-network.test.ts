@@ -97,7 +97,8 @@ describe("moving to schema 8", () => {
     db.close();
     const j = new Journal(path);
     try {
-      expect(j.schemaVersion).toBe(8);
+      // Migrated through schema 8 to the newest this build knows.
+      expect(j.schemaVersion).toBeGreaterThan(7);
       expect(j.schemaVersion).toBe(MIGRATIONS.length);
       await networksKept(j, true);
     } finally {
@@ -119,7 +120,8 @@ describe("moving to schema 8", () => {
     }
     const j = await openPostgresJournal(url);
     try {
-      expect((await j.health()).schemaVersion).toBe(8);
+      // Migrated through schema 8 to the newest this build knows.
+      expect((await j.health()).schemaVersion).toBe(PG_MIGRATIONS.length);
       expect(PG_MIGRATIONS.length).toBe(MIGRATIONS.length);
       await networksKept(j, true);
     } finally {

@@ -3,8 +3,8 @@
  * paid call is signed by the Solana rail of the configured network, and its payment record
  * carries what the rail put there — the network, the key, the account, the mint, the
  * lifetime — before the proof left; the same rail reads back the settlement. A list of
- * networks with one this build cannot pay on fails closed, naming the key, before anything
- * is quoted.
+ * networks with one that cannot be paid on as configured (an EVM network without its key and
+ * RPC) fails closed, naming the key, before anything is quoted.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SOLANA_DEVNET } from "../../src/domain/networks.js";
@@ -61,7 +61,7 @@ describe("engine: the rails", () => {
     });
   });
 
-  it("an EVM network in the list fails closed, naming PAID_ACTIONS_NETWORKS; nothing is quoted or paid", async () => {
+  it("an EVM network in the list without its key and RPC fails closed, naming PAID_ACTIONS_NETWORKS; nothing is quoted or paid", async () => {
     f = await engineFixture({ t, env: { PAID_ACTIONS_NETWORKS: "solana-devnet,base-sepolia" } });
     expect(f.pa.config).toBeUndefined();
     const e = await refusal(f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }));

@@ -1,6 +1,6 @@
 // A stock x402 seller in its own process, for tests (started by sellers.ts): @x402/express's or
 // @x402/hono's paymentMiddleware over `new x402ResourceServer(new HTTPFacilitatorClient({url}))`
-// with @x402/svm's exact server scheme, and — when asked — the Bazaar and payment-identifier
+// with @x402/svm's exact server scheme (@x402/evm's on an eip155 network), and — when asked — the Bazaar and payment-identifier
 // extensions. Nothing here is ours but the route handlers and the optional lying proxy.
 //
 //   node seller.mjs <config.json>      (cwd: a temp dir of its own)
@@ -19,6 +19,7 @@ import { readFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import { x402ResourceServer, HTTPFacilitatorClient } from "@x402/core/server";
 import { ExactSvmScheme } from "@x402/svm/exact/server";
+import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, extractPaymentIdentifier } from "@x402/extensions/payment-identifier";
 import {
@@ -92,7 +93,7 @@ function x402Routes() {
 
 function resourceServer() {
   const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: config.facilitatorUrl }));
-  server.register(config.network, new ExactSvmScheme());
+  server.register(config.network, config.network.startsWith("eip155:") ? new ExactEvmScheme() : new ExactSvmScheme());
   if (config.bazaar || config.routes.some((r) => r.bazaar)) server.registerExtension(bazaarResourceServerExtension);
   if (config.offerReceipt) server.registerExtension(createOfferReceiptExtension(offerReceiptIssuer()));
   return server;

@@ -2,7 +2,8 @@
  * Stock x402 sellers for tests: `startSeller` runs seller.mjs in a child process of its own
  * (a temp dir as cwd, 127.0.0.1:0) — @x402/express's or @x402/hono's `paymentMiddleware` with
  * `x402ResourceServer(new HTTPFacilitatorClient({url: facilitatorUrl}))` and @x402/svm's exact
- * server scheme: code nobody here wrote, settling through whatever facilitator it is given.
+ * server scheme (@x402/evm's on an eip155 network): code nobody here wrote, settling through
+ * whatever facilitator it is given.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -49,7 +50,7 @@ export type SellerLie = "500-after-settle" | "402-after-settle" | "tamper-offer"
 export interface SellerOptions {
   framework: "express" | "hono";
   facilitatorUrl: string;
-  /** CAIP-2, e.g. the sandbox's `solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1`. */
+  /** CAIP-2, e.g. the sandbox's `solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1`, or its EVM ledger's `eip155:84532`. */
   network: string;
   payTo: string;
   /** Default: `DEFAULT_SELLER_ROUTES`. */

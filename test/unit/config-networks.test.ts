@@ -1,9 +1,10 @@
 /**
  * The networks paid on (src/engine/config/networks.ts, read by config/chain.ts):
  * PAID_ACTIONS_NETWORKS / `networks` as ordered CAIP-2 ids or short names, what a list may
- * not hold (an unknown name, a repeat, two Solana networks, a network of a rail this build
- * lacks, a Solana network other than PAID_ACTIONS_NETWORK's or the sandbox's), and
- * PAID_ACTIONS_NETWORK keeping its meaning when no list is given.
+ * not hold (an unknown name, a repeat, two Solana networks, two EVM networks, an EVM network
+ * without its key and RPC, a Solana network other than PAID_ACTIONS_NETWORK's, a network the
+ * sandbox does not emulate), PAID_ACTIONS_NETWORK keeping its meaning when no list is given,
+ * and the EVM rail's settings (PAID_ACTIONS_EVM_WALLET, PAID_ACTIONS_EVM_RPC_URL).
  */
 import { describe, expect, it } from "vitest";
 import { SOLANA_DEVNET, SOLANA_MAINNET, USDC_MINT } from "../../src/domain/networks.js";
@@ -16,7 +17,8 @@ import {
   resolveNetworks,
   type NetworksInput,
 } from "../../src/engine/config/networks.js";
-import { issues, ok, SERVICE } from "./config.fixtures.js";
+import { resolve } from "node:path";
+import { ADDRESS, FILE, issues, ok, SERVICE } from "./config.fixtures.js";
 
 const SERVICE_MODE: NetworksInput = {
   list: undefined,
@@ -30,6 +32,8 @@ const SANDBOX_MODE: NetworksInput = {
   defaultSolana: SOLANA_DEVNET,
   mode: "sandbox",
 };
+/** A service whose EVM key and RPC are configured. */
+const WITH_EVM: NetworksInput = { ...SERVICE_MODE, evm: { wallet: true, rpcUrl: true } };
 
 describe("the names a list may use", () => {
   it.each<[string, string | undefined]>([
@@ -85,6 +89,34 @@ describe("resolveNetworks: the networks paid on, in order of preference", () => 
       true,
     ],
     ["the sandbox's own network", { ...SANDBOX_MODE, list: "solana-devnet" }, [SOLANA_DEVNET], SOLANA_DEVNET, true],
+    [
+      "Solana then an EVM network, its key and RPC configured",
+      { ...WITH_EVM, list: "solana,base" },
+      [SOLANA_MAINNET, BASE_MAINNET],
+      SOLANA_MAINNET,
+      true,
+    ],
+    [
+      "an EVM network first, in our order",
+      { ...WITH_EVM, list: "base,solana" },
+      [BASE_MAINNET, SOLANA_MAINNET],
+      SOLANA_MAINNET,
+      true,
+    ],
+    [
+      "an EVM network alone (the Solana settings keep the mode's cluster, unpaid)",
+      { ...WITH_EVM, list: "base" },
+      [BASE_MAINNET],
+      SOLANA_MAINNET,
+      false,
+    ],
+    [
+      "the sandbox's EVM chain: its key and RPC are the sandbox's",
+      { ...SANDBOX_MODE, list: "base-sepolia,solana-devnet" },
+      [BASE_SEPOLIA, SOLANA_DEVNET],
+      SOLANA_DEVNET,
+      true,
+    ],
   ])("%s", (_name, input, networks, solana, fromList) => {
     expect(resolveNetworks(input)).toEqual({ ok: true, networks, solana, fromList });
   });
@@ -105,14 +137,35 @@ describe("resolveNetworks: the networks paid on, in order of preference", () => 
       [/names solana and solana-devnet: one Solana network at a time \(SOLANA_RPC_URL serves one cluster\)/],
     ],
     [
-      "an EVM network: no EVM rail in this build",
+      "an EVM network without its key and RPC",
       { ...SERVICE_MODE, list: "solana,base" },
-      [/names base \(eip155:8453\), an EVM network: this build pays on Solana networks only/],
+      [
+        /names base \(eip155:8453\), an EVM network: paying there needs PAID_ACTIONS_EVM_WALLET and PAID_ACTIONS_EVM_RPC_URL/,
+      ],
     ],
     [
-      "only EVM networks",
+      "an EVM network with its key but no RPC",
+      { ...SERVICE_MODE, list: "base", evm: { wallet: true, rpcUrl: false } },
+      [/names base \(eip155:8453\), an EVM network: paying there needs PAID_ACTIONS_EVM_RPC_URL \(/],
+    ],
+    [
+      "two EVM networks (and neither has a key or RPC)",
       { ...SERVICE_MODE, list: "base-sepolia,base" },
-      [/names base-sepolia \(eip155:84532\), an EVM network/, /names base \(eip155:8453\), an EVM network/],
+      [
+        /names base-sepolia and base: one EVM network at a time \(PAID_ACTIONS_EVM_RPC_URL serves one chain\)/,
+        /names base-sepolia \(eip155:84532\), an EVM network: paying there needs/,
+        /names base \(eip155:8453\), an EVM network: paying there needs/,
+      ],
+    ],
+    [
+      "two EVM networks, even with a key and an RPC",
+      { ...WITH_EVM, list: "base,base-sepolia" },
+      [/names base and base-sepolia: one EVM network at a time/],
+    ],
+    [
+      "Base mainnet in sandbox mode",
+      { ...SANDBOX_MODE, list: "solana-devnet,base" },
+      [/names base: the embedded sandbox emulates base-sepolia/],
     ],
     [
       "a Solana network other than PAID_ACTIONS_NETWORK's",
@@ -139,6 +192,59 @@ describe("resolveNetworks: the networks paid on, in order of preference", () => 
 });
 
 describe("loadConfig: the networks setting", () => {
+  it("PAID_ACTIONS_EVM_WALLET and PAID_ACTIONS_EVM_RPC_URL (or the file's evmWallet, evmRpcUrl) make an EVM network payable", () => {
+    const evm = {
+      PAID_ACTIONS_EVM_WALLET: "keys/agent-evm.key",
+      PAID_ACTIONS_EVM_RPC_URL: "https://base.example/v2/KEY",
+    };
+    expect(ok({ ...SERVICE, ...evm, PAID_ACTIONS_NETWORKS: "base,solana" })).toMatchObject({
+      networks: [BASE_MAINNET, SOLANA_MAINNET],
+      evmWalletPath: resolve("keys/agent-evm.key"),
+      evmRpcUrl: "https://base.example/v2/KEY",
+    });
+    expect(
+      ok({ ...SERVICE, PAID_ACTIONS_NETWORKS: "base" }, { evmWallet: "/k/evm.key", evmRpcUrl: "https://rpc.example" }),
+    ).toMatchObject({ networks: [BASE_MAINNET], evmWalletPath: "/k/evm.key", evmRpcUrl: "https://rpc.example" });
+    // Paying on EVM alone, a service needs no Solana key.
+    const noSolanaKey = {
+      PAID_ACTIONS_BASE_URL: SERVICE.PAID_ACTIONS_BASE_URL,
+      PAID_ACTIONS_API_KEY: SERVICE.PAID_ACTIONS_API_KEY,
+    };
+    expect(ok({ ...noSolanaKey, ...evm, PAID_ACTIONS_NETWORKS: "base" }).networks).toEqual([BASE_MAINNET]);
+    expect(issues({ ...noSolanaKey, ...evm, PAID_ACTIONS_NETWORKS: "base,solana" })).toEqual([
+      { key: "PAID_ACTIONS_WALLET", message: expect.stringMatching(/is required when PAID_ACTIONS_BASE_URL is set/) },
+    ]);
+  });
+
+  it("the EVM RPC is held to the secure-URL rule, and never echoed", () => {
+    const found = issues({
+      ...SERVICE,
+      PAID_ACTIONS_NETWORKS: "base",
+      PAID_ACTIONS_EVM_WALLET: "/k/evm.key",
+      PAID_ACTIONS_EVM_RPC_URL: "http://rpc.example/v2/SECRETKEY",
+    });
+    expect(found).toEqual([{ key: "PAID_ACTIONS_EVM_RPC_URL", message: expect.stringMatching(/must use https/) }]);
+    expect(JSON.stringify(found)).not.toContain("SECRETKEY");
+    expect(ok({ ...SERVICE, PAID_ACTIONS_EVM_RPC_URL: "http://127.0.0.1:8545" }).evmRpcUrl).toBe(
+      "http://127.0.0.1:8545",
+    );
+  });
+
+  it("the embedded sandbox pays base-sepolia with its own EVM key and RPC: nothing to configure", () => {
+    expect(ok({ PAID_ACTIONS_NETWORKS: "base-sepolia" })).toMatchObject({ networks: [BASE_SEPOLIA], mode: "sandbox" });
+    expect(issues({ PAID_ACTIONS_NETWORKS: "base" })).toEqual([
+      { key: "PAID_ACTIONS_NETWORKS", message: expect.stringMatching(/the embedded sandbox emulates base-sepolia/) },
+    ]);
+  });
+
+  it("limits.allowedPayees takes EVM addresses beside Solana ones", () => {
+    const payees = [ADDRESS, "0x036CbD53842c5426634e7929541eC2318f3dCF7e"];
+    expect(ok(SERVICE, { limits: { allowedPayees: payees } }).limits.allowedPayees).toEqual(payees);
+    expect(issues(SERVICE, { limits: { allowedPayees: ["0x1234"] } })).toEqual([
+      { key: `${FILE}:limits.allowedPayees`, message: '"0x1234" is not a Solana or EVM address' },
+    ]);
+  });
+
   it("without PAID_ACTIONS_NETWORKS, the one network PAID_ACTIONS_NETWORK names (or the mode's default)", () => {
     expect(ok(SERVICE)).toMatchObject({ network: SOLANA_MAINNET, networks: [SOLANA_MAINNET] });
     expect(ok({})).toMatchObject({ network: SOLANA_DEVNET, networks: [SOLANA_DEVNET] });

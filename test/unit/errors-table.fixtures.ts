@@ -116,8 +116,14 @@ export const SAMPLES: Sample = {
   payment_invalid: [
     { transaction: "5".repeat(88) },
     { quoteId: "qt_1", serviceCode: "invalid_payment" },
-    { problem: "never_landed", who: "service", quoteId: "qt_1", serviceCode: "payment_invalid" },
-    { problem: "never_landed", who: "resource", quoteId: "fq_1" },
+    {
+      problem: "never_landed",
+      who: "service",
+      why: "our RPC says so",
+      quoteId: "qt_1",
+      serviceCode: "payment_invalid",
+    },
+    { problem: "never_landed", who: "resource", why: "our RPC says so", quoteId: "fq_1" },
   ],
   payment_mismatch: [
     { transaction: "5".repeat(88) },
@@ -220,7 +226,9 @@ export const SAMPLES: Sample = {
     { problem: "no_requirements", origin: "https://a.example" },
     { problem: "memo_in_use", origin: "https://a.example", memo: "order-1" },
     { problem: "fee_payer", origin: "https://a.example", offered: ["exact on solana:x in Mint1: 10000"] },
+    { problem: "no_match", origin: "https://a.example", offered: [], terms: "exact on solana:x in USDC Mint1" },
   ],
+  balance_insufficient: [{ wallet: "0x" + "a".repeat(40), network: "base-sepolia", balance: "0.005", amount: "0.01" }],
 };
 
 /** The facts of every shape, for the codes whose message reads some. */

@@ -157,7 +157,12 @@ describe("the error table", () => {
       expect(hintFor(mismatch, money)).toMatch(/do not pay again/i);
       expect(hintFor(mismatch, money)).not.toMatch(SAYS_UNCHARGED);
     }
-    const never = paidError("payment_invalid", { problem: "never_landed", who: "service", quoteId: "qt_1" });
+    const never = paidError("payment_invalid", {
+      problem: "never_landed",
+      who: "service",
+      why: "its blockhash expired and no transfer carries its memo",
+      quoteId: "qt_1",
+    });
     expect(never.message).toMatch(/can never land .*: nothing was charged$/);
     expect(hintFor(never, "none")).toMatch(/nothing was charged\. Calling again makes a fresh attempt/);
     expect(hintFor(never, "settled")).toBe(MONEY_AT_RISK.settled);

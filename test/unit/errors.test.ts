@@ -31,10 +31,16 @@ describe("error codes and their contexts", () => {
     void paidError("approval_required", {});
     // @ts-expect-error budget_exceeded has no approvalId
     void paidError("budget_exceeded", { approvalId: "apr_1" });
-    // @ts-expect-error the old form (message inline) is closed to every code but the MCP approval files'
+    // @ts-expect-error the old form (message inline) is closed to every code
     void new PaidActionError("busy", "m");
-    // @ts-expect-error and where it is open, the context is still checked
-    void new PaidActionError("approval_required", "m", {});
+    // @ts-expect-error even with a whole context
+    void new PaidActionError("approval_required", "m", {
+      approvalId: "apr_1",
+      action: "a.b",
+      amount: "2.00",
+      currency: "USDC",
+      expiresAt: "2030-01-01T00:00:00.000Z",
+    });
     const e = paidError("allowance_exhausted", {
       owner: "o",
       delegate: "d",
@@ -47,7 +53,7 @@ describe("error codes and their contexts", () => {
   });
 
   it("narrows by code, and reads the context typed", () => {
-    const e: unknown = new PaidActionError("approval_required", "m", {
+    const e: unknown = paidError("approval_required", {
       approvalId: "apr_1",
       action: "a.b",
       amount: "2.00",

@@ -87,12 +87,22 @@ describe("the rails", () => {
     expect([...chainDomain].sort()).toEqual(["domain/keypair.ts", "domain/token.ts"]);
     const wrong = railViolations(tree, chainDomain);
     expect(wrong, `the rails' rules broken:\n  ${wrong.join("\n  ")}\n`).toEqual([]);
-    // Not vacuous: the Solana rail's own files are where the Solana libraries are loaded.
+    // Not vacuous: each rail's own files are where its chain libraries are loaded, and only there.
     const importers = all.filter(
       (f) => f.startsWith("engine/") && specifiers(tree.get(f)!).some((x) => CHAIN_LIBRARY.test(x.specifier)),
     );
     expect(importers).toContain("engine/rails/solana/payer.ts");
-    expect(importers.every((f) => f.startsWith("engine/rails/solana/"))).toBe(true);
+    expect(importers).toContain("engine/rails/evm/sign.ts");
+    expect(importers.every((f) => f.startsWith("engine/rails/solana/") || f.startsWith("engine/rails/evm/"))).toBe(
+      true,
+    );
+    // Each rail loads its own chain's libraries: Solana's never EVM's, EVM's never Solana's.
+    const loads = (rail: string, lib: RegExp) =>
+      all.filter(
+        (f) => f.startsWith(`engine/rails/${rail}/`) && specifiers(tree.get(f)!).some((x) => lib.test(x.specifier)),
+      );
+    expect(loads("solana", /^(?:@x402\/evm|viem)(?:\/|$)/)).toEqual([]);
+    expect(loads("evm", /^(?:@solana\/|@solana-program\/|@x402\/svm|litesvm)/)).toEqual([]);
   });
 
   it("fails on each of them put back", () => {

@@ -84,9 +84,18 @@ describe("server.json (the MCP Registry entry)", () => {
       .filter((v) => v.isSecret === true)
       .map((v) => v.name)
       .sort();
-    // The API key; the RPC URL and the journal URL may carry a provider's key or a password.
-    expect(secret).toEqual(["PAID_ACTIONS_API_KEY", "PAID_ACTIONS_JOURNAL_URL", "SOLANA_RPC_URL"]);
+    // The API key; the RPC URLs and the journal URL may carry a provider's key or a password.
+    expect(secret).toEqual([
+      "PAID_ACTIONS_API_KEY",
+      "PAID_ACTIONS_EVM_RPC_URL",
+      "PAID_ACTIONS_JOURNAL_URL",
+      "SOLANA_RPC_URL",
+    ]);
     expect(vars.find((v) => v.name === "PAID_ACTIONS_WALLET")).toMatchObject({ isSecret: false, format: "filepath" });
+    expect(vars.find((v) => v.name === "PAID_ACTIONS_EVM_WALLET")).toMatchObject({
+      isSecret: false,
+      format: "filepath",
+    });
     // Nothing is required: without a service the server runs against its embedded sandbox.
     expect(vars.filter((v) => v.isRequired)).toEqual([]);
   });

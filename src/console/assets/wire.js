@@ -142,8 +142,20 @@
  * @property {Array<{ key: string, message: string }>} [configIssues]
  * @property {ActionSpend[]} byAction
  * @property {OriginSpend[]} [byOrigin] paid_fetch's purchases, by origin
+ * @property {NetworkSpend[]} [byNetwork] where the money went, by network paid on
  * @property {string[]} [allowOrigins] the origins paid_fetch may pay ("*": any public one)
  * @property {Array<{ day: string, spent: string }>} days
+ */
+
+/**
+ * engine/read/spending-view.ts NetworkSpendView.
+ * @typedef {object} NetworkSpend
+ * @property {string} network CAIP-2
+ * @property {string} name its short name (base-sepolia, …), or the CAIP-2 id
+ * @property {string} spentLast24h
+ * @property {string} spentTotal
+ * @property {string} refunded
+ * @property {number} count
  */
 
 /**
@@ -207,7 +219,7 @@
 
 /**
  * GET /api/audit: the AuditRun of `paid-actions-mcp audit` (app/audit.ts), whose report is
- * engine/audit/report.ts AuditReport with the scan it read.
+ * engine/audit/report.ts AuditReport with the scan it read, per rail (app/audit.ts).
  * @typedef {object} AuditReport
  * @property {boolean} ok
  * @property {string} since
@@ -222,6 +234,18 @@
  * @property {Array<{ transaction: string, at: string | null, amount: string }>} [deposits]
  * @property {Array<{ quoteId: string, amount: string, intentState: string | null, why: string }>} [inFlight]
  * @property {Array<{ quoteId: string }>} [otherWallet]
+ * @property {AuditRail[]} [rails] each network's account and scan (app/audit.ts RailAudit)
+ */
+
+/**
+ * One network's part of the audit (app/audit.ts RailAudit); `network` is null for a report
+ * made before there were several.
+ * @typedef {object} AuditRail
+ * @property {string | null} network
+ * @property {string} wallet
+ * @property {string} walletTokenAccount the account money moves from (EVM: the key itself)
+ * @property {string} mint
+ * @property {{ rpc?: string, transactionsRead?: number, signatures?: number, from?: string, failed?: number }} [scan]
  */
 
 /**

@@ -19,10 +19,18 @@ export const SETTLED_STATES = statesWhere((s) => STATES[s].money === "settled");
 export const IN_FLIGHT_STATES = statesWhere((s) => STATES[s].money === "in_flight");
 export const NOTHING_SPENT_STATES = statesWhere((s) => resting(s) && STATES[s].money === "none");
 
+/** What ties a payment to its transaction on chain: its authorization's nonce on EVM, else its memo (the quote id). */
+export const referenceOf = (p: PaymentRecord) => p.nonce ?? p.quoteId;
+
 export interface Books {
   input: AuditInput;
   intents: Map<string, IntentRecord>;
   payments: Map<string, PaymentRecord>;
+  /**
+   * Payments by what ties each to its transaction on chain (chain/chain.ts `memos`): Solana's
+   * memo, the quote id; EVM's authorization nonce.
+   */
+  byReference: Map<string, PaymentRecord>;
   /** Oldest first; transactions of one slot keep the order they were given in (the node's). */
   txs: ChainTx[];
   bySignature: Map<string, ChainTx>;
@@ -41,6 +49,7 @@ export function books(input: AuditInput): Books {
     input,
     intents: new Map(input.intents.map((i) => [i.intentId, i])),
     payments: new Map(input.payments.map((p) => [p.quoteId, p])),
+    byReference: new Map(input.payments.map((p) => [referenceOf(p), p])),
     txs,
     bySignature: new Map(txs.map((t) => [t.signature, t])),
     inWindowTx: (tx) => tx.blockTime === null || tx.blockTime * 1000 >= since,

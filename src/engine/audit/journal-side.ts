@@ -62,7 +62,7 @@ export function paymentViews(
       const named = p.tx ?? p.claimedTx ?? intent?.paymentTx ?? null;
       discrepancies.push({
         kind: "claimed_but_absent",
-        message: `quote ${p.quoteId} (${usdc(p.amount)} USDC): ${belief}${named ? ` in transaction ${named}` : ""}, but no transfer carrying its memo left the wallet's token account`,
+        message: `quote ${p.quoteId} (${usdc(p.amount)} USDC): ${belief}${named ? ` in transaction ${named}` : ""}, but no transfer carrying its ${p.nonce === undefined ? "memo" : "authorization's nonce"} left the wallet's ${p.nonce === undefined ? "token account" : "key"}`,
         quoteId: p.quoteId,
         intentId: p.intentId,
         journalAmount: usdc(p.amount),
@@ -108,7 +108,9 @@ export function refundViews(b: Books): RefundView[] {
     if (i.refundCredit <= 0n && i.execStatus !== "refunded" && !claimed) continue;
     const txSig = i.refundTx ?? claimed?.transaction ?? null;
     const tx = txSig ? bySignature.get(txSig) : undefined;
-    const inflow = tx ? refundInflow(tx, { walletAta, payee: i.payee ?? "", mint }) : undefined;
+    // The payee as the payment's rail recorded it (EVM: checksummed), else as the intent has it.
+    const payee = (i.quoteId ? b.payments.get(i.quoteId)?.payee : undefined) ?? i.payee ?? "";
+    const inflow = tx ? refundInflow(tx, { walletAta, payee, mint }) : undefined;
     const view = (status: RefundStatus): RefundView => ({
       intentId: i.intentId,
       quoteId: i.quoteId,

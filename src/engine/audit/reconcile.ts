@@ -92,9 +92,9 @@ export function reconcile(input: AuditInput): AuditReport {
 /** The chain's side: every outflow must be a journaled payment, as journaled. */
 function readOutflows(b: Books): Outflows {
   const { walletAta, mint } = b.input;
-  const { payments, discrepancies, inWindowTx } = b;
+  const { byReference, discrepancies, inWindowTx } = b;
   const outflows: OutflowView[] = [];
-  const chainFor = new Map<string, ChainTx[]>(); // quote id -> transactions carrying its memo, oldest first
+  const chainFor = new Map<string, ChainTx[]>(); // quote id -> transactions carrying its reference, oldest first
   const outAmount = new Map<string, bigint>();
   const inflows: Array<{ tx: ChainTx; amount: bigint }> = [];
   for (const tx of b.txs) {
@@ -102,10 +102,11 @@ function readOutflows(b: Books): Outflows {
     if (moved.in > 0n && inWindowTx(tx)) inflows.push({ tx, amount: moved.in });
     if (moved.out === 0n) continue;
     outAmount.set(tx.signature, moved.out);
-    const quoteId = tx.memos.find((m) => payments.has(m));
+    // The payment whose reference (Solana: memo = quote id; EVM: nonce) the transaction carries.
+    const p = tx.memos.map((m) => byReference.get(m)).find((x) => x !== undefined);
+    const quoteId = p?.quoteId;
     if (quoteId !== undefined) chainFor.set(quoteId, [...(chainFor.get(quoteId) ?? []), tx]);
     if (!inWindowTx(tx)) continue;
-    const p = quoteId === undefined ? undefined : payments.get(quoteId);
     outflows.push({
       transaction: tx.signature,
       at: txTime(tx),

@@ -1,6 +1,8 @@
 /**
  * Pure decisions, no I/O: whether a priced intent may be paid under the human's limits,
- * and whether a payment challenge is exactly what was priced. Table-tested.
+ * and whether a payment challenge is exactly what was priced — the checks every rail makes
+ * (checkChallengeWith) and Solana's own (solanaChecks; EVM's are rails/evm/rules.ts's).
+ * Table-tested.
  */
 import { formatDecimal, parseAtomic, parseDecimal } from "../../domain/money.js";
 import type { PaymentRequirements } from "../../domain/wire.js";
@@ -85,7 +87,11 @@ export function evaluateBudget(
       context: { action: charge.action, allowActions: limits.allowActions },
     };
   }
-  if (charge.payee !== undefined && limits.allowedPayees && !limits.allowedPayees.includes(charge.payee)) {
+  if (
+    charge.payee !== undefined &&
+    limits.allowedPayees &&
+    !limits.allowedPayees.some((p) => samePayee(p, charge.payee!))
+  ) {
     return {
       ok: false,
       code: "payee_not_allowed",
@@ -127,6 +133,13 @@ export function evaluateBudget(
     };
   }
   return { ok: true, ceiling, needsApproval: charge.amount > limits.approvalAbove };
+}
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** One payee, however written: an EVM address whatever its letters' case, anything else exactly. */
+export function samePayee(a: string, b: string): boolean {
+  return a === b || (EVM_ADDRESS.test(a) && EVM_ADDRESS.test(b) && a.toLowerCase() === b.toLowerCase());
 }
 
 /** What the quote fixed, against which every challenge is checked. */
@@ -172,18 +185,30 @@ export function feePayerDrift(feePayer: unknown, ours: OurKeys): Drift | undefin
 }
 
 /**
- * Is this challenge exactly what was priced? Scheme `exact`, the configured network and
- * USDC mint, the quoted atomic amount, the quote's payee, memo = quote id, a fee payer the
- * fee-payer rule allows (feePayerDrift), and a quote that has not expired. Returns every
- * drift, not just the first, so a human sees the whole picture.
+ * What a rail checks of the entry on its network, beside the chain-neutral checks: its asset,
+ * how its addresses compare (Solana's base58 exactly, EVM's hex whatever the case), and what
+ * its scheme needs in `extra` (Solana: the memo and fee payer; EVM: the EIP-712 domain).
  */
-export function checkChallenge(
+export interface RailChecks {
+  network: string;
+  asset(r: PaymentRequirements): Drift[];
+  samePayee(quoted: string, challenged: string): boolean;
+  extra(r: PaymentRequirements): Drift[];
+}
+
+/**
+ * Is this challenge exactly what was priced? The chain-neutral checks — the quote has not
+ * expired, an entry `exact` on the rail's network, the quoted atomic amount, the quote's
+ * payee, a positive timeout — with the rail's own (`RailChecks`) in their place among them.
+ * Returns every drift, not just the first, so a human sees the whole picture.
+ */
+export function checkChallengeWith(
   priced: PricedIntent,
   accepts: readonly PaymentRequirements[],
-  expected: { network: string; mint: string } & OurKeys,
+  rail: RailChecks,
   now: number,
 ): ChallengeCheck {
-  const candidates = accepts.filter((a) => a.scheme === "exact" && a.network === expected.network);
+  const candidates = accepts.filter((a) => a.scheme === "exact" && a.network === rail.network);
   const drifts: Drift[] = [];
   if (now >= priced.expiresAt) {
     drifts.push({
@@ -197,7 +222,7 @@ export function checkChallenge(
     const first = accepts[0];
     drifts.push({
       field: "scheme/network",
-      expected: `exact on ${expected.network}`,
+      expected: `exact on ${rail.network}`,
       actual: first ? `${String(first.scheme)} on ${String(first.network)}` : "no payment option",
     });
     return { ok: false, drifts };
@@ -213,21 +238,11 @@ export function checkChallenge(
           : `${amount} (${formatDecimal(amount)} USDC)`,
     });
   }
-  if (requirements.asset !== expected.mint)
-    drifts.push({ field: "asset", expected: expected.mint, actual: String(requirements.asset).slice(0, 64) });
-  if (priced.payee !== undefined && requirements.payTo !== priced.payee) {
+  drifts.push(...rail.asset(requirements));
+  if (priced.payee !== undefined && !rail.samePayee(priced.payee, requirements.payTo)) {
     drifts.push({ field: "payTo", expected: priced.payee, actual: String(requirements.payTo).slice(0, 64) });
   }
-  const extra = requirements.extra ?? {};
-  if (extra.memo !== priced.quoteId) {
-    drifts.push({
-      field: "extra.memo",
-      expected: priced.quoteId,
-      actual: JSON.stringify(extra.memo ?? null).slice(0, 80),
-    });
-  }
-  const feePayer = feePayerDrift(extra.feePayer, expected);
-  if (feePayer) drifts.push(feePayer);
+  drifts.push(...rail.extra(requirements));
   if (typeof requirements.maxTimeoutSeconds !== "number" || !(requirements.maxTimeoutSeconds > 0)) {
     drifts.push({
       field: "maxTimeoutSeconds",
@@ -236,6 +251,46 @@ export function checkChallenge(
     });
   }
   return drifts.length === 0 ? { ok: true, requirements } : { ok: false, drifts };
+}
+
+/** Solana's own checks: the cluster's USDC mint, memo = quote id, a fee payer the fee-payer rule allows. */
+export function solanaChecks(priced: PricedIntent, expected: { network: string; mint: string } & OurKeys): RailChecks {
+  return {
+    network: expected.network,
+    asset: (r) =>
+      r.asset === expected.mint
+        ? []
+        : [{ field: "asset", expected: expected.mint, actual: String(r.asset).slice(0, 64) }],
+    samePayee: (a, b) => a === b,
+    extra(r) {
+      const drifts: Drift[] = [];
+      const extra = r.extra ?? {};
+      if (extra.memo !== priced.quoteId) {
+        drifts.push({
+          field: "extra.memo",
+          expected: priced.quoteId,
+          actual: JSON.stringify(extra.memo ?? null).slice(0, 80),
+        });
+      }
+      const feePayer = feePayerDrift(extra.feePayer, expected);
+      if (feePayer) drifts.push(feePayer);
+      return drifts;
+    },
+  };
+}
+
+/**
+ * Is this challenge exactly what was priced, on Solana? Scheme `exact`, the configured
+ * network and USDC mint, the quoted atomic amount, the quote's payee, memo = quote id, a fee
+ * payer the fee-payer rule allows (feePayerDrift), and a quote that has not expired. Every drift.
+ */
+export function checkChallenge(
+  priced: PricedIntent,
+  accepts: readonly PaymentRequirements[],
+  expected: { network: string; mint: string } & OurKeys,
+  now: number,
+): ChallengeCheck {
+  return checkChallengeWith(priced, accepts, solanaChecks(priced, expected), now);
 }
 
 /** Parses a quote's decimal amount; undefined unless a plain non-negative decimal within u64. */

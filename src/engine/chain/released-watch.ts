@@ -3,7 +3,8 @@
  * (and their intent may have paid with a fresh proof since), so a transfer that lands after
  * all would be money the caps no longer count. Each is looked at again by the rail it was
  * made on, through our own RPC, until that is beyond doubt (rails/port.ts `watch`: Solana,
- * our finalized height well past its last valid height): a late landing moves its intent
+ * our finalized height well past its last valid height; EVM, our newest block well past its
+ * validBefore with the nonce unused): a late landing moves its intent
  * to spent — counted against the caps — and to a person, with the evidence. It should never
  * happen; the watch is what makes sure it is seen if it does. The loop and what it records
  * are the same on every rail.

@@ -47,7 +47,9 @@ async function railOf(c: Ctx, p: JournaledProof): Promise<Rail | { why: string }
 }
 
 export type FateVerdict =
-  { kind: "landed"; tx: ChainTx; problems: string[] } | { kind: "never" } | { kind: "unknown"; why: string };
+  | { kind: "landed"; tx: ChainTx; problems: string[] }
+  | { kind: "never"; why: string }
+  | { kind: "unknown"; why: string };
 
 /** Did the proof of the intent's current attempt land, or can it never land? */
 export async function establishFate(c: Ctx, intent: IntentIn<"unsettled">): Promise<FateVerdict> {
@@ -71,7 +73,7 @@ export async function establishFate(c: Ctx, intent: IntentIn<"unsettled">): Prom
   if (fate.kind === "unknown") return { kind: "unknown", why: fate.why };
   // Its lifetime may be why it could not land: the next proof is signed with a fresh one.
   rail.dropLifetime();
-  return { kind: "never" };
+  return { kind: "never", why: fate.why };
 }
 
 export type SettlementVerdict =

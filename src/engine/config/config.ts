@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { parseDecimal } from "../../domain/money.js";
 import { USDC_MINT } from "../../domain/networks.js";
 import { chainOf } from "./chain.js";
+import { NETWORK_RAILS } from "./networks.js";
 import { fetchingOf } from "./fetching.js";
 import { readConfigFile, type FileConfig } from "./file.js";
 import { openApprovalsOf, type OpenApprovals } from "./open-approvals.js";
@@ -54,6 +55,13 @@ export interface Config {
    */
   owner?: string;
   rpcUrl?: string;
+  /**
+   * The EVM rail's agent key: a file (mode 0600) holding its private key, `0x` and 64 hex
+   * digits (PAID_ACTIONS_EVM_WALLET). EIP-3009 has no delegate: the key spends its own USDC.
+   */
+  evmWalletPath?: string;
+  /** The EVM RPC we trust about money on the EVM network paid on (PAID_ACTIONS_EVM_RPC_URL). */
+  evmRpcUrl?: string;
   /** A PostgreSQL journal (postgres://…) shared by several servers; absent: SQLite in the home dir. */
   journalUrl?: string;
   /**
@@ -127,6 +135,7 @@ const ENV = {
 
 const ACTION_PATTERN = /^[a-z0-9*-]+(\.[a-z0-9*-]+)?$|^\*$/;
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 function defaultHome(env: NodeJS.ProcessEnv): string {
   return resolve(env[ENV.home] || join(homedir(), ".paid-actions-mcp"));
@@ -203,10 +212,13 @@ function serviceOf(r: Reader) {
   return { mode, baseUrl, apiKey };
 }
 
-/** Who pays: the agent key's file, and the owner whose account it spends in delegate mode. */
-function walletOf(r: Reader, mode: Config["mode"]) {
+/**
+ * Who pays on Solana: the agent key's file (required with a service, when a Solana network
+ * is paid on), and the owner whose account it spends in delegate mode.
+ */
+function walletOf(r: Reader, mode: Config["mode"], paysOnSolana: boolean) {
   const [walletRaw] = r.pick(ENV.wallet, r.file.wallet, "wallet");
-  if (mode === "service" && !walletRaw) {
+  if (mode === "service" && paysOnSolana && !walletRaw) {
     r.issues.push({
       key: ENV.wallet,
       message: "is required when PAID_ACTIONS_BASE_URL is set: the path of a Solana CLI keypair file",
@@ -253,10 +265,10 @@ function limitsOf(r: Reader) {
       });
   }
   for (const p of l.allowedPayees ?? []) {
-    if (!BASE58_ADDRESS.test(p))
+    if (!BASE58_ADDRESS.test(p) && !EVM_ADDRESS.test(p))
       r.issues.push({
         key: r.fileKey("limits.allowedPayees"),
-        message: `${JSON.stringify(p)} is not a Solana address`,
+        message: `${JSON.stringify(p)} is not a Solana or EVM address`,
       });
   }
   return {
@@ -314,8 +326,16 @@ export function loadConfig(
   const r = reader(env, file, configFile, issues);
   const home = resolve(r.pick(ENV.home, file.home, "home")[0] ?? defaultHome(env));
   const service = serviceOf(r);
-  const wallet = walletOf(r, service.mode);
-  const chain = chainOf(r, service.mode);
+  // The chain's issues follow the wallet's (as they always have), but whether a Solana key is
+  // needed at all depends on the networks paid on.
+  const chainIssues: ConfigIssue[] = [];
+  const chain = chainOf({ ...r, issues: chainIssues }, service.mode);
+  const wallet = walletOf(
+    r,
+    service.mode,
+    chain.networks.some((n) => NETWORK_RAILS[n] === "solana"),
+  );
+  issues.push(...chainIssues);
   const [journalUrl, journalKey] = r.pick(ENV.journalUrl, file.journalUrl, "journalUrl");
   if (journalUrl !== undefined) checkJournalUrl(journalUrl, journalKey, issues);
   const fetching = fetchingOf(r);
@@ -328,7 +348,7 @@ export function loadConfig(
       journalUrl === undefined ? undefined : journalInvalid ? { invalid: true as const } : { url: journalUrl };
     return {
       ok: false,
-      issues: withoutSecrets(issues, [service.apiKey, journalUrl, passwordOf(journalUrl)]),
+      issues: withoutSecrets(issues, [service.apiKey, journalUrl, passwordOf(journalUrl), chain.evmRpcUrl]),
       home,
       ...(journal ? { journal } : {}),
     };

@@ -15,6 +15,8 @@ export const FileSchema = z.strictObject({
   wallet: z.string().optional(),
   owner: z.string().optional(),
   rpcUrl: z.string().optional(),
+  evmWallet: z.string().optional(),
+  evmRpcUrl: z.string().optional(),
   journalUrl: z.string().optional(),
   network: z.string().optional(),
   networks: z.union([z.string(), z.array(z.string())]).optional(),

@@ -6,14 +6,15 @@
  * PAID_ACTIONS_NETWORK (one Solana network) keeps working as it always has: without a list,
  * the list is that one network. With both, they must agree on the Solana network.
  *
- * This build has the Solana rail only: an EVM network in the list is a configuration issue
- * (fail closed, naming the key), not something quietly skipped — a person who lists Base
- * expects Base sellers to be paid, and must hear that they will not be.
+ * An EVM network in the list needs its key and RPC (PAID_ACTIONS_EVM_WALLET,
+ * PAID_ACTIONS_EVM_RPC_URL); in sandbox mode the embedded sandbox gives both for
+ * base-sepolia, which its EVM ledger emulates. A list that cannot be paid as written is a
+ * configuration issue (fail closed, naming the key), never quietly narrowed — a person who
+ * lists Base expects Base sellers to be paid, and must hear when they will not be.
  */
-import { SOLANA_DEVNET, SOLANA_MAINNET } from "../../domain/networks.js";
+import { BASE_MAINNET, BASE_SEPOLIA, SOLANA_DEVNET, SOLANA_MAINNET } from "../../domain/networks.js";
 
-export const BASE_MAINNET = "eip155:8453";
-export const BASE_SEPOLIA = "eip155:84532";
+export { BASE_MAINNET, BASE_SEPOLIA } from "../../domain/networks.js";
 
 /** The short names a list may use (x402 v1's), and the CAIP-2 id each stands for. */
 export const NETWORK_SHORT_NAMES: Readonly<Record<string, string>> = {
@@ -31,8 +32,8 @@ export const NETWORK_RAILS: Readonly<Record<string, "solana" | "evm">> = {
   [BASE_SEPOLIA]: "evm",
 };
 
-/** The rails built into this server: a network of another rail cannot be paid on yet. */
-export const BUILT_RAILS: readonly ("solana" | "evm")[] = ["solana"];
+/** The rails built into this server: a network of another rail cannot be paid on. */
+export const BUILT_RAILS: readonly ("solana" | "evm")[] = ["solana", "evm"];
 
 /** A network's short name when it has one (for messages), else its CAIP-2 id. */
 export function networkName(caip2: string): string {
@@ -58,6 +59,11 @@ export interface NetworksInput {
   /** The Solana network used when neither names one: devnet in sandbox mode, mainnet with a service. */
   defaultSolana: string;
   mode: "sandbox" | "service";
+  /**
+   * What the EVM rail is given (PAID_ACTIONS_EVM_WALLET, PAID_ACTIONS_EVM_RPC_URL); in sandbox
+   * mode the embedded sandbox gives both (absent: neither is set).
+   */
+  evm?: { wallet: boolean; rpcUrl: boolean };
 }
 
 export type NetworksResult =
@@ -76,9 +82,11 @@ const KNOWN = "solana, solana-devnet, base, base-sepolia or a CAIP-2 id such as 
 
 /**
  * The networks to pay on, or every problem with the list: a name this server does not know,
- * a network named twice, two Solana networks (SOLANA_RPC_URL serves one cluster), a network
- * of a rail this build does not have, a Solana network other than PAID_ACTIONS_NETWORK's,
- * and (in sandbox mode) a Solana network other than devnet, which the sandbox emulates.
+ * a network named twice, two Solana networks (SOLANA_RPC_URL serves one cluster), two EVM
+ * networks (PAID_ACTIONS_EVM_RPC_URL serves one chain), a network of a rail this build does
+ * not have, an EVM network without its key or RPC, a Solana network other than
+ * PAID_ACTIONS_NETWORK's, and (in sandbox mode) networks other than the ones the sandbox
+ * emulates: solana-devnet and base-sepolia.
  */
 export function resolveNetworks(i: NetworksInput): NetworksResult {
   if (i.list === undefined) {
@@ -101,13 +109,17 @@ export function resolveNetworks(i: NetworksInput): NetworksResult {
     problems.push(
       `names ${solanas.map(networkName).join(" and ")}: one Solana network at a time (SOLANA_RPC_URL serves one cluster)`,
     );
+  const evms = networks.filter((n) => NETWORK_RAILS[n] === "evm");
+  if (evms.length > 1)
+    problems.push(
+      `names ${evms.map(networkName).join(" and ")}: one EVM network at a time (PAID_ACTIONS_EVM_RPC_URL serves one chain)`,
+    );
   for (const n of networks) {
     const rail = NETWORK_RAILS[n]!;
     if (!BUILT_RAILS.includes(rail))
-      problems.push(
-        `names ${networkName(n)} (${n}), an EVM network: this build pays on Solana networks only, so nothing would be paid there; remove it`,
-      );
+      problems.push(`names ${networkName(n)} (${n}): this build has no ${rail} rail, so nothing would be paid there`);
   }
+  for (const n of evms) problems.push(...evmProblems(n, i));
   const listed = solanas[0];
   if (i.solana !== undefined && listed !== i.solana)
     problems.push(
@@ -120,7 +132,25 @@ export function resolveNetworks(i: NetworksInput): NetworksResult {
       `names ${networkName(listed)}: the embedded sandbox emulates solana-devnet; name solana-devnet, or set PAID_ACTIONS_BASE_URL to a service on ${listed}`,
     );
   if (problems.length > 0) return { ok: false, problems };
-  // A list without a Solana network cannot be paid on in this build (caught above); the Solana
-  // rail's settings still need a cluster.
+  // A list without a Solana network pays on EVM alone; the Solana settings still name a cluster.
   return { ok: true, networks, solana: listed ?? i.solana ?? i.defaultSolana, fromList: listed !== undefined };
+}
+
+/** What keeps an EVM network of the list from being paid: the sandbox's chain only in sandbox mode, else its key and RPC. */
+function evmProblems(network: string, i: NetworksInput): string[] {
+  if (i.mode === "sandbox")
+    return network === BASE_SEPOLIA
+      ? []
+      : [
+          `names ${networkName(network)}: the embedded sandbox emulates base-sepolia; name base-sepolia, or set PAID_ACTIONS_BASE_URL to a service on ${network}`,
+        ];
+  const missing = [
+    ...(i.evm?.wallet ? [] : ["PAID_ACTIONS_EVM_WALLET"]),
+    ...(i.evm?.rpcUrl ? [] : ["PAID_ACTIONS_EVM_RPC_URL"]),
+  ];
+  return missing.length === 0
+    ? []
+    : [
+        `names ${networkName(network)} (${network}), an EVM network: paying there needs ${missing.join(" and ")} (the agent's EVM key file and an RPC of that chain)`,
+      ];
 }

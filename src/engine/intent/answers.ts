@@ -61,12 +61,14 @@ export function selfProvingChallenge(quote: Quote, input: unknown): PaymentRequi
   return accepts && accepts.length > 0 && quoteBindsInput(quote, input) ? accepts : undefined;
 }
 
-/** The transaction a successful PAYMENT-RESPONSE header names, if it names one that looks like a signature. */
+/** The transaction a successful PAYMENT-RESPONSE header names, if it names one that looks like one (Solana's or EVM's). */
 export function settledTransaction(header: string | undefined): string | undefined {
   if (!header || header.length > 8192) return undefined;
   try {
     const parsed = SettleResponse.safeParse(JSON.parse(Buffer.from(header, "base64").toString("utf8")));
-    return parsed.success && parsed.data.success && /^[1-9A-HJ-NP-Za-km-z]{64,90}$/.test(parsed.data.transaction)
+    return parsed.success &&
+      parsed.data.success &&
+      /^(?:[1-9A-HJ-NP-Za-km-z]{64,90}|0x[0-9a-fA-F]{64})$/.test(parsed.data.transaction)
       ? parsed.data.transaction
       : undefined;
   } catch {

@@ -11,6 +11,7 @@ import { frozenError } from "./freeze.js";
 import { validateRequest } from "./input.js";
 import { quoteRefusal } from "./answers.js";
 import { callCeiling, evaluateBudget, quoteAmount } from "../budget/policy.js";
+import { quotedPayee } from "../rails/choose.js";
 import { serviceApi } from "../service/api.js";
 import type { PayRequest } from "../model/types.js";
 
@@ -30,7 +31,7 @@ export async function quoteOnly(c: Ctx, req: Omit<PayRequest, "intentKey" | "app
       detail: `the service quoted an amount that is not a USDC decimal (${JSON.stringify(res.body.amount).slice(0, 40)} ${String(res.body.currency).slice(0, 10)})`,
     });
   }
-  const payee = res.body.paymentRequirement.accepts?.[0]?.payTo;
+  const payee = quotedPayee(res.body.paymentRequirement.accepts, c.rails.networks);
   const decision = evaluateBudget(
     c.config.limits,
     await c.journal.usage(c.d.now(), c.config.limits.maxTotal !== undefined),

@@ -205,7 +205,14 @@ export const PG_MIGRATIONS: string[] = [
   );
   ALTER TABLE approvals ADD COLUMN assertion ${T};
   `,
-  // 10: the seller's signed offer and receipt on a purchase (see schema.ts).
+  // 10: an EVM payment's authorization nonce and validity window (see schema.ts).
+  `
+  ALTER TABLE payments ADD COLUMN nonce ${T};
+  ALTER TABLE payments ADD COLUMN valid_after ${MONEY};
+  ALTER TABLE payments ADD COLUMN valid_before ${MONEY};
+  CREATE INDEX payments_nonce ON payments(nonce) WHERE nonce IS NOT NULL;
+  `,
+  // 11: the seller's signed offer and receipt on a purchase (see schema.ts).
   `
   CREATE TABLE seller_words (
     intent_id ${T} PRIMARY KEY,

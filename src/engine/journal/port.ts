@@ -105,6 +105,23 @@ export interface ActionSpend {
   count: number;
 }
 
+/**
+ * One network's share of the budget, counted as `usage` counts it: the caps are in USDC
+ * whatever the rail, so the networks' shares add up to usage, as the actions' do.
+ */
+export interface NetworkSpend {
+  /** The CAIP-2 network paid on (null: journaled before payments recorded theirs, the Solana network configured then). */
+  network: string | null;
+  /** Held in the rolling 24 h window (by the reservation's time), minus refunds credited. */
+  day: bigint;
+  /** Of which still reserved. */
+  reservedDay: bigint;
+  /** Held ever, minus refunds credited. */
+  total: bigint;
+  refunded: bigint;
+  count: number;
+}
+
 /** What was held on one UTC day (by the reservation's time), minus refunds credited. */
 export interface DaySpend {
   /** Days since 1970-01-01 (UTC). */
@@ -245,6 +262,8 @@ export interface JournalStore {
   spendingByAction(now: number): Awaitable<ActionSpend[]>;
   /** What was held per UTC day for reservations made at or after `since` (ms), oldest day first. */
   spendingByDay(since: number): Awaitable<DaySpend[]>;
+  /** Each network's share of usage, reserved and refunds credited (`now` sets the 24 h window), by network. */
+  spendingByNetwork(now: number): Awaitable<NetworkSpend[]>;
   /**
    * Reserves `amount` for an intent if `decide(usage)` allows it, in one transaction that no
    * other writer — in this process, another one, or on another machine — can interleave

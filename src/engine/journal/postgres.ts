@@ -60,9 +60,10 @@ import {
   type JournalStore,
   type ActionSpend,
   type DaySpend,
+  type NetworkSpend,
 } from "./port.js";
 import { toPayment } from "./rows.js";
-import { PG_BY_ACTION, PG_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
+import { PG_BY_ACTION, PG_BY_DAY, PG_BY_NETWORK, toActionSpend, toDaySpend, toNetworkSpend } from "./spending-sql.js";
 
 export interface PostgresOptions extends JournalOptions {
   /** Any one statement, a wait for a lock included, is cancelled after this long (default 15 s). */
@@ -210,6 +211,10 @@ export class PostgresJournal extends PgIntents implements JournalStore {
 
   async spendingByAction(now: number): Promise<ActionSpend[]> {
     return (await rows(this.pool, PG_BY_ACTION, [now - DAY_MS])).map(toActionSpend);
+  }
+
+  async spendingByNetwork(now: number): Promise<NetworkSpend[]> {
+    return (await rows(this.pool, PG_BY_NETWORK, [now - DAY_MS])).map(toNetworkSpend);
   }
 
   async spendingByDay(since: number): Promise<DaySpend[]> {

@@ -162,6 +162,14 @@ export function toPayment(row: Record<string, unknown>): PaymentRecord {
       row.last_valid_height === null || row.last_valid_height === undefined
         ? null
         : BigInt(row.last_valid_height as number | string | bigint),
+    // EVM only (schema 9): the authorization's nonce and validity window.
+    ...(typeof row.nonce === "string" ? { nonce: row.nonce } : {}),
+    ...(row.valid_after === null || row.valid_after === undefined
+      ? {}
+      : { validAfter: BigInt(row.valid_after as number | string | bigint) }),
+    ...(row.valid_before === null || row.valid_before === undefined
+      ? {}
+      : { validBefore: BigInt(row.valid_before as number | string | bigint) }),
     signedAt: row.signed_at as number,
     sentAt: (row.sent_at as number | null) ?? null,
     fate: row.fate as PaymentRecord["fate"],
@@ -184,6 +192,9 @@ const PAYMENT_COLUMNS: Record<keyof PaymentRecord, string> = {
   source: "source",
   blockhash: "blockhash",
   lastValidHeight: "last_valid_height",
+  nonce: "nonce",
+  validAfter: "valid_after",
+  validBefore: "valid_before",
   signedAt: "signed_at",
   sentAt: "sent_at",
   fate: "fate",

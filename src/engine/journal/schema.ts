@@ -199,7 +199,16 @@ export const MIGRATIONS: string[] = [
   );
   ALTER TABLE approvals ADD COLUMN assertion TEXT;
   `,
-  // 10: the seller's signed word on a purchase (x402's offer-receipt extension): the signed
+  // 10: an EVM payment's reference and lifetime: its EIP-3009 authorization's nonce (what ties
+  // it to its record on chain, as a memo does on Solana) and the unix seconds it is valid after
+  // and before, journaled before the proof leaves. Solana payments leave them null.
+  `
+  ALTER TABLE payments ADD COLUMN nonce TEXT;
+  ALTER TABLE payments ADD COLUMN valid_after TEXT;
+  ALTER TABLE payments ADD COLUMN valid_before TEXT;
+  CREATE INDEX payments_nonce ON payments(nonce) WHERE nonce IS NOT NULL;
+  `,
+  // 11: the seller's signed word on a purchase (x402's offer-receipt extension): the signed
   // offer its 402 carried for the requirement paid, and the signed receipt its paid answer
   // carried, each as received with our check of it (JSON), so that a receipt can carry them.
   `

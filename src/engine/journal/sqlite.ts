@@ -28,11 +28,19 @@ import {
   type JournalStore,
   type ActionSpend,
   type DaySpend,
+  type NetworkSpend,
 } from "./port.js";
 import { paymentColumns, toPayment } from "./rows.js";
 import { MIGRATIONS } from "./schema.js";
 import { SqliteIntents, UNFINISHED } from "./sqlite-intents.js";
-import { SQLITE_BY_ACTION, SQLITE_BY_DAY, toActionSpend, toDaySpend } from "./spending-sql.js";
+import {
+  SQLITE_BY_ACTION,
+  SQLITE_BY_DAY,
+  SQLITE_BY_NETWORK,
+  toActionSpend,
+  toDaySpend,
+  toNetworkSpend,
+} from "./spending-sql.js";
 
 export {
   IntentKeyTaken,
@@ -167,6 +175,14 @@ export class Journal extends SqliteIntents implements JournalStore {
         .safeIntegers(true)
         .all({ since: now - DAY_MS }) as Record<string, unknown>[]
     ).map(toActionSpend);
+  }
+
+  spendingByNetwork(now: number): NetworkSpend[] {
+    return (
+      this.sql(SQLITE_BY_NETWORK)
+        .safeIntegers(true)
+        .all({ since: now - DAY_MS }) as Record<string, unknown>[]
+    ).map(toNetworkSpend);
   }
 
   spendingByDay(since: number): DaySpend[] {

@@ -55,7 +55,10 @@ export interface Approval {
   decidedAt: number | null;
 }
 
-/** The fate of one signed proof, by its memo (= quote id): what audit reconciles with the chain. */
+/**
+ * The fate of one signed proof, by its reference on chain (Solana: its memo, the quote id;
+ * EVM: its authorization's nonce): what audit reconciles with the chain.
+ */
 export type PaymentFate = "pending" | "landed" | "never";
 
 export interface PaymentRecord {
@@ -79,6 +82,14 @@ export interface PaymentRecord {
   blockhash: string | null;
   /** The last block height at which it can land, as our RPC vouched for it (null: it never did). */
   lastValidHeight: bigint | null;
+  /**
+   * EVM: the EIP-3009 authorization's nonce (0x and 64 hex digits, lower case), which ties it
+   * to this record on chain, and the unix seconds it is valid after and before. Absent on
+   * Solana (and on records journaled before schema 9).
+   */
+  nonce?: string;
+  validAfter?: bigint;
+  validBefore?: bigint;
   signedAt: number;
   sentAt: number | null;
   fate: PaymentFate;
@@ -92,7 +103,9 @@ export interface PaymentRecord {
 /**
  * What a rail puts on a payment record when it signs (rails/port.ts): the network, the key,
  * the account and the asset, and the proof's lifetime — Solana's blockhash and last valid
- * height. (EVM's nonce, validAfter and validBefore join them with the EVM rail.)
+ * height; EVM's nonce, validAfter and validBefore. A rail may also write the payee as its
+ * chain spells it (EVM: the checksummed address), which the chain's records are compared with.
  */
 export type RailRecord = Required<Pick<PaymentRecord, "network">> &
-  Pick<PaymentRecord, "payer" | "mint" | "source" | "blockhash" | "lastValidHeight">;
+  Pick<PaymentRecord, "payer" | "mint" | "source" | "blockhash" | "lastValidHeight"> &
+  Partial<Pick<PaymentRecord, "payee" | "nonce" | "validAfter" | "validBefore">>;

@@ -40,3 +40,16 @@ export function challengeNetwork(
 ): string | undefined {
   return chooseRequirement(accepts, networks, (r) => r.scheme === "exact")?.network ?? networks[0];
 }
+
+/**
+ * The payee a service's quote names for us: its entry on the first of our networks that it
+ * offers `exact` on (the one we would pay), else its first entry's. A quote lists one payee
+ * per way to pay, and the payee checked against the challenge must be the one of the way we pay.
+ */
+export function quotedPayee(
+  accepts: readonly (OnNetwork & { scheme: string; payTo: string })[] | undefined,
+  networks: readonly string[],
+): string | undefined {
+  if (!accepts) return undefined;
+  return (chooseRequirement(accepts, networks, (r) => r.scheme === "exact") ?? accepts[0])?.payTo;
+}

@@ -11,6 +11,7 @@ import { NETWORK_RAILS, networkName } from "../config/networks.js";
 import { paidError } from "../errors.js";
 import { describeAccept } from "../x402-http/challenge.js";
 import { challengeNetwork, chooseRequirement } from "./choose.js";
+import type { EvmChain } from "./evm/rpc.js";
 import type { Rail, RailVerifier } from "./port.js";
 import type { ChainPort } from "./solana/chain.js";
 
@@ -39,6 +40,8 @@ export interface RailsDeps {
   now: () => number;
   /** The Solana rail's RPC reads, in place of the configured RPC's (tests script the chain with it). */
   solanaChain?: () => Promise<ChainPort>;
+  /** The EVM rail's RPC reads, in place of the configured RPC's (tests script the chain with it). */
+  evmChain?: () => Promise<EvmChain>;
 }
 
 /** The rail of one network, its module loaded now. */
@@ -56,12 +59,18 @@ async function loadRail(network: string, config: Config, deps: RailsDeps): Promi
       ...(deps.solanaChain ? { chain: deps.solanaChain } : {}),
     });
   }
+  if (kind === "evm") {
+    const { createEvmRail } = await import("./evm/rail.js");
+    return createEvmRail({
+      network,
+      walletPath: () => config.evmWalletPath,
+      rpcUrl: () => config.evmRpcUrl,
+      now: deps.now,
+      ...(deps.evmChain ? { chain: deps.evmChain } : {}),
+    });
+  }
   // The configuration refuses a network no built rail pays on (config/networks.ts).
-  throw new Error(
-    kind === "evm"
-      ? `${networkName(network)} is an EVM network: this build has no EVM rail`
-      : `${network} is not a network this server knows`,
-  );
+  throw new Error(`${network} is not a network this server knows`);
 }
 
 const notListed = (network: string) =>
@@ -75,7 +84,7 @@ const notListed = (network: string) =>
   });
 
 /**
- * The rails for `config` (its networks; its wallet, owner and RPC read when first needed:
+ * The rails for `config` (its networks; its wallets, owner and RPCs read when first needed:
  * the embedded sandbox may still move them).
  */
 export function createRails(config: Config, deps: RailsDeps): Rails {
@@ -101,19 +110,19 @@ export function createRails(config: Config, deps: RailsDeps): Rails {
     forChallenge: (accepts) => rail(challengeNetwork(accepts, networks) ?? config.network),
     async pick(accepts) {
       const rails = await Promise.all(networks.map(rail));
-      const byNetwork = new Map(rails.map((r) => [r.network, r]));
-      // The entries a rail accepts, then its rules that need the key (Rail.vet), in the seller's order.
+      const railOf = new Map(rails.map((r) => [r.network, r]));
+      // The one order (choose.ts); an entry a rail accepts is vetted by its rules that need the key
+      // (Rail.vet) only when it is the next candidate, so a rail is keyed only for what it would pay.
+      const vetted = new Set<PaymentRequirements>();
       let feePayerOurs = false;
-      const payable: PaymentRequirements[] = [];
-      for (const r of accepts) {
-        const on = byNetwork.get(r.network);
-        if (!on?.accepts(r)) continue;
-        if ((await on.vet(r)) === "fee_payer") feePayerOurs = true;
-        else payable.push(r);
+      for (;;) {
+        const next = chooseRequirement(accepts, networks, (r) => !vetted.has(r) && !!railOf.get(r.network)?.accepts(r));
+        const on = next && railOf.get(next.network);
+        if (!next || !on) break;
+        if ((await on.vet(next)) !== "fee_payer") return { ok: true, requirement: next, rail: on };
+        vetted.add(next);
+        feePayerOurs = true;
       }
-      const requirement = chooseRequirement(payable, networks, () => true);
-      const chosen = requirement && byNetwork.get(requirement.network);
-      if (requirement && chosen) return { ok: true, requirement, rail: chosen };
       const terms = rails.map((r) => r.terms).join(" or ");
       return {
         ok: false,

@@ -7,7 +7,7 @@
  * Each method's contract names both rails: Solana's "exact" (an SPL `TransferChecked` with a
  * memo, the fee payer's slot left for the facilitator; rails/solana/) and EVM's "exact" (an
  * EIP-3009 `transferWithAuthorization` of USDC, signed as EIP-712 typed data, submitted by
- * the facilitator; rails/evm/, not built yet). What holds on both:
+ * the facilitator; rails/evm/). What holds on both:
  * - a proof's lifetime is ours, and journaled before the proof leaves;
  * - a proof that left is possibly spent until our own RPC shows it landed or can never land;
  * - what the service or a seller says is checked against our RPC, never taken as is.
@@ -74,14 +74,19 @@ export type JournaledProof = Pick<
   PaymentRecord,
   "quoteId" | "amount" | "payee" | "payer" | "mint" | "source" | "blockhash" | "lastValidHeight" | "signedAt"
 > &
-  Pick<Partial<PaymentRecord>, "network">;
+  Pick<Partial<PaymentRecord>, "network" | "nonce" | "validAfter" | "validBefore">;
 
 /** What the rail learned of a proof's lifetime from our RPC, for its record (Solana: a vouched last valid height). */
 export type LearnedLifetime = Partial<Pick<PaymentRecord, "lastValidHeight">>;
 
-/** Landed (with what is wrong with it, if anything), can never land, or nobody can tell yet. */
+/**
+ * Landed (with what is wrong with it, if anything), can never land (`why`: the chain's facts
+ * that say so, for a person), or nobody can tell yet.
+ */
 export type FateReading = (
-  { kind: "landed"; tx: ChainTx; problems: string[] } | { kind: "never" } | { kind: "unknown"; why: string }
+  | { kind: "landed"; tx: ChainTx; problems: string[] }
+  | { kind: "never"; why: string }
+  | { kind: "unknown"; why: string }
 ) & { learned?: LearnedLifetime };
 
 /**
@@ -191,17 +196,18 @@ export interface Rail {
    * Our own rules before signing, against what was priced: the entry on this network is
    * scheme `exact`, in its USDC, for the priced amount, to the priced payee, not expired,
    * with a positive timeout; Solana also: the memo is the quote id, the fee payer is not our
-   * key; EVM also: the asset's EIP-712 domain is x402's for that network. Every drift, not
-   * just the first. Loads the key (its address is one of the checks).
+   * key (so it loads the key); EVM also: the asset's EIP-712 domain is x402's for that
+   * network, and a memo, when the challenge names one, is the quote id. Every drift, not
+   * just the first.
    */
   check(priced: PricedIntent, accepts: readonly PaymentRequirements[], now: number): Promise<ChallengeCheck>;
 
   /**
-   * Refuses (`allowance_exhausted`, nothing signed) a price the ceiling the chain enforces
-   * cannot cover. Solana: in delegate mode, the allowance left on the owner's account (read
+   * Refuses (nothing signed) a price the ceiling the chain enforces cannot cover. Solana
+   * (`allowance_exhausted`): in delegate mode, the allowance left on the owner's account (read
    * through our RPC, cached briefly, counted down per price admitted); with the key's own
-   * account, nothing is checked here (the token program refuses an overdraft). EVM: the
-   * key's own USDC balance.
+   * account, nothing is checked here (the token program refuses an overdraft). EVM
+   * (`balance_insufficient`): the key's own USDC balance, read and counted down the same way.
    */
   admit(amount: bigint): Promise<void>;
 

@@ -5,7 +5,7 @@
  * credited back by the chain, in the reconciler, never by a status).
  */
 import { pageOf, readCursor } from "./cursor.js";
-import { originShares } from "./spending-view.js";
+import { networkShares, originShares } from "./spending-view.js";
 import { formatDecimal } from "../../domain/money.js";
 import { FINAL_STATUSES, type Execution, type ExecutionStatus } from "../../domain/wire.js";
 import type { Config, ConfigIssue } from "../config/config.js";
@@ -76,12 +76,13 @@ export async function spending(
   configIssues: ConfigIssue[] | undefined,
   now: number,
 ) {
-  const [usage, reservedToday, reserved, refunded, shares] = await Promise.all([
+  const [usage, reservedToday, reserved, refunded, shares, networks] = await Promise.all([
     journal.usage(now),
     journal.reserved(now),
     journal.reserved(),
     journal.refundedTotal(),
     journal.spendingByAction(now),
+    journal.spendingByNetwork(now),
   ]);
   const limits = config?.limits;
   const fmt = formatDecimal;
@@ -98,6 +99,8 @@ export async function spending(
       limits?.maxTotal !== undefined ? fmt(limits.maxTotal > usage.total ? limits.maxTotal - usage.total : 0n) : null,
     /** paid_fetch's purchases, by origin. */
     byOrigin: originShares(shares, config),
+    /** Where the money went: the caps count every network's USDC together. */
+    byNetwork: networkShares(networks, config),
     allowOrigins: config?.allowOrigins ?? [],
     ...(configIssues ? { configIssues } : {}),
   };

@@ -8,7 +8,8 @@
 import { formatDecimal } from "../../domain/money.js";
 import type { Config } from "../config/config.js";
 import { DAY_MS } from "../journal/port.js";
-import type { ActionSpend, JournalStore } from "../journal/port.js";
+import type { ActionSpend, JournalStore, NetworkSpend } from "../journal/port.js";
+import { networkName } from "../config/networks.js";
 import { callCeiling } from "../budget/policy.js";
 
 export interface ActionSpendView {
@@ -45,6 +46,48 @@ export function originShares(shares: readonly ActionSpend[], config: Config | un
       perCallCap: config ? formatDecimal(callCeiling(config.limits, "paid_fetch", undefined, a.action).ceiling) : null,
       count: a.count,
     }));
+}
+
+/** A network's share: the caps count USDC on every rail together, this says where it went. */
+export interface NetworkSpendView {
+  /** CAIP-2. */
+  network: string;
+  /** Its short name (solana-devnet, base-sepolia, …), or the CAIP-2 id. */
+  name: string;
+  spentLast24h: string;
+  spentTotal: string;
+  refunded: string;
+  count: number;
+}
+
+/** The networks' shares of the spend, as the caps count it (a share journaled without a network: the Solana network's). */
+export function networkShares(shares: readonly NetworkSpend[], config: Config | undefined): NetworkSpendView[] {
+  const merged = new Map<string, NetworkSpend>();
+  for (const s of shares) {
+    const network = s.network ?? config?.network ?? "unknown";
+    const m = merged.get(network);
+    merged.set(
+      network,
+      m
+        ? {
+            network,
+            day: m.day + s.day,
+            reservedDay: m.reservedDay + s.reservedDay,
+            total: m.total + s.total,
+            refunded: m.refunded + s.refunded,
+            count: m.count + s.count,
+          }
+        : { ...s, network },
+    );
+  }
+  return [...merged.values()].map((s) => ({
+    network: s.network!,
+    name: networkName(s.network!),
+    spentLast24h: formatDecimal(s.day - s.reservedDay),
+    spentTotal: formatDecimal(s.total),
+    refunded: formatDecimal(s.refunded),
+    count: s.count,
+  }));
 }
 
 export interface DaySpendView {

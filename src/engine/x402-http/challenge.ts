@@ -37,6 +37,9 @@ export const PAYMENT_IDENTIFIER = "payment-identifier";
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const BASE58_SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{64,90}$/;
+/** An EVM transaction hash and address (a settlement on an EVM network). */
+const EVM_TX_HASH = /^0x[0-9a-fA-F]{64}$/;
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const POSITIVE_INTEGER = /^[1-9][0-9]{0,19}$/;
 const U64_MAX = 2n ** 64n - 1n;
 /** @x402/extensions' payment-identifier rules: 16–128 characters, alphanumeric, `-` and `_`. */
@@ -199,16 +202,18 @@ export function paymentExtensions(pr: PaymentRequired402, paymentId: string): Re
 /**
  * The settlement a PAYMENT-RESPONSE header reports (base64 JSON SettleResponse), or
  * undefined when there is none or it cannot be read. Fields that do not look like what they
- * name (a transaction signature, a payer address) are left out; the chain is the judge.
+ * name (a Solana signature or an EVM transaction hash, a payer address of either) are left
+ * out; the chain is the judge.
  */
 export function readPaymentResponse(header: string | undefined): PaymentResponse | undefined {
   const value = decodeHeader(header, PAYMENT_RESPONSE_LIMIT);
   if (!isRecord(value) || typeof value.success !== "boolean") return undefined;
   const out: PaymentResponse = { success: value.success };
-  if (typeof value.transaction === "string" && BASE58_SIGNATURE.test(value.transaction))
-    out.transaction = value.transaction;
+  const tx = value.transaction;
+  if (typeof tx === "string" && (BASE58_SIGNATURE.test(tx) || EVM_TX_HASH.test(tx))) out.transaction = tx;
   if (typeof value.network === "string" && value.network.length <= 128) out.network = value.network;
-  if (typeof value.payer === "string" && BASE58_ADDRESS.test(value.payer)) out.payer = value.payer;
+  const payer = value.payer;
+  if (typeof payer === "string" && (BASE58_ADDRESS.test(payer) || EVM_ADDRESS.test(payer))) out.payer = payer;
   if (typeof value.errorReason === "string") out.errorReason = printable(value.errorReason, 200);
   if (isRecord(value.extensions)) out.extensions = value.extensions;
   return out;

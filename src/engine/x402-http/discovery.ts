@@ -37,10 +37,10 @@ export interface DiscoveredResource {
   url: string;
   origin: string | null;
   method: string | null;
-  /** Decimal USDC, when one of its requirements is scheme exact on our network and USDC mint. */
+  /** Decimal USDC, when one of its requirements is scheme exact on one of our networks, in its USDC. */
   price: string | null;
   payTo: string | null;
-  /** Whether this server could pay it (exact, our network, our mint). */
+  /** Whether this server could pay it (exact, one of our networks, its USDC). */
   payable: boolean;
   /** Whether the human's allowOrigins allows its origin. */
   originAllowed: boolean;
@@ -52,12 +52,18 @@ export interface DiscoveredResource {
   lastUpdated: string | null;
 }
 
+/** What this server pays (each network paid on and its USDC) and which origins it may pay. */
+export interface Want {
+  pays: ReadonlyArray<{ network: string; asset: string }>;
+  allowed: (origin: string) => boolean;
+}
+
+/** One asset, however written: an EVM address whatever its letters' case, a Solana mint exactly. */
+const sameAsset = (a: string | undefined, b: string) =>
+  a === b || (a !== undefined && /^0x[0-9a-fA-F]{40}$/.test(a) && a.toLowerCase() === b.toLowerCase());
+
 /** Pure: a discovery answer's items described for an agent, filtered by `query` (case-insensitive words). */
-export function describeDiscovery(
-  body: unknown,
-  want: { network: string; mint: string; allowed: (origin: string) => boolean },
-  query?: string,
-): DiscoveredResource[] {
+export function describeDiscovery(body: unknown, want: Want, query?: string): DiscoveredResource[] {
   const listing = Listing.safeParse(body);
   if (!listing.success) return [];
   const words = (query ?? "").toLowerCase().split(/\s+/).filter(Boolean);
@@ -72,18 +78,15 @@ export function describeDiscovery(
   return out;
 }
 
-function describeOne(
-  item: z.infer<typeof Item>,
-  want: { network: string; mint: string; allowed: (origin: string) => boolean },
-): DiscoveredResource {
+function describeOne(item: z.infer<typeof Item>, want: Want): DiscoveredResource {
   const accepts = item.accepts.flatMap((a) => {
     const p = Accept.safeParse(a);
     return p.success ? [p.data] : [];
   });
-  const ours = accepts.find(
-    (a) =>
-      a.scheme === "exact" && a.network === want.network && a.asset === want.mint && /^\d{1,20}$/.test(a.amount ?? ""),
-  );
+  // The first of our networks it offers, in our order of preference (as paid_fetch chooses).
+  const payable = (a: (typeof accepts)[number], w: Want["pays"][number]) =>
+    a.scheme === "exact" && a.network === w.network && sameAsset(a.asset, w.asset) && /^\d{1,20}$/.test(a.amount ?? "");
+  const ours = want.pays.map((w) => accepts.find((a) => payable(a, w))).find((a) => a !== undefined);
   const bazaar = (item.extensions?.bazaar ?? {}) as { info?: { input?: Record<string, unknown> }; schema?: unknown };
   const input = bazaar.info?.input;
   let origin: string | null = null;

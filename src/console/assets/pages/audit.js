@@ -10,6 +10,7 @@ import { explained } from "./discrepancies.js";
 
 /** @typedef {import("../dom.js").Child} Child */
 /** @typedef {import("../wire.js").AuditReport} AuditReport */
+/** @typedef {import("../wire.js").AuditRail} AuditRail */
 
 /**
  * @param {string[]} headers
@@ -73,13 +74,51 @@ function verdict(report) {
 }
 
 /**
- * The window, the wallet and its token account, how the chain was read and what was found.
+ * One network's account and how its chain was read (Solana: the wallet and its USDC token
+ * account; EVM: the key, which is its own account, and the USDC contract).
+ * @param {AuditRail} rail
+ */
+function railFacts(rail) {
+  const scan = rail.scan ?? {};
+  const evm = rail.walletTokenAccount === rail.wallet;
+  return [
+    rail.network ? [h("dt", {}, "Network"), h("dd", {}, mono(rail.network))] : null,
+    h("dt", {}, evm ? "Key" : "Wallet"),
+    h("dd", {}, mono(rail.wallet)),
+    evm ? null : [h("dt", {}, "USDC token account"), h("dd", {}, mono(rail.walletTokenAccount))],
+    h("dt", {}, evm ? "USDC contract" : "Mint"),
+    h("dd", {}, mono(rail.mint)),
+    scan.rpc
+      ? [
+          h("dt", {}, "Read via"),
+          h(
+            "dd",
+            {},
+            evm
+              ? `${scan.rpc}: ${scan.transactionsRead ?? 0} transaction(s) that moved the key's USDC, its Transfer logs back to ${scan.from ? when(scan.from) : "—"}`
+              : `${scan.rpc}: ${scan.transactionsRead ?? 0} transaction(s), ${scan.signatures ?? 0} in the history back to ${scan.from ? when(scan.from) : "—"}, ${scan.failed ?? 0} failed on chain`,
+          ),
+        ]
+      : null,
+  ];
+}
+
+/**
+ * The window, each network's account and how its chain was read, and what was found.
  * @param {AuditReport} report
  */
 function compared(report) {
-  const scan = report.scan ?? {};
   const payments = report.payments ?? [];
   const onChain = payments.filter((p) => p.status === "on_chain").length;
+  const rails = report.rails ?? [
+    {
+      network: null,
+      wallet: report.wallet,
+      walletTokenAccount: report.walletTokenAccount,
+      mint: report.mint,
+      scan: report.scan,
+    },
+  ];
   return h(
     "section",
     { class: "card" },
@@ -89,22 +128,7 @@ function compared(report) {
       { class: "facts facts-wide" },
       h("dt", {}, "Window"),
       h("dd", {}, `from ${when(report.since)} to now`),
-      h("dt", {}, "Wallet"),
-      h("dd", {}, mono(report.wallet)),
-      h("dt", {}, "USDC token account"),
-      h("dd", {}, mono(report.walletTokenAccount)),
-      h("dt", {}, "Mint"),
-      h("dd", {}, mono(report.mint)),
-      scan.rpc
-        ? [
-            h("dt", {}, "Read via"),
-            h(
-              "dd",
-              {},
-              `${scan.rpc}: ${scan.transactionsRead ?? 0} transaction(s), ${scan.signatures ?? 0} in the history back to ${scan.from ? when(scan.from) : "—"}, ${scan.failed ?? 0} failed on chain`,
-            ),
-          ]
-        : null,
+      rails.map(railFacts),
       h("dt", {}, "Found"),
       h(
         "dd",

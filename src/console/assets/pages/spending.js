@@ -2,8 +2,9 @@
 // Spending: how close the agent is to each limit, at a glance. The rolling 24 h and the total
 // as bars against their caps (amber past 80 %, red at the cap), money reserved for payments in
 // flight drawn apart, spend per action beside its per-call cap and, beside it, per origin for the
-// x402 resources bought with paid_fetch, the last 14 days as columns, and the refunds credited
-// back. Follows the `executions`, `purchases` and `approvals` events.
+// x402 resources bought with paid_fetch, per network paid on (the caps count every network's
+// USDC together), the last 14 days as columns, and the refunds credited back. Follows the
+// `executions`, `purchases` and `approvals` events.
 import { failure, getSpending, on } from "../api.js";
 import { actionBars, capBar, dayColumns, fit } from "../charts.js";
 import { fill, h, loading, notice, pageHead } from "../dom.js";
@@ -167,6 +168,33 @@ function perOrigin(sp) {
 }
 
 /**
+ * Spend per network paid on: the caps are in USDC whatever the chain, this says where it went.
+ * @param {Spending} sp
+ */
+function perNetwork(sp) {
+  const rows = sp.byNetwork ?? [];
+  return h(
+    "section",
+    { class: "card per-network" },
+    h("h2", {}, "Per network"),
+    rows.length
+      ? h(
+          "dl",
+          { class: "facts" },
+          rows.flatMap((n) => [
+            h("dt", { title: n.network }, n.name),
+            h(
+              "dd",
+              {},
+              `${usdc(n.spentLast24h)} in the last 24 h, ${usdc(n.spentTotal)} in total (${n.count} purchase${n.count === 1 ? "" : "s"})`,
+            ),
+          ]),
+        )
+      : h("p", { class: "muted" }, "Nothing paid yet."),
+  );
+}
+
+/**
  * @param {HTMLElement} box
  * @param {Spending} sp
  */
@@ -185,6 +213,7 @@ function render(box, sp) {
     stats(sp),
     capsCard(sp),
     h("div", { class: "two-col" }, perAction(sp), perOrigin(sp)),
+    perNetwork(sp),
     h(
       "section",
       { class: "card" },

@@ -86,6 +86,7 @@ export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): P
   const e = paidError("payment_invalid", {
     problem: "never_landed",
     who: payee(intent),
+    why: fate.why,
     quoteId: intent.quoteId,
     ...(serviceCode !== undefined ? { serviceCode } : {}),
   });

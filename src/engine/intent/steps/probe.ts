@@ -51,7 +51,10 @@ export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Pr
     return refusal(intent.state, unsupported({ problem: "no_match", offered: pick.offered, terms: pick.terms }));
   }
   const requirement = pick.requirement;
-  const sellerMemo = typeof requirement.extra?.memo === "string" ? requirement.extra.memo : undefined;
+  // Solana: a seller may name the transfer's memo, and the memo is the payment's quote id. On
+  // EVM nothing the seller names reaches the chain (the authorization's nonce is ours).
+  const sellerMemo =
+    pick.rail.kind === "solana" && typeof requirement.extra?.memo === "string" ? requirement.extra.memo : undefined;
   // The memo is how the chain tells this payment apart: one already journaled would hide it.
   // (A purchase paying with it at this moment is caught where the proof is journaled: held.ts.)
   if (sellerMemo !== undefined && (await c.journal.payment(sellerMemo)))

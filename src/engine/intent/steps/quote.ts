@@ -11,6 +11,7 @@ import type { IntentIn } from "../../model/types.js";
 import type { HeldIntent } from "../held.js";
 import { refusal, type Move } from "../moves.js";
 import { checkAgainstQuote } from "../../payment/challenge.js";
+import { quotedPayee } from "../../rails/choose.js";
 import { fastChallenge, priceAndSign } from "./price-and-sign.js";
 
 export async function requestQuote(h: HeldIntent, intent: IntentIn<"new", "action">): Promise<Move> {
@@ -31,7 +32,8 @@ export async function requestQuote(h: HeldIntent, intent: IntentIn<"new", "actio
     quoteId: quote.quoteId,
     quote,
     amount,
-    payee: quote.paymentRequirement.accepts?.[0]?.payTo ?? null,
+    // The payee of the way we would pay (the quote lists one per network it accepts).
+    payee: quotedPayee(quote.paymentRequirement.accepts, c.rails.networks) ?? null,
     quoteExpiresAt: expiresAt,
     quotedAt: c.now(),
   };

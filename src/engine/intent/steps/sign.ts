@@ -87,15 +87,13 @@ export async function signProof(
   return { proof, record };
 }
 
-/** What the transcript says of a proof once it is journaled. */
+/** What the transcript says of a proof once it is journaled: the lifetime it was signed with, on its rail. */
 export function signedNote(record: PaymentRecord): Record<string, unknown> {
-  return {
-    amount: formatDecimal(record.amount),
-    payTo: record.payee,
-    wallet: record.payer,
-    blockhash: record.blockhash,
-    lastValidHeight: String(record.lastValidHeight),
-  };
+  const lifetime =
+    record.nonce !== undefined
+      ? { network: record.network, nonce: record.nonce, validBefore: String(record.validBefore) }
+      : { blockhash: record.blockhash, lastValidHeight: String(record.lastValidHeight) };
+  return { amount: formatDecimal(record.amount), payTo: record.payee, wallet: record.payer, ...lifetime };
 }
 
 /** Signs the reserved intent's proof; the move records it with its payment record, in one transaction. */

@@ -59,7 +59,9 @@ export function solanaTruth(d: SolanaDeps): Pick<Rail, "fate" | "verifySettlemen
       const learned = fate.vouched !== undefined ? { learned: { lastValidHeight: fate.vouched } } : {};
       if (fate.kind === "landed")
         return { kind: "landed", tx: fate.tx, problems: verifyPayment(fate.tx, exp), ...learned };
-      return fate.kind === "never" ? { kind: "never", ...learned } : { kind: "unknown", why: fate.why, ...learned };
+      if (fate.kind === "unknown") return { kind: "unknown", why: fate.why, ...learned };
+      const why = `our Solana RPC's finalized block height is past the last one its blockhash is valid for, and the wallet's history holds no transfer for quote ${p.quoteId}`;
+      return { kind: "never", why, ...learned };
     },
 
     async verifySettlement(p, claimedTx) {
