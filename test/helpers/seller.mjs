@@ -23,11 +23,13 @@ import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, extractPaymentIdentifier } from "@x402/extensions/payment-identifier";
 import {
+  createEIP712OfferReceiptIssuer,
   createJWSOfferReceiptIssuer,
   createOfferReceiptExtension,
   declareOfferReceiptExtension,
 } from "@x402/extensions/offer-receipt";
 import { generateKeyPairSync, sign } from "node:crypto";
+import { privateKeyToAccount } from "viem/accounts";
 
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
@@ -101,9 +103,16 @@ function resourceServer() {
 
 /**
  * The seller's signing key for offer-receipt: a fresh P-256 key (ES256), named by a did:jwk
- * so that a buyer resolves it offline; the package's own JWS issuer over it.
+ * so that a buyer resolves it offline; the package's own JWS issuer over it. Or, given
+ * `{eip712: key}`, the package's own EIP-712 issuer signing with that EVM key.
  */
 function offerReceiptIssuer() {
+  if (typeof config.offerReceipt === "object" && config.offerReceipt.eip712) {
+    const account = privateKeyToAccount(config.offerReceipt.eip712);
+    return createEIP712OfferReceiptIssuer(`did:pkh:eip155:1:${account.address}`, (typed) =>
+      account.signTypedData(typed),
+    );
+  }
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const { kty, crv, x, y } = publicKey.export({ format: "jwk" });
   const kid = `did:jwk:${Buffer.from(JSON.stringify({ kty, crv, x, y })).toString("base64url")}`;

@@ -60,10 +60,11 @@ export interface SellerOptions {
   /** Declare the payment-identifier extension (optional, not required) on every paid route. */
   paymentIdentifier?: boolean;
   /**
-   * Sign offers and receipts (x402 offer-receipt, @x402/extensions' own issuer and extension,
-   * JWS ES256 by a fresh P-256 key named by a did:jwk), with the transaction in the receipt.
+   * Sign offers and receipts (x402 offer-receipt, @x402/extensions' own issuer and extension),
+   * with the transaction in the receipt: `true`, JWS ES256 by a fresh P-256 key named by a
+   * did:jwk; `{eip712: key}`, EIP-712 by that EVM private key (0x hex), named by a did:pkh.
    */
-  offerReceipt?: boolean;
+  offerReceipt?: boolean | { eip712: string };
   lie?: SellerLie;
 }
 

@@ -81,6 +81,7 @@ async function chainSection(
     chain: {
       readAt: iso(now),
       slot: e.slot.toString(),
+      blockHash: e.blockHash,
       blockTime: e.blockTime,
       finality: e.finality,
       failed: e.failed,
@@ -228,7 +229,8 @@ async function unsignedReceipt(
       payee: p.payee,
       asset: p.mint ?? String(intent.requirements?.asset ?? ""),
       amount: formatDecimal(p.amount),
-      memo: p.quoteId,
+      // What ties the transfer to the purchase: Solana's memo (the quote id), EVM's authorization nonce.
+      memo: p.nonce ?? p.quoteId,
       signedAt: iso(p.signedAt),
       fate: p.fate,
     },

@@ -35,6 +35,10 @@ export interface Verdict {
 const ok = (check: string, detail: string): ReceiptCheck => ({ check, holds: true, detail });
 const no = (check: string, detail: string): ReceiptCheck => ({ check, holds: false, detail });
 
+/** One account or asset: the same text, or the same EVM address whatever the case of its hex letters. */
+const sameParty = (a: unknown, b: string) =>
+  a === b || (typeof a === "string" && /^0x[0-9a-fA-F]{40}$/.test(b) && a.toLowerCase() === b.toLowerCase());
+
 /** The requirement as received, against the payment and the quote: the same amount, payee, network and asset. */
 function requirementChecks(doc: ReceiptDocument): ReceiptCheck[] {
   const r = doc.requirement;
@@ -52,7 +56,7 @@ function requirementChecks(doc: ReceiptDocument): ReceiptCheck[] {
     ["network", "network"],
     ["asset", "asset"],
   ] as const)
-    if (r[key] !== doc.payment[field])
+    if (!sameParty(r[key], doc.payment[field]))
       out.push(
         no(`payment.${field}`, `${doc.payment[field]} is not the requirement's ${String(r[key]).slice(0, 100)}`),
       );
@@ -117,6 +121,8 @@ async function onChainCheck(doc: ReceiptDocument, rail: RailVerifier, stated: St
     problems.push("the transaction on chain is not the one the receipt carries");
   if (doc.chain && doc.chain.slot !== e.slot.toString())
     problems.push(`it is in slot ${e.slot}, not ${doc.chain.slot}`);
+  if (doc.chain && doc.chain.blockHash !== e.blockHash)
+    problems.push(`it is in block ${e.blockHash ?? "(no hash)"}, not ${doc.chain.blockHash ?? "(no hash)"}`);
   if (problems.length > 0) return no("on chain", problems.join("; "));
   return ok(
     "on chain",

@@ -85,13 +85,19 @@ export const Transfer = z.strictObject({
 
 export const ChainSection = z.strictObject({
   readAt: Iso,
+  /** Solana: the slot; EVM: the block number. */
   slot: U64,
+  /** EVM: the block's hash; Solana: null. */
+  blockHash: Text.nullable(),
   blockTime: z.number().int().nullable(),
   finality: Text.nullable(),
   failed: z.boolean(),
   transfer: Transfer.nullable(),
   memos: z.array(Text).max(16),
-  /** The transaction as our RPC gave it (Solana: the wire transaction, base64). */
+  /**
+   * The transaction as our RPC gave it (Solana: the wire transaction, base64; EVM: JSON of its
+   * signed bytes and the authorization in its calldata, rails/port-receipts.ts ChainEvidence).
+   */
   wire: z.string().max(65_536),
 });
 export type ChainSection = z.infer<typeof ChainSection>;

@@ -206,7 +206,7 @@ async function checkSignature(
       state: "unchecked",
       payload: w.payload,
       signer: null,
-      problem: "its EIP-712 signature is not checked: that needs the EVM rail, which this build does not have",
+      problem: "its EIP-712 signature is not checked: no rail of this build recovers EIP-712 signatures",
     };
   const t = TYPED[kind];
   const types = {

@@ -155,12 +155,13 @@ export function noRails(refusal: () => Error): Rails {
 export async function railVerifier(network: string): Promise<RailVerifier | undefined> {
   const kind = NETWORK_RAILS[network];
   if (kind === "solana") return (await import("./solana/verify.js")).solanaVerifier;
+  if (kind === "evm") return (await import("./evm/verify.js")).evmVerifier;
   return undefined;
 }
 
 /**
  * The EIP-712 recovery of the first rail of this build that has one (for a seller's offers
- * and receipts signed in x402's `eip712` format), or undefined: this build's Solana rail has none.
+ * and receipts signed in x402's `eip712` format): the EVM rail's (the Solana rail has none).
  */
 export async function typedDataRecovery(): Promise<RailVerifier["recoverTypedData"]> {
   for (const network of Object.keys(NETWORK_RAILS)) {

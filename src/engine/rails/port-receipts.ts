@@ -14,8 +14,14 @@ export interface ChainEvidence {
   transaction: string;
   /** Solana: the slot; EVM: the block number. */
   slot: bigint;
+  /** EVM: the block's hash (a reorganised chain shows another); Solana: null (getTransaction names none). */
+  blockHash: string | null;
   blockTime: number | null;
-  /** Solana: the signature status (processed, confirmed, finalized); EVM: finalized, safe or latest; null: not said. */
+  /**
+   * Solana: the signature status (processed, confirmed, finalized); EVM: the node's newest tag
+   * covering the block (finalized, safe or latest) and the confirmations above it, as
+   * "latest, 3 confirmations"; null: not said.
+   */
   finality: string | null;
   failed: boolean;
   /** The payment's transfer in it, as the rail reads it (null: none from the paying account). */
@@ -23,8 +29,10 @@ export interface ChainEvidence {
   memos: string[];
   /**
    * The transaction itself. Solana: the wire transaction (signatures and message), base64;
-   * EVM: the raw signed transaction (0x RLP) followed by the EIP-3009 authorization's
-   * EIP-712 signature — the payer's — as JSON.
+   * EVM: canonical JSON `{raw, token, authorization, signature}` — the signed transaction's
+   * bytes (0x RLP, from eth_getRawTransactionByHash), and the EIP-3009 authorization its
+   * calldata submits to `token` with the payer's EIP-712 signature (nulls when the calldata
+   * is no direct transferWithAuthorization call).
    */
   wire: string;
   /** What is wrong with it as the payment journaled (verifyPayment). */
@@ -90,19 +98,24 @@ export interface RailVerifier {
    * Solana: every signature verifies over the message, the payer's among them, its id is the
    * stated transaction, and its TransferChecked moves the amount of the asset from the
    * source to the payee's associated token account with the payer as authority, beside the
-   * memo. EVM: the authorization's EIP-712 signature recovers to the payer, its from, to,
-   * value and nonce are the stated ones, and the raw transaction hashes to the stated hash.
+   * memo. EVM: the raw transaction hashes to the stated hash on the stated chain and its
+   * sender's signature recovers; the authorization carried is its calldata's, sent to the
+   * asset, from the payer to the payee of the amount with the stated nonce, and its EIP-712
+   * signature over the asset's USDC domain recovers to the payer.
    */
   checkWire(wire: string, stated: StatedPayment): Promise<WireCheck>;
   /**
    * What the RPC at `rpcUrl` shows of the stated transaction (any RPC of that network: the
    * verifier's own), with what differs from the stated payment in `problems`. Solana:
-   * getTransaction and getSignatureStatuses; EVM: the transaction, its receipt and logs.
+   * getTransaction and getSignatureStatuses; EVM: the transaction's receipt (its
+   * AuthorizationUsed(payer, nonce) log and the Transfer after it), its signed bytes, the
+   * block's time and the node's finality tags.
    */
   onChain(rpcUrl: string, stated: StatedPayment): Promise<EvidenceReading>;
   /**
    * EVM only: the address that signed EIP-712 typed data (a seller's offer or receipt in
-   * x402's `eip712` format). Absent on Solana, whose rail has no EVM library.
+   * x402's `eip712` format); undefined when it recovers none. Absent on Solana, whose rail
+   * has no EVM library.
    */
   recoverTypedData?(
     typed: {

@@ -18,6 +18,7 @@ import type { Rail } from "../port.js";
 import { usdcOn, type EvmUsdc } from "./assets.js";
 import { scanEvmHistory } from "./history.js";
 import { loadEvmKey } from "./key.js";
+import { evmReceipts } from "./receipts.js";
 import { createEvmChain, type EvmChain } from "./rpc.js";
 import { evmChecks, unpayable, validityWindow, VALIDITY_BOUND_S } from "./rules.js";
 import { signAuthorization } from "./sign.js";
@@ -84,7 +85,10 @@ function depsOf(o: EvmRailOptions): EvmDeps {
 /** How long a balance read is counted down before it is read again (as the Solana allowance's). */
 const BALANCE_CACHE_MS = 5_000;
 
-type Paying = Omit<Rail, "kind" | "network" | "terms" | "fate" | "verifySettlement" | "refundInflow" | "watch">;
+type Paying = Omit<
+  Rail,
+  "kind" | "network" | "terms" | "fate" | "verifySettlement" | "refundInflow" | "watch" | "evidence" | "signReceipt"
+>;
 
 /**
  * The ceiling before signing: the key's own balance (EIP-3009 has no delegate), read through
@@ -176,14 +180,6 @@ function paying(d: EvmDeps): Paying {
       const wallet = (await key()).address;
       return scanEvmHistory(await chain(), wallet, usdc.address, fromMs, opts);
     },
-    // Receipts on EVM are not read yet in this build: the chain section says so.
-    evidence: async () => ({ kind: "unknown", why: "this build's EVM rail reads no receipt evidence yet" }),
-    async signReceipt(payer, message) {
-      const account = await key();
-      if (getAddress(payer) !== account.address) return { problem: "key_changed" };
-      const value = await account.signMessage({ message: { raw: message } });
-      return { scheme: "eip191", signer: account.address, value };
-    },
   };
 }
 
@@ -195,5 +191,6 @@ export function createEvmRail(o: EvmRailOptions): Rail {
     terms: `exact on ${o.network} in USDC ${d.usdc.address}`,
     ...paying(d),
     ...evmTruth(d),
+    ...evmReceipts(d),
   };
 }

@@ -33,6 +33,7 @@ export function solanaReceipts(d: SolanaDeps): Pick<Rail, "evidence" | "signRece
         evidence: {
           transaction: tx.signature,
           slot: tx.slot,
+          blockHash: null,
           blockTime: tx.blockTime,
           finality: raw.finality,
           failed: tx.failed,

@@ -113,6 +113,7 @@ export const solanaVerifier: RailVerifier = {
       evidence: {
         transaction: tx.signature,
         slot: tx.slot,
+        blockHash: null,
         blockTime: tx.blockTime,
         finality: raw.finality,
         failed: tx.failed,
