@@ -160,7 +160,7 @@ describe("receipt on EVM: signed by the authorization's key, the transaction and
       expect(run.stdout).toMatch(
         new RegExp(`ok {3}transaction: 0x[0-9a-f]{64}: signed by 0x[0-9a-fA-F]{40}, ${agent}`),
       );
-      expect(run.stdout).toMatch(/ok {3}on chain: 0x[0-9a-f]{64} is on chain in slot \d+ \((latest|safe|finalized), /);
+      expect(run.stdout).toMatch(/ok {3}on chain: 0x[0-9a-f]{64} is on chain in block \d+ \((latest|safe|finalized), /);
     },
   );
 

@@ -119,14 +119,15 @@ async function onChainCheck(doc: ReceiptDocument, rail: RailVerifier, stated: St
   const problems = [...e.problems];
   if (doc.chain && doc.chain.wire !== e.wire)
     problems.push("the transaction on chain is not the one the receipt carries");
+  const where = rail.kind === "evm" ? "block" : "slot";
   if (doc.chain && doc.chain.slot !== e.slot.toString())
-    problems.push(`it is in slot ${e.slot}, not ${doc.chain.slot}`);
+    problems.push(`it is in ${where} ${e.slot}, not ${doc.chain.slot}`);
   if (doc.chain && doc.chain.blockHash !== e.blockHash)
     problems.push(`it is in block ${e.blockHash ?? "(no hash)"}, not ${doc.chain.blockHash ?? "(no hash)"}`);
   if (problems.length > 0) return no("on chain", problems.join("; "));
   return ok(
     "on chain",
-    `${stated.transaction} is on chain in slot ${e.slot} (${e.finality ?? "finality not said"}), as stated`,
+    `${stated.transaction} is on chain in ${where} ${e.slot} (${e.finality ?? "finality not said"}), as stated`,
   );
 }
 
