@@ -54,6 +54,7 @@ export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 export { parseKept } from "./evidence/kept.js";
 export type { ReceiptDocument } from "./evidence/receipt.js";
+export type { ReceiptResult } from "./evidence/receipt-build.js";
 export type { Verdict } from "./evidence/receipt-verify.js";
 export { approvalChallenge, registeredPasskeys } from "./approvals/passkeys.js";
 export {
