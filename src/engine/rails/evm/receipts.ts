@@ -67,14 +67,14 @@ export async function readEvidence(chain: EvmChain, exp: ExpectedPayment, tx: st
 export function evmReceipts(d: EvmDeps): Pick<Rail, "evidence" | "signReceipt"> {
   return {
     async evidence(p, tx) {
-      const exp = await expected(d, p);
-      if (!exp) return { kind: "unknown", why: "the payment was journaled without its authorization's nonce" };
-      let chain;
+      let exp, chain;
       try {
+        exp = await expected(d, p);
         chain = await d.chain();
       } catch (e) {
-        return { kind: "unknown", why: `the EVM RPC is not configured (${rpcFailure(e)})` };
+        return { kind: "unknown", why: `the EVM key or RPC is not configured (${rpcFailure(e)})` };
       }
+      if (!exp) return { kind: "unknown", why: "the payment was journaled without its authorization's nonce" };
       return readEvidence(chain, exp, tx);
     },
 
