@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { openerCommand } from "../app/desktop.js";
 import { openJournal, openPaidActions } from "../app/index.js";
 import { startConsole, type ConsoleHandle } from "../console/server.js";
+import type { ReceiptResult } from "../engine/index.js";
 import { runAudit } from "./audit.js";
 
 export { openerCommand } from "../app/desktop.js";
@@ -52,6 +53,27 @@ export function consoleAudit(env: NodeJS.ProcessEnv): () => Promise<unknown> {
   };
 }
 
+/**
+ * A receipt as `paid-actions-mcp receipt` makes it, for the console's receipt page: the
+ * payment's rail reads the chain and signs it (the embedded sandbox reused, or started for it).
+ */
+export function consoleReceipt(env: NodeJS.ProcessEnv): (id: string) => Promise<ReceiptResult> {
+  return async (id) => {
+    const pa = await openPaidActions({
+      env,
+      log: () => undefined,
+      reconcile: false,
+      resume: false,
+      sandbox: { providerDelayMs: 3_000 },
+    });
+    try {
+      return await pa.engine.receipt(id);
+    } finally {
+      await pa.close();
+    }
+  };
+}
+
 export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOptions = {}): Promise<number> {
   const j = await openJournal(env);
   const config = j.configResult.ok ? j.configResult.config : undefined;
@@ -67,6 +89,7 @@ export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOp
         home: j.home,
         config,
         audit: consoleAudit(env),
+        receipt: consoleReceipt(env),
         log,
       },
       { port: o.port },

@@ -45,6 +45,7 @@ Commands:
   doctor       Check configuration, service, wallet, balance and journal
   audit        Reconcile the journal with the wallet's USDC history on chain, per network
   allowance    What the chain lets each key spend; in delegate mode the owner grants or revokes it
+  receipt      One purchase's receipt, signed by the key that paid; or verify one anywhere
   console      A local web console: approvals, executions, spending, transcripts, audit
   sandbox      Run the reference service (v1 API + Solana JSON-RPC on an embedded ledger)
 
@@ -220,6 +221,28 @@ transfer past the allowance the owner granted, whoever holds the agent key.
                    of this agent key on the owner's account, the owner paying the fee)
 
 Exit code: 0 done; 1 it could not be done (said on stderr); 2 usage error.
+`,
+  receipt: `Usage: paid-actions-mcp receipt ID [--out FILE]
+       paid-actions-mcp receipt verify FILE [--rpc URL] [--json]
+
+receipt ID writes the receipt of one purchase (ID: an execution's executionId, or a
+purchase's intentId) as one self-contained JSON document (paid-actions/1), on stdout or in
+FILE: what was bought (the action and its input's digest, or the method and URL with query
+values redacted), the requirement as received, the approval (who, how, when, and a
+passkey's assertion), the payment (network, transaction, payer, payee, amount, memo), what
+our Solana RPC shows of it now (slot, finality, the transfer, the wire transaction), the
+outcome (status, output digest, refunds seen on chain) and the seller's signed offer and
+receipt when it gave them. Signed as a whole by the key that signed the payment. No secret
+goes in it. A purchase for which nothing was ever signed moved no money: it has none.
+
+receipt verify FILE checks one without a journal or a configuration: each section against
+the digest it was signed with, the receipt's signature (by the payer), the wire
+transaction's signatures and transfer, the approval's passkey assertion over the terms,
+the seller's signatures; with --rpc URL (any RPC of its network), that its transfer is on
+chain as stated. --json prints {holds, checks: [{check, holds, detail}]}.
+
+Exit code: 0 made, or the receipt holds; 3 it does not hold (each failing check is named);
+1 no receipt could be made (said on stderr); 2 usage error.
 `,
   console: `Usage: paid-actions-mcp console [--port N] [--no-open]
 

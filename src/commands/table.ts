@@ -247,4 +247,18 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   sandbox: { sqlite: true, run: sandbox },
+  // Making a receipt opens the journal (checked in the command); verifying one needs none.
+  receipt: {
+    sqlite: false,
+    run: async (args, x) => {
+      const { values, positionals } = parse(
+        args,
+        { out: { type: "string" }, rpc: { type: "string" }, json: { type: "boolean" } },
+        2,
+      );
+      if (values.help) return x.help();
+      const { receiptAction, receiptCommand } = await import("./receipt.js");
+      return receiptCommand(x.env, receiptAction(positionals, values), x.sqliteProblem);
+    },
+  },
 };

@@ -3,7 +3,7 @@
  * refused when it cannot be checked),
  * executions with their timelines, x402 purchases (paid_fetch) with theirs — never their
  * requests' header values, bodies or query values — spending by action, by origin and by day,
- * transcripts, the audit,
+ * transcripts, the audit, a purchase's receipt (receipts-api.ts),
  * whether payments are frozen (read only: freezing and lifting are the terminal's), and the
  * event stream. Reads go to the journal the MCP servers share; a decision goes
  * through the engine exactly as the terminal's `approve` gives it. Money is decimal strings.
@@ -26,6 +26,7 @@ import {
 import type { ConsoleDeps, ConsoleLogin } from "./deps.js";
 import type { EventHub } from "./events.js";
 import { assertionOf, originOf, PASSKEY_GET, PASSKEY_POST, passkeyCount } from "./passkeys-api.js";
+import { RECEIPT_GET } from "./receipts-api.js";
 import { ApiError, readJsonBody, sendJson } from "./respond.js";
 import type { Session } from "./security.js";
 import { timelineOf } from "./timeline.js";
@@ -275,6 +276,7 @@ const GET: Array<[RegExp, Handler]> = [
   ],
   [/^\/api\/events$/, async (c, _m, req, res) => c.events.open(req, res)],
   ...PASSKEY_GET,
+  ...RECEIPT_GET,
 ];
 
 const POST: Array<[RegExp, Handler]> = [

@@ -3,7 +3,7 @@
  * command and the MCP server both start it with). It reads only engine/ and domain/;
  * anything else it needs — the audit run — is injected.
  */
-import type { Config, Engine, JournalStore, Transcripts } from "../engine/index.js";
+import type { Config, Engine, JournalStore, ReceiptResult, Transcripts } from "../engine/index.js";
 
 export interface ConsoleDeps {
   engine: Engine;
@@ -13,6 +13,11 @@ export interface ConsoleDeps {
   config: Config | undefined;
   /** The AuditRun report of `paid-actions-mcp audit`, or throws with a message a person can act on. */
   audit(): Promise<unknown>;
+  /**
+   * A purchase's receipt as `paid-actions-mcp receipt` makes it, where `engine` has no rails
+   * to sign it with (`paid-actions-mcp console` reads the journal only); absent: `engine.receipt`.
+   */
+  receipt?(id: string): Promise<ReceiptResult>;
   now?: () => number;
   /** Where the console says what went wrong in the background (never a secret). */
   log?: (line: string) => void;

@@ -25,7 +25,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 
 /** The paths the page answers to (it routes on location.pathname). */
 const PAGE =
-  /^\/(?:(?:approvals|executions|purchases|transcripts)(?:\/[A-Za-z0-9_.-]{1,100})?|spending|audit|passkeys)?$/;
+  /^\/(?:(?:approvals|executions|purchases|receipts|transcripts)(?:\/[A-Za-z0-9_.-]{1,100})?|spending|audit|passkeys)?$/;
 
 export function isPageRoute(pathname: string): boolean {
   return PAGE.test(pathname);

@@ -29,6 +29,7 @@ import { evaluateBudget } from "./budget/policy.js";
 import { quoteOnly } from "./intent/quote-only.js";
 import { watchReleased, type WatchPass } from "./chain/released-watch.js";
 import { checkRefund, checkSettlement } from "./chain/settlement.js";
+import { buildReceipt, type ReceiptResult } from "./evidence/receipt-build.js";
 import { STATES } from "./model/states.js";
 import { serviceApi, type AgentServiceSearchResult, type ServiceApi } from "./service/api.js";
 import {
@@ -370,6 +371,11 @@ export class Engine extends EventEmitter {
   /** Intents a human should look at: outcome unknown, or the service misbehaved after payment. */
   async needsAttention(): Promise<ExecutionView[]> {
     return (await this.d.journal.needingAttention(100)).map(view);
+  }
+
+  /** A purchase's receipt, signed by the key that paid (evidence/receipt-build.ts), by its intentId or executionId. */
+  receipt(id: string): Promise<ReceiptResult> {
+    return buildReceipt({ journal: this.d.journal, rails: this.d.rails, now: this.d.now }, id);
   }
 
   spending() {

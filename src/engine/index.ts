@@ -18,6 +18,7 @@ import type { ChainPort } from "./rails/solana/chain.js";
 import type { AllowanceTransactionInput, AllowanceReading } from "./rails/solana/delegate.js";
 import type { Payer, PayerOptions, SolanaSigner } from "./rails/solana/payer.js";
 import type { Reconciler, ReconcilerOptions } from "./reconciler.js";
+import type { Verdict } from "./evidence/receipt-verify.js";
 
 export { hintFor, httpStatusOf, isCode, paidError, PaidActionError, type ErrorContext } from "./errors.js";
 export {
@@ -52,6 +53,9 @@ export { createRails, noRails, type Rails } from "./rails/load.js";
 export { clearPin, pinGate, pinPath, pinProblem, setPin, verifyPin, type PinGate } from "./approvals/pin.js";
 export { approvalReview, pendingReviews, type ApprovalReview } from "./approvals/review.js";
 export { parseKept } from "./evidence/kept.js";
+export type { ReceiptDocument } from "./evidence/receipt.js";
+export type { ReceiptResult } from "./evidence/receipt-build.js";
+export type { Verdict } from "./evidence/receipt-verify.js";
 export { approvalChallenge, registeredPasskeys } from "./approvals/passkeys.js";
 export {
   bindOwner,
@@ -123,6 +127,20 @@ export async function readAllowanceTransaction(
   e: { owner: string; account: string; agent: string; mint: string },
 ): Promise<AllowanceReading> {
   return (await import("./rails/solana/delegate.js")).readAllowanceTransaction(wire, e);
+}
+
+/**
+ * Checks a receipt's JSON with no journal and no configuration (evidence/receipt-verify.ts):
+ * its digests, its signature, the transaction it carries, the approval, the seller's word,
+ * and — given an RPC of its network — the transfer on chain.
+ */
+export async function verifyReceipt(json: unknown, o: { rpcUrl?: string } = {}): Promise<Verdict> {
+  const [{ verifyReceipt }, { railVerifier, typedDataRecovery }] = await Promise.all([
+    import("./evidence/receipt-verify.js"),
+    import("./rails/load.js"),
+  ]);
+  const deps = { verifier: railVerifier, ...(o.rpcUrl ? { rpcUrl: o.rpcUrl } : {}) };
+  return verifyReceipt(json, deps, await typedDataRecovery());
 }
 
 /** The journal in one SQLite file (better-sqlite3 loads with it). */

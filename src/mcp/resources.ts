@@ -1,6 +1,7 @@
 /**
  * Resources: the recent executions, the recent paid_fetch purchases, spending and limits,
- * each execution, each purchase (and its body), each tool call's transcript; templates for
+ * each execution, each purchase (and its body), each purchase's receipt, each tool call's
+ * transcript; templates for
  * those; subscriptions to executions, purchases and spending on 2025 connections (2026
  * clients ask for the same updates through subscriptions/listen, which the SDK's stdio entry
  * serves; the notifications themselves come from updates.ts).
@@ -38,6 +39,14 @@ export const RESOURCE_TEMPLATES = [
     name: "purchase-body",
     title: "The whole body a paid_fetch purchase got",
     description: "The answer's body as the resource sent it (text, or base64 for binary).",
+  },
+  {
+    uriTemplate: "paid-actions://receipts/{id}",
+    name: "receipt",
+    title: "A purchase's receipt",
+    mimeType: "application/json",
+    description:
+      "One purchase's receipt (id: an executionId or a purchase's intentId): what was bought, the requirement, the approval, the payment, the chain facts read now, the outcome and the seller's signed word, signed by the key that paid. Check it anywhere with `paid-actions-mcp receipt verify`.",
   },
   {
     uriTemplate: "paid-actions://transcripts/{callId}",
@@ -154,6 +163,13 @@ async function readResource(ctx: McpContext, uri: string) {
     if (!m[2]) return json(uri, { ...purchaseView(found.intent), ...(sandbox ? { sandbox: true } : {}) });
     if (!found.body) throw new ResourceNotFoundError(uri, `purchase ${m[1]} has no answer yet`);
     return bodyContents(uri, found.intent.response?.contentType ?? null, found.body);
+  }
+  m = /^paid-actions:\/\/receipts\/([A-Za-z0-9_-]{1,128})$/.exec(uri);
+  if (m) {
+    const made = await engine.receipt(m[1]!);
+    // The document as signed: nothing is added to it.
+    if (made.ok) return json(uri, made.receipt);
+    throw new ResourceNotFoundError(uri, made.message);
   }
   m = /^paid-actions:\/\/transcripts\/(call_[A-Za-z0-9]{1,40})$/.exec(uri);
   if (m) {

@@ -15,6 +15,7 @@ import { GroupSync, type SyncFiles } from "./group-sync.js";
 import { clearUnfinishedIdempotency } from "./http/handler.js";
 import { ensureTokenAccount, genesis, grantDemoAllowance, type ServiceKeys } from "./ledger/chain.js";
 import { Ledger } from "./ledger/ledger.js";
+import { newSigningKey } from "./resources/offer-receipt.js";
 
 const WALLET_FUNDING = parseDecimal("1000")!;
 /** What the demo wallet (the owner) grants the agent key on first start. */
@@ -46,6 +47,16 @@ export async function loadServiceKeys(db: Database.Database): Promise<ServiceKey
     mintAuthority: await load("mintAuthority"),
     seller: await load("seller"),
   };
+}
+
+/** The sandbox's own signing key for the offers and receipts its resources sign (Ed25519, PKCS#8), made once and kept. */
+export function loadSigningKey(db: Database.Database): string {
+  let key = meta(db, "seller_signing_key");
+  if (!key) {
+    key = newSigningKey();
+    setMeta(db, "seller_signing_key", key);
+  }
+  return key;
 }
 
 /**

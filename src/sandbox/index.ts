@@ -12,7 +12,7 @@ import { SOLANA_DEVNET, USDC_MINT } from "../domain/networks.js";
 import type { ServiceKeys } from "./ledger/chain.js";
 import type { GroupSync, SyncFiles } from "./group-sync.js";
 import { isAlive, lockHome } from "./home-lock.js";
-import { loadServiceKeys, openLedger, openStore } from "./home.js";
+import { loadServiceKeys, loadSigningKey, openLedger, openStore } from "./home.js";
 import { createHttpHandler, type HttpOptions, type RateLimit } from "./http/handler.js";
 import { listen, stopServer } from "./http/server.js";
 import { createFacilitatorApi } from "./facilitator/api.js";
@@ -23,6 +23,7 @@ import type { FacilitatorFaults } from "./facilitator/faults.js";
 export { FacilitatorFaults } from "./facilitator/faults.js";
 import { PAID_RESOURCES } from "./resources/catalog.js";
 import { createPaidResources } from "./resources/server.js";
+import { sellerSigner, type SellerKeyInfo } from "./resources/offer-receipt.js";
 import type { Ledger } from "./ledger/ledger.js";
 import { SandboxService } from "./service/service.js";
 import { systemResolver, type Resolver } from "./service/webhook-guard.js";
@@ -103,6 +104,8 @@ export interface SandboxInfo {
   facilitatorUrl?: string;
   /** The EVM ledger (evm/index.ts); absent when it is off or in a sandbox.json written before it. */
   evm?: EvmInfo;
+  /** The key its paid resources sign offers and receipts with (x402 offer-receipt, JWS); absent before it. */
+  sellerKey?: SellerKeyInfo;
 }
 
 export interface Sandbox extends SandboxInfo {
@@ -196,6 +199,7 @@ function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: 
  */
 function createX402(options: SandboxOptions, ground: ServiceGround, origin: () => string) {
   const { db, ledger, keys, network, mint, now, log, evm } = ground;
+  const signer = sellerSigner(loadSigningKey(db));
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const catalog = new DiscoveryCatalog(db, now);
   const facilitator = new SandboxFacilitator({
@@ -216,12 +220,13 @@ function createX402(options: SandboxOptions, ground: ServiceGround, origin: () =
     asset: mint,
     payTo: keys.seller.address,
     ...(evm ? { evmPayTo: evm.seller } : {}),
+    signer,
     origin,
     rateLimit,
     now,
     log,
   });
-  return { catalog, facilitator, facilitatorApi, paidResources };
+  return { catalog, facilitator, facilitatorApi, paidResources, signer };
 }
 
 /**
@@ -350,6 +355,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
       ...accounts,
       facilitatorUrl: `${origin}/facilitator`,
       ...(evm ? { evm: evm.info } : {}),
+      sellerKey: x402.signer.info,
     };
     await listOwnResources(x402, keys.seller.address, origin, log);
     // What start-up wrote (genesis, keys) is on disk before anyone is told where to find it.

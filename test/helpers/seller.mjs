@@ -22,6 +22,14 @@ import { ExactSvmScheme } from "@x402/svm/exact/server";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, extractPaymentIdentifier } from "@x402/extensions/payment-identifier";
+import {
+  createEIP712OfferReceiptIssuer,
+  createJWSOfferReceiptIssuer,
+  createOfferReceiptExtension,
+  declareOfferReceiptExtension,
+} from "@x402/extensions/offer-receipt";
+import { generateKeyPairSync, sign } from "node:crypto";
+import { privateKeyToAccount } from "viem/accounts";
 
 const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
@@ -73,6 +81,7 @@ function x402Routes() {
     const extensions = {
       ...((route.bazaar ?? config.bazaar) ? discoveryOf(route) : {}),
       ...(config.paymentIdentifier ? { "payment-identifier": declarePaymentIdentifierExtension(false) } : {}),
+      ...(config.offerReceipt ? declareOfferReceiptExtension({ includeTxHash: true }) : {}),
     };
     routes[`${route.method} ${route.path}`] = {
       accepts: { scheme: "exact", network: config.network, payTo: config.payTo, price: route.price },
@@ -88,7 +97,31 @@ function resourceServer() {
   const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: config.facilitatorUrl }));
   server.register(config.network, config.network.startsWith("eip155:") ? new ExactEvmScheme() : new ExactSvmScheme());
   if (config.bazaar || config.routes.some((r) => r.bazaar)) server.registerExtension(bazaarResourceServerExtension);
+  if (config.offerReceipt) server.registerExtension(createOfferReceiptExtension(offerReceiptIssuer()));
   return server;
+}
+
+/**
+ * The seller's signing key for offer-receipt: a fresh P-256 key (ES256), named by a did:jwk
+ * so that a buyer resolves it offline; the package's own JWS issuer over it. Or, given
+ * `{eip712: key}`, the package's own EIP-712 issuer signing with that EVM key.
+ */
+function offerReceiptIssuer() {
+  if (typeof config.offerReceipt === "object" && config.offerReceipt.eip712) {
+    const account = privateKeyToAccount(config.offerReceipt.eip712);
+    return createEIP712OfferReceiptIssuer(`did:pkh:eip155:1:${account.address}`, (typed) =>
+      account.signTypedData(typed),
+    );
+  }
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const { kty, crv, x, y } = publicKey.export({ format: "jwk" });
+  const kid = `did:jwk:${Buffer.from(JSON.stringify({ kty, crv, x, y })).toString("base64url")}`;
+  return createJWSOfferReceiptIssuer(kid, {
+    kid,
+    format: "jws",
+    algorithm: "ES256",
+    sign: async (bytes) => sign("sha256", bytes, { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url"),
+  });
 }
 
 // ---- The request log -------------------------------------------------------------------------
@@ -210,7 +243,10 @@ function lyingProxy(innerPort) {
     }
     const entry = record(req.method, req.url, req.headers);
     let reply = await forward(innerPort, req, body, false);
-    if (reply.status < 400 && reply.headers["payment-response"]) {
+    if (config.lie === "tamper-offer") {
+      if (reply.headers["payment-required"])
+        reply.headers["payment-required"] = tamperOffers(reply.headers["payment-required"]);
+    } else if (reply.status < 400 && reply.headers["payment-response"]) {
       if (config.lie === "402-after-settle") reply = await forward(innerPort, req, body, true);
       else
         reply = {
@@ -227,6 +263,18 @@ function lyingProxy(innerPort) {
     res.writeHead(reply.status, reply.headers);
     res.end(reply.body);
   });
+}
+
+/** A 402's signed offers with their payload's amount lowered and their signatures kept: a tampered offer. */
+function tamperOffers(header) {
+  const challenge = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
+  for (const offer of challenge.extensions?.["offer-receipt"]?.info?.offers ?? []) {
+    const [h, p, sig] = offer.signature.split(".");
+    const payload = JSON.parse(Buffer.from(p, "base64url").toString("utf8"));
+    payload.payTo = "11111111111111111111111111111111";
+    offer.signature = `${h}.${Buffer.from(JSON.stringify(payload)).toString("base64url")}.${sig}`;
+  }
+  return Buffer.from(JSON.stringify(challenge)).toString("base64");
 }
 
 // ---- Start ----------------------------------------------------------------------------------

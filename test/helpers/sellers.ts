@@ -42,9 +42,10 @@ export interface SellerRoute {
 
 /**
  * A lying proxy in front of the stock seller: once a paid request was settled, it answers
- * a 500, or a fresh 402 challenge, instead of the resource — and drops PAYMENT-RESPONSE.
+ * a 500, or a fresh 402 challenge, instead of the resource — and drops PAYMENT-RESPONSE; or
+ * (`tamper-offer`) it changes the payee its 402's signed offers name, keeping their signatures.
  */
-export type SellerLie = "500-after-settle" | "402-after-settle";
+export type SellerLie = "500-after-settle" | "402-after-settle" | "tamper-offer";
 
 export interface SellerOptions {
   framework: "express" | "hono";
@@ -58,6 +59,12 @@ export interface SellerOptions {
   bazaar?: boolean;
   /** Declare the payment-identifier extension (optional, not required) on every paid route. */
   paymentIdentifier?: boolean;
+  /**
+   * Sign offers and receipts (x402 offer-receipt, @x402/extensions' own issuer and extension),
+   * with the transaction in the receipt: `true`, JWS ES256 by a fresh P-256 key named by a
+   * did:jwk; `{eip712: key}`, EIP-712 by that EVM private key (0x hex), named by a did:pkh.
+   */
+  offerReceipt?: boolean | { eip712: string };
   lie?: SellerLie;
 }
 

@@ -12,6 +12,7 @@
 /** @typedef {import("./wire.js").Freeze} Freeze */
 /** @typedef {import("./wire.js").Purchase} Purchase */
 /** @typedef {import("./wire.js").PurchaseDetail} PurchaseDetail */
+/** @typedef {import("./wire.js").ReceiptChecked} ReceiptChecked */
 /** @typedef {import("./wire.js").RecentCall} RecentCall */
 /** @typedef {import("./wire.js").Session} Session */
 /** @typedef {import("./wire.js").Spending} Spending */
@@ -157,6 +158,19 @@ export const getPurchases = (query) => get(`/api/purchases?${query}`);
  * @returns {Promise<PurchaseDetail>}
  */
 export const getPurchase = (id) => get(`/api/purchases/${encodeURIComponent(id)}`);
+
+/**
+ * A purchase's receipt, made now, with its checks.
+ * @param {string} id an execution's id or a purchase's intent id
+ * @returns {Promise<ReceiptChecked>}
+ */
+export const getReceiptChecked = (id) => get(`/api/receipts/${encodeURIComponent(id)}/checked`);
+
+/**
+ * Where the receipt is downloaded from (the same JSON `paid-actions-mcp receipt` writes).
+ * @param {string} id
+ */
+export const receiptFileUrl = (id) => `/api/receipts/${encodeURIComponent(id)}`;
 
 /** @returns {Promise<Spending>} */
 export const getSpending = () => get("/api/spending");

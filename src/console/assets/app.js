@@ -11,6 +11,7 @@ import * as passkeys from "./pages/passkeys.js";
 import * as executions from "./pages/executions.js";
 import * as purchase from "./pages/purchase.js";
 import * as purchases from "./pages/purchases.js";
+import * as receipt from "./pages/receipt.js";
 import * as spending from "./pages/spending.js";
 import * as transcripts from "./pages/transcripts.js";
 
@@ -34,6 +35,7 @@ const ROUTES = [
   [/^\/executions\/([^/]+)\/?$/, "executions", (m, [id = ""]) => execution.mountOne(m, id)],
   [/^\/purchases\/?$/, "purchases", (m) => purchases.mountList(m)],
   [/^\/purchases\/([^/]+)\/?$/, "purchases", (m, [id = ""]) => purchase.mountOne(m, id)],
+  [/^\/receipts\/([^/]+)\/?$/, "purchases", (m, [id = ""]) => receipt.mountOne(m, id)],
   [/^\/spending\/?$/, "spending", (m) => spending.mount(m)],
   [/^\/transcripts\/?$/, "transcripts", (m) => transcripts.mountList(m)],
   [/^\/transcripts\/([^/]+)\/?$/, "transcripts", (m, [id = ""]) => transcripts.mountOne(m, id)],

@@ -310,3 +310,37 @@ export {};
  * @typedef {{ kind: "add", challenge: string, rpId: string, user: { id: string, name: string, displayName: string }, excludeCredentials: string[], label: string | null }
  *   | { kind: "remove", challenge: string, rpId: string, credentialId: string, allowCredentials: string[] }} PasskeyCeremony
  */
+
+/**
+ * A purchase's receipt (engine/evidence/receipt.ts ReceiptDocument): the fields the receipt
+ * page reads. The whole document is what GET /api/receipts/<id> offers for download.
+ * @typedef {object} Receipt
+ * @property {string} receipt
+ * @property {string} id
+ * @property {string} madeAt
+ * @property {{ kind: "action" | "fetch", intentId: string, executionId: string | null, action: string | null, inputDigest: string, request: { method: string, url: string, origin: string } | null }} bought
+ * @property {{ quoteId: string, amount: string, currency: string, quotedAt: string, expiresAt: string }} quote
+ * @property {{ approvalId: string, status: string, channel: "passkey" | "host" | "person", decidedAt: string | null, evidence: unknown } | null} approval
+ * @property {{ network: string, transaction: string | null, payer: string, source: string, payee: string, asset: string, amount: string, memo: string, signedAt: string, fate: string }} payment
+ * @property {{ readAt: string, slot: string, blockHash: string | null, blockTime: number | null, finality: string | null, failed: boolean, transfer: { source: string, destination: string, authority: string, mint: string | null, amount: string } | null } | null} chain
+ * @property {string | null} chainUnread
+ * @property {{ state: string, status: string | null, settlement: string, outputDigest: string | null, answer: { status: number, contentType: string | null, size: number, bodyDigest: string } | null, refunds: Array<{ transaction: string | null, claimed: string | null, seenOnChain: string | null, state: string }>, attention: string | null, error: string | null }} outcome
+ * @property {{ offer: ReceiptSellerPart | null, receipt: ReceiptSellerPart | null } | null} seller
+ * @property {{ scheme: string, signer: string, value: string }} signature
+ */
+
+/**
+ * One part of the seller's signed word in a receipt.
+ * @typedef {object} ReceiptSellerPart
+ * @property {"verified" | "mismatch" | "invalid" | "unchecked"} state
+ * @property {string | null} signer
+ * @property {string[]} problems
+ * @property {string | null} withheld
+ */
+
+/**
+ * GET /api/receipts/<id>/checked (console/receipts-api.ts): the receipt and `receipt verify`'s checks of it.
+ * @typedef {object} ReceiptChecked
+ * @property {Receipt} receipt
+ * @property {{ holds: boolean, checks: Array<{ check: string, holds: boolean, detail: string }> }} verdict
+ */

@@ -10,6 +10,7 @@
 import { formatDecimal } from "../../domain/money.js";
 import { canonicalJson } from "../../domain/wire.js";
 import { evaluateBudget } from "../budget/policy.js";
+import { sellerWordOf } from "../evidence/seller-word.js";
 import type { Ctx } from "../context.js";
 import { paidError } from "../errors.js";
 import type { FetchRequest, FetchResult, IntentAt, PayOptions, PayRequest } from "../model/types.js";
@@ -117,6 +118,7 @@ export async function delivered(c: Pick<Ctx, "journal">, intent: IntentAt<"execu
   // A call with a fetch's fingerprint finds (or records) only a fetch.
   if (intent.kind !== "fetch") throw new Error(`intent ${intent.intentId} is not a fetch`);
   const { response } = intent;
+  const seller = await sellerWordOf(c.journal, intent.intentId);
   return {
     result: {
       intentId: intent.intentId,
@@ -132,6 +134,7 @@ export async function delivered(c: Pick<Ctx, "journal">, intent: IntentAt<"execu
         transaction: intent.paymentTx,
         network: intent.requirements.network,
         settlement: intent.settlement,
+        ...(seller ? { seller } : {}),
       },
       ...(intent.attention ? { attention: intent.attention } : {}),
       ...(response.redirectRefused ? { redirectRefused: response.redirectRefused } : {}),

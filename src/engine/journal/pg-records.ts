@@ -13,7 +13,16 @@ import type { Approval, ApprovalStatus } from "../model/types.js";
 import { changed, LOCK, pgValue, rows, transaction, type Db } from "./pg-sql.js";
 import { PIN_KEYS, pinKey, pinValue, toPinRecord } from "./pin-records.js";
 import { ADVANCE_WHERE, PASSKEY_INSERT, passkeyValues, toPasskey } from "./passkey-rows.js";
-import type { AssertedApproval, CatalogRecord, Freeze, PasskeyRecord, PinRecord, TranscriptRecord } from "./port.js";
+import type {
+  AssertedApproval,
+  CatalogRecord,
+  Freeze,
+  PasskeyRecord,
+  PinRecord,
+  SellerWordPart,
+  SellerWordRecord,
+  TranscriptRecord,
+} from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
 
 /** Thrown inside a transaction to roll it back: what it carries is the transaction's answer. */
@@ -169,6 +178,27 @@ export abstract class PgRecords {
   async responseBody(intentId: string): Promise<Uint8Array | undefined> {
     const [row] = await rows(this.pool, `SELECT body FROM response_bodies WHERE intent_id = $1`, [intentId]);
     return row ? new Uint8Array(row.body as Buffer) : undefined;
+  }
+
+  // ---- The seller's signed word ---------------------------------------------------
+
+  async saveSellerWord(intentId: string, part: SellerWordPart, json: string | null, now: number): Promise<void> {
+    // `part` is one of two column names, never a caller's text.
+    const column = part === "offer" ? "offer" : "receipt";
+    await this.pool.query(
+      `INSERT INTO seller_words (intent_id, ${column}, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (intent_id) DO UPDATE SET ${column} = EXCLUDED.${column}, updated_at = EXCLUDED.updated_at`,
+      [intentId, json, now],
+    );
+  }
+
+  async sellerWord(intentId: string): Promise<SellerWordRecord | undefined> {
+    const [row] = await rows(this.pool, `SELECT offer, receipt, updated_at FROM seller_words WHERE intent_id = $1`, [
+      intentId,
+    ]);
+    if (!row) return undefined;
+    const text = (v: unknown) => (typeof v === "string" ? v : null);
+    return { offer: text(row.offer), receipt: text(row.receipt), updatedAt: Number(row.updated_at) };
   }
 
   async catalog(service: string): Promise<CatalogRecord[]> {

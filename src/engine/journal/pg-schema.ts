@@ -212,6 +212,15 @@ export const PG_MIGRATIONS: string[] = [
   ALTER TABLE payments ADD COLUMN valid_before ${MONEY};
   CREATE INDEX payments_nonce ON payments(nonce) WHERE nonce IS NOT NULL;
   `,
+  // 11: the seller's signed offer and receipt on a purchase (see schema.ts).
+  `
+  CREATE TABLE seller_words (
+    intent_id ${T} PRIMARY KEY,
+    offer ${T},
+    receipt ${T},
+    updated_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 /**

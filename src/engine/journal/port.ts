@@ -175,6 +175,20 @@ export interface PasskeyRecord {
 /** What approving with a passkey came to: done, the approval no longer pending, or the counter moved on meanwhile. */
 export type AssertedApproval = "approved" | "changed" | "counter";
 
+/**
+ * The seller's signed word on one purchase (x402's `offer-receipt` extension): its signed
+ * offer and its signed receipt, each as received with our check of it (JSON,
+ * evidence/seller.ts), null until it was given.
+ */
+export interface SellerWordRecord {
+  offer: string | null;
+  receipt: string | null;
+  updatedAt: number;
+}
+
+/** Which part of the seller's word: the offer its 402 carried, or the receipt its paid answer carried. */
+export type SellerWordPart = "offer" | "receipt";
+
 export interface CatalogRecord {
   name: string;
   detail: unknown;
@@ -342,6 +356,11 @@ export interface JournalStore {
    */
   saveResponseBody(intentId: string, body: Uint8Array, now: number): Awaitable<void>;
   responseBody(intentId: string): Awaitable<Uint8Array | undefined>;
+
+  // ---- The seller's signed word (x402 offer-receipt), by intent ----
+  /** Keeps (or replaces) one part of a purchase's seller word (null: forgets it, as a fresh attempt's probe does). */
+  saveSellerWord(intentId: string, part: SellerWordPart, json: string | null, now: number): Awaitable<void>;
+  sellerWord(intentId: string): Awaitable<SellerWordRecord | undefined>;
 
   // ---- Catalog cache ----
   saveCatalog(service: string, details: Array<{ name: string; detail: unknown }>, now: number): Awaitable<void>;

@@ -208,4 +208,15 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE payments ADD COLUMN valid_before TEXT;
   CREATE INDEX payments_nonce ON payments(nonce) WHERE nonce IS NOT NULL;
   `,
+  // 11: the seller's signed word on a purchase (x402's offer-receipt extension): the signed
+  // offer its 402 carried for the requirement paid, and the signed receipt its paid answer
+  // carried, each as received with our check of it (JSON), so that a receipt can carry them.
+  `
+  CREATE TABLE seller_words (
+    intent_id TEXT PRIMARY KEY,
+    offer TEXT,
+    receipt TEXT,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];

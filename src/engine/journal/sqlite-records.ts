@@ -8,7 +8,16 @@ import type Database from "better-sqlite3";
 import type { Approval, ApprovalStatus } from "../model/types.js";
 import { PIN_KEYS, pinKey, pinValue, toPinRecord } from "./pin-records.js";
 import { ADVANCE_WHERE, PASSKEY_INSERT, passkeyValues, toPasskey } from "./passkey-rows.js";
-import type { AssertedApproval, CatalogRecord, Freeze, PasskeyRecord, PinRecord, TranscriptRecord } from "./port.js";
+import type {
+  AssertedApproval,
+  CatalogRecord,
+  Freeze,
+  PasskeyRecord,
+  PinRecord,
+  SellerWordPart,
+  SellerWordRecord,
+  TranscriptRecord,
+} from "./port.js";
 import { toApproval, toFreeze } from "./rows.js";
 
 /**
@@ -172,6 +181,23 @@ export abstract class SqliteRecords {
     const row = this.sql(`SELECT body FROM response_bodies WHERE intent_id = ?`).get(intentId) as
       { body: Buffer } | undefined;
     return row ? new Uint8Array(row.body) : undefined;
+  }
+
+  // ---- The seller's signed word ---------------------------------------------------
+
+  saveSellerWord(intentId: string, part: SellerWordPart, json: string | null, now: number): void {
+    // `part` is one of two column names, never a caller's text.
+    const column = part === "offer" ? "offer" : "receipt";
+    this.sql(
+      `INSERT INTO seller_words (intent_id, ${column}, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (intent_id) DO UPDATE SET ${column} = excluded.${column}, updated_at = excluded.updated_at`,
+    ).run(intentId, json, now);
+  }
+
+  sellerWord(intentId: string): SellerWordRecord | undefined {
+    const row = this.sql(`SELECT offer, receipt, updated_at FROM seller_words WHERE intent_id = ?`).get(intentId) as
+      { offer: string | null; receipt: string | null; updated_at: number } | undefined;
+    return row ? { offer: row.offer, receipt: row.receipt, updatedAt: row.updated_at } : undefined;
   }
 
   catalog(service: string): CatalogRecord[] {

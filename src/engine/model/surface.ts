@@ -112,8 +112,28 @@ export interface FetchResult {
     transaction: string | null;
     network: string;
     settlement: SettlementCheck;
+    /** Whether the seller signed (x402 offer-receipt): present when it gave a signed offer or receipt. */
+    seller?: SellerSummary;
   } | null;
   attention?: string;
   /** A cross-origin redirect that was not followed. */
   redirectRefused?: string;
+}
+
+/**
+ * Where one part of a seller's signed word (x402 offer-receipt) stands: its signature
+ * verifies and it matches what was paid (`verified`); it verifies but says something else
+ * (`mismatch`); it does not verify (`invalid`: tampered, or not the seller's); nothing here
+ * can check its signature (`unchecked`); or the seller gave none (`absent`).
+ */
+export type WordState = "verified" | "mismatch" | "invalid" | "unchecked" | "absent";
+
+/** What a purchase's result says of the seller's word: whether the seller signed, each part's state, who. */
+export interface SellerSummary {
+  /** Both the offer and the receipt verified and match the payment. */
+  signed: boolean;
+  offer: WordState;
+  receipt: WordState;
+  signer: string | null;
+  problems?: string[];
 }

@@ -12,7 +12,7 @@ import { paidError } from "../errors.js";
 import { describeAccept } from "../x402-http/challenge.js";
 import { challengeNetwork, chooseRequirement } from "./choose.js";
 import type { EvmChain } from "./evm/rpc.js";
-import type { Rail } from "./port.js";
+import type { Rail, RailVerifier } from "./port.js";
 import type { ChainPort } from "./solana/chain.js";
 
 /** A seller's 402 read against our rails: the entry to pay and its rail, or what it offered and what we pay. */
@@ -145,4 +145,28 @@ export function createRails(config: Config, deps: RailsDeps): Rails {
 export function noRails(refusal: () => Error): Rails {
   const refuse = () => Promise.reject(refusal());
   return { networks: [], rail: refuse, forPayment: refuse, forChallenge: refuse, pick: refuse, warm: () => undefined };
+}
+
+/**
+ * The checks a receipt's network needs of its rail (rails/port.ts RailVerifier), with no
+ * key and no configuration: for `receipt verify`, which may run anywhere. Undefined for a
+ * network no rail of this build knows.
+ */
+export async function railVerifier(network: string): Promise<RailVerifier | undefined> {
+  const kind = NETWORK_RAILS[network];
+  if (kind === "solana") return (await import("./solana/verify.js")).solanaVerifier;
+  if (kind === "evm") return (await import("./evm/verify.js")).evmVerifier;
+  return undefined;
+}
+
+/**
+ * The EIP-712 recovery of the first rail of this build that has one (for a seller's offers
+ * and receipts signed in x402's `eip712` format): the EVM rail's (the Solana rail has none).
+ */
+export async function typedDataRecovery(): Promise<RailVerifier["recoverTypedData"]> {
+  for (const network of Object.keys(NETWORK_RAILS)) {
+    const v = await railVerifier(network);
+    if (v?.recoverTypedData) return v.recoverTypedData.bind(v);
+  }
+  return undefined;
 }

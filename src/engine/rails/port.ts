@@ -22,9 +22,11 @@ import type { PaymentRequirements } from "../../domain/wire.js";
 import type { ChallengeCheck, PricedIntent } from "../budget/policy.js";
 import type { ChainTx } from "../chain/chain.js";
 import type { PaymentRecord, RailRecord } from "../model/types.js";
+import type { EvidenceReading, ReceiptSignature } from "./port-receipts.js";
 
 export type { ChainTx } from "../chain/chain.js";
 export type { RailRecord } from "../model/types.js";
+export type * from "./port-receipts.js";
 
 /** The rails there are: one folder each under rails/. */
 export type RailKind = "solana" | "evm";
@@ -287,4 +289,21 @@ export interface Rail {
    * the USDC `Transfer` logs from and to the key's address, by block range.
    */
   scanHistory(fromMs: number, o?: ScanOptions): Promise<ChainScan>;
+
+  /**
+   * What our RPC shows now of the transaction `tx` a journaled proof's payment was settled
+   * by, for a receipt: where it is (slot or block, finality), what it moved, and the
+   * transaction itself, so that anyone can check its signatures offline (ChainEvidence).
+   * Solana: getTransaction (base64) and getSignatureStatuses; EVM: the transaction, its
+   * receipt's logs and the block's finality tag. Never throws: an RPC failure is unknown.
+   */
+  evidence(p: JournaledProof, tx: string): Promise<EvidenceReading>;
+
+  /**
+   * Signs a receipt (`message`: its domain-separation prefix and canonical JSON) with the key
+   * that signed the payment, `payer` — refused (`key_changed`) when the configured key is
+   * another now. Solana: ed25519 over the bytes, base58 (`ed25519`); EVM: EIP-191
+   * `personal_sign` by the EVM key, 0x hex (`eip191`).
+   */
+  signReceipt(payer: string, message: Uint8Array): Promise<ReceiptSignature | { problem: "key_changed" }>;
 }

@@ -22,6 +22,8 @@ export interface PaymentResponse {
   network?: string;
   payer?: string;
   errorReason?: string;
+  /** The seller's extensions on its settlement (x402 v2), e.g. offer-receipt's signed receipt: read as the seller's word, checked apart. */
+  extensions?: Record<string, unknown>;
 }
 
 /** The most a PAYMENT-REQUIRED header (base64) may be. */
@@ -213,5 +215,6 @@ export function readPaymentResponse(header: string | undefined): PaymentResponse
   const payer = value.payer;
   if (typeof payer === "string" && (BASE58_ADDRESS.test(payer) || EVM_ADDRESS.test(payer))) out.payer = payer;
   if (typeof value.errorReason === "string") out.errorReason = printable(value.errorReason, 200);
+  if (isRecord(value.extensions)) out.extensions = value.extensions;
   return out;
 }

@@ -28,6 +28,7 @@ import { errorReply, readJsonBody, send } from "../http/io.js";
 import { createRateLimiter, type RateLimit } from "../http/rate-limit.js";
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "./bazaar.js";
 import { PAID_RESOURCES, type PaidResource } from "./catalog.js";
+import { OFFER_RECEIPT_DECLARATION, offerReceiptExtension, type SellerSigner } from "./offer-receipt.js";
 
 export interface PaidResourcesOptions {
   /** The sandbox's facilitator (in process). */
@@ -41,6 +42,8 @@ export interface PaidResourcesOptions {
   evmPayTo?: string;
   /** `http://127.0.0.1:<port>`, once the server listens. */
   origin: () => string;
+  /** The sandbox's own signing key: each 402 carries signed offers, each paid answer a signed receipt (offer-receipt.ts). */
+  signer?: SellerSigner;
   /** Per client address. */
   rateLimit: RateLimit;
   now: () => number;
@@ -119,7 +122,7 @@ function routesOf(o: PaidResourcesOptions): RoutesConfig {
         resource: `${origin}${r.path}`,
         description: r.description,
         mimeType: "application/json",
-        extensions: declareDiscoveryExtension(r.discovery),
+        extensions: { ...declareDiscoveryExtension(r.discovery), ...(o.signer ? OFFER_RECEIPT_DECLARATION : {}) },
         unpaidResponseBody: () => ({
           contentType: "application/json",
           body: { error: { code: "payment_required", message: `${r.method} ${r.path} is paid: see PAYMENT-REQUIRED` } },
@@ -134,6 +137,7 @@ async function build(o: PaidResourcesOptions): Promise<x402HTTPResourceServer> {
     .register(o.network as Network, new ExactSvmScheme())
     .registerExtension(bazaarResourceServerExtension);
   if (o.evmPayTo) server.register(EVM_NETWORK as Network, new ExactEvmScheme());
+  if (o.signer) server.registerExtension(offerReceiptExtension(o.signer, o.now));
   const http = new x402HTTPResourceServer(server, routesOf(o));
   await http.initialize();
   return http;

@@ -171,7 +171,16 @@ function drawExecution(box, res) {
   const x = res.execution;
   fill(
     box,
-    pageHead(h("span", {}, x.action, " ", statusBadge(x.status)), h("a", { href: "/executions" }, "← all executions")),
+    pageHead(
+      h("span", {}, x.action, " ", statusBadge(x.status)),
+      h(
+        "span",
+        {},
+        receiptLink(x.executionId ?? x.intentId, x.paymentTransaction !== null),
+        " ",
+        h("a", { href: "/executions" }, "← all executions"),
+      ),
+    ),
     x.attention ? notice("error", h("strong", {}, "Needs a human: "), x.attention) : null,
     x.error ? notice("error", h("strong", {}, "Error: "), errorText(x.error)) : null,
     h(
@@ -190,6 +199,20 @@ function drawExecution(box, res) {
     x.providerMeta
       ? h("details", { class: "card" }, h("summary", {}, "Provider details"), jsonView(x.providerMeta))
       : null,
+  );
+}
+
+/**
+ * The link to a purchase's receipt, once a transaction is known to have paid for it (a receipt
+ * can be made as soon as a proof was signed; before a transaction, it says less).
+ * @param {string} id
+ * @param {boolean} paid
+ */
+export function receiptLink(id, paid) {
+  return h(
+    "a",
+    { href: `/receipts/${encodeURIComponent(id)}`, "data-receipt": id },
+    paid ? "Receipt" : "Receipt (so far)",
   );
 }
 

@@ -7,7 +7,7 @@
 import { failure, getPurchase, on } from "../api.js";
 import { fill, h, loading, mono, notice, pageHead, statusBadge, when } from "../dom.js";
 import { usdc } from "../money.js";
-import { timeline, transcriptLinks } from "./execution.js";
+import { receiptLink, timeline, transcriptLinks } from "./execution.js";
 import { settlementText } from "./purchases.js";
 
 /** @typedef {import("../dom.js").Child} Child */
@@ -75,7 +75,13 @@ function draw(box, res) {
     box,
     pageHead(
       h("span", {}, `${p.method ?? "?"} ${p.origin ?? ""} `, statusBadge(p.state)),
-      h("a", { href: "/purchases" }, "← all purchases"),
+      h(
+        "span",
+        {},
+        receiptLink(p.intentId, p.transaction !== null),
+        " ",
+        h("a", { href: "/purchases" }, "← all purchases"),
+      ),
     ),
     p.attention ? notice("error", h("strong", {}, "Needs a human: "), p.attention) : null,
     p.error ? notice("error", h("strong", {}, "Stopped: "), `${p.error.code ?? ""} ${p.error.message ?? ""}`) : null,

@@ -8,6 +8,7 @@
  * delivered — a person looks; it is never paid twice.
  */
 import { paidError } from "../../errors.js";
+import { keepReceipt } from "../../evidence/seller-word.js";
 import { POLL_START_MS } from "../../context.js";
 import type { IntentIn } from "../../model/types.js";
 import { asError } from "../failures.js";
@@ -33,11 +34,13 @@ export async function deliver(h: HeldIntent, intent: IntentIn<"signed", "fetch">
   }
   c.step("confirm_sent", intent);
   const settlement = readPaymentResponse(res.headers["payment-response"]);
+  // The seller's extensions (a signed receipt naming the URL asked for) stay out of the transcript: kept apart, checked.
+  const { extensions, ...settled } = settlement ?? {};
   c.transcript(intent, "request", {
     paid: true,
     status: res.status,
     headers: keptHeaders(res.headers),
-    settlement: settlement ?? null,
+    settlement: settlement ? settled : null,
   });
   if (res.status >= 400) {
     // The resource may have settled and still answered an error, or asked again: never paid twice.
@@ -51,6 +54,10 @@ export async function deliver(h: HeldIntent, intent: IntentIn<"signed", "fetch">
   }
   const response = await keepResponse(c, intent, res, true);
   const claimed = settlement?.success && settlement.transaction ? settlement.transaction.slice(0, 128) : null;
+  const { intentId, quoteId, request, requirements } = intent;
+  const word = { intentId, quoteId, url: request.url, network: requirements.network, extensions, transaction: claimed };
+  const sellerReceipt = await keepReceipt(c.journal, word, c.now());
+  if (sellerReceipt) c.transcript(intent, "seller", { receipt: sellerReceipt.state });
   return {
     outcome: "executed",
     patch: {

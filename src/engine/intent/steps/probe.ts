@@ -7,6 +7,7 @@
  */
 import { formatDecimal } from "../../../domain/money.js";
 import { paidError, type ErrorContext } from "../../errors.js";
+import { keepOffer } from "../../evidence/seller-word.js";
 import { declaresPaymentIdentifier, paymentExtensions, readPaymentRequired } from "../../x402-http/challenge.js";
 import type { FetchedResponse } from "../../x402-http/http.js";
 import { keptHeaders } from "../../x402-http/response.js";
@@ -77,11 +78,19 @@ export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Pr
       ...(extensions ? { extensions } : {}),
     },
   };
+  // The seller's signed offer for this requirement, when its 402 carries them: checked and kept, never trusted beyond that.
+  const signedOffer = await keepOffer(
+    c.journal,
+    intent.intentId,
+    { extensions: offer.extensions, requirement, index: offer.accepts.indexOf(requirement), url: intent.request.url },
+    now,
+  );
   c.transcript(intent, "price", {
     amount: formatDecimal(BigInt(requirement.amount)),
     payTo: requirement.payTo,
     network: requirement.network,
     memo: sellerMemo ? "the resource's" : "ours",
+    ...(signedOffer ? { sellerOffer: signedOffer.state } : {}),
   });
   const quoted: Move = { outcome: "quote_recorded", patch: price, note: null, boundaries: ["quote_recorded"] };
   // The 402's requirement is the challenge, checked above: the fast path may sign it at once.

@@ -18,6 +18,7 @@ import type { Rail } from "../port.js";
 import { usdcOn, type EvmUsdc } from "./assets.js";
 import { scanEvmHistory } from "./history.js";
 import { loadEvmKey } from "./key.js";
+import { evmReceipts } from "./receipts.js";
 import { createEvmChain, type EvmChain } from "./rpc.js";
 import { evmChecks, unpayable, validityWindow, VALIDITY_BOUND_S } from "./rules.js";
 import { signAuthorization } from "./sign.js";
@@ -75,7 +76,10 @@ function depsOf(o: EvmRailOptions): EvmDeps {
 /** How long a balance read is counted down before it is read again (as the Solana allowance's). */
 const BALANCE_CACHE_MS = 5_000;
 
-type Paying = Omit<Rail, "kind" | "network" | "terms" | "fate" | "verifySettlement" | "refundInflow" | "watch">;
+type Paying = Omit<
+  Rail,
+  "kind" | "network" | "terms" | "fate" | "verifySettlement" | "refundInflow" | "watch" | "evidence" | "signReceipt"
+>;
 
 /**
  * The ceiling before signing: the key's own balance (EIP-3009 has no delegate), read through
@@ -178,5 +182,6 @@ export function createEvmRail(o: EvmRailOptions): Rail {
     terms: `exact on ${o.network} in USDC ${d.usdc.address}`,
     ...paying(d),
     ...evmTruth(d),
+    ...evmReceipts(d),
   };
 }

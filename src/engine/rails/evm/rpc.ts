@@ -12,6 +12,7 @@ import {
   encodeEventTopics,
   getAddress,
   http,
+  keccak256,
   parseAbi,
   type Hex,
   type Log,
@@ -46,6 +47,8 @@ export interface TokenLog {
 export interface EvmReceipt {
   tx: string;
   blockNumber: bigint;
+  /** The block's hash (lower case), when the node gave it. */
+  blockHash?: string;
   /** Its position in the block (for ordering). */
   index: number;
   /** Who sent it (for x402: the facilitator that settled it). */
@@ -74,6 +77,13 @@ export interface EvmChain {
   logs(q: LogQuery): Promise<TokenLog[]>;
   /** A transaction's receipt; null when the node does not have it. Throws when the RPC does not answer. */
   receipt(tx: string): Promise<EvmReceipt | null>;
+  /**
+   * A transaction as signed (0x, its RLP bytes, which hash to its id); null when the node does
+   * not have it. Throws when the RPC does not answer.
+   */
+  rawTransaction(tx: string): Promise<string | null>;
+  /** The newest block the node tags `safe` or `finalized`; null when it tags none. Throws when the RPC does not answer. */
+  tagged(tag: "safe" | "finalized"): Promise<bigint | null>;
 }
 
 /** A log of `token` decoded as one of its events; undefined for anything else. */
@@ -175,7 +185,28 @@ export function createEvmChain(rpcUrl: () => string, token: string, timeoutMs = 
     },
     logs: (q) => g(() => readLogs(rpc(), address, q)),
     receipt: (tx) => g(() => readReceipt(rpc(), address, tx)),
+    rawTransaction: (tx) => g(() => readRaw(rpc(), tx)),
+    tagged: (tag) =>
+      g(async () => {
+        try {
+          return (await rpc().getBlock({ blockTag: tag })).number;
+        } catch (e) {
+          if ((e as Error).name === "BlockNotFoundError") return null;
+          throw e;
+        }
+      }),
   };
+}
+
+/**
+ * The signed bytes of a transaction (`eth_getRawTransactionByHash`, which geth, reth, anvil and
+ * the usual providers serve), kept only when they hash to `tx`.
+ */
+async function readRaw(rpc: PublicClient, tx: string): Promise<string | null> {
+  const raw = await rpc.request({ method: "eth_getRawTransactionByHash", params: [tx as Hex] });
+  if (raw === null || raw === "0x") return null;
+  if (keccak256(raw) !== tx.toLowerCase()) throw new Error(`the RPC's bytes of ${tx} do not hash to it`);
+  return raw.toLowerCase();
 }
 
 /** The token's logs one query asks for (raw topics: the filter done by the node). */
@@ -208,6 +239,7 @@ async function readReceipt(rpc: PublicClient, address: Hex, tx: string): Promise
   return {
     tx: r.transactionHash.toLowerCase(),
     blockNumber: r.blockNumber,
+    blockHash: r.blockHash.toLowerCase(),
     index: r.transactionIndex,
     from: getAddress(r.from),
     failed: r.status !== "success",

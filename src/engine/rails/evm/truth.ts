@@ -17,7 +17,7 @@ const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 const rpcFailure = (e: unknown) => (e as Error).message.slice(0, 200);
 
 /** What the proof's transfer must be on chain: from the key that signed it, to the payee, the amount, in its USDC. */
-async function expected(d: EvmDeps, p: JournaledProof): Promise<ExpectedPayment | undefined> {
+export async function expected(d: EvmDeps, p: JournaledProof): Promise<ExpectedPayment | undefined> {
   if (p.nonce === undefined) return undefined;
   const wallet = getAddress(p.payer ?? (await d.key()).address);
   return {

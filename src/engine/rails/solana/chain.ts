@@ -57,6 +57,21 @@ export interface ChainPort {
   signaturesFor(address: string, opts: { before?: string; until?: string; limit: number }): Promise<SignatureEntry[]>;
   /** A transaction by signature; null when the node does not have it. Throws when the RPC does not answer. */
   transaction(signature: string): Promise<ChainTx | null>;
+  /**
+   * A transaction with its wire bytes (base64) and its signature status, for a receipt; null
+   * when the node does not have it. Throws when the RPC does not answer. (A scripted chain
+   * may leave it out: a receipt then says the chain could not be read.)
+   */
+  transactionEvidence?(signature: string): Promise<RawEvidence | null>;
+}
+
+/** A landed transaction as a receipt carries it: decoded, its wire bytes, and how final it is. */
+export interface RawEvidence {
+  tx: ChainTx;
+  /** The wire transaction (signatures and message), base64, as getTransaction gave it. */
+  wire: string;
+  /** getSignatureStatuses' confirmationStatus (processed, confirmed, finalized); null: not said. */
+  finality: string | null;
 }
 
 export type Fate = { kind: "landed"; tx: ChainTx } | { kind: "never" } | { kind: "unknown"; why: string };

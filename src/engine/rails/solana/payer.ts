@@ -18,6 +18,7 @@ import {
   getBase64Encoder,
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
+  signBytes,
   type KeyPairSigner,
 } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
@@ -39,6 +40,8 @@ export interface Payer {
   owner?: string;
   /** Signs the challenge's transfer with `lifetime` (from our RPC), whatever blockhash the challenge names. */
   createProof(requirements: PaymentRequirements, lifetime: Lifetime, o?: ProofOptions): Promise<{ proof: string }>;
+  /** The agent key's ed25519 signature of `message` (a receipt's bytes: never a transaction). */
+  signMessage(message: Uint8Array): Promise<Uint8Array>;
 }
 
 /** A key that signs Solana transactions (the owner's, for the allowance command). */
@@ -101,6 +104,7 @@ export async function loadPayer(
     address: signer.address,
     source,
     ...(o.owner ? { owner: o.owner } : {}),
+    signMessage: async (message) => new Uint8Array(await signBytes(signer.keyPair.privateKey, message)),
     async createProof(requirements, lifetime, o = {}) {
       let transaction: string;
       const toSign =

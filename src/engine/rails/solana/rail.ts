@@ -19,6 +19,7 @@ import { Lifetimes } from "./lifetimes.js";
 import { MemoScans } from "./memo-resume.js";
 import { loadPayer, type Payer } from "./payer.js";
 import { createRpcChain } from "./rpc.js";
+import { solanaReceipts } from "./receipts.js";
 import { solanaTruth } from "./truth.js";
 import { once } from "../once.js";
 
@@ -69,7 +70,10 @@ function depsOf(o: SolanaRailOptions): SolanaDeps {
   return { o, payer, chain, scans: new MemoScans() };
 }
 
-type Paying = Omit<Rail, "kind" | "network" | "terms" | "fate" | "verifySettlement" | "refundInflow" | "watch">;
+type Paying = Omit<
+  Rail,
+  "kind" | "network" | "terms" | "fate" | "verifySettlement" | "refundInflow" | "watch" | "evidence" | "signReceipt"
+>;
 
 /** The port's checks, ceiling, lifetime, signature and history read, on Solana. */
 function paying(d: SolanaDeps): Paying {
@@ -142,5 +146,6 @@ export function createSolanaRail(o: SolanaRailOptions): Rail {
     terms: `exact on ${o.network} in USDC ${o.mint}`,
     ...paying(d),
     ...solanaTruth(d),
+    ...solanaReceipts(d),
   };
 }

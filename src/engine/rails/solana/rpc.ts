@@ -5,7 +5,9 @@
  * `getSignaturesForAddress`, `getTransaction` (base64, decoded here).
  * Nothing else is asked of the node.
  */
-import type { ChainPort, ChainTransfer, ChainTx, TokenAccountState } from "./chain.js";
+import type { ChainPort, ChainTransfer, ChainTx, RawEvidence, TokenAccountState } from "./chain.js";
+
+type Kit = typeof import("@solana/kit");
 
 const TOKEN_PROGRAMS = new Set([
   "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
@@ -140,11 +142,43 @@ export function parseTokenAccount(data: unknown): TokenAccountState {
   };
 }
 
+/** A transaction's wire bytes, decoded, and its signature status (ChainPort.transactionEvidence). */
+async function evidenceOf(
+  rpc: ReturnType<Kit["createSolanaRpc"]>,
+  sig: string,
+  abortSignal: AbortSignal,
+): Promise<RawEvidence | null> {
+  const kit = await import("@solana/kit");
+  const res = await rpc
+    .getTransaction(kit.signature(sig), {
+      encoding: "base64",
+      maxSupportedTransactionVersion: 0,
+      commitment: "confirmed",
+    })
+    .send({ abortSignal });
+  if (!res) return null;
+  const raw = res as unknown as RpcTransaction;
+  const wire = raw.transaction[0];
+  if (typeof wire !== "string") throw new Error("getTransaction did not answer in base64");
+  const statuses = await rpc
+    .getSignatureStatuses([kit.signature(sig)], { searchTransactionHistory: true })
+    .send({ abortSignal });
+  const status = statuses.value[0];
+  return {
+    tx: await decodeRpcTransaction(sig, raw),
+    wire,
+    finality: status?.confirmationStatus ? String(status.confirmationStatus) : null,
+  };
+}
+
 /**
  * The chain port over `rpcUrl` (a function when the RPC may move: read for every request).
  * Each read is bounded by `timeoutMs`.
  */
-export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs = 8_000): Promise<ChainPort> {
+export async function createRpcChain(
+  rpcUrl: string | (() => string),
+  timeoutMs = 8_000,
+): Promise<ChainPort & Required<Pick<ChainPort, "transactionEvidence">>> {
   const kit = await import("@solana/kit");
   const currentUrl = typeof rpcUrl === "function" ? rpcUrl : () => rpcUrl;
   let client: { url: string; rpc: ReturnType<typeof kit.createSolanaRpc> } | undefined;
@@ -205,5 +239,6 @@ export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs 
       if (!res) return null;
       return decodeRpcTransaction(sig, res as unknown as RpcTransaction);
     },
+    transactionEvidence: (sig) => evidenceOf(rpc(), sig, signal()),
   };
 }

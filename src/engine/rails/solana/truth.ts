@@ -20,7 +20,7 @@ const rpcFailure = (e: unknown) => (e as Error).message.slice(0, 200);
  * token account it was journaled with (the owner's, in delegate mode) — as journaled,
  * whatever the configuration says now; a proof journaled without them is the configured key's.
  */
-async function expected(d: SolanaDeps, p: JournaledProof): Promise<ExpectedPayment> {
+export async function expected(d: SolanaDeps, p: JournaledProof): Promise<ExpectedPayment> {
   const mint = p.mint ?? d.o.mint;
   let wallet: string;
   let walletAta: string;
