@@ -25,6 +25,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/evm-rail.test.ts",
   "test/engine/secrets.test.ts",
   "test/hostile/money-truth-payments.test.ts",
+  "test/hostile/money-truth-drivers.test.ts",
   "test/hostile/money-truth-fast-path.test.ts",
   "test/hostile/money-truth-refunds.test.ts",
   "test/hostile/future-blockhash.test.ts",

@@ -168,7 +168,8 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
           return reply(res, up);
         }
         // The transform may change headers too: they are merged back over the upstream's.
-        const out = action.transform(json, { status: up.status, headers: flat });
+        // A transform may take its time (a promise): the world may change before the answer goes.
+        const out = await action.transform(json, { status: up.status, headers: flat });
         return reply(
           res,
           { ...up, headers: { ...up.headers, ...flat }, status: action.status ?? up.status },

@@ -233,7 +233,7 @@ export class RefusalLedger {
         throw new Error(`an EVM payment (quote ${quoteId}) was covered, but the check names no EVM ledger`);
       expect(
         await nonceUsed(side.evm, payer, nonce),
-        `${said.code} said nothing was charged or paid (${said.message} / ${said.whatToDo}), but the authorization of quote ${quoteId} (nonce ${nonce}) is used on the EVM ledger`,
+        `${said.code} said nothing was charged or paid (${said.message} / ${said.whatToDo}), but a transfer for quote ${quoteId} is on the ledger (its authorization's nonce ${nonce} is used)`,
       ).toBe(false);
     }
     const histories = new Map<string, string[]>();
