@@ -29,6 +29,7 @@ const ENGINE_ON_POSTGRES = [
   "test/hostile/money-truth-fast-path.test.ts",
   "test/hostile/money-truth-refunds.test.ts",
   "test/hostile/future-blockhash.test.ts",
+  "test/hostile/evm-kept-proofs.test.ts",
   "test/hostile/x402-seller-lies.test.ts",
   "test/engine/freeze.test.ts",
   "test/console/refund.test.ts",
