@@ -9,6 +9,7 @@
 import { createPublicClient, http, parseAbi, type Address, type PublicClient } from "viem";
 import { BASE_MAINNET, BASE_SEPOLIA, EVM_USDC, SOLANA_DEVNET, SOLANA_MAINNET } from "../../src/domain/networks.js";
 import type { SandboxOptions } from "../../src/sandbox/index.js";
+import { refundTransferWire } from "../../src/sandbox/ledger/chain.js";
 import { rpcCall, type TestSandbox } from "./sandbox.js";
 
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"]);
@@ -65,6 +66,8 @@ export interface RailFixture {
   expire(t: TestSandbox, proof: string): Promise<void>;
   /** Whether `expire` moves the ledger's clock for good (EVM: give the test a sandbox of its own). */
   expiryMovesClock: boolean;
+  /** Sends `amount` from the v1 treasury back to the payer on this ledger, as a refund would; its transaction. */
+  refund(t: TestSandbox, amount: bigint): Promise<string>;
 }
 
 /** A proof's EIP-3009 authorization (EVM), as the payload carries it. */
@@ -104,11 +107,18 @@ export const SOLANA: RailFixture = {
   tx: /^[1-9A-HJ-NP-Za-km-z]{64,90}$/,
   expire: async (t) => t.sb.ledger.rotateBlockhash(),
   expiryMovesClock: false,
+  async refund(t, amount) {
+    const sent = t.sb.ledger.submit(
+      await refundTransferWire(t.sb.ledger, t.sb.keys, t.sb.asset, t.wallet.address, amount),
+    );
+    if (!sent.ok) throw new Error(`the refund transfer failed: ${sent.error}`);
+    return sent.signature;
+  },
 };
 
 const evm = (t: TestSandbox) => {
   if (!t.sb.evm || !t.sb.evmLedger) throw new Error("the EVM rail needs a sandbox started with evm: true");
-  return { info: t.sb.evm, keys: t.sb.evmLedger.keys };
+  return { info: t.sb.evm, ledger: t.sb.evmLedger, keys: t.sb.evmLedger.keys };
 };
 
 export const EVM: RailFixture = {
@@ -145,6 +155,11 @@ export const EVM: RailFixture = {
     await mineAt(t, authorizationOf(proof).validBefore);
   },
   expiryMovesClock: true,
+  refund: (t, amount) =>
+    evm(t).ledger.callToken(evm(t).keys.treasury, {
+      functionName: "transfer",
+      args: [evm(t).info.agentAddress, amount],
+    }),
 };
 
 /** Both rails, Solana first: `describe.each(RAILS)("... on $name", (rail) => ...)`. */
