@@ -1,7 +1,8 @@
 /**
  * Money truth on the fast path, where the proof travels with POST /executions and settles
  * there: the lies money-truth-payments.test.ts tells at /payments/confirm, told where the
- * money now moves. The chain decides, whatever the service says; the payer's and the payee's
+ * money now moves, and a service that settles and then answers 500 to every attempt. The
+ * chain decides, whatever the service says; the payer's and the payee's
  * balances on the rail's own ledger decide what was paid. Each case runs on each rail
  * (test/helpers/rails.ts): Solana's ledger and the sandbox's EVM ledger.
  */
@@ -79,6 +80,40 @@ describe.each(RAILS)("money truth on the fast path, on $name: the proof settles 
     expect(intent.attention).toMatch(/refused a payment that landed on chain|asked for payment again/);
     expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
     expect(intent.attempt).toBe(0); // only one proof was ever signed
+  });
+
+  it('settle-then-500 at POST /executions: one debit across 3 retries, one proof re-sent, held against the caps, never "nothing was charged"', async () => {
+    // The service settles the proof and creates the execution, then every answer to it is a 500.
+    const settleThen500: ProxyRule = {
+      match: PAID_EXECUTION,
+      action: {
+        kind: "rewrite",
+        status: 500,
+        transform: () => ({ error: { code: "internal", message: "something went wrong" } }),
+      },
+    };
+    f = await engineFixture({ t, env: rail.env(t), rules: [settleThen500], open: { settleWaitMs: 0 } });
+    const before = await balances(rail, t);
+    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "fast-500" }, intentKey: "fast-500" };
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req)));
+    expect(await moved(rail, t, before)).toEqual(ONCE);
+    for (const r of results) {
+      expect(said(r)).not.toMatch(/nothing was charged/i);
+      // A 5xx is no answer: the money is in flight, and the same intent may be asked again.
+      expect(r).toMatchObject({ code: "service_unavailable", context: { money: "in_flight" } });
+    }
+    const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
+    expect(f.settledFor(intent.quoteId!)).toBe(1);
+    expect(f.executionsFor(intent.quoteId!)).toBe(1);
+    // One proof only, the journaled one, re-sent with every attempt; the caps still count it.
+    expect(intent.attempt).toBe(0);
+    const payments = (await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === intent.intentId);
+    expect(payments).toHaveLength(1);
+    const sent = new Set(f.proxy.seen.filter(PAID_EXECUTION).map((r) => r.headers["x-payment-proof"]));
+    expect([...sent]).toEqual([intent.proof]);
+    expect(["reserved", "spent"]).toContain(intent.budgetState);
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
   });
 
   // On Solana the proof's blockhash expires; on EVM its authorization's validBefore passes (our
