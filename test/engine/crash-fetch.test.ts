@@ -2,7 +2,9 @@
  * paid_fetch with the engine SIGKILLed at each step boundary a fetch reaches, then restarted
  * with the same call: the resource is paid exactly once in every case. Killed after the paid
  * request left but before its answer was recorded, the answer is lost: the chain shows the
- * payment landed, so the purchase goes to a person and is never paid again.
+ * payment landed, so the purchase goes to a person and is never paid again. On each rail
+ * (test/helpers/rails.ts): the sandbox's resource offers Solana and eip155:84532, and the
+ * payer's and the payee's balances on the rail's ledger show each purchase paid once.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +14,7 @@ import type { Step } from "../../src/engine/engine.js";
 import { runEngineChild, serviceEnv, testJournalEnv } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { startProxy, type Proxy } from "../helpers/proxy.js";
+import { balances, moved, RAILS } from "../helpers/rails.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 /** The boundaries a fetch passes (it has no confirm or execution request of its own). */
@@ -24,17 +27,22 @@ const FETCH_STEPS: Step[] = [
   "execution_recorded",
 ];
 
-describe("paid_fetch: a crash at every step boundary (SIGKILL), then restart", () => {
+describe.each(RAILS)("paid_fetch on $name: a crash at every step boundary (SIGKILL), then restart", (rail) => {
   let t: TestSandbox;
   let resource: Proxy;
   let home: string;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     ensureBuilt();
-    t = await startTestSandbox();
+    t = await startTestSandbox(rail.sandbox);
     resource = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""));
     home = mkdtempSync(join(tmpdir(), "pam-crash-fetch-"));
-    env = { ...serviceEnv(t, home), ...(await testJournalEnv()), PAID_ACTIONS_ALLOW_ORIGINS: resource.url };
+    env = {
+      ...serviceEnv(t, home),
+      ...rail.env(t),
+      ...(await testJournalEnv()),
+      PAID_ACTIONS_ALLOW_ORIGINS: resource.url,
+    };
   });
   afterAll(async () => {
     await resource.close();
@@ -43,8 +51,8 @@ describe("paid_fetch: a crash at every step boundary (SIGKILL), then restart", (
   });
 
   it("every purchase is paid exactly once; an answer lost to the crash goes to a person", async () => {
-    const seller = t.sb.keys.seller.address;
-    const before = await t.usdc(seller);
+    const seller = rail.seller(t);
+    const before = await balances(rail, t, seller);
     for (const [i, step] of FETCH_STEPS.entries()) {
       const city = ["Oslo", "Rome", "Paris", "Lima", "Quito", "Cairo"][i]!;
       const call = { fetch: { url: `${resource.url}/x402/weather?city=${city}`, intentKey: `crash-fetch-${step}` } };
@@ -62,9 +70,13 @@ describe("paid_fetch: a crash at every step boundary (SIGKILL), then restart", (
         expect(line, `after a crash at ${step}`).toMatchObject({ ok: false, code: "execution_rejected" });
       } else {
         expect(line, `after a crash at ${step}`).toMatchObject({ ok: true, result: { status: 200 } });
-        expect(line.result.payment).toMatchObject({ amount: "0.001", payTo: seller });
+        expect(line.result.payment).toMatchObject({ amount: "0.001", payTo: seller, network: rail.network });
       }
-      expect(await t.usdc(seller), `after a crash at ${step}`).toBe(before + BigInt(i + 1) * 1_000n);
+      const paidSoFar = BigInt(i + 1) * 1_000n;
+      expect(await moved(rail, t, before, seller), `after a crash at ${step}`).toEqual({
+        payer: paidSoFar,
+        payee: paidSoFar,
+      });
       const paid = resource.seen.filter((r) => r.headers["payment-signature"]).length - paidBefore;
       expect(paid, `paid requests after a crash at ${step}`).toBeLessThanOrEqual(2);
     }

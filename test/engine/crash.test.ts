@@ -1,3 +1,9 @@
+/**
+ * The engine SIGKILLed at every step boundary (test/helpers/engine-child.mjs), then restarted
+ * with the same call, on each rail (test/helpers/rails.ts): every intent ends executed with
+ * exactly one settled payment and one execution, the journal agrees with the service, and the
+ * rail's ledger shows one debit per intent — the payer's and the payee's balances.
+ */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +13,7 @@ import { STEPS } from "../../src/engine/engine.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { openTestJournal, PG, runEngineChild, serviceEnv, testJournalEnv } from "../helpers/engine.js";
+import { balances, moved, RAILS } from "../helpers/rails.js";
 
 const INPUT = { region: "eu-west-1", plan: "small", durationHours: 24 };
 
@@ -26,15 +33,15 @@ async function expireLease(journalUrl: string, intentKey: string): Promise<void>
   }
 }
 
-describe("crash at every step boundary (SIGKILL), then restart", () => {
+describe.each(RAILS)("crash at every step boundary (SIGKILL) on $name, then restart", (rail) => {
   let t: TestSandbox;
   let home: string;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     ensureBuilt();
-    t = await startTestSandbox();
+    t = await startTestSandbox(rail.sandbox);
     home = mkdtempSync(join(tmpdir(), "pam-crash-"));
-    env = { ...serviceEnv(t, home), ...(await testJournalEnv()), PAID_ACTIONS_MAX_PER_DAY: "100" };
+    env = { ...serviceEnv(t, home), ...rail.env(t), ...(await testJournalEnv()), PAID_ACTIONS_MAX_PER_DAY: "100" };
   });
   afterAll(async () => {
     await t.close();
@@ -42,7 +49,7 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
   });
 
   it("every intent ends with exactly one settled payment and one execution, and the journal agrees with the service", async () => {
-    const before = await t.usdc(t.wallet.address);
+    const before = await balances(rail, t);
     for (const step of STEPS) {
       const call = { action: "servers.provision", input: INPUT, intentKey: `crash-at-${step}` };
       const crashed = await runEngineChild({ ...env, CHILD_CRASH_AT: step, CHILD_CALLS: JSON.stringify([call]) });
@@ -62,6 +69,7 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
       try {
         const row = (await journal.intentByKey(call.intentKey))!;
         expect(row.state, step).toBe("executed");
+        expect((await journal.payment(row.quoteId!))?.network, step).toBe(rail.network);
         expect(row.executionId).toBe(result.executionId);
         const payments = t.sb.db.prepare(`SELECT * FROM payments WHERE quote_id = ?`).all(row.quoteId) as any[];
         expect(
@@ -80,7 +88,8 @@ describe("crash at every step boundary (SIGKILL), then restart", () => {
         await journal.close();
       }
     }
-    // Exactly one payment per intent moved money: 8 intents x 0.288 USDC.
-    expect(await t.usdc(t.wallet.address)).toBe(before - BigInt(STEPS.length) * 288_000n);
+    // Exactly one payment per intent moved money: 8 intents x 0.288 USDC, out of the payer and into the payee.
+    const spent = BigInt(STEPS.length) * 288_000n;
+    expect(await moved(rail, t, before)).toEqual({ payer: spent, payee: spent });
   }, 120_000);
 });

@@ -4,11 +4,14 @@
  * exact server scheme) in child processes on 127.0.0.1, settling through the sandbox's
  * facilitator on its ledger. A paid GET and POST move exactly the price; a retry with the
  * intentKey pays nothing; a cap and an origin not allowed refuse with no payment sent; a lying
- * proxy that settles then answers 500 or 402 is paid once; loopback however spelled is refused
+ * proxy that settles then answers 500 or 402 is paid once — on each rail (test/helpers/rails.ts:
+ * the stock seller on Solana, or on the sandbox's eip155:84532 with @x402/evm's scheme, the
+ * payer's and payee's balances read from that ledger); loopback however spelled is refused
  * before any connection when only `*` would allow it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { engineFixture, refusal, type EngineFixture } from "../helpers/engine.js";
+import { balances, EVM, moved, RAILS, type RailFixture } from "../helpers/rails.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { startSeller, stopAllSellers, type Seller } from "../helpers/sellers.js";
 
@@ -19,7 +22,8 @@ for (const framework of ["express", "hono"] as const) {
     let t: TestSandbox;
     let f: EngineFixture | undefined;
     beforeAll(async () => {
-      t = await startTestSandbox();
+      // With the EVM ledger too: the lying proxies run on each rail.
+      t = await startTestSandbox(EVM.sandbox);
     });
     afterAll(async () => {
       await stopAllSellers();
@@ -30,14 +34,18 @@ for (const framework of ["express", "hono"] as const) {
       f = undefined;
     });
 
-    const seller = (o: { lie?: "500-after-settle" | "402-after-settle"; paymentIdentifier?: boolean } = {}) =>
-      startSeller({
+    const seller = (
+      o: { lie?: "500-after-settle" | "402-after-settle"; paymentIdentifier?: boolean; rail?: RailFixture } = {},
+    ) => {
+      const { rail, ...rest } = o;
+      return startSeller({
         framework,
         facilitatorUrl: t.sb.facilitatorUrl,
-        network: t.sb.network,
-        payTo: t.sb.keys.seller.address,
-        ...o,
+        network: rail?.network ?? t.sb.network,
+        payTo: rail?.seller(t) ?? t.sb.keys.seller.address,
+        ...rest,
       });
+    };
     const open = async (s: Seller, env: Record<string, string> = {}, configFile?: unknown) =>
       (f = await engineFixture({
         t,
@@ -91,24 +99,26 @@ for (const framework of ["express", "hono"] as const) {
       expect(await t.usdc(t.wallet.address)).toBe(before);
     });
 
-    for (const [lie, what] of [
-      ["500-after-settle", "an error"],
-      ["402-after-settle", "another 402"],
-    ] as const) {
-      it(`a lying proxy that settles and then answers ${what} is paid exactly once`, async () => {
-        const s = await seller({ lie });
-        const f = await open(s);
-        const before = await t.usdc(t.wallet.address);
-        const key = `${framework}-${lie}`;
-        const first = await refusal(f.pa.engine.payFetch({ url: `${s.url}/paid/data`, intentKey: key }));
-        expect(first.code).toBe("execution_rejected");
-        const again = await refusal(f.pa.engine.payFetch({ url: `${s.url}/paid/data`, intentKey: key }));
-        expect(again.code).toBe("execution_rejected");
-        expect(await t.usdc(t.wallet.address)).toBe(before - 10_000n);
-        expect(await paid(s)).toBe(1);
-        expect((await f.pa.journal.intentByKey(key))!).toMatchObject({ state: "attention", budgetState: "spent" });
-      });
-    }
+    for (const rail of RAILS)
+      for (const [lie, what] of [
+        ["500-after-settle", "an error"],
+        ["402-after-settle", "another 402"],
+      ] as const) {
+        it(`a lying proxy that settles and then answers ${what} is paid exactly once (${rail.name})`, async () => {
+          const s = await seller({ lie, rail });
+          const f = await open(s, rail.env(t));
+          const before = await balances(rail, t, rail.seller(t));
+          const key = `${framework}-${lie}-${rail.name}`;
+          const first = await refusal(f.pa.engine.payFetch({ url: `${s.url}/paid/data`, intentKey: key }));
+          expect(first.code).toBe("execution_rejected");
+          const again = await refusal(f.pa.engine.payFetch({ url: `${s.url}/paid/data`, intentKey: key }));
+          expect(again.code).toBe("execution_rejected");
+          expect(await moved(rail, t, before, rail.seller(t))).toEqual({ payer: 10_000n, payee: 10_000n });
+          expect(await paid(s)).toBe(1);
+          expect((await f.pa.journal.intentByKey(key))!).toMatchObject({ state: "attention", budgetState: "spent" });
+          expect((await f.pa.journal.paymentsSince(0)).map((p) => p.network)).toEqual([rail.network]);
+        });
+      }
 
     it("loopback however spelled is refused before any connection when only * allows it", async () => {
       const s = await seller();

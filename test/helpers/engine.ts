@@ -16,7 +16,7 @@ import type { PaidCall } from "../../src/engine/model/types.js";
 import { Journal } from "../../src/engine/journal/sqlite.js";
 import type { TestPostgres } from "./postgres.mjs";
 import { startProxy, type Proxy, type ProxyRule, type SeenRequest } from "./proxy.js";
-import { RefusalLedger } from "./refusal-ledger.js";
+import { RefusalLedger, sandboxSide } from "./refusal-ledger.js";
 import { startTestSandbox, type TestSandbox } from "./sandbox.js";
 
 /** The journal store the engine tests run against: PAM_TEST_JOURNAL=postgres, else (unset) SQLite. */
@@ -233,14 +233,7 @@ export async function engineFixture(o: FixtureOptions = {}): Promise<EngineFixtu
       return pa;
     },
     checkRefusals: (seen = []) =>
-      refusals.check({
-        journals: fixture.pa.journal,
-        rpcUrl: t.sb.rpcUrl,
-        mint: t.sb.asset,
-        wallet: t.wallet.address,
-        facilitatorUrl: t.sb.facilitatorUrl,
-        seen: [...proxy.seen, ...seen],
-      }),
+      refusals.check({ ...sandboxSide(t), journals: fixture.pa.journal, seen: [...proxy.seen, ...seen] }),
     settledFor: (quoteId) =>
       (
         t.sb.db

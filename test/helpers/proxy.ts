@@ -2,7 +2,8 @@
  * A programmable HTTP proxy on 127.0.0.1 in front of a real service: it forwards every
  * request, and rules can make it lie or fail — rewrite a JSON response, answer with a
  * status of its own, reset the connection before or after forwarding, delay past the
- * client's timeout, truncate or garble a body, deliver a request twice. Each rule fires
+ * client's timeout, truncate or garble a body, deliver a request twice, hold a request while
+ * the test changes the world. Each rule fires
  * `times` times (default: always). Every request seen is recorded, and again once the proxy
  * is done with it (answered, reset, or its delayed answer given to whoever still listens).
  */
@@ -30,6 +31,8 @@ export type ProxyAction =
   | { kind: "garbage" }
   | { kind: "duplicate" }
   | { kind: "raw"; handler: (req: IncomingMessage, res: ServerResponse, body: string) => void }
+  /** Holds the request until `until` resolves (the world may change meanwhile), then forwards it. */
+  | { kind: "hold"; until: (req: SeenRequest) => Promise<void> }
   /** Decides per request; undefined forwards untouched. */
   | { kind: "dynamic"; choose: (req: SeenRequest) => ProxyAction | undefined };
 
@@ -165,7 +168,8 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
           return reply(res, up);
         }
         // The transform may change headers too: they are merged back over the upstream's.
-        const out = action.transform(json, { status: up.status, headers: flat });
+        // A transform may take its time (a promise): the world may change before the answer goes.
+        const out = await action.transform(json, { status: up.status, headers: flat });
         return reply(
           res,
           { ...up, headers: { ...up.headers, ...flat }, status: action.status ?? up.status },
@@ -195,6 +199,9 @@ export async function startProxy(targetOrigin: string, rules: ProxyRule[] = []):
       case "raw":
         action.handler(req, res, r.body);
         return;
+      case "hold":
+        await action.until(r);
+        return reply(res, await forward(target, r));
     }
   }
 

@@ -9,8 +9,12 @@
  * (`check`), every proof a service was handed for one of those quotes (as a proxy or a seller
  * saw it) is sent to the facilitator's /settle once more — a service that kept it could do
  * that whenever its blockhash lives — and then the payer's token account history, read over
- * the ledger's RPC, must hold no transfer carrying any of their memos.
+ * the ledger's RPC, must hold no transfer carrying any of their memos. On EVM (a payment
+ * journaled with its authorization's nonce) the kept proofs are found by that nonce, and the
+ * nonce must be unused on the EVM ledger (USDC's `authorizationState`, read over its RPC): a
+ * used one is a transfer that landed.
  */
+import { createPublicClient, http, parseAbi, type Address, type Hex } from "viem";
 import { expect } from "vitest";
 import { openJournal } from "../../src/app/index.js";
 import { associatedTokenAddress } from "../../src/domain/token.js";
@@ -43,6 +47,8 @@ export interface LedgerSide {
   facilitatorUrl?: string;
   /** Requests a service or seller was handed (a proxy's or a seller's record): the proofs it could keep. */
   seen?: ReadonlyArray<Pick<SeenRequest, "headers" | "body">>;
+  /** The EVM ledger's RPC and USDC, for payments journaled with an authorization's nonce. */
+  evm?: { rpcUrl: string; asset: string };
 }
 
 interface Recorded extends Said {
@@ -77,6 +83,39 @@ function readProof(proof: string): { payload: any; memo: string } | undefined {
   }
 }
 
+/** An EVM proof's payload and its authorization's nonce (lower-case); undefined when it is not one. */
+function readAuthorization(proof: string): { payload: any; nonce: string } | undefined {
+  try {
+    const payload = JSON.parse(Buffer.from(proof, "base64").toString("utf8"));
+    const a = payload?.payload?.authorization;
+    if (typeof a?.nonce !== "string") return undefined;
+    return { payload, nonce: a.nonce.toLowerCase() };
+  } catch {
+    return undefined;
+  }
+}
+
+const AUTHORIZATION_STATE = parseAbi(["function authorizationState(address, bytes32) view returns (bool)"]);
+
+/** Whether the authorizer's nonce is used (or canceled) on the EVM ledger, read over its RPC. */
+function nonceUsed(evm: NonNullable<LedgerSide["evm"]>, authorizer: string, nonce: string): Promise<boolean> {
+  return createPublicClient({ transport: http(evm.rpcUrl) }).readContract({
+    address: evm.asset as Address,
+    abi: AUTHORIZATION_STATE,
+    functionName: "authorizationState",
+    args: [authorizer as Address, nonce as Hex],
+  });
+}
+
+/** Sends a kept proof to the facilitator's /settle, as the one who kept it could. */
+async function settleAgain(facilitatorUrl: string, payload: any): Promise<void> {
+  await fetch(`${facilitatorUrl}/settle`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted }),
+  }).catch(() => undefined);
+}
+
 /** Every memo of the transfers an account's history holds, read page by page over the RPC. */
 async function memosOf(rpcUrl: string, account: string): Promise<string[]> {
   const memos: string[] = [];
@@ -101,7 +140,13 @@ const carries = (memo: string, quoteId: string) => memo === quoteId || memo.ends
 
 /** A test sandbox's side of the check: its RPC, mint, demo wallet and facilitator. */
 export function sandboxSide(t: TestSandbox): Omit<LedgerSide, "journals"> {
-  return { rpcUrl: t.sb.rpcUrl, mint: t.sb.asset, wallet: t.wallet.address, facilitatorUrl: t.sb.facilitatorUrl };
+  return {
+    rpcUrl: t.sb.rpcUrl,
+    mint: t.sb.asset,
+    wallet: t.wallet.address,
+    facilitatorUrl: t.sb.facilitatorUrl,
+    ...(t.sb.evm ? { evm: { rpcUrl: t.sb.evm.rpcUrl, asset: t.sb.evm.asset } } : {}),
+  };
 }
 
 /** `ledger.check` on the journal an MCP server's environment names (SQLite or PostgreSQL), opened for it. */
@@ -149,6 +194,8 @@ export class RefusalLedger {
   async check(side: LedgerSide): Promise<{ refusals: number; claims: number; proofs: number; replayed: number }> {
     const claims = this.recorded.filter((r) => saysUncharged(r.message, r.whatToDo));
     const covered = new Map<string, { said: Recorded; source: string }>();
+    // EVM payments, by their authorization's nonce (lower-case): no memo tells them apart.
+    const authorizations = new Map<string, { said: Recorded; quoteId: string; payer: string }>();
     for (const said of claims) {
       const journal = isStore(side.journals) ? side.journals : side.journals[said.journal]!;
       const intentId =
@@ -156,6 +203,10 @@ export class RefusalLedger {
       if (intentId === undefined) continue; // refused before any purchase was recorded
       for (const p of await journal.paymentsOf(intentId)) {
         if (p.signedAt > said.at) continue; // signed after the refusal (a later attempt): not what it spoke of
+        if (p.nonce) {
+          authorizations.set(p.nonce.toLowerCase(), { said, quoteId: p.quoteId, payer: p.payer ?? side.wallet });
+          continue;
+        }
         const source = p.source ?? (await associatedTokenAddress(p.payer ?? side.wallet, p.mint ?? side.mint));
         covered.set(p.quoteId, { said, source });
       }
@@ -165,19 +216,26 @@ export class RefusalLedger {
     if (side.facilitatorUrl)
       for (const request of side.seen ?? [])
         for (const proof of proofsIn(request)) {
+          const auth = readAuthorization(proof);
+          if (auth) {
+            if (!authorizations.has(auth.nonce)) continue;
+            replayed++;
+            await settleAgain(side.facilitatorUrl, auth.payload);
+            continue;
+          }
           const read = readProof(proof);
           if (!read || ![...covered.keys()].some((quoteId) => carries(read.memo, quoteId))) continue;
           replayed++;
-          await fetch(`${side.facilitatorUrl}/settle`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({
-              x402Version: 2,
-              paymentPayload: read.payload,
-              paymentRequirements: read.payload.accepted,
-            }),
-          }).catch(() => undefined);
+          await settleAgain(side.facilitatorUrl, read.payload);
         }
+    for (const [nonce, { said, quoteId, payer }] of authorizations) {
+      if (!side.evm)
+        throw new Error(`an EVM payment (quote ${quoteId}) was covered, but the check names no EVM ledger`);
+      expect(
+        await nonceUsed(side.evm, payer, nonce),
+        `${said.code} said nothing was charged or paid (${said.message} / ${said.whatToDo}), but a transfer for quote ${quoteId} is on the ledger (its authorization's nonce ${nonce} is used)`,
+      ).toBe(false);
+    }
     const histories = new Map<string, string[]>();
     for (const [quoteId, { said, source }] of covered) {
       if (!histories.has(source)) histories.set(source, await memosOf(side.rpcUrl, source));
@@ -187,7 +245,12 @@ export class RefusalLedger {
         `${said.code} said nothing was charged or paid (${said.message} / ${said.whatToDo}), but a transfer for quote ${quoteId} is on the ledger`,
       ).toEqual([]);
     }
-    const summary = { refusals: this.recorded.length, claims: claims.length, proofs: covered.size, replayed };
+    const summary = {
+      refusals: this.recorded.length,
+      claims: claims.length,
+      proofs: covered.size + authorizations.size,
+      replayed,
+    };
     if (process.env.REFUSAL_LEDGER_LOG) process.stderr.write(`[refusal ledger] ${JSON.stringify(summary)}\n`);
     return summary;
   }

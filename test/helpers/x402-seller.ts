@@ -4,7 +4,9 @@
  * the test writes (any `extra`: a fee payer, a memo). A paid request is settled through the
  * sandbox's facilitator (`/settle`), or — `settle: "ledger"` — sent to the sandbox's ledger by
  * the seller itself, as a seller holding a fully signed proof could. Every proof it is handed
- * is kept, for the test to look at.
+ * is kept, for the test to look at. By default its requirement is on the sandbox's Solana
+ * ledger; `requirement` writes any of its other fields (an EVM network, asset and payee, a
+ * timeout) as the lie has them.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,8 +25,10 @@ export interface LyingSellerOptions {
   extra: (path: string) => Record<string, unknown>;
   /** Atomic USDC units (default 10000: 0.01 USDC). */
   amount?: string;
-  /** Who sends a paid request's transaction to the chain: the sandbox's facilitator, or the seller itself. */
+  /** Who sends a paid request's transaction to the chain: the sandbox's facilitator, or the seller itself (Solana). */
   settle: "facilitator" | "ledger";
+  /** The requirement's fields other than `extra` and `amount`, for a path (default: the sandbox's Solana ones). */
+  requirement?: (path: string) => Record<string, unknown>;
 }
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64");
@@ -39,6 +43,7 @@ export async function startLyingSeller(t: TestSandbox, o: LyingSellerOptions): P
     asset: t.sb.asset,
     payTo: t.sb.keys.seller.address,
     maxTimeoutSeconds: 60,
+    ...o.requirement?.(path),
     extra: o.extra(path),
   });
 
@@ -74,7 +79,7 @@ export async function startLyingSeller(t: TestSandbox, o: LyingSellerOptions): P
     if (!settled.ok) return challenge();
     res.writeHead(200, {
       "content-type": "application/json",
-      "payment-response": b64({ success: true, transaction: settled.transaction, network: t.sb.network }),
+      "payment-response": b64({ success: true, transaction: settled.transaction, network: requirement(path).network }),
     });
     res.end(JSON.stringify({ path, paid: true }));
   }

@@ -6,7 +6,10 @@
  * the server itself is SIGKILLed and restarted at random points. Afterwards: every intent
  * is final or marked for attention, no intent paid twice or executed twice, spend within
  * the caps, and the journal agrees with the service and the ledger. The seed is printed;
- * CHAOS_SEED=<seed> replays a run, CHAOS_CALLS=<n> changes its size.
+ * CHAOS_SEED=<seed> replays a run, CHAOS_CALLS=<n> changes its size. It runs on each rail
+ * (test/helpers/rails.ts); on EVM with an eighth of the calls (each settles on anvil, one
+ * facilitator transaction at a time: 500 took three minutes here) and a 20 USDC daily cap, as
+ * the sandbox's EVM agent key holds 25 USDC (EVM has no delegate: the key's balance is the ceiling).
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,12 +25,12 @@ import { serviceEnv } from "../helpers/engine.js";
 import { runCli } from "../helpers/mcp.js";
 import { prng } from "../helpers/prng.js";
 import { RefusalLedger, sandboxSide } from "../helpers/refusal-ledger.js";
+import { RAILS } from "../helpers/rails.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const CALLS = Number(process.env.CHAOS_CALLS ?? 2000);
+const CHAOS_CALLS = Number(process.env.CHAOS_CALLS ?? 2000);
 const CONCURRENCY = 12;
 const FAULT_RATE = 0.07;
-const MAX_PER_DAY_USDC = 40n;
 
 interface Intent {
   key: string;
@@ -61,8 +64,12 @@ const FAULTS: Array<() => ProxyAction> = [
   () => ({ kind: "duplicate" }),
 ];
 
-describe("chaos: faults between server and service, and a server killed at random", () => {
+describe.each(RAILS)("chaos on $name: faults between server and service, and a server killed at random", (rail) => {
+  const CALLS = rail.name === "evm" ? Math.ceil(CHAOS_CALLS / 8) : CHAOS_CALLS;
+  const MAX_PER_DAY_USDC = rail.name === "evm" ? 20n : 40n;
   let t: TestSandbox;
+  /** The payer's and the v1 payee's balances on the rail's ledger before the run. */
+  let start: { payer: bigint; payee: bigint };
   let proxy: Proxy;
   let home: string;
   let env: Record<string, string>;
@@ -77,7 +84,12 @@ describe("chaos: faults between server and service, and a server killed at rando
     process.stderr.write(
       `chaos seed ${SEED} — replay with CHAOS_SEED=${SEED} npx vitest run test/hostile/chaos.test.ts\n`,
     );
-    t = await startTestSandbox({ rateLimit: { perSecond: 100_000, burst: 100_000 }, providerDelayMs: 0 });
+    t = await startTestSandbox({
+      ...rail.sandbox,
+      rateLimit: { perSecond: 100_000, burst: 100_000 },
+      providerDelayMs: 0,
+    });
+    start = { payer: await rail.balance(t, rail.payer(t)), payee: await rail.balance(t, rail.treasury(t)) };
     const rng = prng(SEED ^ 0x5eed);
     proxy = await startProxy(t.sb.baseUrl.replace(/\/v1$/, ""), [
       {
@@ -92,6 +104,7 @@ describe("chaos: faults between server and service, and a server killed at rando
     writeFileSync(join(home, "config.json"), JSON.stringify({ http: { timeoutMs: 400, maxAttempts: 4 } }));
     env = {
       ...serviceEnv(t, home, `${proxy.url}/v1`),
+      ...rail.env(t),
       PAID_ACTIONS_CONFIG: join(home, "config.json"),
       PAID_ACTIONS_MAX_PER_CALL: "1",
       PAID_ACTIONS_MAX_PER_DAY: MAX_PER_DAY_USDC.toString(),
@@ -311,10 +324,12 @@ describe("chaos: faults between server and service, and a server killed at rando
       const e = t.sb.db.prepare(`SELECT quote_id FROM executions WHERE execution_id = ?`).get(row.executionId) as any;
       expect(e?.quote_id, `execution ${row.executionId} at the service (seed ${SEED})`).toBe(row.quoteId);
     }
-    // ...and with the ledger: what left the wallet is exactly what the service settled, within the caps.
+    // ...and with the ledger: what left the wallet is exactly what the service settled, within the caps,
+    // and the payee received exactly that.
     const settledTotal = settled.reduce((sum, s) => sum + BigInt(s.amount), 0n);
-    const spent = 1000_000_000n - (await t.usdc(t.wallet.address));
+    const spent = start.payer - (await rail.balance(t, rail.payer(t)));
     expect(spent).toBe(settledTotal);
+    expect((await rail.balance(t, rail.treasury(t))) - start.payee).toBe(settledTotal);
     expect(spent).toBeLessThanOrEqual(MAX_PER_DAY_USDC * 1_000_000n);
     const usage = await journal!.usage(Date.now());
     expect(usage.day).toBeGreaterThanOrEqual(spent);
@@ -353,13 +368,16 @@ describe("chaos: faults between server and service, and a server killed at rando
     const proofs = rows.map((r) => r.proof).filter(Boolean) as string[];
     const wallet = readFileSync(t.sb.walletPath, "utf8").trim();
     const seed = Buffer.from(Uint8Array.from(JSON.parse(wallet) as number[]).subarray(0, 32));
-    const secrets = [t.sb.apiKey, wallet, seed.toString("hex"), seed.toString("base64"), ...proofs];
+    // On EVM the agent's key file too (0x and 64 hex digits), as written and without its prefix.
+    const evmKey = t.sb.evm ? readFileSync(t.sb.evm.agentKeyPath, "utf8").trim() : undefined;
+    const keys = evmKey ? [evmKey, evmKey.slice(2)] : [];
+    const secrets = [t.sb.apiKey, wallet, seed.toString("hex"), seed.toString("base64"), ...keys, ...proofs];
     const transcripts = readdirSync(join(home, "transcripts")).map((f) =>
       readFileSync(join(home, "transcripts", f), "utf8"),
     );
     expect(transcripts.length).toBeGreaterThan(0);
     const haystack = [...stderr, ...outputs, ...transcripts].join("\n");
-    for (const secret of secrets.slice(0, 4))
+    for (const secret of secrets.slice(0, 4 + keys.length))
       expect(haystack.includes(secret), "a secret leaked into stderr, tool results, resources or transcripts").toBe(
         false,
       );

@@ -7,6 +7,11 @@
  * is handed, answers 402 payment_invalid, and once the ledger reaches that blockhash it
  * settles every kept proof at the service. Signed with that blockhash, a proof would land
  * then; signed with ours, it can no longer. The ledger decides what was paid.
+ *
+ * Solana's alone: an EVM authorization carries no blockhash, and its lifetime (validBefore)
+ * is ours, never a hint of the service's. The kept proofs settled later, on EVM:
+ * evm-kept-proofs.test.ts. The late landing an RPC's lagging history hid has no EVM case yet:
+ * the app's options give a test no way to put a lagging EVM RPC in front of the rail.
  */
 import { createHash } from "node:crypto";
 import { getBase58Decoder, getBase58Encoder } from "@solana/kit";

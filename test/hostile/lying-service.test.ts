@@ -1,19 +1,25 @@
 /**
  * A lying service: the reference service behind a proxy that rewrites, truncates, loops
  * and redirects. Each behaviour must be refused with a clear error; before signing, nothing
- * is signed and nothing is spent; after payment, nothing more is paid.
+ * is signed and nothing is spent; after payment, nothing more is paid. Every case runs on
+ * each rail it applies to (test/helpers/rails.ts): the lies about the requirement are told
+ * in our entry of the quote (Solana's, or eip155:84532's), drifted to that rail's values, and
+ * the payer's and payee's balances on that rail's ledger decide what was paid.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { on, type ProxyRule } from "../helpers/proxy.js";
+import { balances, moved, RAILS, type RailFixture } from "../helpers/rails.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const QUOTES = on("POST", "/v1/quotes");
 const PREPARE = on("POST", "/v1/payments/prepare");
 const PAID_EXECUTION = (r: Parameters<typeof QUOTES>[0]) =>
   on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined;
-const accepts0 = (q: any) => q.paymentRequirement.accepts[0];
+const PRICE = 288_000n;
+/** Our entry of a quote's accepts: the one on the rail's network. */
+const oursIn = (rail: RailFixture, q: any) => rail.ours(q.paymentRequirement.accepts);
 const rewriteQuote = (f: (q: any) => void): ProxyRule => ({
   match: QUOTES,
   action: { kind: "rewrite", transform: (q) => (f(q), q) },
@@ -31,14 +37,16 @@ const rawQuote = (write: (res: import("node:http").ServerResponse) => void): Pro
     },
   },
 ];
-const rewritePrepare = (f: (p: any) => void): ProxyRule => ({
+const rewritePrepare = (rail: RailFixture, f: (p: any) => void): ProxyRule => ({
   match: PREPARE,
-  action: { kind: "rewrite", transform: (p) => (f(p.paymentRequired.accepts[0]), p) },
+  action: { kind: "rewrite", transform: (p) => (f(rail.ours(p.paymentRequired.accepts)), p) },
 });
 
 interface Case {
   name: string;
-  rules: (t: TestSandbox) => ProxyRule[];
+  rules: (t: TestSandbox, rail: RailFixture) => ProxyRule[];
+  /** The rails it applies to (default: both), and why not the others. */
+  only?: { rails: Array<RailFixture["name"]>; why: string };
   /** Refused codes that are acceptable. */
   codes: string[];
   /** Before signing (default) or after payment settled. */
@@ -52,73 +60,75 @@ const CASES: Case[] = [
   {
     name: "amount raised between quote and challenge",
     fresh: true,
-    rules: () => [rewritePrepare((a) => (a.amount = "300000"))],
+    rules: (_t, rail) => [rewritePrepare(rail, (a) => (a.amount = "300000"))],
     codes: ["quote_drift"],
     message: /amount: expected 288000/,
   },
   {
     name: "payee swapped in the challenge",
     fresh: true,
-    rules: () => [rewritePrepare((a) => (a.payTo = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"))],
+    rules: (_t, rail) => [rewritePrepare(rail, (a) => (a.payTo = rail.drift.payee))],
     codes: ["quote_drift"],
     message: /payTo/,
   },
   {
-    name: "mint swapped",
-    rules: () => [rewriteQuote((q) => (accepts0(q).asset = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"))],
+    name: "mint swapped (Solana: mainnet's USDC; EVM: another ERC-20 contract)",
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).asset = rail.drift.asset))],
     codes: ["quote_drift"],
     message: /asset/,
   },
   {
-    name: "network swapped",
-    rules: () => [rewriteQuote((q) => (accepts0(q).network = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"))],
+    name: "network swapped (Solana: mainnet; EVM: eip155:8453 while we pay on 84532)",
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).network = rail.drift.network))],
     codes: ["quote_drift"],
     message: /scheme\/network/,
   },
   {
     name: "scheme swapped",
-    rules: () => [rewriteQuote((q) => (accepts0(q).scheme = "upto"))],
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).scheme = "upto"))],
     codes: ["quote_drift"],
     message: /scheme\/network/,
   },
   {
     name: "fee payer equal to our own wallet",
-    rules: (t) => [rewriteQuote((q) => (accepts0(q).extra.feePayer = t.wallet.address))],
+    only: { rails: ["solana"], why: "on EVM the facilitator submits the authorization and pays the gas: no fee payer" },
+    rules: (t, rail) => [rewriteQuote((q) => (oursIn(rail, q).extra.feePayer = t.wallet.address))],
     codes: ["quote_drift"],
     message: /feePayer/,
   },
   {
     name: "challenge without a fee payer",
-    rules: () => [rewriteQuote((q) => delete accepts0(q).extra.feePayer)],
+    only: { rails: ["solana"], why: "on EVM the facilitator submits the authorization and pays the gas: no fee payer" },
+    rules: (_t, rail) => [rewriteQuote((q) => delete oursIn(rail, q).extra.feePayer)],
     codes: ["quote_drift"],
     message: /feePayer/,
   },
   {
     name: "amount as a float",
-    rules: () => [rewriteQuote((q) => (accepts0(q).amount = "288000.0"))],
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).amount = "288000.0"))],
     codes: ["quote_drift"],
     message: /amount/,
   },
   {
     name: "amount in exponent form",
-    rules: () => [rewriteQuote((q) => ((q.amount = "2.88e-1"), (accepts0(q).amount = "2.88e5")))],
+    rules: (_t, rail) => [rewriteQuote((q) => ((q.amount = "2.88e-1"), (oursIn(rail, q).amount = "2.88e5")))],
     codes: ["quote_drift", "service_error"],
     message: /amount/,
   },
   {
     name: "amount negative",
-    rules: () => [rewriteQuote((q) => ((q.amount = "-0.288"), (accepts0(q).amount = "-288000")))],
+    rules: (_t, rail) => [rewriteQuote((q) => ((q.amount = "-0.288"), (oursIn(rail, q).amount = "-288000")))],
     codes: ["quote_drift", "service_error"],
     message: /amount/,
   },
   {
     name: "amount zero",
-    rules: () => [rewriteQuote((q) => ((q.amount = "0"), (accepts0(q).amount = "0")))],
+    rules: (_t, rail) => [rewriteQuote((q) => ((q.amount = "0"), (oursIn(rail, q).amount = "0")))],
     codes: ["quote_drift"],
   },
   {
     name: "amount beyond 2^64",
-    rules: () => [rewriteQuote((q) => (accepts0(q).amount = "18446744073709551616"))],
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).amount = "18446744073709551616"))],
     codes: ["quote_drift"],
     message: /amount/,
   },
@@ -155,7 +165,10 @@ const CASES: Case[] = [
               const body = JSON.stringify({
                 ...q,
                 amount: "0.288",
-                paymentRequirement: { ...q.paymentRequirement, accepts: [{ ...accepts0(q), amount: "288000" }] },
+                paymentRequirement: {
+                  ...q.paymentRequirement,
+                  accepts: q.paymentRequirement.accepts.map((a: object) => ({ ...a, amount: "288000" })),
+                },
               });
               res.writeHead(201, { "content-type": "application/json" });
               res.end(body);
@@ -168,9 +181,23 @@ const CASES: Case[] = [
   },
   {
     name: "memo of another quote in the challenge",
-    rules: () => [rewriteQuote((q) => (accepts0(q).extra.memo = "qt_notthisone"))],
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).extra.memo = "qt_notthisone"))],
     codes: ["quote_drift"],
     message: /extra\.memo/,
+  },
+  {
+    name: "another EIP-712 domain for the USDC (extra.name)",
+    only: { rails: ["evm"], why: "Solana's transfer names its mint alone: no signing domain to swap" },
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).extra.name = "USD Coin"))],
+    codes: ["quote_drift"],
+    message: /extra\.name/,
+  },
+  {
+    name: "permit2 as the transfer method",
+    only: { rails: ["evm"], why: "Solana has one transfer instruction: no transfer method to swap" },
+    rules: (_t, rail) => [rewriteQuote((q) => (oursIn(rail, q).extra.assetTransferMethod = "permit2"))],
+    codes: ["quote_drift"],
+    message: /assetTransferMethod/,
   },
   {
     name: "missing required fields (no quoteId)",
@@ -244,27 +271,29 @@ const CASES: Case[] = [
   },
 ];
 
-describe("a lying service: every behaviour refused, nothing signed or overpaid", () => {
+describe.each(RAILS)("a lying service on $name: every behaviour refused, nothing signed or overpaid", (rail) => {
   let t: TestSandbox;
   beforeAll(async () => {
-    t = await startTestSandbox({ rateLimit: { perSecond: 1000, burst: 1000 } });
+    t = await startTestSandbox({ ...rail.sandbox, rateLimit: { perSecond: 1000, burst: 1000 } });
   });
   afterAll(() => t.close());
 
+  const cases = CASES.filter((c) => !c.only || c.only.rails.includes(rail.name));
   it("has at least 20 adversarial behaviours", () => {
-    expect(CASES.length).toBeGreaterThanOrEqual(20);
+    expect(cases.length).toBeGreaterThanOrEqual(20);
   });
 
-  for (const c of CASES) {
+  for (const c of cases) {
     it(c.name, async () => {
       const f: EngineFixture = await engineFixture({
         t,
-        rules: c.rules(t),
+        env: rail.env(t),
+        rules: c.rules(t, rail),
         configFile: { http: { timeoutMs: 500, maxAttempts: 2 } },
         open: c.fresh ? { challengeMaxAgeMs: 0 } : {},
       });
       try {
-        const before = await t.usdc(t.wallet.address);
+        const before = await balances(rail, t);
         let error: PaidActionError | undefined;
         try {
           await f.pa.engine.pay({ action: "servers.provision", input: SMALL_SERVER }, { callId: "call_lying" });
@@ -279,11 +308,11 @@ describe("a lying service: every behaviour refused, nothing signed or overpaid",
         const rows = await f.pa.journal.intentsSince(0);
         if ((c.stage ?? "before-signing") === "before-signing") {
           for (const row of rows) expect(row.proof, "nothing may be signed").toBeNull();
-          expect(await t.usdc(t.wallet.address)).toBe(before);
+          expect(await moved(rail, t, before)).toEqual({ payer: 0n, payee: 0n });
           expect((await f.pa.engine.spending()).committedLast24h).toBe("0.00");
         } else {
           // Paid once, never again; the budget stays held and a human is told.
-          expect(await t.usdc(t.wallet.address)).toBe(before - 288_000n);
+          expect(await moved(rail, t, before)).toEqual({ payer: PRICE, payee: PRICE });
           expect(rows).toHaveLength(1);
           expect(rows[0]!.state).toBe("attention");
           expect(await f.pa.engine.needsAttention()).toHaveLength(1);
@@ -300,6 +329,7 @@ describe("a lying service: every behaviour refused, nothing signed or overpaid",
     let clock = Date.now();
     const f = await engineFixture({
       t,
+      env: rail.env(t),
       open: { now: () => clock },
       rules: [
         {

@@ -1,8 +1,10 @@
 /**
  * Money truth on the fast path, where the proof travels with POST /executions and settles
  * there: the lies money-truth-payments.test.ts tells at /payments/confirm, told where the
- * money now moves. The chain decides, whatever the service says; the wallet's balance on the
- * sandbox's ledger is what decides what was paid.
+ * money now moves, and a service that settles and then answers 500 to every attempt. The
+ * chain decides, whatever the service says; the payer's and the payee's
+ * balances on the rail's own ledger decide what was paid. Each case runs on each rail
+ * (test/helpers/rails.ts): Solana's ledger and the sandbox's EVM ledger.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PaidActionError } from "../../src/engine/errors.js";
@@ -10,9 +12,12 @@ import type { PaidCall } from "../../src/engine/model/types.js";
 import { engineFixture, outcome, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
+import { balances, moved, RAILS } from "../helpers/rails.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const PRICE = 288_000n;
+const ONCE = { payer: PRICE, payee: PRICE };
+const NOTHING = { payer: 0n, payee: 0n };
 const PAID_EXECUTION = (r: SeenRequest) =>
   on("POST", "/v1/executions")(r) && r.headers["x-payment-proof"] !== undefined;
 
@@ -35,28 +40,31 @@ const settleThen402: ProxyRule = {
 const said = (r: PaidCall | PaidActionError) =>
   JSON.stringify(r instanceof PaidActionError ? { ...r.toJSON(), message: r.message } : r);
 
-describe("money truth on the fast path: the proof settles with the execution request", () => {
+describe.each(RAILS)("money truth on the fast path, on $name: the proof settles with the execution request", (rail) => {
   let t: TestSandbox;
+  let own: TestSandbox | undefined;
   let f: EngineFixture | undefined;
   beforeAll(async () => {
     ensureBuilt();
-    t = await startTestSandbox();
+    t = await startTestSandbox(rail.sandbox);
   });
   afterAll(() => t.close());
   afterEach(async () => {
     // Every refusal that said nothing was charged: no transfer for it on the ledger, its kept proofs replayed.
     await f?.checkRefusals();
     await f?.close();
+    await own?.close();
     f = undefined;
+    own = undefined;
   });
 
   it('settle-then-402 at POST /executions: one debit across 3 retries, attention, never "nothing was charged"', async () => {
-    f = await engineFixture({ t, rules: [settleThen402], open: { settleWaitMs: 0 } });
-    const before = await t.usdc(t.wallet.address);
+    f = await engineFixture({ t, env: rail.env(t), rules: [settleThen402], open: { settleWaitMs: 0 } });
+    const before = await balances(rail, t);
     const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "fast-lie" }, intentKey: "fast-lie" };
     const results = [];
     for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req)));
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await moved(rail, t, before)).toEqual(ONCE);
     for (const r of results) expect(said(r)).not.toMatch(/nothing was charged/i);
     expect(f.proxy.seen.filter((r) => r.path === "/v1/payments/confirm")).toHaveLength(0);
     const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
@@ -65,6 +73,7 @@ describe("money truth on the fast path: the proof settles with the execution req
     expect(f.settledFor(intent.quoteId!)).toBe(1);
     // The evidence: the landed transfer, seen on our own RPC, and a note for a human.
     const payment = (await f.pa.journal.payment(intent.quoteId!))!;
+    expect(payment.network).toBe(rail.network);
     expect(payment.fate).toBe("landed");
     expect(intent.paymentTx).toBe(payment.tx);
     expect(intent.settlement).toBe("verified");
@@ -73,37 +82,86 @@ describe("money truth on the fast path: the proof settles with the execution req
     expect(intent.attempt).toBe(0); // only one proof was ever signed
   });
 
-  it("a proof refused because its blockhash expired (no transfer with its memo) is released and re-signed once", async () => {
-    let rotated = false;
+  it('settle-then-500 at POST /executions: one debit across 3 retries, one proof re-sent, held against the caps, never "nothing was charged"', async () => {
+    // The service settles the proof and creates the execution, then every answer to it is a 500.
+    const settleThen500: ProxyRule = {
+      match: PAID_EXECUTION,
+      action: {
+        kind: "rewrite",
+        status: 500,
+        transform: () => ({ error: { code: "internal", message: "something went wrong" } }),
+      },
+    };
+    f = await engineFixture({ t, env: rail.env(t), rules: [settleThen500], open: { settleWaitMs: 0 } });
+    const before = await balances(rail, t);
+    const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "fast-500" }, intentKey: "fast-500" };
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await outcome(f.pa.engine.pay(req)));
+    expect(await moved(rail, t, before)).toEqual(ONCE);
+    for (const r of results) {
+      expect(said(r)).not.toMatch(/nothing was charged/i);
+      // A 5xx is no answer: the money is in flight, and the same intent may be asked again.
+      expect(r).toMatchObject({ code: "service_unavailable", context: { money: "in_flight" } });
+    }
+    const intent = (await f.pa.journal.intentByKey(req.intentKey))!;
+    expect(f.settledFor(intent.quoteId!)).toBe(1);
+    expect(f.executionsFor(intent.quoteId!)).toBe(1);
+    // One proof only, the journaled one, re-sent with every attempt; the caps still count it.
+    expect(intent.attempt).toBe(0);
+    const payments = (await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === intent.intentId);
+    expect(payments).toHaveLength(1);
+    const sent = new Set(f.proxy.seen.filter(PAID_EXECUTION).map((r) => r.headers["x-payment-proof"]));
+    expect([...sent]).toEqual([intent.proof]);
+    expect(["reserved", "spent"]).toContain(intent.budgetState);
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+  });
+
+  // On Solana the proof's blockhash expires; on EVM its authorization's validBefore passes (our
+  // RPC's newest block at it, the nonce unused there).
+  it("a proof refused because it can no longer land (no transfer of it on the ledger) is released and re-signed once", async () => {
+    // Anvil's clock does not go back: on EVM the jump past validBefore gets a sandbox of its own.
+    const sb = rail.expiryMovesClock ? (own = await startTestSandbox(rail.sandbox)) : t;
+    let expired = false;
     f = await engineFixture({
-      t,
+      t: sb,
+      env: rail.env(sb),
       rules: [
         {
           match: PAID_EXECUTION,
           action: {
             kind: "dynamic",
-            choose: () => (rotated ? undefined : ((rotated = true), t.sb.ledger.rotateBlockhash(), undefined)),
+            choose: (r) =>
+              expired
+                ? undefined
+                : ((expired = true),
+                  { kind: "hold", until: () => rail.expire(sb, r.headers["x-payment-proof"] as string) }),
           },
         },
       ],
     });
-    const before = await t.usdc(t.wallet.address);
+    const before = await balances(rail, sb);
     const paid = await f.pa.engine.pay({
       action: "servers.provision",
       input: { ...SMALL_SERVER, image: "fast-never" },
     });
-    expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+    expect(await moved(rail, sb, before)).toEqual(ONCE);
     const intent = (await f.pa.journal.intent(paid.intentId))!;
     expect(intent.attempt).toBe(1);
     const attempts = (await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === paid.intentId);
     expect(attempts.map((p) => p.fate).sort()).toEqual(["never", "pending"]);
-    // The second proof was signed with a fresh blockhash, not the one that could not land.
-    expect(new Set(attempts.map((p) => p.blockhash)).size).toBe(2);
+    // The second proof was signed with a fresh lifetime, not the one that could not land:
+    // Solana's blockhash, EVM's nonce and validBefore.
+    if (rail.name === "solana") expect(new Set(attempts.map((p) => p.blockhash)).size).toBe(2);
+    else {
+      expect(new Set(attempts.map((p) => p.nonce)).size).toBe(2);
+      expect(attempts[1]!.validBefore! > attempts[0]!.validBefore!).toBe(true);
+    }
   });
 
   it("a service that demands another payment at POST /executions than it quoted: nothing more is signed", async () => {
     f = await engineFixture({
       t,
+      env: rail.env(t),
       rules: [
         {
           match: PAID_EXECUTION,
@@ -122,7 +180,7 @@ describe("money truth on the fast path: the proof settles with the execution req
       ],
       open: { settleWaitMs: 0 },
     });
-    const before = await t.usdc(t.wallet.address);
+    const before = await balances(rail, t);
     const req = {
       action: "servers.provision",
       input: { ...SMALL_SERVER, image: "fast-drift" },
@@ -136,6 +194,6 @@ describe("money truth on the fast path: the proof settles with the execution req
     expect(intent.state).toBe("unsettled");
     expect(intent.budgetState).toBe("reserved");
     expect((await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === intent.intentId)).toHaveLength(1);
-    expect(await t.usdc(t.wallet.address)).toBe(before);
+    expect(await moved(rail, t, before)).toEqual(NOTHING);
   });
 });

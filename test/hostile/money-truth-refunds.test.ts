@@ -2,26 +2,27 @@
  * Money truth from the chain, for refunds: a service that says it refunded credits back only
  * what landed on chain — all of it, nothing, one atomic unit, less than it claims, or nothing
  * for a refund transaction already credited to another purchase. Each case runs the engine
- * against the real reference service through a programmable proxy; the wallet's balance on
- * the sandbox's ledger is what decides what came back.
+ * against the real reference service through a programmable proxy, on each rail
+ * (test/helpers/rails.ts); the payer's and the payee's balances on that rail's ledger decide
+ * what came back.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { refundTransferWire } from "../../src/sandbox/ledger/chain.js";
 import { engineFixture, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
+import { balances, moved, RAILS } from "../helpers/rails.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { pollUntil } from "../helpers/wait.js";
 
 const PRICE = 288_000n;
 const GET_EXECUTION = on("GET", "/v1/executions/");
 
-describe("money truth: the chain decides, whatever the service says", () => {
+describe.each(RAILS)("money truth on $name: the chain decides, whatever the service says", (rail) => {
   let t: TestSandbox;
   let f: EngineFixture | undefined;
   beforeAll(async () => {
     ensureBuilt();
-    t = await startTestSandbox();
+    t = await startTestSandbox(rail.sandbox);
   });
   afterAll(() => t.close());
   afterEach(async () => {
@@ -61,11 +62,11 @@ describe("money truth: the chain decides, whatever the service says", () => {
     };
 
     it("an honest refund: all of it, no human needed", async () => {
-      f = await engineFixture({ t, rules: [failTheProvider], open: { reconcile: false } });
-      const before = await t.usdc(t.wallet.address);
+      f = await engineFixture({ t, env: rail.env(t), rules: [failTheProvider], open: { reconcile: false } });
+      const before = await balances(rail, t);
       const row = await payAndFollow(f, "refund-honest");
       expect(row.execStatus).toBe("refunded");
-      expect(await t.usdc(t.wallet.address)).toBe(before);
+      expect(await moved(rail, t, before)).toEqual({ payer: 0n, payee: 0n });
       expect(row.refundState).toBe("verified");
       expect(row.refundCredit).toBe(PRICE);
       expect(row.attention).toBeNull();
@@ -75,6 +76,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
     it("a `refunded` status with no refund at all credits nothing and tells a human", async () => {
       f = await engineFixture({
         t,
+        env: rail.env(t),
         rules: [
           {
             match: GET_EXECUTION,
@@ -82,9 +84,9 @@ describe("money truth: the chain decides, whatever the service says", () => {
           },
         ],
       });
-      const before = await t.usdc(t.wallet.address);
+      const before = await balances(rail, t);
       const row = await payAndFollow(f, "refund-none");
-      expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
+      expect(await moved(rail, t, before)).toEqual({ payer: PRICE, payee: PRICE });
       expect(row.refundCredit).toBe(0n);
       expect(row.refundState).toBe("unverified");
       expect(row.attention).toMatch(/names no refund transaction/);
@@ -95,6 +97,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       let tiny: string | undefined = undefined;
       f = await engineFixture({
         t,
+        env: rail.env(t),
         rules: [
           {
             match: GET_EXECUTION,
@@ -112,13 +115,10 @@ describe("money truth: the chain decides, whatever the service says", () => {
         action: "servers.provision",
         input: { ...SMALL_SERVER, image: "refund-tiny" },
       });
-      const wire = await refundTransferWire(t.sb.ledger, t.sb.keys, t.sb.asset, t.wallet.address, 1n);
-      const sent = t.sb.ledger.submit(wire);
-      expect(sent.ok).toBe(true);
-      tiny = sent.signature;
-      const before = await t.usdc(t.wallet.address);
+      tiny = await rail.refund(t, 1n);
+      const before = await balances(rail, t);
       const row = await follow(f, paid.intentId);
-      expect(await t.usdc(t.wallet.address)).toBe(before);
+      expect(await moved(rail, t, before)).toEqual({ payer: 0n, payee: 0n });
       expect(row.refundCredit).toBe(1n);
       expect(row.refundTx).toBe(tiny);
       expect(row.attention).toMatch(/only 0\.000001 of the 0\.288 USDC paid came back/);
@@ -128,6 +128,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
     it("an inflated refund claim credits only what landed (never more than was paid) and tells a human", async () => {
       f = await engineFixture({
         t,
+        env: rail.env(t),
         rules: [
           failTheProvider,
           {
@@ -139,10 +140,10 @@ describe("money truth: the chain decides, whatever the service says", () => {
           },
         ],
       });
-      const before = await t.usdc(t.wallet.address);
+      const before = await balances(rail, t);
       const row = await payAndFollow(f, "refund-inflated");
       expect(row.execStatus).toBe("refunded");
-      expect(await t.usdc(t.wallet.address)).toBe(before);
+      expect(await moved(rail, t, before)).toEqual({ payer: 0n, payee: 0n });
       expect(row.refundCredit).toBe(PRICE);
       expect(row.attention).toMatch(/reports 1000\.00 USDC refunded; the chain shows 0\.288 USDC/);
       expect((await f.pa.engine.spending()).committedLast24h).toBe("0.00");
@@ -152,6 +153,7 @@ describe("money truth: the chain decides, whatever the service says", () => {
       let shared: string | undefined = undefined;
       f = await engineFixture({
         t,
+        env: rail.env(t),
         rules: [
           failTheProvider,
           {

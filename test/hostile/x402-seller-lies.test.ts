@@ -6,10 +6,19 @@
  * nothing is signed or sent (the rule the action path keeps, budget/policy.ts feePayerDrift);
  * for the second the purchase that comes second is answered with the resource's memo in use,
  * never as the service's error, and nothing is paid for it. The ledger decides what was paid.
+ *
+ * On EVM those two lies do not apply: the facilitator submits an EIP-3009 authorization and
+ * pays the gas (there is no fee payer to name), and every authorization carries a random nonce
+ * of ours, so the chain tells two purchases apart whatever memo a seller writes. An EVM seller
+ * lies with the proof's lifetime and the token instead: a year-long maxTimeoutSeconds, a
+ * validAfter in the future, another ERC-20 contract, another chain (the second describe).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { BASE_MAINNET, BASE_SEPOLIA, EVM_USDC } from "../../src/domain/networks.js";
 import { PaidActionError } from "../../src/engine/errors.js";
+import { VALIDITY_BOUND_S } from "../../src/engine/rails/evm/rules.js";
 import { engineFixture, refusal, type EngineFixture } from "../helpers/engine.js";
+import { authorizationOf, balances, EVM, moved } from "../helpers/rails.js";
 import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 import { startLyingSeller, type LyingSeller } from "../helpers/x402-seller.js";
 
@@ -110,4 +119,88 @@ describe("x402 sellers that lie in their 402", () => {
     expect(s.proofs).toHaveLength(1);
     expect(await t.usdc(t.wallet.address)).toBe(before - PRICE);
   });
+});
+
+describe("x402 sellers that lie in their 402, on EVM", () => {
+  let t: TestSandbox;
+  let f: EngineFixture | undefined;
+  let s: LyingSeller | undefined;
+  beforeAll(async () => {
+    t = await startTestSandbox(EVM.sandbox);
+  });
+  afterAll(() => t.close());
+  afterEach(async () => {
+    // Every refusal that said nothing was charged: its authorization unused on the EVM ledger, the kept proofs replayed.
+    await f?.checkRefusals(s?.proofs.map((p) => ({ headers: { "payment-signature": p.proof }, body: "" })));
+    await f?.close();
+    await s?.close();
+    f = undefined;
+    s = undefined;
+  });
+
+  /** A seller on the sandbox's EVM ledger (its USDC, its seller key), settling through the facilitator, with the lie. */
+  const evmSeller = (lie: { requirement?: Record<string, unknown>; extra?: Record<string, unknown> }) =>
+    startLyingSeller(t, {
+      requirement: () => ({ network: BASE_SEPOLIA, asset: t.sb.evm!.asset, payTo: EVM.seller(t), ...lie.requirement }),
+      extra: () => ({ name: "USDC", version: "2", ...lie.extra }),
+      settle: "facilitator",
+    });
+  const open = (seller: LyingSeller) =>
+    engineFixture({ t, env: { ...EVM.env(t), PAID_ACTIONS_ALLOW_ORIGINS: seller.url } });
+  const paymentsOf = async (intentId: string) =>
+    (await f!.pa.journal.paymentsSince(0)).filter((p) => p.intentId === intentId);
+
+  it("a year-long maxTimeoutSeconds: paid once, the authorization valid no longer than our bound", async () => {
+    s = await evmSeller({ requirement: { maxTimeoutSeconds: 365 * 24 * 3600 } });
+    f = await open(s);
+    const before = await balances(EVM, t, EVM.seller(t));
+    const paid = await f.pa.engine.payFetch({ url: `${s.url}/paid/year`, intentKey: "evm-year-timeout" });
+    expect(paid.result).toMatchObject({ status: 200, payment: { amount: "0.01", network: BASE_SEPOLIA } });
+    expect(await moved(EVM, t, before, EVM.seller(t))).toEqual({ payer: PRICE, payee: PRICE });
+    // The proof that left (the seller kept it) and the journal agree: validBefore within our bound of signing.
+    expect(s.proofs).toHaveLength(1);
+    const signed = authorizationOf(s.proofs[0]!.proof);
+    const [record] = await paymentsOf(paid.result.intentId!);
+    expect(signed.validBefore).toBe(record!.validBefore);
+    const signedS = BigInt(Math.floor(record!.signedAt / 1000));
+    expect(signed.validBefore > signedS).toBe(true);
+    expect(signed.validBefore <= signedS + BigInt(VALIDITY_BOUND_S)).toBe(true);
+    expect(signed.validAfter).toBe(0n);
+  });
+
+  it("a validAfter in the future asked for: we sign one that is not in the future, paid once", async () => {
+    const later = Math.floor(Date.now() / 1000) + 3600;
+    s = await evmSeller({ extra: { validAfter: String(later) }, requirement: { validAfter: String(later) } });
+    f = await open(s);
+    const before = await balances(EVM, t, EVM.seller(t));
+    const paid = await f.pa.engine.payFetch({ url: `${s.url}/paid/later`, intentKey: "evm-future-valid-after" });
+    expect(paid.result).toMatchObject({ status: 200, payment: { amount: "0.01" } });
+    expect(await moved(EVM, t, before, EVM.seller(t))).toEqual({ payer: PRICE, payee: PRICE });
+    const signed = authorizationOf(s.proofs[0]!.proof);
+    const [record] = await paymentsOf(paid.result.intentId!);
+    expect(signed.validAfter <= BigInt(Math.floor(record!.signedAt / 1000))).toBe(true);
+    expect(record!.validAfter).toBe(signed.validAfter);
+  });
+
+  for (const [what, lie] of [
+    ["another ERC-20 contract", { asset: EVM.drift.asset }],
+    [
+      `${BASE_MAINNET} while we pay on ${BASE_SEPOLIA}`,
+      { network: BASE_MAINNET, asset: EVM_USDC[BASE_MAINNET]!.address },
+    ],
+  ] as const) {
+    it(`a seller asking for ${what}: refused before signing, no proof sent, nothing debited`, async () => {
+      s = await evmSeller({ requirement: lie });
+      f = await open(s);
+      const before = await balances(EVM, t, EVM.seller(t));
+      const key = `evm-drift-${lie.asset.slice(2, 10)}`;
+      const r = await refusal(f.pa.engine.payFetch({ url: `${s.url}/paid/drift`, intentKey: key }));
+      expect(r.code).toBe("payment_unsupported");
+      expect(r.message).toMatch(new RegExp(`exact on ${BASE_SEPOLIA} in USDC ${t.sb.evm!.asset}`));
+      expect(s.proofs, "no proof was handed to the seller").toEqual([]);
+      expect(await moved(EVM, t, before, EVM.seller(t))).toEqual({ payer: 0n, payee: 0n });
+      const intent = await f.pa.journal.intentByKey(key);
+      if (intent) expect(await paymentsOf(intent.intentId)).toEqual([]);
+    });
+  }
 });

@@ -3,7 +3,9 @@
  * proof built by the stock @x402/evm client scheme against the EVM entry pays the quote once
  * (/payments/confirm, then POST /executions with the same proof), the same proof is refused
  * for another quote, and a failed execution is refunded by a real USDC transfer back to the
- * payer on the chain. Balances are read from the chain over JSON-RPC.
+ * payer on the chain; proofs for ten quotes confirmed at once all settle (the facilitator key
+ * sends one transaction at a time, each with its own nonce). Balances are read from the chain
+ * over JSON-RPC.
  */
 import { readFileSync } from "node:fs";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
@@ -107,6 +109,31 @@ describe("v1 quotes paid on the EVM ledger", () => {
     expect(reused.body.error.code).toBe("payment_already_used");
     expect(await usdc(agent().address)).toBe(payerBefore - amount);
     expect(await usdc(treasury)).toBe(treasuryBefore + amount);
+  });
+
+  it("EVM proofs for ten quotes confirmed at once all settle, each once: the facilitator key sends one at a time", async () => {
+    const quotes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => quote({ ...SERVER_INPUT, durationHours: 1, image: `at-once-${i}` })),
+    );
+    const total = quotes.reduce((sum, q) => sum + BigInt(q.paymentRequirement.accepts[1].amount), 0n);
+    const treasury: string = quotes[0].paymentRequirement.accepts[1].payTo;
+    const [payerBefore, treasuryBefore] = [await usdc(agent().address), await usdc(treasury)];
+    const proofs = await Promise.all(quotes.map((q) => evmProof(q.paymentRequirement.accepts[1])));
+    const confirmed = await Promise.all(
+      quotes.map((q, i) =>
+        t.call("POST", "/payments/confirm", {
+          body: { quoteId: q.quoteId, paymentProof: proofs[i] },
+          headers: { "idempotency-key": `evm-at-once-${i}` },
+        }),
+      ),
+    );
+    for (const c of confirmed) {
+      expect(c.status, c.text).toBe(200);
+      expect(c.body).toMatchObject({ status: "settled", network: EVM_NETWORK });
+    }
+    expect(new Set(confirmed.map((c) => c.body.transaction)).size).toBe(10);
+    expect(await usdc(agent().address)).toBe(payerBefore - total);
+    expect(await usdc(treasury)).toBe(treasuryBefore + total);
   });
 
   it("a failed execution paid on the EVM ledger is refunded by a real USDC transfer back to the payer", async () => {

@@ -76,6 +76,8 @@ export class EvmLedger {
   readonly public: PublicClient;
   private readonly state: StateFile;
   private readonly wallets = new Map<string, EvmWallet>();
+  /** Per sending key, the end of its latest send (never rejected): the next one starts after it. */
+  private readonly sending = new Map<string, Promise<unknown>>();
 
   constructor(
     readonly node: EvmNode,
@@ -99,6 +101,20 @@ export class EvmLedger {
     let w = this.wallets.get(account.address);
     if (!w) this.wallets.set(account.address, (w = walletOn(this.rpcUrl, account)));
     return w;
+  }
+
+  /**
+   * Runs `send` once every earlier send from the same key has finished. A key's transactions
+   * take its account's nonces in turn: two prepared at once would be given the same nonce, and
+   * the node would refuse the second ("nonce too low") — a valid payment left unsettled.
+   */
+  inTurn<T>(from: string, send: () => Promise<T>): Promise<T> {
+    const mine = (this.sending.get(from) ?? Promise.resolve()).then(send);
+    this.sending.set(
+      from,
+      mine.catch(() => undefined),
+    );
+    return mine;
   }
 
   /** Writes the chain's state to its file; resolves once a dump taken after this call is on disk. */
@@ -131,12 +147,14 @@ export class EvmLedger {
     call: { functionName: "initialize" | "mint" | "transfer" | "transferWithAuthorization"; args: readonly unknown[] },
   ): Promise<Hex> {
     const wallet = this.wallet(from);
-    const hash = await wallet.writeContract({
-      address: EVM_USDC,
-      abi: USDC_ABI,
-      functionName: call.functionName,
-      args: call.args as never,
-    });
+    const hash = await this.inTurn(from.address, () =>
+      wallet.writeContract({
+        address: EVM_USDC,
+        abi: USDC_ABI,
+        functionName: call.functionName,
+        args: call.args as never,
+      }),
+    );
     const receipt = await this.public.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success") throw new Error(`${call.functionName} reverted in ${hash}`);
     return hash;

@@ -81,7 +81,8 @@ export class EvmSettler {
 
   /**
    * Settles through the reference scheme; the chain decides when the scheme did not report
-   * success. A success is answered only once the chain's state holding it is on disk.
+   * success. A success is answered only once the chain's state holding it is on disk. The
+   * scheme sends from the facilitator key: one settlement at a time (EvmLedger.inTurn).
    */
   async settle(
     payload: EvmPaymentPayload,
@@ -92,7 +93,9 @@ export class EvmSettler {
     let result: SettleResponse | undefined;
     let thrown: string | undefined;
     try {
-      result = await run(payload as unknown as X402PaymentPayload, requirements as unknown as X402PaymentRequirements);
+      result = await this.ledger.inTurn(this.ledger.keys.facilitator.address, () =>
+        run(payload as unknown as X402PaymentPayload, requirements as unknown as X402PaymentRequirements),
+      );
     } catch (e) {
       thrown = (e as Error).message;
     }
