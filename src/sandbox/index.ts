@@ -76,6 +76,8 @@ export interface SandboxOptions {
    * platform without an anvil binary does.
    */
   evm?: boolean;
+  /** How long the EVM chain goes without a block before an empty one is mined (evm/index.ts EVM_IDLE_BLOCK_MS). */
+  evmIdleBlockMs?: number;
   /**
    * Test hook: the file operations of the store's group fsync (group-sync.ts), to hold a
    * sync and see that nothing is answered before it. Absent: node:fs.
@@ -296,7 +298,8 @@ async function openLedgers(
 ) {
   const blockhashTtlMs = options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS;
   const { ledger, accounts } = await openLedger({ ...o, blockhashTtlMs }, cleanups);
-  const evm = await openEvm({ home: o.home, db: o.db, sync: o.sync, log: o.log, enabled: options.evm }, cleanups);
+  const { evm: enabled, evmIdleBlockMs: idleBlockMs } = options;
+  const evm = await openEvm({ home: o.home, db: o.db, sync: o.sync, log: o.log, enabled, idleBlockMs }, cleanups);
   return { ledger, accounts, evm, evmSettler: evm ? new EvmSettler(evm.ledger) : undefined };
 }
 

@@ -32,6 +32,12 @@ export interface EvmInfo {
 
 export const EVM_WALLET_FUNDING = parseDecimal("1000")!;
 export const EVM_AGENT_FUNDING = parseDecimal("25")!;
+/**
+ * A quiet chain gets an empty block after this long without one (EvmLedger.keepTime): an
+ * authorization's validBefore is at most 5 minutes after it was signed (the EVM rail's bound),
+ * so one left unsettled is seen to be unable to land within about twice that.
+ */
+export const EVM_IDLE_BLOCK_MS = 5 * 60_000;
 
 /** Reads a key file this module wrote, creating it (0600) when absent. */
 export function readOrCreateKey(path: string): PrivateKeyAccount {
@@ -62,7 +68,15 @@ const meta = (db: Database.Database, key: string) =>
  * it is off. `enabled: false` turns it off on purpose.
  */
 export async function openEvm(
-  o: { home: string; db: Database.Database; sync: GroupSync; log: (line: string) => void; enabled?: boolean },
+  o: {
+    home: string;
+    db: Database.Database;
+    sync: GroupSync;
+    log: (line: string) => void;
+    enabled?: boolean | undefined;
+    /** EvmLedger.keepTime's bound (default EVM_IDLE_BLOCK_MS). */
+    idleBlockMs?: number | undefined;
+  },
   cleanups: Array<() => void>,
 ): Promise<{ ledger: EvmLedger; info: EvmInfo } | undefined> {
   if (o.enabled === false) return undefined;
@@ -108,6 +122,7 @@ export async function openEvm(
       `EVM ledger ${EVM_NETWORK}: demo wallet ${owner.address} funded with 1000 USDC, agent ${agent.address} with 25`,
     );
   }
+  ledger.keepTime(o.idleBlockMs ?? EVM_IDLE_BLOCK_MS, o.log);
   return {
     ledger,
     info: {

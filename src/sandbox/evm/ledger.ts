@@ -66,9 +66,20 @@ export function loadEvmKeys(db: Database.Database): EvmKeys {
   return Object.fromEntries(KEY_NAMES.map((name) => [name, privateKeyToAccount(raw[name]!)])) as unknown as EvmKeys;
 }
 
+/**
+ * How often a sent transaction's receipt is asked for: anvil on loopback mines it at once, and
+ * viem's default (4 s without a chain block time) left a settlement waiting seconds now and then.
+ */
+const RECEIPT_POLL_MS = 50;
+
 /** A wallet client for one key on the ledger, with the public actions too (what x402's facilitator signer wants). */
 export function walletOn(rpcUrl: string, account: PrivateKeyAccount) {
-  return createWalletClient({ account, chain: evmChain(rpcUrl), transport: http(rpcUrl) }).extend(publicActions);
+  return createWalletClient({
+    account,
+    chain: evmChain(rpcUrl),
+    transport: http(rpcUrl),
+    pollingInterval: RECEIPT_POLL_MS,
+  }).extend(publicActions);
 }
 export type EvmWallet = ReturnType<typeof walletOn>;
 
@@ -78,13 +89,20 @@ export class EvmLedger {
   private readonly wallets = new Map<string, EvmWallet>();
   /** Per sending key, the end of its latest send (never rejected): the next one starts after it. */
   private readonly sending = new Map<string, Promise<unknown>>();
+  /** keepTime's timer, and whether its check is running. */
+  private clock: NodeJS.Timeout | undefined;
+  private mining = false;
 
   constructor(
     readonly node: EvmNode,
     readonly keys: EvmKeys,
     statePath: string,
   ) {
-    this.public = createPublicClient({ chain: evmChain(node.rpcUrl), transport: http(node.rpcUrl) });
+    this.public = createPublicClient({
+      chain: evmChain(node.rpcUrl),
+      transport: http(node.rpcUrl),
+      pollingInterval: RECEIPT_POLL_MS,
+    });
     this.state = new StateFile(statePath, (method, params) => this.rpc(method, params));
   }
 
@@ -189,7 +207,39 @@ export class EvmLedger {
     return true;
   }
 
+  /**
+   * Mines an empty block whenever the chain has gone `idleMs` without one (checked every
+   * fifth of it): anvil mines only on a transaction, and a client concludes that an
+   * authorization can never land only once the newest block's time is past its validBefore.
+   * A chain with traffic gets no extra block; a quiet one gets one per `idleMs`, persisted.
+   */
+  keepTime(idleMs: number, log: (line: string) => void): void {
+    if (this.clock) return;
+    this.clock = setInterval(
+      () =>
+        void this.mineIfIdle(idleMs).catch((e: unknown) =>
+          log(`EVM ledger: could not mine an idle block (${(e as Error).message})`),
+        ),
+      Math.max(50, Math.floor(idleMs / 5)),
+    );
+    this.clock.unref();
+  }
+
+  private async mineIfIdle(idleMs: number): Promise<void> {
+    if (this.mining) return;
+    this.mining = true;
+    try {
+      const newest = await this.public.getBlock({ blockTag: "latest" });
+      if (Date.now() - Number(newest.timestamp) * 1000 < idleMs) return;
+      await this.rpc("evm_mine", []);
+      await this.persist();
+    } finally {
+      this.mining = false;
+    }
+  }
+
   async close(): Promise<void> {
+    if (this.clock) clearInterval(this.clock);
     await this.node.stop();
   }
 }
