@@ -33,7 +33,7 @@ import { formatReport, formatWan } from "./report.mjs";
 import { launchFigures, formatLaunch } from "./launch.mjs";
 import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
-import { wanCalls } from "./wan.mjs";
+import { wanCalls, wanEvmCalls } from "./wan.mjs";
 
 const args = parseArgs({
   options: {
@@ -83,11 +83,20 @@ if (ONLY === "launch") {
   writeOnly(formatLaunch(results.launch), "launch.json");
 }
 const svc = await startSandbox("sandbox", 0);
-if (ONLY === "wan") {
+/** The WAN section on each rail the sandbox runs: EVM only with its EVM ledger (an anvil binary). */
+async function wanRails() {
   results.wan = await wanCalls(svc);
+  if (svc.info.evm) results.wanEvm = await wanEvmCalls(svc);
+  else log("1b'. WAN on base-sepolia: skipped, the sandbox runs without its EVM ledger");
+}
+if (ONLY === "wan") {
+  await wanRails();
   results.commits = await commitsPerCall(svc);
   svc.child.kill("SIGTERM");
-  writeOnly(formatWan(results.wan, undefined, results.commits), "wan.json");
+  const evm = results.wanEvm
+    ? formatWan(results.wanEvm, null, null)
+    : ["", "base-sepolia: not measured (no EVM ledger)"];
+  writeOnly([...formatWan(results.wan, undefined, results.commits), ...evm], "wan.json");
 }
 if (ONLY === "alternation") {
   results.alternation = await alternation(svc, args.rounds === undefined ? undefined : Number(args.rounds));
@@ -114,7 +123,7 @@ if (ONLY === "memory-long") {
 }
 const stub = await stubCatalog(500);
 results.paidCall = await paidCalls(svc);
-results.wan = await wanCalls(svc);
+await wanRails();
 results.commits = await commitsPerCall(svc);
 results.coldStart = await coldStarts(svc, stub);
 results.startup = await startupFigures({ root: ROOT, work, log });
