@@ -10,24 +10,37 @@
 // the code that called it), grouped by package, by Node's internal module, or by our dist/
 // folder. Beside the profile, the process's CPU time over the same window from /proc: the
 // profile counts a thread blocked in a synchronous call as busy, /proc does not.
-import { join } from "node:path";
-import { INPUT, log, mcpClient, QUICK, serviceEnv, sleep, startSandbox, work } from "./common.mjs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { INPUT, log, mcpClient, QUICK, ROOT, serviceEnv, sleep, startSandbox, work } from "./common.mjs";
 import { connectInspector, cpuMs, INSPECT_FLAG, startCpuProfile } from "./inspector.mjs";
 import { attribute } from "./profile-attribution.mjs";
+import { attributePhases } from "./profile-phases.mjs";
 import { serviceCalls, SETTLED_CLIENTS, throughput } from "./scale.mjs";
 
 const WARM_UP = 10;
 const QUIET_MS = 2500;
 const SERVICE_WINDOW_MS = QUICK ? 4000 : 10_000;
 
-/** Profiles `work()` in the process behind `session`, with its /proc CPU over the same window. */
-async function profiled(session, pid, work) {
+/** Where the profiles are written, as Chrome DevTools and `node --cpu-prof` write them. */
+export const PROFILE_DIR = join(ROOT, ".bench", "profile");
+
+/**
+ * Profiles `work()` in the process behind `session`, with its /proc CPU over the same window;
+ * the profile is written to PROFILE_DIR/`name`.cpuprofile (DevTools → Performance → Load).
+ */
+async function profiled(session, pid, name, work, { phases = false } = {}) {
   const cpu0 = cpuMs(pid);
   const t0 = performance.now();
   const stop = await startCpuProfile(session);
   const count = await work();
   const profile = await stop();
-  return { count, wallMs: performance.now() - t0, cpuMs: cpuMs(pid) - cpu0, ...attribute(profile) };
+  const wallMs = performance.now() - t0;
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  const file = join(PROFILE_DIR, `${name}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  const byPhase = phases ? attributePhases(profile) : undefined;
+  return { count, wallMs, cpuMs: cpuMs(pid) - cpu0, file, ...attribute(profile), byPhase };
 }
 
 export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
@@ -39,11 +52,17 @@ export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
   };
   for (let i = 0; i < WARM_UP; i++) await call();
   await sleep(QUIET_MS);
-  const mcp = await profiled(inspector, pid, async () => {
-    for (let i = 0; i < calls; i++) await call();
-    await sleep(QUIET_MS);
-    return calls;
-  });
+  const mcp = await profiled(
+    inspector,
+    pid,
+    "mcp",
+    async () => {
+      for (let i = 0; i < calls; i++) await call();
+      await sleep(QUIET_MS);
+      return calls;
+    },
+    { phases: true },
+  );
   inspector.close();
   await client.close();
 
@@ -51,7 +70,7 @@ export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
   const session = await connectInspector(prof.inspector);
   const { settled } = await serviceCalls(prof);
   await throughput(SETTLED_CLIENTS, 2000, settled);
-  const service = await profiled(session, prof.child.pid, async () =>
+  const service = await profiled(session, prof.child.pid, "service", async () =>
     Math.round(((await throughput(SETTLED_CLIENTS, SERVICE_WINDOW_MS, settled)) * SERVICE_WINDOW_MS) / 1000),
   );
   session.close();
@@ -64,13 +83,32 @@ function formatOne(title, p, unit) {
   const lines = [
     "",
     title,
+    `  profile written to ${relative(ROOT, p.file)} (Chrome DevTools: Performance, Load profile)`,
     `  per ${unit}: ${per(p.busyMs)} ms of profile samples (busy, a blocking call included); ${per(p.cpuMs)} ms of CPU from /proc (all threads)`,
   ];
+  if (p.byPhase) lines.push(...formatPhases(p.byPhase, per, unit));
+  lines.push(`  by package, Node module and folder of the innermost frame with a source file (ms per ${unit}):`);
   for (const [group, ms] of p.groups) if (ms / p.count >= 0.05) lines.push(`    ${per(ms).padStart(6)}  ${group}`);
-  lines.push(`  functions with the most samples of their own (ms per ${unit}):`);
+  lines.push(`  top frames by self time (ms per ${unit}; a native frame, "run" for SQLite, without a file):`);
   for (const [fn, ms] of p.functions.slice(0, 10)) lines.push(`    ${per(ms).padStart(6)}  ${fn}`);
   lines.push(`  our functions with the most samples, what they called included (ms per ${unit}):`);
   for (const [fn, ms] of p.oursInclusive.slice(0, 12)) lines.push(`    ${per(ms).padStart(6)}  ${fn}`);
+  return lines;
+}
+
+/** The phases of a paid call (profile-phases.mjs), each with its share of the samples, then what no phase names. */
+function formatPhases(b, per, unit) {
+  const share = (ms) => `${((ms / b.busyMs) * 100).toFixed(0).padStart(3)} %`;
+  const lines = [`  by phase of the call (the innermost frame on the stack that names one; ms per ${unit}, share):`];
+  for (const [label, ms] of b.phases) lines.push(`    ${per(ms).padStart(6)} ${share(ms)}  ${label}`);
+  const rest = b.unattributed.reduce((sum, [, ms]) => sum + ms, 0);
+  const top = b.unattributed
+    .slice(0, 6)
+    .map(([group, ms]) => `${group} ${per(ms)}`)
+    .join(", ");
+  lines.push(
+    `    ${per(rest).padStart(6)} ${share(rest)}  no phase on the stack (an async continuation, a socket's data, GC): ${top}`,
+  );
   return lines;
 }
 
