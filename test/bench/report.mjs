@@ -3,6 +3,7 @@
 import { formatCommits } from "./commits.mjs";
 import { ms } from "./common.mjs";
 import { formatStartup } from "./startup.mjs";
+import { formatSummary, summaryRows } from "./summary.mjs";
 
 const addRow = (lines, ...cells) =>
   lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
@@ -160,7 +161,7 @@ export function formatReport(results) {
   );
   for (const l of results.reconciler.levels)
     lines.push(
-      `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core`,
+      `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core, ${((l.cpuShare * 1000) / l.requestsPerSecond).toFixed(2)} ms per poll (one followed execution)`,
     );
   lines.push("");
   lines.push("list_executions latency (ms, in process):");
@@ -174,6 +175,7 @@ export function formatReport(results) {
   lines.push(
     `Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s`,
   );
+  lines.push(...formatSummary(summaryRows(results)));
   lines.push(
     `\nTotal ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`,
   );
