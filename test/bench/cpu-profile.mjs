@@ -1,6 +1,7 @@
-// `npm run bench -- --only cpu-profile`: where the CPU of a paid call goes, in the MCP server
-// and in the reference service. V8's sampling profiler runs in the profiled process through
-// the inspector (inspector.mjs), started and stopped around the measured work only:
+// `npm run bench -- --only profile` (or `--only cpu-profile`, its first name): where the CPU of
+// a paid call goes, in the MCP server and in the reference service. V8's sampling profiler
+// runs in the profiled process through the inspector (inspector.mjs), started and stopped
+// around the measured work only, and each profile is written to .bench/profile/:
 //   the MCP server over stdio: `calls` paid calls after a warm-up, and the quiet after them in
 //     which its reconciler verifies each settlement (so its work is in the profile);
 //   the reference service (its own process, started with the inspector): SETTLED_CLIENTS
@@ -8,8 +9,9 @@
 // Each sample is charged to the innermost JavaScript frame that has a source file (so the time
 // a native call takes — a SQLite commit waiting for the disk, ed25519 in WebCrypto — counts for
 // the code that called it), grouped by package, by Node's internal module, or by our dist/
-// folder. Beside the profile, the process's CPU time over the same window from /proc: the
-// profile counts a thread blocked in a synchronous call as busy, /proc does not.
+// folder; the MCP server's samples also by phase of the call (profile-phases.mjs). Beside the
+// profile, the process's CPU time over the same window from /proc: the profile counts a
+// thread blocked in a synchronous call as busy, /proc does not.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { INPUT, log, mcpClient, QUICK, ROOT, serviceEnv, sleep, startSandbox, work } from "./common.mjs";
