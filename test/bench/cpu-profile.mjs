@@ -3,7 +3,9 @@
 // runs in the profiled process through the inspector (inspector.mjs), started and stopped
 // around the measured work only, and each profile is written to .bench/profile/:
 //   the MCP server over stdio: `calls` paid calls after a warm-up, and the quiet after them in
-//     which its reconciler verifies each settlement (so its work is in the profile);
+//     which its reconciler verifies each settlement (so its work is in the profile) — the
+//     `servers_provision` action on Solana (mcp.cpuprofile), then, when the sandbox runs its
+//     EVM ledger, `paid_fetch` of its paid resource on EVM (mcp-evm.cpuprofile);
 //   the reference service (its own process, started with the inspector): SETTLED_CLIENTS
 //     clients paying settled executions for SERVICE_WINDOW_MS, as section 6 of the bench does.
 // Each sample is charged to the innermost JavaScript frame that has a source file (so the time
@@ -19,8 +21,15 @@ import { connectInspector, cpuMs, INSPECT_FLAG, startCpuProfile } from "./inspec
 import { attribute } from "./profile-attribution.mjs";
 import { attributePhases } from "./profile-phases.mjs";
 import { serviceCalls, SETTLED_CLIENTS, throughput } from "./scale.mjs";
+import { evmPaidFetch, evmServiceEnv } from "./wan-sides.mjs";
 
 const WARM_UP = 10;
+
+/** The Solana rail's paid call: the catalog's `servers_provision` action. */
+async function solanaCall(client) {
+  const r = await client.callTool({ name: "servers_provision", arguments: INPUT });
+  if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
+}
 const QUIET_MS = 2500;
 const SERVICE_WINDOW_MS = QUICK ? 4000 : 10_000;
 
@@ -45,28 +54,37 @@ async function profiled(session, pid, name, work, { phases = false } = {}) {
   return { count, wallMs, cpuMs: cpuMs(pid) - cpu0, file, ...attribute(profile), byPhase };
 }
 
-export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
-  log(`cpu-profile: the MCP server over ${calls} paid calls, then the reference service under settled executions…`);
-  const { client, pid, inspector } = await mcpClient(serviceEnv(svc.info, join(work, "prof-mcp")), { inspect: true });
-  const call = async () => {
-    const r = await client.callTool({ name: "servers_provision", arguments: INPUT });
-    if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
-  };
-  for (let i = 0; i < WARM_UP; i++) await call();
+/** The MCP server over stdio with `env`, inspected: `calls` paid calls of `call(client)` profiled, by phase too. */
+async function profileMcp(name, env, call, calls) {
+  const { client, pid, inspector } = await mcpClient(env, { inspect: true });
+  for (let i = 0; i < WARM_UP; i++) await call(client);
   await sleep(QUIET_MS);
-  const mcp = await profiled(
-    inspector,
-    pid,
-    "mcp",
-    async () => {
-      for (let i = 0; i < calls; i++) await call();
-      await sleep(QUIET_MS);
-      return calls;
-    },
-    { phases: true },
-  );
+  const load = async () => {
+    for (let i = 0; i < calls; i++) await call(client);
+    await sleep(QUIET_MS);
+    return calls;
+  };
+  const p = await profiled(inspector, pid, name, load, { phases: true });
   inspector.close();
   await client.close();
+  return { ...p, quietMs: QUIET_MS };
+}
+
+export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
+  log(
+    `profile: the MCP server over ${calls} paid calls (servers_provision on Solana${svc.info.evm ? ", then paid_fetch on EVM" : ""}), then the reference service under settled executions…`,
+  );
+  const mcp = await profileMcp("mcp", serviceEnv(svc.info, join(work, "prof-mcp")), solanaCall, calls);
+  // The EVM rail's paid call, on loopback as the Solana one: paid_fetch of the sandbox's resource.
+  const origin = new URL(svc.info.baseUrl).origin;
+  const mcpEvm = svc.info.evm
+    ? await profileMcp(
+        "mcp-evm",
+        evmServiceEnv(svc.info, join(work, "prof-mcp-evm"), { origin, rpcUrl: svc.info.evm.rpcUrl }),
+        (client) => evmPaidFetch(client, origin),
+        calls,
+      )
+    : undefined;
 
   const prof = await startSandbox("sandbox-prof", 0, [INSPECT_FLAG]);
   const session = await connectInspector(prof.inspector);
@@ -77,7 +95,7 @@ export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
   );
   session.close();
   prof.child.kill("SIGTERM");
-  return { mcp: { ...mcp, quietMs: QUIET_MS }, service: { ...service, clients: SETTLED_CLIENTS } };
+  return { mcp, mcpEvm, service: { ...service, clients: SETTLED_CLIENTS } };
 }
 
 function formatOne(title, p, unit) {
@@ -115,14 +133,14 @@ function formatPhases(b, per, unit) {
 }
 
 export function formatCpuProfiles(r) {
-  const m = r.mcp;
+  const mcpTitle = (m, what) =>
+    `CPU profile of the MCP server, ${what}: ${m.count} paid calls and ${m.quietMs / 1000} s of quiet after them (the reconciler's verification), ${(m.wallMs / 1000).toFixed(1)} s`;
   const s = r.service;
   return [
-    ...formatOne(
-      `CPU profile of the MCP server: ${m.count} paid calls and ${m.quietMs / 1000} s of quiet after them (the reconciler's verification), ${(m.wallMs / 1000).toFixed(1)} s`,
-      m,
-      "paid call",
-    ),
+    ...formatOne(mcpTitle(r.mcp, "servers_provision on Solana"), r.mcp, "paid call"),
+    ...(r.mcpEvm
+      ? formatOne(mcpTitle(r.mcpEvm, "paid_fetch on EVM (eip155:84532)"), r.mcpEvm, "paid call")
+      : ["", "CPU profile of the MCP server on EVM: not taken (the sandbox runs without its EVM ledger)"]),
     ...formatOne(
       `CPU profile of the reference service: ${s.count} settled executions in ${(s.wallMs / 1000).toFixed(1)} s from ${s.clients} clients (${((s.count * 1000) / s.wallMs).toFixed(0)}/s)`,
       s,

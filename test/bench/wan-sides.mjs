@@ -81,6 +81,29 @@ export const SOLANA_RAIL = {
   },
 };
 
+/**
+ * The MCP server's environment to pay on EVM alone as a service would (not sandbox mode): the
+ * sandbox's agent EVM key, `rpcUrl` its EVM RPC, `origin` the one origin it may pay.
+ */
+export function evmServiceEnv(info, home, { origin, rpcUrl }) {
+  return serviceEnv(info, home, {
+    PAID_ACTIONS_NETWORKS: "base-sepolia",
+    PAID_ACTIONS_NETWORK: "",
+    PAID_ACTIONS_EVM_WALLET: info.evm.agentKeyPath,
+    PAID_ACTIONS_EVM_RPC_URL: rpcUrl,
+    PAID_ACTIONS_ALLOW_ORIGINS: origin,
+  });
+}
+
+/** One `paid_fetch` of the sandbox's paid resource at `origin`; throws unless it paid, on EVM. */
+export async function evmPaidFetch(client, origin) {
+  const r = await client.callTool({ name: "paid_fetch", arguments: { url: `${origin}${EVM_RESOURCE}` } });
+  if (r.isError) throw refused(r);
+  // Paid, and on EVM: a payment on any other network would measure another rail.
+  const network = r.structuredContent?.payment?.network;
+  if (network !== EVM_NETWORK) throw new Error(`paid_fetch paid on ${network}, not ${EVM_NETWORK}`);
+}
+
 /** The sandbox's origin (its paid resources) as the lane's client must see it. */
 const resourceOrigin = (proxy, lane, info) => proxy.url(lane, new URL(info.baseUrl).origin);
 
@@ -94,20 +117,11 @@ export const EVM_RAIL = {
   ],
   mcpSide: (svc, proxy) => {
     const origin = resourceOrigin(proxy, "mcp", svc.info);
-    const env = serviceEnv(through(proxy, "mcp", svc.info), join(work, "wan-evm-home"), {
-      PAID_ACTIONS_NETWORKS: "base-sepolia",
-      PAID_ACTIONS_NETWORK: "",
-      PAID_ACTIONS_EVM_WALLET: svc.info.evm.agentKeyPath,
-      PAID_ACTIONS_EVM_RPC_URL: proxy.url("mcp", svc.info.evm.rpcUrl),
-      PAID_ACTIONS_ALLOW_ORIGINS: origin,
+    const env = evmServiceEnv(through(proxy, "mcp", svc.info), join(work, "wan-evm-home"), {
+      origin,
+      rpcUrl: proxy.url("mcp", svc.info.evm.rpcUrl),
     });
-    return mcpSide(env, async (client) => {
-      const r = await client.callTool({ name: "paid_fetch", arguments: { url: `${origin}${EVM_RESOURCE}` } });
-      if (r.isError) throw refused(r);
-      // Paid, and on EVM: a payment on any other network would measure another rail.
-      const network = r.structuredContent?.payment?.network;
-      if (network !== EVM_NETWORK) throw new Error(`paid_fetch paid on ${network}, not ${EVM_NETWORK}`);
-    });
+    return mcpSide(env, (client) => evmPaidFetch(client, origin));
   },
   /** The stock x402 client paying the resource (402, pay, retry) on the proxy's peer lane. */
   peerSide: async (svc, proxy) => {
