@@ -1,23 +1,26 @@
 // `npm run bench`: how fast a paid call is against its floor and a peer, how fast the server
 // starts, what it costs to keep running, and how the reconciler and the journal scale.
 // Everything runs against the reference service on 127.0.0.1, in one run, so ratios are fair.
-// Prints a table and writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
+// Prints a table, ending with a summary of the run's headline figures (summary.mjs), and
+// writes .bench/results.json. BENCH_QUICK=1 runs a smaller version.
 // `--only NAME` runs one section and writes .bench/NAME.json:
 //   startup        the start-up section (startup.mjs);
-//   wan            the WAN section (wan.mjs) with the commit count (commits.mjs);
+//   wan            the WAN section on each rail (wan.mjs: Solana, and EVM when the sandbox runs
+//                  its EVM ledger) with the commit count (commits.mjs);
 //   alternation    floor, engine and MCP server in alternated rounds, CPU per call (alternation.mjs;
 //                  --rounds N);
-//   cpu-profile    where the CPU of a paid call goes, MCP server and service (cpu-profile.mjs;
-//                  --calls N);
+//   profile        where the CPU of a paid call goes, MCP server (by phase of the call) and
+//                  service, the profiles written to .bench/profile/ (cpu-profile.mjs; --calls N);
+//   cpu-profile    the same section under its first name;
 //   memory-long    the long memory run (memory.mjs; --calls N or BENCH_MEMORY_CALLS, 10,000 by
 //                  default; --heap-every N, --snapshots a,b,… for heap-diff.mjs);
 //   memory-engine  the engine's heap in a process of its own (memory.mjs; --calls N, 3,000);
 //   launch         the launch through npm (launch.mjs: npx, a global install; it installs the
 //                  package with npm).
 // Only startup and wan are part of a full run too.
-// Each section is its own module: paid-call.mjs (1, its floor in floor.mjs), wan.mjs (1b),
-// commits.mjs (1c), cold-start.mjs (2), startup.mjs, memory.mjs (3), scale.mjs (4-6);
-// report.mjs prints the table. This file runs them in order.
+// Each section is its own module: paid-call.mjs (1, its floor in floor.mjs), wan.mjs (1b, its
+// sides in wan-sides.mjs), commits.mjs (1c), cold-start.mjs (2), startup.mjs, memory.mjs (3),
+// scale.mjs (4-6); report.mjs prints the table. This file runs them in order.
 import { cpus, totalmem, release } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,7 +36,7 @@ import { formatReport, formatWan } from "./report.mjs";
 import { launchFigures, formatLaunch } from "./launch.mjs";
 import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
-import { wanCalls } from "./wan.mjs";
+import { wanCalls, wanEvmCalls } from "./wan.mjs";
 
 const args = parseArgs({
   options: {
@@ -45,7 +48,7 @@ const args = parseArgs({
   },
 }).values;
 const ONLY = args.only;
-const SECTIONS = ["startup", "wan", "memory-long", "memory-engine", "launch", "alternation", "cpu-profile"];
+const SECTIONS = ["startup", "wan", "memory-long", "memory-engine", "launch", "alternation", "profile", "cpu-profile"];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY))
   throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
 
@@ -83,21 +86,31 @@ if (ONLY === "launch") {
   writeOnly(formatLaunch(results.launch), "launch.json");
 }
 const svc = await startSandbox("sandbox", 0);
-if (ONLY === "wan") {
+/** The WAN section on each rail the sandbox runs: EVM only with its EVM ledger (an anvil binary). */
+async function wanRails() {
   results.wan = await wanCalls(svc);
+  if (svc.info.evm) results.wanEvm = await wanEvmCalls(svc);
+  else log("1b'. WAN on base-sepolia: skipped, the sandbox runs without its EVM ledger");
+}
+if (ONLY === "wan") {
+  await wanRails();
   results.commits = await commitsPerCall(svc);
   svc.child.kill("SIGTERM");
-  writeOnly(formatWan(results.wan, undefined, results.commits), "wan.json");
+  const evm = results.wanEvm
+    ? formatWan(results.wanEvm, null, null)
+    : ["", "base-sepolia: not measured (no EVM ledger)"];
+  writeOnly([...formatWan(results.wan, undefined, results.commits), ...evm], "wan.json");
 }
 if (ONLY === "alternation") {
   results.alternation = await alternation(svc, args.rounds === undefined ? undefined : Number(args.rounds));
   svc.child.kill("SIGTERM");
   writeOnly(formatAlternation(results.alternation), "alternation.json");
 }
-if (ONLY === "cpu-profile") {
+// `profile` is the section's name since issue 34; `cpu-profile`, its first name, runs it too.
+if (ONLY === "profile" || ONLY === "cpu-profile") {
   results.cpuProfile = await cpuProfiles(svc, args.calls === undefined ? undefined : Number(args.calls));
   svc.child.kill("SIGTERM");
-  writeOnly(formatCpuProfiles(results.cpuProfile), "cpu-profile.json");
+  writeOnly(formatCpuProfiles(results.cpuProfile), `${ONLY}.json`);
 }
 if (ONLY === "memory-engine") {
   results.memoryEngine = await memoryEngine(svc, Number(args.calls ?? 3000));
@@ -114,7 +127,7 @@ if (ONLY === "memory-long") {
 }
 const stub = await stubCatalog(500);
 results.paidCall = await paidCalls(svc);
-results.wan = await wanCalls(svc);
+await wanRails();
 results.commits = await commitsPerCall(svc);
 results.coldStart = await coldStarts(svc, stub);
 results.startup = await startupFigures({ root: ROOT, work, log });

@@ -3,6 +3,7 @@
 import { formatCommits } from "./commits.mjs";
 import { ms } from "./common.mjs";
 import { formatStartup } from "./startup.mjs";
+import { formatSummary, summaryRows } from "./summary.mjs";
 
 const addRow = (lines, ...cells) =>
   lines.push(cells.map((c, i) => String(c).padEnd([44, 10, 10, 10, 10, 0][i] ?? 0)).join(""));
@@ -17,19 +18,51 @@ function requestsLine(count, kinds, pick) {
   return `${count.toFixed(2).replace(/\.?0+$/, "")}${parts.length ? ` (${parts.join(", ")})` : ""}`;
 }
 
+/** The labels of a WAN result written before it named its rail's sides: the Solana ones. */
+const SOLANA_LABELS = { mcp: "MCP server over stdio (SQLite journal)", peer: "peer (@x402/fetch + @x402/svm)" };
+
 /**
- * The WAN section's lines: both clients' latency through the proxy, the requests each sends
- * per call, the journal commits (counted by commits.mjs), and the ratio MCP/peer beside the
- * loopback MCP/floor ratio of the paid-call section (`paidCall`, absent when the section ran alone).
+ * One rail's WAN lines: both clients' latency through the proxy, the requests each sends per
+ * call, the journal commits (counted by commits.mjs on Solana; `null`: not a figure of this
+ * rail, not printed), and the ratio MCP/peer beside the loopback MCP/floor ratio of the
+ * paid-call section (`paidCall`, absent when the section ran alone; `null`: not printed).
  */
 export function formatWan(w, paidCall, commits) {
+  const labels = w.labels ?? SOLANA_LABELS;
   const lines = [""];
-  addRow(lines, `Paid call over a ${2 * w.oneWayMs} ms round trip (ms)`, "median", "p95", "min", "max", "");
-  statsRow(lines, "MCP server over stdio (SQLite journal)", w.mcp);
-  statsRow(lines, "peer (@x402/fetch + @x402/svm)", w.peer);
-  lines.push(
-    `  ${w.mcp.n} + ${w.peer.n} calls alternated in ${w.rounds} rounds; one-way delay applied p50 ${ms(w.appliedOneWayMs.median)} ms, max ${ms(w.appliedOneWayMs.max)} ms`,
+  addRow(
+    lines,
+    `Paid call over a ${2 * w.oneWayMs} ms round trip, ${w.rail ?? "solana-devnet"} (ms)`,
+    "median",
+    "p95",
+    "min",
+    "max",
+    "",
   );
+  statsRow(lines, labels.mcp, w.mcp);
+  statsRow(lines, labels.peer, w.peer);
+  lines.push(
+    `  ${w.mcp.n} + ${w.peer.n} calls alternated in ${w.rounds} rounds on ${w.network ?? "Solana"}; one-way delay applied p50 ${ms(w.appliedOneWayMs.median)} ms, max ${ms(w.appliedOneWayMs.max)} ms`,
+  );
+  lines.push(...requestLines(w));
+  if (commits) lines.push(...formatCommits(commits));
+  else if (commits === undefined) lines.push("  journal commits per paid call: not counted in this run");
+  const wanRatio = w.mcp.median / w.peer.median;
+  const ratioLine = `  ratio MCP/peer p50 ${wanRatio.toFixed(2)} (target <= 1.15: ${verdict(wanRatio <= 1.15)})`;
+  if (paidCall === null) lines.push(ratioLine);
+  else {
+    const floorRatio = paidCall && paidCall.mcp.median / paidCall.floor.median;
+    const loopback = paidCall
+      ? `${floorRatio.toFixed(2)} (target <= 1.25: ${verdict(floorRatio <= 1.25)})`
+      : "not measured in this run (the paid-call section did not run)";
+    lines.push(`${ratioLine}; loopback MCP/floor p50 ${loopback}`);
+  }
+  return lines;
+}
+
+/** The requests per call of both sides on the hot path, the MCP server's background, the connections. */
+function requestLines(w) {
+  const lines = [];
   const isService = (kind) => kind.includes("/");
   lines.push("  requests per call on the hot path, to the service / to the RPC:");
   for (const [name, side] of [
@@ -43,18 +76,13 @@ export function formatWan(w, paidCall, commits) {
   lines.push(
     `  MCP's background work per call (after the call; its lane over the rounds, less the hot path): service ${requestsLine(bg.service, bg.kinds, isService)}; RPC ${requestsLine(bg.rpc, bg.kinds, (k) => !isService(k))}`,
   );
+  const connections = (all) => {
+    const to = Object.entries(all.connectionsTo ?? {}).filter(([, n]) => n >= 0.005);
+    const split = to.length > 1 ? ` (${to.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(", ")})` : "";
+    return `${all.connections.toFixed(2)}${split}`;
+  };
   lines.push(
-    `  new connections per call: MCP ${w.mcp.all.connections.toFixed(2)}, peer ${w.peer.all.connections.toFixed(2)}`,
-  );
-  if (commits) lines.push(...formatCommits(commits));
-  else lines.push("  journal commits per paid call: not counted in this run");
-  const wanRatio = w.mcp.median / w.peer.median;
-  const floorRatio = paidCall && paidCall.mcp.median / paidCall.floor.median;
-  const loopback = paidCall
-    ? `${floorRatio.toFixed(2)} (target <= 1.25: ${verdict(floorRatio <= 1.25)})`
-    : "not measured in this run (the paid-call section did not run)";
-  lines.push(
-    `  ratio MCP/peer p50 ${wanRatio.toFixed(2)} (target <= 1.15: ${verdict(wanRatio <= 1.15)}); loopback MCP/floor p50 ${loopback}`,
+    `  new connections per call (each would cost a handshake one region away; the proxy charges none): MCP ${connections(w.mcp.all)}, peer ${connections(w.peer.all)}`,
   );
   return lines;
 }
@@ -80,6 +108,12 @@ export function formatReport(results) {
     `  ratio MCP/floor p50 ${ratio(p.mcp.median, p.floor.median)} (target <= 1.25: ${pass(p.mcp.median / p.floor.median <= 1.25)}); MCP/peer p50 ${ratio(p.mcp.median, p.peer.median)}; PostgreSQL/SQLite journal p50 ${ratio(p.mcpPostgres.median, p.mcp.median)}`,
   );
   lines.push(...formatWan(results.wan, p, results.commits));
+  if (results.wanEvm) lines.push(...formatWan(results.wanEvm, null, null));
+  else
+    lines.push(
+      "",
+      "Paid call over a 40 ms round trip on base-sepolia: not measured (the sandbox ran without its EVM ledger)",
+    );
   lines.push("");
   row("Cold start to tools/list (ms)", "median", "p95", "min", "max", "");
   for (const [label, c] of Object.entries(results.coldStart)) {
@@ -127,7 +161,7 @@ export function formatReport(results) {
   );
   for (const l of results.reconciler.levels)
     lines.push(
-      `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core`,
+      `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core, ${((l.cpuShare * 1000) / l.requestsPerSecond).toFixed(2)} ms per poll (one followed execution)`,
     );
   lines.push("");
   lines.push("list_executions latency (ms, in process):");
@@ -141,6 +175,7 @@ export function formatReport(results) {
   lines.push(
     `Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s`,
   );
+  lines.push(...formatSummary(summaryRows(results)));
   lines.push(
     `\nTotal ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`,
   );

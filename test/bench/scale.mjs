@@ -113,11 +113,19 @@ export async function journal() {
   for (const level of JOURNAL_LEVELS) {
     const j = await openJournal({ PAID_ACTIONS_HOME: home });
     const raw = new Database(j.journal.path);
+    // Each row holds what its state proves (the journal narrows every row it reads: an
+    // executed action has its quote, requirements, proof and execution), in the shapes the
+    // engine writes them.
     const insert = raw.prepare(
-      `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, quote_id, amount, payee,
-         execution_id, exec_status, output, budget_state, budget_amount, budget_at, call_id, created_at, updated_at)
-       VALUES (@id, @id, @id, 'bench', @action, '{"region":"eu-west-1","plan":"nano","durationHours":1}', 'x', 'executed', @quote, '5000',
-         'Treasury1111111111111111111111111111111111', @exe, @status, '{"serverId":"svr_x","ipv4":"203.0.113.7"}', 'spent', '5000', @at, 'call_bench', @at, @at)`,
+      `INSERT INTO intents (intent_id, intent_key, idem_key, service, action, input, fingerprint, state, quote_id, quote, amount, payee,
+         quote_expires_at, quoted_at, requirements, proof, execution_id, execution, exec_status, output, budget_state, budget_amount,
+         budget_at, call_id, created_at, updated_at)
+       VALUES (@id, @id, @id, 'bench', @action, '{"region":"eu-west-1","plan":"nano","durationHours":1}', 'x', 'executed', @quote,
+         json_object('quoteId', @quote, 'action', @action, 'price', json_object('amount', '0.005', 'currency', 'USDC')), '5000',
+         'Treasury1111111111111111111111111111111111', @at + 300000, @at,
+         '{"scheme":"exact","network":"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1","amount":"5000"}', 'proof', @exe,
+         json_object('executionId', @exe, 'status', @status, 'action', @action, 'createdAt', '2026-01-01T00:00:00.000Z'), @status,
+         '{"serverId":"svr_x","ipv4":"203.0.113.7"}', 'spent', '5000', @at, 'call_bench', @at, @at)`,
     );
     const statuses = ["completed", "completed", "completed", "refunded", "pending", "processing"];
     const actions = ["servers.provision", "domains.register", "storage.purchase"];

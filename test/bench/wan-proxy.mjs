@@ -1,25 +1,30 @@
 // The WAN section's network: a TCP proxy on 127.0.0.1 that holds every chunk a fixed time in
 // each direction (20 ms each way: a 40 ms round trip, a service one region away), in front of
-// the reference service's one HTTP port — its API and its Solana RPC (/solana) alike. Each
-// direction is one queue in arrival order with one timer, so chunks are never reordered (a
-// setTimeout per chunk could fire out of order). It reads the HTTP/1.1 requests on the
-// client→server stream as they pass and records each one (when its head arrived, method,
-// path, and the JSON-RPC method of an RPC request), so a bench can count what crosses per
-// call. It listens on one port per "lane" (one per client under test), counted apart, so one
-// client's background traffic is never charged to the other. A new connection costs no round
-// trip here (no handshake is simulated): the lanes count connections instead.
+// the reference service's HTTP port — its API, its paid resources and its Solana RPC
+// (/solana) — and of any other upstream it is given (the EVM ledger's RPC). Each direction is
+// one queue in arrival order with one timer, so chunks are never reordered (a setTimeout per
+// chunk could fire out of order). It reads the HTTP/1.1 requests on the client→server stream
+// as they pass and records each one (when its head arrived, method, path, and the JSON-RPC
+// method of an RPC request, told by its body), so a bench can count what crosses per call. It
+// listens on one port per "lane" (one per client under test) and upstream, counted per lane,
+// so one client's background traffic is never charged to the other. A new connection costs
+// no round trip here (no handshake is simulated): the lanes count connections instead.
 import { createServer, connect } from "node:net";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 
 /**
  * Starts the proxy on a thread of its own, so the clients' work in the bench's process (the
- * stock client signs on the main thread) never holds a chunk back. `lanes` names the clients;
- * each gets its own port. Returns `{ lanes: {name: {port, requests, connections}},
- * url(name, upstreamUrl), appliedDelays(), close() }`; `requests` is `[{at, method, path, rpc?}]`
- * in arrival order; `appliedDelays()` resolves to the one-way delay each chunk actually got
- * (ms), for the report.
+ * stock client signs on the main thread) never holds a chunk back. `upstreamPorts` are the
+ * loopback ports it fronts (`upstreamPort`: one); `lanes` names the clients, each of which
+ * gets its own port per upstream. Returns `{ lanes: {name: {ports, requests, connections,
+ * connectionsTo}},
+ * url(name, upstreamUrl), appliedDelays(), close() }`; `ports` maps an upstream port to the
+ * lane's, `connectionsTo` an upstream port to the connections made to it; `requests` is `[{at, method, path, rpc?}]` in arrival order, the lane's upstreams
+ * together; `appliedDelays()` resolves to the one-way delay each chunk actually got (ms),
+ * for the report.
  */
-export async function startWanProxy(options) {
+export async function startWanProxy({ upstreamPort, upstreamPorts = [upstreamPort], oneWayMs, lanes: names }) {
+  const options = { upstreamPorts, oneWayMs, lanes: names };
   const worker = new Worker(new URL(import.meta.url), { workerData: { wanProxy: options } });
   const lanes = {};
   const replies = [];
@@ -30,19 +35,25 @@ export async function startWanProxy(options) {
     });
     worker.on("message", (m) => {
       if (m.type === "ready") {
-        for (const [name, port] of Object.entries(m.ports)) lanes[name] = { port, requests: [], connections: 0 };
+        for (const [name, ports] of Object.entries(m.ports))
+          lanes[name] = { ports, requests: [], connections: 0, connectionsTo: {} };
         resolve();
       } else if (m.type === "request") lanes[m.lane].requests.push(m.request);
-      else if (m.type === "connection") lanes[m.lane].connections++;
-      else if (m.type === "delays") replies.shift()(m.delays);
+      else if (m.type === "connection") {
+        const lane = lanes[m.lane];
+        lane.connections++;
+        lane.connectionsTo[m.upstreamPort] = (lane.connectionsTo[m.upstreamPort] ?? 0) + 1;
+      } else if (m.type === "delays") replies.shift()(m.delays);
     });
   });
   return {
     lanes,
-    /** The upstream URL as the lane's client must see it: same path, the lane's port. */
+    /** The upstream URL as the lane's client must see it: same path, the lane's port for that upstream. */
     url: (name, upstreamUrl) => {
       const u = new URL(upstreamUrl);
-      u.port = String(lanes[name].port);
+      const port = lanes[name].ports[u.port];
+      if (port === undefined) throw new Error(`the WAN proxy does not front ${u.origin}`);
+      u.port = String(port);
       return u.toString().replace(/\/$/, "");
     },
     appliedDelays: () =>
@@ -63,26 +74,33 @@ if (!isMainThread && workerData?.wanProxy) {
   parentPort.postMessage({ type: "ready", ports });
 }
 
-/** The proxy itself, in the worker: one listening port per lane, each event posted. */
-async function listen({ upstreamPort, oneWayMs, lanes }, delays, post) {
+/** The proxy itself, in the worker: one listening port per lane and upstream, each event posted. */
+async function listen({ upstreamPorts, oneWayMs, lanes }, delays, post) {
   const ports = {};
   for (const lane of lanes) {
-    const server = createServer({ noDelay: true }, (client) => {
-      post({ type: "connection", lane });
-      const upstream = connect({ port: upstreamPort, host: "127.0.0.1", noDelay: true });
-      for (const s of [client, upstream])
-        s.on("error", () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      const reader = requestReader((request) => post({ type: "request", lane, request }));
-      delayedPipe(client, upstream, oneWayMs, delays, reader);
-      delayedPipe(upstream, client, oneWayMs, delays);
-    });
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    ports[lane] = server.address().port;
+    ports[lane] = {};
+    for (const upstreamPort of upstreamPorts)
+      ports[lane][upstreamPort] = await listenOne(lane, upstreamPort, oneWayMs, delays, post);
   }
   return ports;
+}
+
+/** One lane's port in front of one upstream. */
+async function listenOne(lane, upstreamPort, oneWayMs, delays, post) {
+  const server = createServer({ noDelay: true }, (client) => {
+    post({ type: "connection", lane, upstreamPort });
+    const upstream = connect({ port: upstreamPort, host: "127.0.0.1", noDelay: true });
+    for (const s of [client, upstream])
+      s.on("error", () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    const reader = requestReader((request) => post({ type: "request", lane, request }));
+    delayedPipe(client, upstream, oneWayMs, delays, reader);
+    delayedPipe(upstream, client, oneWayMs, delays);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server.address().port;
 }
 
 /**
@@ -133,7 +151,8 @@ function delayedPipe(src, dst, oneWayMs, delays, onChunk) {
  * headers, then the body by Content-Length or chunked encoding, request after request on a
  * kept-alive connection. Calls `record({at, method, path, rpc?})` once per request, when it has
  * passed whole; `at` (ms since the epoch, comparable across threads) is when its head had
- * arrived; `rpc` is the JSON-RPC method(s) of a POST to /solana.
+ * arrived; `rpc` is the JSON-RPC method(s) of a request whose body is JSON-RPC (a POST to
+ * /solana, or to an EVM node's /).
  */
 function requestReader(record) {
   let buf = Buffer.alloc(0);
@@ -142,7 +161,8 @@ function requestReader(record) {
   let remaining = 0;
   let body = [];
   const finish = () => {
-    if (current.path.replace(/\/$/, "").endsWith("/solana")) current.rpc = rpcMethods(Buffer.concat(body));
+    const rpc = rpcMethods(Buffer.concat(body));
+    if (rpc !== undefined) current.rpc = rpc;
     record(current);
     current = undefined;
     body = [];
@@ -207,11 +227,17 @@ function requestReader(record) {
   };
 }
 
+/** The JSON-RPC method(s) a request body calls ("getLatestBlockhash", "eth_call+eth_blockNumber"); undefined for any other body. */
 function rpcMethods(bytes) {
+  if (bytes.length === 0) return undefined;
+  let msg;
   try {
-    const msg = JSON.parse(bytes.toString("utf8"));
-    return (Array.isArray(msg) ? msg : [msg]).map((m) => m.method ?? "?").join("+");
+    msg = JSON.parse(bytes.toString("utf8"));
   } catch {
-    return "?";
+    return undefined;
   }
+  const calls = Array.isArray(msg) ? msg : [msg];
+  if (calls.length === 0 || !calls.every((m) => m !== null && typeof m === "object" && m.jsonrpc === "2.0"))
+    return undefined;
+  return calls.map((m) => m.method ?? "?").join("+");
 }

@@ -1,29 +1,18 @@
-// `npm run bench`, the WAN section: a paid call through the MCP server over stdio against the
-// stock x402 client (`@x402/fetch` + `@x402/svm`), both paying the reference service through
-// a proxy that adds 20 ms each way (wan-proxy.mjs) in front of its API and its Solana RPC —
-// a service one region away. The MCP server runs as a real service configuration
-// (PAID_ACTIONS_BASE_URL / SOLANA_RPC_URL through the proxy, not sandbox mode). The two are
-// alternated in rounds so a drift in the machine's load hits both alike. Counts the HTTP
-// requests each sends per paid call, by kind, on the service and on the RPC: on the hot path
-// (inside the call) and in the background (the MCP server's reconciler, after the call).
-import { join } from "node:path";
-import { ExactSvmScheme } from "@x402/svm/exact/client";
-import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
-import {
-  INPUT,
-  log,
-  loadWallet,
-  mcpClient,
-  N_WAN,
-  serviceEnv,
-  sleep,
-  stats,
-  timed,
-  WAN_ONE_WAY_MS,
-  WAN_ROUNDS,
-  work,
-} from "./common.mjs";
+// `npm run bench`, the WAN section, on each rail the product pays on: a paid call through the
+// MCP server over stdio against the stock x402 client of that rail, both paying the reference
+// service through a proxy that adds 20 ms each way (wan-proxy.mjs) in front of its HTTP port
+// and of the rail's RPC — a service one region away. On Solana: the `servers_provision` action
+// against `@x402/fetch` + `@x402/svm` paying POST /executions; on EVM (eip155:84532): a
+// `paid_fetch` of the sandbox's paid resource against `@x402/fetch` + `@x402/evm` paying the
+// same URL (wan-sides.mjs says how each side is set up). The MCP server runs as a real service
+// configuration (its URLs through the proxy, not sandbox mode). The two are alternated in
+// rounds so a drift in the machine's load hits both alike. Counts the HTTP requests each sends
+// per paid call, by kind, on the service and on the RPC: on the hot path (inside the call)
+// and in the background (the MCP server's reconciler, after the call; wan-traffic.mjs).
+import { log, N_WAN, sleep, stats, WAN_ONE_WAY_MS, WAN_ROUNDS } from "./common.mjs";
+import { EVM_RAIL, SOLANA_RAIL } from "./wan-sides.mjs";
 import { startWanProxy } from "./wan-proxy.mjs";
+import { mark, minus, perCall, tally } from "./wan-traffic.mjs";
 
 /** Long enough for the reconciler's work after a call (it verifies about 1 s later). */
 const SETTLE_MS = 3000;
@@ -31,15 +20,23 @@ const SETTLE_MS = 3000;
 const PROBE_CALLS = 3;
 const WARM_UP = 5;
 
-export async function wanCalls(svc) {
+/** The WAN section on Solana (section 1b). */
+export const wanCalls = (svc) => wanRail(svc, SOLANA_RAIL, "1b");
+/** The WAN section on EVM (section 1b'); absent when the sandbox runs without its EVM ledger. */
+export const wanEvmCalls = (svc) => wanRail(svc, EVM_RAIL, "1b'");
+
+/** One rail's WAN figures: both sides' latency in alternated rounds, and their requests per call. */
+async function wanRail(svc, rail, section) {
   log(
-    `1b. WAN: MCP vs stock x402 client through a ${2 * WAN_ONE_WAY_MS} ms round trip, ${N_WAN} paid calls each in ${WAN_ROUNDS} rounds…`,
+    `${section}. WAN on ${rail.name}: MCP vs stock x402 client through a ${2 * WAN_ONE_WAY_MS} ms round trip, ${N_WAN} paid calls each in ${WAN_ROUNDS} rounds…`,
   );
-  const upstreamPort = Number(new URL(svc.info.baseUrl).port);
-  const proxy = await startWanProxy({ upstreamPort, oneWayMs: WAN_ONE_WAY_MS, lanes: ["mcp", "peer"] });
+  // Upstream port → its name in the report ("service", "EVM RPC").
+  const upstreams = Object.fromEntries(rail.upstreams(svc.info).map((u) => [new URL(u.url).port, u.name]));
+  const upstreamPorts = Object.keys(upstreams).map(Number);
+  const proxy = await startWanProxy({ upstreamPorts, oneWayMs: WAN_ONE_WAY_MS, lanes: ["mcp", "peer"] });
   try {
-    const mcp = await mcpSide(svc, proxy);
-    const peer = await peerSide(svc, proxy);
+    const mcp = await rail.mcpSide(svc, proxy);
+    const peer = await rail.peerSide(svc, proxy);
     for (let i = 0; i < WARM_UP; i++) await mcp.once();
     for (let i = 0; i < WARM_UP; i++) await peer.once();
     await sleep(SETTLE_MS);
@@ -56,12 +53,15 @@ export async function wanCalls(svc) {
     }
     await sleep(SETTLE_MS);
     const traffic = {
-      mcp: perCall(proxy.lanes.mcp, marks.mcp, samples.mcp.length),
-      peer: perCall(proxy.lanes.peer, marks.peer, samples.peer.length),
+      mcp: perCall(proxy.lanes.mcp, marks.mcp, samples.mcp.length, upstreams),
+      peer: perCall(proxy.lanes.peer, marks.peer, samples.peer.length, upstreams),
     };
     const mcpHot = await probe(mcp, proxy.lanes.mcp);
     await mcp.close();
     return {
+      rail: rail.name,
+      network: rail.network(svc.info),
+      labels: rail.labels,
       oneWayMs: WAN_ONE_WAY_MS,
       appliedOneWayMs: stats(await proxy.appliedDelays()),
       rounds: WAN_ROUNDS,
@@ -85,54 +85,6 @@ export async function wanCalls(svc) {
   }
 }
 
-/** The MCP server over stdio, configured for a real service: the proxy's mcp lane. */
-async function mcpSide(svc, proxy) {
-  const info = {
-    ...svc.info,
-    baseUrl: proxy.url("mcp", svc.info.baseUrl),
-    rpcUrl: proxy.url("mcp", svc.info.rpcUrl),
-  };
-  const { client } = await mcpClient(serviceEnv(info, join(work, "wan-home")));
-  await client.listTools();
-  const once = async () => {
-    const r = await client.callTool({ name: "servers_provision", arguments: INPUT });
-    if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
-  };
-  return {
-    once,
-    // No retry here: the engine re-signs a proof whose blockhash expired by itself, in the call.
-    sample: async (samples) => {
-      const t0 = performance.now();
-      await once();
-      samples.push(performance.now() - t0);
-    },
-    close: () => client.close(),
-  };
-}
-
-/** The stock x402 client paying POST /executions (402, pay, retry) on the proxy's peer lane. */
-async function peerSide(svc, proxy) {
-  const wallet = await loadWallet(svc.info.walletPath);
-  const peerClient = new x402Client();
-  peerClient.register("solana:*", new ExactSvmScheme(wallet, { rpcUrl: proxy.url("peer", svc.info.rpcUrl) }));
-  const paidFetch = wrapFetchWithPayment(fetch, peerClient);
-  const url = `${proxy.url("peer", svc.info.baseUrl)}/executions`;
-  const headers = { authorization: `Bearer ${svc.info.apiKey}`, "content-type": "application/json" };
-  let k = 0;
-  const once = async () => {
-    const res = await paidFetch(url, {
-      method: "POST",
-      headers: { ...headers, "idempotency-key": `wan-peer-${process.pid}-${k++}` },
-      body: JSON.stringify({ action: "servers.provision", input: INPUT }),
-    });
-    if (res.status !== 201) throw new Error(`peer ${res.status}: ${await res.text()}`);
-    await res.text();
-  };
-  // A proof signed just before the ledger's blockhash moved on is refused: signed again, as
-  // paid-call.mjs does, timing only the attempt that paid (see timed() in common.mjs).
-  return { once: () => timed(once), sample: (samples) => timed(once, samples) };
-}
-
 /**
  * The hot path of an MCP paid call: PROBE_CALLS calls, each after a quiet wait and followed
  * by one, counting only the requests that arrive while the call is in flight.
@@ -147,38 +99,4 @@ async function probe(mcp, lane) {
   }
   await sleep(SETTLE_MS);
   return tally(inCall, PROBE_CALLS);
-}
-
-/** A path segment that names one record ("exe_ApTcAIhoNoauYRqq", "q_01HX…"), not a route. */
-const ID_SEGMENT = /\/(?:[a-z]+_[A-Za-z0-9_-]{8,}|(?=[^/]*[0-9])[^/]{8,})(?=\/|$)/g;
-
-const mark = (lane) => ({ requests: lane.requests.length, connections: lane.connections });
-
-/** Everything a lane carried since `since`, per call: requests by kind, new connections. */
-function perCall(lane, since, calls) {
-  return {
-    ...tally(lane.requests.slice(since.requests), calls),
-    connections: (lane.connections - since.connections) / calls,
-  };
-}
-
-/** Requests per call on the service and on the RPC, each by kind ("POST /v1/quotes", "getLatestBlockhash"). */
-function tally(requests, calls) {
-  const out = { service: 0, rpc: 0, kinds: {} };
-  for (const r of requests) {
-    const kind = r.rpc ?? `${r.method} ${r.path.replace(ID_SEGMENT, "/:id")}`;
-    out[r.rpc === undefined ? "service" : "rpc"] += 1 / calls;
-    out.kinds[kind] = (out.kinds[kind] ?? 0) + 1 / calls;
-  }
-  return out;
-}
-
-/** What a lane carried per call beyond the hot path: the background work a call leaves behind. */
-function minus(all, hot) {
-  const out = { service: all.service - hot.service, rpc: all.rpc - hot.rpc, kinds: {} };
-  for (const [kind, n] of Object.entries(all.kinds)) {
-    const rest = n - (hot.kinds[kind] ?? 0);
-    if (Math.abs(rest) >= 0.005) out.kinds[kind] = rest;
-  }
-  return out;
 }
