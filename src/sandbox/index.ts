@@ -23,7 +23,7 @@ import type { FacilitatorFaults } from "./facilitator/faults.js";
 export { FacilitatorFaults } from "./facilitator/faults.js";
 import { PAID_RESOURCES } from "./resources/catalog.js";
 import { createPaidResources } from "./resources/server.js";
-import { sellerSigner, type SellerKeyInfo } from "./resources/offer-receipt.js";
+import { sellerSigner, type SellerKeyInfo, type SellerSigner } from "./resources/offer-receipt.js";
 import type { Ledger } from "./ledger/ledger.js";
 import { SandboxService } from "./service/service.js";
 import { systemResolver, type Resolver } from "./service/webhook-guard.js";
@@ -169,7 +169,12 @@ interface ServiceGround {
   log: (line: string) => void;
   /** Settlement on the EVM ledger, when it is on. */
   evm: EvmSettler | undefined;
+  /** The sandbox's signing key: the service's and the paid resources' offers and receipts (x402 offer-receipt). */
+  signer: SellerSigner;
 }
+
+/** The sandbox's signing key, made on first start and kept in its store. */
+const signerOf = (db: Database.Database) => sellerSigner(loadSigningKey(db));
 
 /** The service and its webhooks; `baseUrl` is known once the server listens. */
 function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: () => string) {
@@ -198,8 +203,7 @@ function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: 
  * HTTP surface, and the sandbox's own paid resources settled through it in process.
  */
 function createX402(options: SandboxOptions, ground: ServiceGround, origin: () => string) {
-  const { db, ledger, keys, network, mint, now, log, evm } = ground;
-  const signer = sellerSigner(loadSigningKey(db));
+  const { db, ledger, keys, network, mint, now, log, evm, signer } = ground;
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const catalog = new DiscoveryCatalog(db, now);
   const facilitator = new SandboxFacilitator({
@@ -329,7 +333,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     const { ledger, accounts, evm, evmSettler } = opened;
     let origin = "";
     const baseUrl = () => `${origin}/v1`;
-    const ground = { db, sync, ledger, keys, network, mint, now, log, evm: evmSettler };
+    const ground = { db, sync, ledger, keys, network, mint, now, log, evm: evmSettler, signer: signerOf(db) };
     const { webhooks, service } = createService(options, ground, baseUrl);
     const x402 = createX402(options, ground, () => origin);
     await recoverEvm(service, x402.facilitator);
