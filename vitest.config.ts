@@ -17,6 +17,7 @@ const common = {
 const ENGINE_ON_POSTGRES = [
   "test/engine/paid-call.test.ts",
   "test/engine/paid-call-refusals.test.ts",
+  "test/engine/paid-call-seller.test.ts",
   "test/engine/fast-path.test.ts",
   "test/engine/paid-fetch.test.ts",
   "test/engine/concurrency.test.ts",

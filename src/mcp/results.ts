@@ -25,7 +25,22 @@ export const PAID_OUTPUT_SCHEMA = {
     },
     payment: {
       type: "object",
-      properties: { transaction: { anyOf: [{ type: "string" }, { type: "null" }] }, amount: { type: "string" } },
+      properties: {
+        transaction: { anyOf: [{ type: "string" }, { type: "null" }] },
+        amount: { type: "string" },
+        seller: {
+          type: "object",
+          description:
+            "Present when the service signed its word (x402 offer-receipt): signed is true when both its offer and its receipt verify and match what was paid.",
+          properties: {
+            signed: { type: "boolean" },
+            offer: { type: "string" },
+            receipt: { type: "string" },
+            signer: { anyOf: [{ type: "string" }, { type: "null" }] },
+          },
+          required: ["signed", "offer", "receipt"],
+        },
+      },
       required: ["transaction", "amount"],
     },
     resourceUri: { type: "string" },
@@ -102,7 +117,11 @@ export function paidResult(paid: PaidCall, view: ExecutionView | undefined, sand
     status,
     action: paid.action,
     quote: { quoteId: paid.quote.quoteId, amount: paid.quote.amount, currency: paid.quote.currency },
-    payment: { transaction: paid.payment.transaction, amount: paid.payment.amount },
+    payment: {
+      transaction: paid.payment.transaction,
+      amount: paid.payment.amount,
+      ...(paid.payment.seller ? { seller: paid.payment.seller } : {}),
+    },
     resourceUri: executionUri(paid.executionId),
     next: FINAL_STATUSES.has(status as ExecutionStatus)
       ? `The execution is ${status}; read it with get_execution {"executionId": "${paid.executionId}"}.`

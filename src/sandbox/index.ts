@@ -23,12 +23,12 @@ import type { FacilitatorFaults } from "./facilitator/faults.js";
 export { FacilitatorFaults } from "./facilitator/faults.js";
 import { PAID_RESOURCES } from "./resources/catalog.js";
 import { createPaidResources } from "./resources/server.js";
-import { sellerSigner, type SellerKeyInfo } from "./resources/offer-receipt.js";
+import { sellerSigner, type SellerKeyInfo, type SellerSigner } from "./resources/offer-receipt.js";
 import type { Ledger } from "./ledger/ledger.js";
 import { SandboxService } from "./service/service.js";
 import { systemResolver, type Resolver } from "./service/webhook-guard.js";
 import { Webhooks } from "./service/webhooks.js";
-import { openEvm, type EvmInfo } from "./evm/index.js";
+import { closeEvm, openEvm, type EvmInfo } from "./evm/index.js";
 import type { EvmLedger } from "./evm/ledger.js";
 import { EvmSettler } from "./evm/settle.js";
 export type { EvmInfo } from "./evm/index.js";
@@ -171,7 +171,12 @@ interface ServiceGround {
   log: (line: string) => void;
   /** Settlement on the EVM ledger, when it is on. */
   evm: EvmSettler | undefined;
+  /** The sandbox's signing key: the service's and the paid resources' offers and receipts (x402 offer-receipt). */
+  signer: SellerSigner;
 }
+
+/** The sandbox's signing key, made on first start and kept in its store. */
+const signerOf = (db: Database.Database) => sellerSigner(loadSigningKey(db));
 
 /** The service and its webhooks; `baseUrl` is known once the server listens. */
 function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: () => string) {
@@ -200,8 +205,7 @@ function createService(options: SandboxOptions, ground: ServiceGround, baseUrl: 
  * HTTP surface, and the sandbox's own paid resources settled through it in process.
  */
 function createX402(options: SandboxOptions, ground: ServiceGround, origin: () => string) {
-  const { db, ledger, keys, network, mint, now, log, evm } = ground;
-  const signer = sellerSigner(loadSigningKey(db));
+  const { db, ledger, keys, network, mint, now, log, evm, signer } = ground;
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const catalog = new DiscoveryCatalog(db, now);
   const facilitator = new SandboxFacilitator({
@@ -298,8 +302,7 @@ async function openLedgers(
 ) {
   const blockhashTtlMs = options.blockhashTtlMs ?? DEFAULT_BLOCKHASH_TTL_MS;
   const { ledger, accounts } = await openLedger({ ...o, blockhashTtlMs }, cleanups);
-  const { evm: enabled, evmIdleBlockMs: idleBlockMs } = options;
-  const evm = await openEvm({ home: o.home, db: o.db, sync: o.sync, log: o.log, enabled, idleBlockMs }, cleanups);
+  const evm = await openEvm({ ...o, enabled: options.evm, idleBlockMs: options.evmIdleBlockMs }, cleanups);
   return { ledger, accounts, evm, evmSettler: evm ? new EvmSettler(evm.ledger) : undefined };
 }
 
@@ -307,13 +310,6 @@ async function openLedgers(
 async function recoverEvm(service: SandboxService, facilitator: SandboxFacilitator): Promise<void> {
   await service.recoverEvm();
   await facilitator.recoverEvm();
-}
-
-/** The EVM ledger's last dump (what it holds is on disk already: this spares a replay), then its node stopped. */
-async function closeEvm(ledger: EvmLedger | undefined, log: (line: string) => void): Promise<void> {
-  if (!ledger) return;
-  await ledger.persist().catch((e: Error) => log(`EVM ledger: last dump failed: ${e.message}`));
-  await ledger.close();
 }
 
 export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
@@ -332,7 +328,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
     const { ledger, accounts, evm, evmSettler } = opened;
     let origin = "";
     const baseUrl = () => `${origin}/v1`;
-    const ground = { db, sync, ledger, keys, network, mint, now, log, evm: evmSettler };
+    const ground = { db, sync, ledger, keys, network, mint, now, log, evm: evmSettler, signer: signerOf(db) };
     const { webhooks, service } = createService(options, ground, baseUrl);
     const x402 = createX402(options, ground, () => origin);
     await recoverEvm(service, x402.facilitator);

@@ -125,8 +125,10 @@ describe("console in Chromium: a purchase's receipt", () => {
     await page.goto(`${consoleProc!.origin}/executions/${executionId}`);
     await page.locator(`a[data-receipt="${executionId}"]`).click();
     await page.waitForURL((u) => u.pathname === `/receipts/${executionId}`);
-    expect(await badges()).toMatchObject({ payment: "checked", chain: "checked", seller: "not checked" });
+    // The v1 service signs its offer and its receipt (x402 offer-receipt): the seller's word is checked too.
+    expect(await badges()).toMatchObject({ payment: "checked", chain: "checked", seller: "checked" });
     expect(await page.locator("main").innerText()).toContain("servers.provision");
+    expect(await page.locator("main").innerText()).toContain(`verified by ${t.sb.sellerKey!.kid}`);
     expect(browser!.errors()).toEqual([]);
   });
 });

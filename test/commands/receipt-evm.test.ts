@@ -7,7 +7,8 @@
  * EIP-191 by the agent's EVM key — the authorization's signer — carries the signed
  * transaction with the authorization in its calldata, and holds under `receipt verify --rpc`
  * (the anvil node); changing the amount, the payee, the transaction, the approval or the
- * outcome makes it fail (exit 3), naming what changed.
+ * outcome makes it fail (exit 3), naming what changed. The paid action's receipt carries the
+ * v1 service's signed offer and receipt for the EVM requirement it paid.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -78,7 +79,9 @@ beforeAll(async () => {
     },
     open: { reconcile: true, reconcilerIntervalMs: { min: 50, max: 200 } },
   });
-  ids.action = (await payApproved(fail, false)).executionId;
+  const action = await payApproved(fail, false);
+  ids.action = action.executionId;
+  results.action = action.payment;
   ids.refunded = (await payApproved(fail, true)).executionId;
   const own1 = await f.pa.engine.payFetch({ url: `${own}/x402/weather?city=Porto` });
   ids.own = own1.result.intentId!;
@@ -193,6 +196,29 @@ describe("receipt on EVM: signed by the authorization's key, the transaction and
     expect(run.code, run.stdout).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`ok {3}seller\\.offer: verified by ${sellerAddress}`));
     expect(run.stdout).toMatch(new RegExp(`ok {3}seller\\.receipt: verified by ${sellerAddress}`));
+  });
+
+  it("a paid action's receipt carries the service's signed offer for the EVM requirement paid, and its receipt", async () => {
+    const kid = t.sb.sellerKey!.kid;
+    expect(results.action).toMatchObject({
+      seller: { signed: true, offer: "verified", receipt: "verified", signer: kid },
+    });
+    const { file, doc } = await made(ids.action);
+    expect(doc.bought.request).toMatchObject({ method: "POST", url: `${t.sb.baseUrl}/executions` });
+    expect(doc.requirement).toMatchObject({ network: BASE_SEPOLIA });
+    for (const part of [doc.seller!.offer, doc.seller!.receipt])
+      expect(part).toMatchObject({ state: "verified", signer: kid, signed: { format: "jws" }, problems: [] });
+    const stated = (jws: string) => JSON.parse(Buffer.from(jws.split(".")[1]!, "base64url").toString("utf8"));
+    expect(stated(doc.seller!.offer!.signed!.signature)).toMatchObject({ network: BASE_SEPOLIA });
+    expect(stated(doc.seller!.receipt!.signed!.signature)).toMatchObject({
+      network: BASE_SEPOLIA,
+      payer: doc.payment.payer,
+      transaction: doc.payment.transaction,
+    });
+    const run = await verify(file);
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/ok {3}seller\.offer: verified by did:key:/);
+    expect(run.stdout).toMatch(/ok {3}seller\.receipt: verified by did:key:/);
   });
 
   it("a seller's EIP-712 offer signed by another key than it claims is not verified", async () => {

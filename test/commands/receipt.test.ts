@@ -7,6 +7,7 @@
  * receipt holds under `receipt verify --rpc` (exit 0); changing any one field — the amount,
  * the payee, the transaction, the approval, the outcome — makes it fail (exit 3), naming
  * what changed. A seller's tampered offer is reported in the result and the receipt, not trusted.
+ * The paid action's receipt carries the v1 service's signed offer and receipt, as the result says.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -76,7 +77,9 @@ beforeAll(async () => {
     },
     open: { reconcile: true, reconcilerIntervalMs: { min: 50, max: 200 } },
   });
-  ids.action = (await payApproved(fail, false)).executionId;
+  const action = await payApproved(fail, false);
+  ids.action = action.executionId;
+  results.action = action.payment;
   ids.refunded = (await payApproved(fail, true)).executionId;
   const own1 = await f.pa.engine.payFetch({ url: `${own}/x402/weather?city=Lisbon` });
   ids.own = own1.result.intentId!;
@@ -175,6 +178,29 @@ describe("receipt: one signed document per purchase, that verify accepts with th
       expect(doc.seller!.offer).toMatchObject({ state: "verified", signed: { format: "jws" }, withheld: null });
       expect(doc.seller!.receipt).toMatchObject({ state: "verified", signed: { format: "jws" } });
     }
+  });
+
+  it("a paid action's receipt carries the service's signed offer and receipt, checked against the resource its challenge named", async () => {
+    const kid = t.sb.sellerKey!.kid;
+    expect(results.action).toMatchObject({
+      seller: { signed: true, offer: "verified", receipt: "verified", signer: kid },
+    });
+    const { file, doc } = await made(ids.action);
+    // The service's own URL, as its challenge named it (the engine reaches it through a proxy).
+    const origin = new URL(t.sb.baseUrl).origin;
+    expect(doc.bought.request).toEqual({ method: "POST", url: `${t.sb.baseUrl}/executions`, origin });
+    for (const part of [doc.seller!.offer, doc.seller!.receipt])
+      expect(part).toMatchObject({
+        state: "verified",
+        signer: kid,
+        signed: { format: "jws" },
+        withheld: null,
+        problems: [],
+      });
+    const run = await verify(file);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/ok {3}seller\.offer: verified by did:key:/);
+    expect(run.stdout).toMatch(/ok {3}seller\.receipt: verified by did:key:/);
   });
 
   it("a tampered offer is reported as such, not trusted: in the result, the receipt, and verify's report", async () => {

@@ -12,6 +12,7 @@ import {
   serviceGet,
   SMALL_SERVER,
   SMALL_SERVER_PRICE,
+  sandboxInfo,
   startServer,
   text,
   usdc,
@@ -148,6 +149,9 @@ describe("mcp e2e: tools", () => {
     expect(typeof r.payment.transaction).toBe("string");
     expect(r.payment.transaction.length).toBeGreaterThan(40);
     expect(r.payment.amount).toBe(SMALL_SERVER_PRICE);
+    // The service signed its offer and its receipt (x402 offer-receipt), with the key sandbox.json publishes.
+    const { sellerKey } = sandboxInfo(s.home) as { sellerKey?: { kid: string } };
+    expect(r.payment.seller).toEqual({ signed: true, offer: "verified", receipt: "verified", signer: sellerKey!.kid });
     expect(r.resourceUri).toBe(`paid-actions://executions/${r.executionId}`);
     expect(typeof r.next).toBe("string");
     expect(r.next).toContain(r.executionId);
@@ -190,6 +194,8 @@ describe("mcp e2e: tools", () => {
     expect(again.isError ?? false, text(again)).toBe(false);
     expect(sc(again).executionId).toBe(first.executionId);
     expect(sc(again).payment.transaction).toBe(first.payment.transaction);
+    expect(sc(again).payment.seller).toEqual(first.payment.seller);
+    expect(first.payment.seller).toMatchObject({ signed: true });
     // The same key for a different purchase is refused, not paid.
     const other = await call(s.client, "servers_provision", { ...SMALL_SERVER, durationHours: 48, intentKey });
     expect(other.isError).toBe(true);

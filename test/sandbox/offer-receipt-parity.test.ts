@@ -4,8 +4,10 @@
  * each 402 and the receipt in a paid answer (paid by the stock @x402/fetch client) verify
  * with the package's own JWS verification, resolving the key from its did:key; the offer is
  * the package's match for the requirement, the receipt matches the offer and the payer; the
- * key is the one sandbox.json publishes. And what the engine's own checks (evidence/seller.ts)
- * make of them: verified.
+ * key is the one sandbox.json publishes. The v1 service signs its word the same way: offers in
+ * each quote, /payments/prepare and 402 of POST /executions (for the executions resource the
+ * challenge names), a receipt in the PAYMENT-RESPONSE of the paid answer. And what the engine's
+ * own checks (evidence/seller.ts) make of them: verified.
  */
 import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit";
 import {
@@ -25,7 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkOffer, checkReceipt, SignedWord } from "../../src/engine/evidence/seller.js";
 import { readSandboxInfo } from "../../src/sandbox/index.js";
 import { fundWallet } from "../../src/sandbox/ledger/chain.js";
-import { startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 describe("the sandbox's signed offers and receipts, held to @x402/extensions", () => {
   let t: TestSandbox;
@@ -97,5 +99,58 @@ describe("the sandbox's signed offers and receipts, held to @x402/extensions", (
       at: Date.now(),
     });
     expect(ours).toMatchObject({ state: "verified", problems: [] });
+  });
+
+  it("the v1 service signs its word: offers in its quote, prepare and 402, a receipt in its paid answer's PAYMENT-RESPONSE", async () => {
+    const key = readSandboxInfo(t.sb.home)!.sellerKey!;
+    const resourceUrl = `${t.sb.baseUrl}/executions`;
+    const quote = await t.quote("servers.provision", SERVER_INPUT);
+    expect(quote.paymentRequirement).toMatchObject({ resource: "/executions", resourceUrl });
+    const prepared = await t.call("POST", "/payments/prepare", { body: { quoteId: quote.quoteId } });
+    expect(prepared.status).toBe(200);
+    const headers = { "x-quote-id": quote.quoteId, "idempotency-key": `word-${quote.quoteId}` };
+    const body = { action: "servers.provision", input: SERVER_INPUT };
+    const unpaid = await t.call("POST", "/executions", { body, headers });
+    expect(unpaid.status).toBe(402);
+    const challenge = unpaid.body.error.paymentRequired;
+    for (const signed of [quote.paymentRequirement, prepared.body.paymentRequired, challenge]) {
+      const offers = extractOffersFromPaymentRequired(signed);
+      expect(offers.length).toBe(signed.accepts.length);
+      for (const [i, offer] of offers.entries()) {
+        const payload = await verifyOfferSignatureJWS(offer as JWSSignedOffer, key.publicKeyJwk);
+        expect(payload).toMatchObject({ version: 1, resourceUrl, amount: "288000", payTo: signed.accepts[i].payTo });
+        expect(findAcceptsObjectFromSignedOffer(offer, signed.accepts)).toEqual(signed.accepts[i]);
+        const ours = await checkOffer(SignedWord.parse(offer), {
+          requirement: signed.accepts[i],
+          url: resourceUrl,
+          at: Date.now(),
+        });
+        expect(ours).toMatchObject({ state: "verified", signer: key.kid, problems: [] });
+      }
+    }
+
+    // The stock client pays the 402 of POST /executions; the 201's PAYMENT-RESPONSE carries the receipt.
+    const client = new x402Client().register("solana:*", new ExactSvmScheme(payer, { rpcUrl: t.sb.rpcUrl }));
+    const res = await wrapFetchWithPayment(fetch, client)(resourceUrl, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.sb.apiKey}`, "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(201);
+    const receipt = extractReceiptFromResponse(res) as JWSSignedReceipt;
+    const payload = await verifyReceiptSignatureJWS(receipt);
+    expect(payload).toMatchObject({ version: 1, payer: payer.address, resourceUrl, network: t.sb.network });
+    const [offer] = decodeSignedOffers(extractOffersFromPaymentRequired(challenge));
+    expect(verifyReceiptMatchesOffer(receipt, offer!, [payer.address])).toBe(true);
+    const ours = await checkReceipt(receipt, {
+      offer: undefined,
+      url: resourceUrl,
+      network: t.sb.network,
+      payer: payer.address,
+      transaction: payload.transaction ?? null,
+      signedAt: Date.now() - 60_000,
+      at: Date.now(),
+    });
+    expect(ours).toMatchObject({ state: "verified", signer: key.kid, problems: [] });
   });
 });

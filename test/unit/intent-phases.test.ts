@@ -163,7 +163,7 @@ describe("a step reads only what its state has proven (the compiler refuses the 
     expectTypeOf(inReserved.amount).toEqualTypeOf<bigint>();
   });
 
-  it("an action has no request, origin or offer; a fetch has no quote", () => {
+  it("an action has no request or origin (its offer, from its reservation, is the resource its challenge named); a fetch has no quote", () => {
     const action = narrowIntent({ ...ACTION, state: "signed" });
     if (action.kind !== "action" || action.state !== "signed") throw new Error("narrowed to another kind or state");
     const inAction: IntentIn<"signed", "action"> = action;

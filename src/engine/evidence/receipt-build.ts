@@ -18,6 +18,7 @@ import {
   digestsOf,
   signedBytes,
   type ApprovalSection,
+  type Bought,
   type ChainSection,
   type Outcome,
   type ReceiptDocument,
@@ -153,6 +154,27 @@ async function sellerSection(journal: JournalStore, intentId: string): Promise<S
   return offer || receipt ? { offer: sellerPart(offer), receipt: sellerPart(receipt) } : null;
 }
 
+/**
+ * What the purchase asked for: a fetch's request as the journal keeps it (query values
+ * redacted); an action's, the POST to the service's paid resource its challenge named (what
+ * the service's signed offer and receipt were checked against), when it was kept.
+ */
+function requestOf(intent: Intent): Bought["request"] {
+  if (intent.kind === "fetch") {
+    const request = intent.input as { method?: unknown; url?: unknown };
+    return { method: String(request.method ?? "?"), url: String(request.url ?? "?"), origin: intent.origin ?? "?" };
+  }
+  const url = intent.offer?.resource?.url;
+  if (!url) return null;
+  let origin = "?";
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    // kept as the challenge named it; verify compares the URL itself
+  }
+  return { method: "POST", url, origin };
+}
+
 /** The intent an id names: an intentId, else an executionId. */
 async function intentNamed(journal: JournalStore, id: string): Promise<Intent | undefined> {
   return (await journal.intent(id)) ?? (await journal.intentByExecution(id));
@@ -196,7 +218,6 @@ async function unsignedReceipt(
   rail: Rail,
   o: { payer: string; source: string; tx: string | null; now: number },
 ): Promise<Omit<Unsigned, "digests" | "chain" | "chainUnread">> {
-  const request = intent.kind === "fetch" ? (intent.input as { method?: unknown; url?: unknown }) : undefined;
   const requirement = intent.requirements ?? {};
   return {
     receipt: "paid-actions/1",
@@ -208,9 +229,7 @@ async function unsignedReceipt(
       executionId: intent.executionId,
       action: intent.kind === "action" ? intent.action : null,
       inputDigest: intent.fingerprint,
-      request: request
-        ? { method: String(request.method ?? "?"), url: String(request.url ?? "?"), origin: intent.origin ?? "?" }
-        : null,
+      request: requestOf(intent),
     },
     requirement,
     quote: {

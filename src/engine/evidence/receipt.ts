@@ -30,7 +30,11 @@ export const Bought = z.strictObject({
   action: Text.nullable(),
   /** SHA-256 (hex) of the action and its canonical input, or of a fetch's whole request (the digest the approval's terms carry). */
   inputDigest: Text,
-  /** A fetch's method and URL (query values redacted) and origin; null for an action. */
+  /**
+   * A fetch's method and URL (query values redacted) and origin; an action's, POST to the
+   * service's paid resource as its challenge named it (what its signed word is checked
+   * against), or null when none was kept.
+   */
   request: z.strictObject({ method: Text, url: Text, origin: Text }).nullable(),
 });
 export type Bought = z.infer<typeof Bought>;

@@ -15,6 +15,7 @@ import { narrowIntent } from "../model/narrow.js";
 import { restartable } from "../model/transitions.js";
 import type { Intent, IntentAt, IntentPatch, PaidCall, PayOptions, PayRequest, StoredRequest } from "../model/types.js";
 import { executedOrThrow, paidCallOf } from "../read/executions.js";
+import { sellerWordOf } from "../evidence/seller-word.js";
 import type { FetchedResponse } from "../x402-http/http.js";
 import { Drive } from "./drive.js";
 import { asError, budgetRefusal } from "./failures.js";
@@ -87,7 +88,9 @@ export class Calls {
 
   /** Finds or records the intent an action's call names and reaches its outcome: the paid call, or its refusal thrown. */
   async pay(c: Ctx, call: Call): Promise<PaidCall> {
-    return paidCallOf(await this.run(c, call), call.opts.callId);
+    const intent = await this.run(c, call);
+    // Whether the service signed its offer and receipt, as paid_fetch's result says of a seller.
+    return paidCallOf(intent, call.opts.callId, await sellerWordOf(c.journal, intent.intentId));
   }
 
   /**

@@ -75,7 +75,11 @@ export interface IntentRecord {
   origin: string | null;
   /** A fetch: the request, a secret: lives in its own column and nowhere else. */
   request: StoredRequest | null;
-  /** A fetch: what its 402 offered besides the requirement (`requirements`). */
+  /**
+   * What the challenge offered besides the requirement (`requirements`): a fetch's 402 (its
+   * resource, extensions, payment identifier); an action's, the service's paid resource as its
+   * challenge named it (what the service's signed offer and receipt are checked against).
+   */
   offer: StoredOffer | null;
   /** A fetch: the answer it got, once it got one. */
   response: StoredResponse | null;
@@ -157,7 +161,8 @@ export const PHASE_FIELDS = {
   action: {
     none: { proves: [], opens: [] },
     priced: { proves: ["quoteId", "quote", "amount", "quoteExpiresAt", "quotedAt"], opens: ["payee", "approvalId"] },
-    reserved: { proves: ["requirements", "payee", "budgetAmount", "budgetAt"], opens: [] },
+    // The resource the challenge named: null on an intent reserved before this was kept.
+    reserved: { proves: ["requirements", "payee", "budgetAmount", "budgetAt"], opens: ["offer"] },
     // Once a proof may have left, what the service or the chain says of its settlement.
     signed: { proves: ["proof"], opens: ["payment", "paymentTx"] },
     delivered: {

@@ -45,7 +45,14 @@ export interface PaidCall {
   status: ExecutionStatus;
   action: string;
   quote: { quoteId: string; amount: string; currency: "USDC"; expiresAt: string };
-  payment: { transaction: string | null; amount: string; currency: "USDC"; settlement: SettlementCheck };
+  payment: {
+    transaction: string | null;
+    amount: string;
+    currency: "USDC";
+    settlement: SettlementCheck;
+    /** Whether the service signed (x402 offer-receipt): present when it gave a signed offer or receipt. */
+    seller?: SellerSummary;
+  };
   attention?: string;
   callId?: string;
 }

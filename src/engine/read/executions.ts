@@ -13,7 +13,15 @@ import { paidError, fromStored } from "../errors.js";
 import type { JournalStore } from "../journal/port.js";
 import { serviceApi } from "../service/api.js";
 import type { ServiceClient } from "../service/client.js";
-import type { ExecutionView, Intent, IntentAt, IntentPatch, IntentRecord, PaidCall } from "../model/types.js";
+import type {
+  ExecutionView,
+  Intent,
+  IntentAt,
+  IntentPatch,
+  IntentRecord,
+  PaidCall,
+  SellerSummary,
+} from "../model/types.js";
 
 export function view(intent: IntentRecord): ExecutionView {
   const execution = intent.execution;
@@ -204,8 +212,8 @@ export function executedOrThrow(intent: Intent): IntentAt<"executed"> {
   return intent;
 }
 
-/** What a paid call answers for its executed intent. */
-export function paidCallOf(intent: IntentAt<"executed">, callId?: string): PaidCall {
+/** What a paid call answers for its executed intent (with what the service's signed word came to, when it gave one). */
+export function paidCallOf(intent: IntentAt<"executed">, callId?: string, seller?: SellerSummary): PaidCall {
   if (intent.kind !== "action")
     throw paidError("outcome_unknown", { problem: "no_execution", intentId: intent.intentId });
   const amount = formatDecimal(intent.amount);
@@ -217,7 +225,13 @@ export function paidCallOf(intent: IntentAt<"executed">, callId?: string): PaidC
     status: intent.execStatus,
     action: intent.action,
     quote: { quoteId: intent.quoteId, amount, currency: "USDC", expiresAt: intent.quote.expiresAt },
-    payment: { transaction: intent.paymentTx, amount, currency: "USDC", settlement: intent.settlement },
+    payment: {
+      transaction: intent.paymentTx,
+      amount,
+      currency: "USDC",
+      settlement: intent.settlement,
+      ...(seller ? { seller } : {}),
+    },
     ...(intent.attention ? { attention: intent.attention } : {}),
     ...(call ? { callId: call } : {}),
   };

@@ -136,3 +136,10 @@ export async function openEvm(
     },
   };
 }
+
+/** The EVM ledger's last dump (what it holds is on disk already: this spares a replay), then its node stopped. */
+export async function closeEvm(ledger: EvmLedger | undefined, log: (line: string) => void): Promise<void> {
+  if (!ledger) return;
+  await ledger.persist().catch((e: Error) => log(`EVM ledger: last dump failed: ${e.message}`));
+  await ledger.close();
+}

@@ -79,12 +79,8 @@ async function execute(
     proof,
     ...sandboxControls(ctx.req),
   });
-  const settle = {
-    success: true,
-    transaction: payment.transaction_sig,
-    network: service.paymentView(payment).network,
-    payer: payment.payer,
-  };
+  // x402's SettleResponse, with the service's signed receipt (offer-receipt) in its extensions.
+  const settle = service.payments.challenges.settleResponse(payment);
   return {
     status: 201,
     body: execution,

@@ -8,12 +8,13 @@
  * EVM libraries it installs; test/sandbox/offer-receipt-parity.test.ts holds it to the package.
  *
  * The resource URL signed is the resource's own (its origin and path): query values are a
- * buyer's, and stay out of what the sandbox signs.
+ * buyer's, and stay out of what the sandbox signs. The v1 service signs its own challenges
+ * and settlements with the same key and the same payloads (signOffers, signReceipt).
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
 import { getBase58Decoder } from "@solana/kit";
 import type { ResourceServerExtension } from "@x402/core/types";
-import { canonicalJson } from "../../domain/wire.js";
+import { canonicalJson, type PaymentRequirements } from "../../domain/wire.js";
 
 export const OFFER_RECEIPT = "offer-receipt";
 
@@ -77,6 +78,77 @@ function requestUrl(context: RequestUrl): string | undefined {
   return adapter?.getUrl?.();
 }
 
+/** The terms of one way to pay, as an offer signs them. */
+export type OfferTerms = Pick<
+  PaymentRequirements,
+  "scheme" | "network" | "asset" | "payTo" | "amount" | "maxTimeoutSeconds"
+>;
+
+/** One signed offer as a 402's `extensions["offer-receipt"].info.offers` lists it. */
+export interface SignedOffer {
+  format: "jws";
+  acceptIndex: number;
+  signature: string;
+}
+
+/**
+ * A signed offer for each way to pay `url` (its origin and path), in order, each valid for its
+ * own maxTimeoutSeconds from `seconds` (the package's createOfferJWS payload, field for field).
+ */
+export function signOffers(
+  signer: SellerSigner,
+  url: string,
+  requirements: OfferTerms[],
+  seconds: number,
+): SignedOffer[] {
+  return requirements.map((r, acceptIndex) => ({
+    format: "jws",
+    acceptIndex,
+    signature: signer.jws({
+      version: 1,
+      resourceUrl: resourceOf(url),
+      scheme: r.scheme,
+      network: r.network,
+      asset: r.asset,
+      payTo: r.payTo,
+      amount: r.amount,
+      validUntil: seconds + r.maxTimeoutSeconds,
+    }),
+  }));
+}
+
+/** What a receipt attests: this payer's payment on this network for `url`, settled in `transaction` when named. */
+export interface ReceiptTerms {
+  network: string;
+  url: string;
+  payer: string;
+  transaction?: string | null;
+}
+
+/** The signed receipt of a settled payment (the package's createReceiptJWS payload, field for field). */
+export function signReceipt(
+  signer: SellerSigner,
+  t: ReceiptTerms,
+  seconds: number,
+): { format: "jws"; signature: string } {
+  const payload = {
+    version: 1,
+    network: t.network,
+    resourceUrl: resourceOf(t.url),
+    payer: t.payer,
+    issuedAt: seconds,
+    ...(t.transaction ? { transaction: t.transaction } : {}),
+  };
+  return { format: "jws", signature: signer.jws(payload) };
+}
+
+/** The extensions entry that carries a 402's offers, or a settlement's receipt. */
+export const offerReceiptInfo = (
+  info: { offers: SignedOffer[] } | { receipt: { format: "jws"; signature: string } },
+) => ({
+  [OFFER_RECEIPT]: { info },
+});
+
 /** The extension: offers in each 402 (fresh `validUntil`, per requirement), a receipt in each successful settlement. */
 export function offerReceiptExtension(signer: SellerSigner, now: () => number): ResourceServerExtension {
   const seconds = () => Math.floor(now() / 1000);
@@ -86,35 +158,19 @@ export function offerReceiptExtension(signer: SellerSigner, now: () => number): 
     enrichPaymentRequiredResponse: async (_declaration, context) => {
       const url = context.paymentRequiredResponse.resource?.url ?? requestUrl(context);
       if (!url) return undefined;
-      const offers = context.requirements.map((r, acceptIndex) => ({
-        format: "jws",
-        acceptIndex,
-        signature: signer.jws({
-          version: 1,
-          resourceUrl: resourceOf(url),
-          scheme: r.scheme,
-          network: r.network,
-          asset: r.asset,
-          payTo: r.payTo,
-          amount: r.amount,
-          validUntil: seconds() + r.maxTimeoutSeconds,
-        }),
-      }));
+      const offers = signOffers(signer, url, context.requirements, seconds());
       return offers.length > 0 ? { info: { offers } } : undefined;
     },
     enrichSettlementResponse: async (_declaration, context) => {
       const { result } = context;
       const url = context.paymentPayload.resource?.url ?? requestUrl(context);
       if (!result.success || !result.payer || !url) return undefined;
-      const payload = {
-        version: 1,
-        network: result.network,
-        resourceUrl: resourceOf(url),
-        payer: result.payer,
-        issuedAt: seconds(),
-        ...(result.transaction ? { transaction: result.transaction } : {}),
-      };
-      return { info: { receipt: { format: "jws", signature: signer.jws(payload) } } };
+      const receipt = signReceipt(
+        signer,
+        { network: result.network, url, payer: result.payer, transaction: result.transaction },
+        seconds(),
+      );
+      return { info: { receipt } };
     },
   };
 }

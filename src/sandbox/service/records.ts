@@ -95,8 +95,15 @@ export function executionView(row: ExecutionRow, onCreate: boolean): Record<stri
   };
 }
 
-/** A quote as POST /quotes and GET /quotes/{id} show it. */
-export function quoteView(q: QuoteRow, withinBudget?: boolean) {
+/**
+ * A quote as POST /quotes and GET /quotes/{id} show it; `signed`, the service's signed offers
+ * (x402 offer-receipt) and the absolute URL of the resource they are for (`resource` is its path).
+ */
+export function quoteView(
+  q: QuoteRow,
+  withinBudget?: boolean,
+  signed?: { resourceUrl: string; extensions: Record<string, unknown> },
+) {
   const context = q.context ? (JSON.parse(q.context) as { breakdown?: unknown }) : {};
   return {
     quoteId: q.quote_id,
@@ -116,6 +123,7 @@ export function quoteView(q: QuoteRow, withinBudget?: boolean) {
       network: "solana",
       x402Version: 2,
       accepts: acceptsOf(q),
+      ...(signed ? { resourceUrl: signed.resourceUrl, extensions: signed.extensions } : {}),
     },
   };
 }

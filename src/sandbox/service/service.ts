@@ -11,14 +11,7 @@ import { describeAction, findAction, ACTIONS, type PricingWorld } from "../provi
 import { ApiError, invalidRequest, notFound, zodIssues } from "../http/errors.js";
 import { ProviderLifecycle } from "./lifecycle.js";
 import { quoteIdFromProof } from "./proofs.js";
-import {
-  executionView,
-  quoteView,
-  type ExecutionRow,
-  type Outcome,
-  type PaymentRow,
-  type QuoteRow,
-} from "./records.js";
+import { acceptsOf, executionView, quoteView, type ExecutionRow, type Outcome, type QuoteRow } from "./records.js";
 import { createResource, readResource } from "./resources.js";
 import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
 import { evmRequirementsFor } from "./settlement-evm.js";
@@ -162,7 +155,8 @@ export class SandboxService {
          VALUES (@quote_id, @tenant, @action, @input, @amount, @budget, @requirements, @evm_requirements, @context,
            @created_at, @expires_at)`,
     ).run(row);
-    return { row, view: quoteView(row, budgetAtomic === undefined ? undefined : price.amount <= budgetAtomic) };
+    const withinBudget = budgetAtomic === undefined ? undefined : price.amount <= budgetAtomic;
+    return { row, view: this.quoteView(row, withinBudget) };
   }
 
   private quote(tenant: string, quoteId: string): QuoteRow {
@@ -173,7 +167,12 @@ export class SandboxService {
   }
 
   getQuote(tenant: string, quoteId: string) {
-    return quoteView(this.quote(tenant, quoteId));
+    return this.quoteView(this.quote(tenant, quoteId));
+  }
+
+  /** A quote as the wire shows it, its requirement carrying the service's signed offers. */
+  private quoteView(row: QuoteRow, withinBudget?: boolean) {
+    return quoteView(row, withinBudget, this.payments.challenges.signed(acceptsOf(row)));
   }
 
   // ---- Payments (settlement.ts) ---------------------------------------------------
@@ -189,10 +188,6 @@ export class SandboxService {
     const quote = this.quote(tenant, quoteId);
     const payment = await this.payments.settle(tenant, quote, proof);
     return this.payments.paymentView(payment);
-  }
-
-  paymentView(p: PaymentRow) {
-    return this.payments.paymentView(p);
   }
 
   // ---- Executions --------------------------------------------------------------

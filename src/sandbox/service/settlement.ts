@@ -19,6 +19,7 @@ import { ApiError } from "../http/errors.js";
 import type { FacilitatorFaults } from "../facilitator/faults.js";
 import type { Ledger } from "../ledger/ledger.js";
 import { Challenges } from "./challenges.js";
+import type { SellerSigner } from "../resources/offer-receipt.js";
 import { checkBinding, decodeProof, type DecodedProof, type RejectProof } from "./proofs.js";
 import { iso, type PaymentRow, type QuoteRow } from "./records.js";
 import { statement } from "../db.js";
@@ -36,6 +37,8 @@ export interface PaymentsOptions {
   baseUrl: () => string;
   log: (line: string) => void;
   facilitatorFaults?: FacilitatorFaults;
+  /** The sandbox's signing key: the service signs its offers and receipts with it (challenges.ts). */
+  signer: SellerSigner;
   /** The EVM ledger's settlement (absent: the EVM ledger is off). */
   evm?: EvmSettler;
 }
@@ -83,7 +86,8 @@ export function quoteExpired(quote: QuoteRow): ApiError {
 
 export class Payments {
   private readonly facilitator: FacilitatorScheme;
-  private readonly challenges: Challenges;
+  /** The challenges, and the service's signed word in them and in its paid answers. */
+  readonly challenges: Challenges;
   /** Message hashes being settled by a request of this process right now. */
   private readonly settlingNow = new Set<string>();
   /** Payments on the EVM ledger (settlement-evm.ts), when it is on. */

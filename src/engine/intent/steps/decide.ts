@@ -6,10 +6,9 @@
  * decided on. The checks are also the fast path's (steps/price-and-sign.ts).
  */
 import { formatDecimal } from "../../../domain/money.js";
-import type { PaymentRequirements } from "../../../domain/wire.js";
 import { ensureApproved } from "../../approvals/records.js";
 import type { Ctx } from "../../context.js";
-import { challengeFor } from "../../payment/challenge.js";
+import { challengeFor, type CheckedChallenge } from "../../payment/challenge.js";
 import { paidError } from "../../errors.js";
 import { evaluateBudget } from "../../budget/policy.js";
 import type { IntentIn } from "../../model/types.js";
@@ -56,18 +55,19 @@ export async function precheck(c: Ctx, intent: Priced): Promise<Precheck> {
 
 /**
  * The move that reserves the amount under the limits — decided again in the journal's
- * transaction, over the usage it is taken with — and records the checked requirements.
+ * transaction, over the usage it is taken with — and records the checked requirements (and,
+ * for an action, the resource its challenge named).
  */
 export function reservation(
   c: Ctx,
   intent: Priced,
   pre: Precheck,
-  requirements: PaymentRequirements,
+  { requirements, offer }: CheckedChallenge,
 ): Move & Required<Pick<Move, "patch">> & { reserve: Reservation } {
   const payee = intent.payee ?? requirements.payTo;
   return {
     outcome: "reserve",
-    patch: { requirements, payee },
+    patch: { requirements, payee, ...(offer ? { offer } : {}) },
     reserve: {
       amount: intent.amount,
       decide: (usage) => evaluateBudget(c.config.limits, usage, { ...pre.charge, payee }),
@@ -91,7 +91,8 @@ export async function decide(h: HeldIntent, intent: Priced): Promise<StepResult>
   c.rails.warm(); // the lifetime to sign with (Solana: a blockhash), fetched beside the challenge's requests
   h.checkCancelled("before_reserve");
   // A fetch's challenge is its 402's requirement, read and checked when it was priced (steps/probe.ts).
-  const requirements = intent.kind === "fetch" ? intent.requirements : await challengeFor(c, intent, h.opts.signal);
+  const checked =
+    intent.kind === "fetch" ? { requirements: intent.requirements } : await challengeFor(c, intent, h.opts.signal);
   h.checkCancelled("before_reserve");
-  return reservation(c, intent, pre, requirements);
+  return reservation(c, intent, pre, checked);
 }

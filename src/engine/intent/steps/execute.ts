@@ -1,12 +1,16 @@
 /**
  * The execute step (from `paid`, or from `signed` when the proof travels with the request):
  * asks the service to run the paid execution and records it — or adopts the one the quote
- * already funded, or records why a paid intent now needs a human.
+ * already funded, or records why a paid intent now needs a human. The service's signed
+ * receipt in the answer's PAYMENT-RESPONSE (x402 offer-receipt) is checked and kept.
  */
 import type { Execution } from "../../../domain/wire.js";
 import type { Ctx } from "../../context.js";
 import type { IntentIn } from "../../model/types.js";
 import { settledTransaction } from "../answers.js";
+import { keepReceipt } from "../../evidence/seller-word.js";
+import { resourceUrlOf } from "../../payment/challenge.js";
+import { readPaymentResponse } from "../../x402-http/challenge.js";
 import { POLL_START_MS } from "../../context.js";
 import { serviceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
@@ -28,7 +32,10 @@ export async function execute(h: HeldIntent, intent: Executing): Promise<Move> {
   if (intent.state === "signed") c.step("confirm_sent", intent);
   c.step("execution_sent", intent);
   c.transcript(intent, "execution", { status: res.status, body: res.ok ? res.body : res.error });
-  if (res.ok) return recordExecution(c, intent, res.body, res.headers["payment-response"], sentAt);
+  if (res.ok) {
+    await keepServiceReceipt(c, intent, res.headers["payment-response"]);
+    return recordExecution(c, intent, res.body, res.headers["payment-response"], sentAt);
+  }
   const verdict = executionRefusalVerdict(res, intent);
   switch (verdict.kind) {
     case "in_progress":
@@ -44,6 +51,26 @@ export async function execute(h: HeldIntent, intent: Executing): Promise<Move> {
     case "for_a_human":
       return forAHuman(intent, verdict);
   }
+}
+
+/**
+ * The service's signed receipt, when its paid answer's PAYMENT-RESPONSE carries one: checked
+ * against the offer kept, the payment, and the resource the challenge named — and kept, with
+ * the check, whatever it says. It decides nothing: the execution is recorded either way.
+ */
+async function keepServiceReceipt(c: Ctx, intent: Executing, header: string | undefined): Promise<void> {
+  const extensions = readPaymentResponse(header)?.extensions;
+  if (!extensions) return;
+  const answer = {
+    intentId: intent.intentId,
+    quoteId: intent.quoteId,
+    url: resourceUrlOf(c, intent.offer?.resource?.url),
+    network: intent.requirements.network,
+    extensions,
+    transaction: intent.paymentTx ?? settledTransaction(header) ?? null,
+  };
+  const kept = await keepReceipt(c.journal, answer, c.now());
+  if (kept) c.transcript(intent, "seller", { receipt: kept.state });
 }
 
 /** A paid intent whose execution the service will not give: recorded for a human. */

@@ -14,7 +14,7 @@
 import type { PaymentRequirements, Quote } from "../../../domain/wire.js";
 import type { Ctx } from "../../context.js";
 import type { IntentIn } from "../../model/types.js";
-import { challengeFresh } from "../../payment/challenge.js";
+import { challengeFresh, type CheckedChallenge } from "../../payment/challenge.js";
 import { selfProvingChallenge } from "../answers.js";
 import type { HeldIntent } from "../held.js";
 import { refusal, type Move } from "../moves.js";
@@ -50,16 +50,16 @@ export async function priceAndSign(
   h: HeldIntent,
   priced: IntentIn<"quoted">,
   quoted: Move,
-  challenge: () => Promise<PaymentRequirements>,
+  challenge: () => Promise<CheckedChallenge>,
 ): Promise<Move> {
   const { c } = h;
   try {
     const pre = await precheck(c, priced);
     if (pre.needsApproval) return notTaken(quoted, "a person must approve first");
-    const requirements = await challenge();
+    const checked = await challenge();
     h.checkCancelled("before_reserve");
-    const reserving = reservation(c, priced, pre, requirements);
-    const { proof, record } = await signProof(h, priced, requirements);
+    const reserving = reservation(c, priced, pre, checked);
+    const { proof, record } = await signProof(h, priced, checked.requirements);
     return {
       outcome: ["quote_recorded", "reserve", "sign"],
       patch: { ...quoted.patch, ...reserving.patch, proof },

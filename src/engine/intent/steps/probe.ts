@@ -95,5 +95,5 @@ export async function probe(h: HeldIntent, intent: IntentIn<"new", "fetch">): Pr
   const quoted: Move = { outcome: "quote_recorded", patch: price, note: null, boundaries: ["quote_recorded"] };
   // The 402's requirement is the challenge, checked above: the fast path may sign it at once.
   const priced = { ...intent, ...price, state: "quoted" as const, approvalId: null };
-  return priceAndSign(h, priced, quoted, async () => requirement);
+  return priceAndSign(h, priced, quoted, async () => ({ requirements: requirement }));
 }

@@ -10,7 +10,7 @@ import { serviceApi } from "../../service/api.js";
 import type { IntentIn } from "../../model/types.js";
 import type { HeldIntent } from "../held.js";
 import { refusal, type Move } from "../moves.js";
-import { checkAgainstQuote } from "../../payment/challenge.js";
+import { checkAgainstQuote, quoteChallenge } from "../../payment/challenge.js";
 import { quotedPayee } from "../../rails/choose.js";
 import { fastChallenge, priceAndSign } from "./price-and-sign.js";
 
@@ -41,5 +41,5 @@ export async function requestQuote(h: HeldIntent, intent: IntentIn<"new", "actio
   const accepts = fastChallenge(c, quote, intent.input, price.quotedAt);
   if (!accepts) return quoted;
   const priced = { ...intent, ...price, state: "quoted" as const, approvalId: null };
-  return priceAndSign(h, priced, quoted, () => checkAgainstQuote(c, priced, accepts, "quote"));
+  return priceAndSign(h, priced, quoted, () => checkAgainstQuote(c, priced, { ...quoteChallenge(c, quote), accepts }));
 }
