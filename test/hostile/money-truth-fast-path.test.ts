@@ -92,7 +92,10 @@ describe.each(RAILS)("money truth on the fast path, on $name: the proof settles 
         transform: () => ({ error: { code: "internal", message: "something went wrong" } }),
       },
     };
-    f = await engineFixture({ t, env: rail.env(t), rules: [settleThen500], open: { settleWaitMs: 0 } });
+    // The engine's clock runs ahead on demand: the reconciler's bound on a silent service passes.
+    let ahead = 0;
+    const now = () => Date.now() + ahead;
+    f = await engineFixture({ t, env: rail.env(t), rules: [settleThen500], open: { settleWaitMs: 0, now } });
     const before = await balances(rail, t);
     const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "fast-500" }, intentKey: "fast-500" };
     const results = [];
@@ -113,6 +116,73 @@ describe.each(RAILS)("money truth on the fast path, on $name: the proof settles 
     const sent = new Set(f.proxy.seen.filter(PAID_EXECUTION).map((r) => r.headers["x-payment-proof"]));
     expect([...sent]).toEqual([intent.proof]);
     expect(["reserved", "spent"]).toContain(intent.budgetState);
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+
+    // The reconciler's sweep resumes it: still no answer, so our own RPC is asked, and it shows
+    // the transfer landed: the journal says so (as the settlement's verification would), spent.
+    const reconciler = f.pa.reconciler!;
+    await reconciler.sweep();
+    const settledTx = (
+      t.sb.db.prepare(`SELECT transaction_sig AS tx FROM payments WHERE quote_id = ?`).get(intent.quoteId) as {
+        tx: string;
+      }
+    ).tx;
+    expect(settledTx).toMatch(rail.tx);
+    let payment = (await f.pa.journal.payment(intent.quoteId!))!;
+    expect(payment.fate).toBe("landed");
+    expect(payment.tx).toBe(settledTx);
+    let row = (await f.pa.journal.intent(intent.intentId))!;
+    expect(row.state).toBe("paid");
+    expect(row.budgetState).toBe("spent");
+    expect(row.paymentTx).toBe(settledTx);
+    expect(row.settlement).toBe("verified");
+    expect(row.attempt).toBe(0);
+    expect(row.nextPollAt).not.toBeNull(); // still followed: the execution is asked for again
+    expect(row.attention).toBeNull(); // not yet: the service has had less than the bound
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+    expect(await moved(rail, t, before)).toEqual(ONCE);
+    // A call now says where the money is: spent, not in flight, never "nothing was charged".
+    const later = await outcome(f.pa.engine.pay(req));
+    expect(later).toMatchObject({ code: "service_unavailable", context: { money: "settled" } });
+
+    // Past the bound (15 minutes after the transfer landed), the next sweep tells a person
+    // what the chain shows, and keeps asking the service.
+    ahead += 16 * 60_000;
+    const asked = f.proxy.seen.filter(PAID_EXECUTION).length;
+    await reconciler.sweep();
+    expect(f.proxy.seen.filter(PAID_EXECUTION).length).toBeGreaterThan(asked);
+    row = (await f.pa.journal.intent(intent.intentId))!;
+    expect(row.state).toBe("paid");
+    expect(row.budgetState).toBe("spent");
+    expect(row.attention).toContain(`in transaction ${settledTx}`);
+    expect(row.attention).toMatch(/0\.288 USDC paid .* landed by \S+Z.* has not created the execution/);
+    const flagged = await f.pa.engine.needsAttention();
+    expect(flagged.map((v) => v.intentId)).toEqual([intent.intentId]);
+    expect(flagged[0]).toMatchObject({ state: "paid", paymentTransaction: settledTx, settlement: "verified" });
+    expect(flagged[0]!.attention).toBe(row.attention);
+    // Told once: a later sweep asks again without adding to the note.
+    await reconciler.sweep();
+    expect((await f.pa.journal.intent(intent.intentId))!.attention).toBe(row.attention);
+
+    // The service recovers: the next sweep gets the execution it created, with the same key.
+    f.proxy.rules.length = 0;
+    await reconciler.sweep();
+    row = (await f.pa.journal.intent(intent.intentId))!;
+    expect(row.state).toBe("executed");
+    expect(row.executionId).not.toBeNull();
+    expect(row.budgetState).toBe("spent");
+    expect(row.settlement).toBe("verified");
+    expect(row.paymentTx).toBe(settledTx);
+    // The note about its silence is withdrawn: nothing needs a person any more.
+    expect(row.attention).toBeNull();
+    expect(await f.pa.engine.needsAttention()).toEqual([]);
+    // One execution, one debit, one proof.
+    expect(f.executionsFor(intent.quoteId!)).toBe(1);
+    expect(f.settledFor(intent.quoteId!)).toBe(1);
+    expect(await moved(rail, t, before)).toEqual(ONCE);
+    expect((await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === intent.intentId)).toHaveLength(1);
+    payment = (await f.pa.journal.payment(intent.quoteId!))!;
+    expect(payment.fate).toBe("landed");
     expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
   });
 
