@@ -7,8 +7,10 @@
  * (test/helpers/rails.ts): Solana's ledger and the sandbox's EVM ledger.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startConsole } from "../../src/console/server.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { PaidCall } from "../../src/engine/model/types.js";
+import { loginAsPerson } from "../helpers/console-person.js";
 import { engineFixture, outcome, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
@@ -160,6 +162,34 @@ describe.each(RAILS)("money truth on the fast path, on $name: the proof settles 
     expect(flagged.map((v) => v.intentId)).toEqual([intent.intentId]);
     expect(flagged[0]).toMatchObject({ state: "paid", paymentTransaction: settledTx, settlement: "verified" });
     expect(flagged[0]!.attention).toBe(row.attention);
+    // The agent reads the same by the intent's id (no execution yet), and so does a person in the console.
+    expect(await f.pa.engine.getExecution(intent.intentId)).toMatchObject({
+      intentId: intent.intentId,
+      executionId: null,
+      state: "paid",
+      attention: row.attention,
+    });
+    const desk = await startConsole({
+      engine: f.pa.engine,
+      journal: f.pa.journal,
+      transcripts: f.pa.transcripts,
+      home: f.home,
+      config: f.pa.config,
+      audit: async () => ({}),
+    });
+    try {
+      const person = await loginAsPerson(desk.loginUrl());
+      const listed = (await (await person.get("/api/executions?attention=true")).json()) as {
+        items: Array<{ intentId: string; attention?: string }>;
+      };
+      expect(listed.items).toMatchObject([{ intentId: intent.intentId, attention: row.attention }]);
+      const page = (await (await person.get(`/api/executions/${intent.intentId}`)).json()) as {
+        execution: { attention?: string };
+      };
+      expect(page.execution.attention).toBe(row.attention);
+    } finally {
+      await desk.close();
+    }
     // Told once: a later sweep asks again without adding to the note.
     await reconciler.sweep();
     expect((await f.pa.journal.intent(intent.intentId))!.attention).toBe(row.attention);
