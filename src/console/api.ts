@@ -180,6 +180,9 @@ const GET: Array<[RegExp, Handler]> = [
   [
     /^\/api\/executions$/,
     async (c, _m, _req, res, _s, url) => {
+      // What a person should look at (as `executions --attention`): also purchases with no execution yet.
+      if (url.searchParams.get("attention") === "true")
+        return sendJson(res, 200, { items: await c.d.engine.needsAttention() });
       const status = url.searchParams.get("status") || undefined;
       if (status !== undefined && !ExecutionStatus.safeParse(status).success)
         throw new ApiError(400, "invalid_input", `status must be one of ${ExecutionStatus.options.join(", ")}`);

@@ -51,6 +51,7 @@ import type {
   PaidCall,
   PayOptions,
   PayRequest,
+  ResumeOptions,
 } from "./model/types.js";
 
 export type { EngineDeps } from "./context.js";
@@ -268,21 +269,24 @@ export class Engine extends EventEmitter {
   // ---- Recovery ---------------------------------------------------------------------
 
   /** Resumes every unfinished intent of this service with its own key; never throws. */
-  async resumeUnfinished(): Promise<{ resumed: number; stillUnfinished: number }> {
+  async resumeUnfinished(o: ResumeOptions = {}): Promise<{ resumed: number; stillUnfinished: number }> {
     if (!this.config) return { resumed: 0, stillUnfinished: 0 };
     let resumed = 0;
-    for (const intent of await this.d.journal.unfinished(this.service)) if (await this.resume(intent)) resumed++;
+    for (const intent of await this.d.journal.unfinished(this.service)) if (await this.resume(intent, o)) resumed++;
     return { resumed, stillUnfinished: (await this.d.journal.unfinished(this.service)).length };
   }
 
-  /** Drives one unfinished intent as far as it goes without a human. */
-  async resume(intent: Intent): Promise<boolean> {
+  /**
+   * Drives one unfinished intent as far as it goes without a human; where the service gives
+   * no answer after the proof left, what the chain shows decides (intent/steps/unanswered.ts).
+   */
+  async resume(intent: Intent, o: ResumeOptions = {}): Promise<boolean> {
     if (this.calls.isDriving(intent.intentId)) return false;
     // Nothing new is signed while a limit is misconfigured; what is already at risk is still followed.
     if (this.catalogIssues.length > 0 && STATES[intent.state].money === "none") return false;
     // Nor while payments are frozen: such a purchase waits (its reservation held) until a person lifts the freeze.
     if (stoppedByFreeze(intent) && (await this.d.journal.frozen())) return false;
-    const resumed = await this.calls.resume(this.ctx(), intent);
+    const resumed = await this.calls.resume(this.ctx(), intent, o);
     if (intent.kind === "fetch") await this.purchaseChanged(intent.intentId);
     return resumed;
   }

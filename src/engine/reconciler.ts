@@ -12,6 +12,11 @@
  * dead driver's restart may not get it back; every `sweepIntervalMs` the engine resumes
  * each unfinished intent whose lease has expired, with its own idempotency key — and looks
  * again at each payment the chain showed could never land, until that is beyond doubt.
+ *
+ * A resume whose execution request gets no answer asks the chain (intent/steps/unanswered.ts):
+ * a payment our RPC shows landed is recorded as spent and the execution asked for again, and
+ * once the service has stayed silent `unansweredAttentionMs` after the transfer landed, a
+ * person is told.
  */
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
@@ -31,6 +36,9 @@ type MoneyPatch = Pick<
 /** A failed execution is followed this long for its refund, then handed to a human. */
 const GIVE_UP_ON_REFUND_MS = 24 * 3_600_000;
 
+/** A landed payment whose service has not created the execution this long after is flagged for a person. */
+export const UNANSWERED_ATTENTION_MS = 15 * 60_000;
+
 export interface ReconcilerOptions {
   engine: Engine;
   journal: JournalStore;
@@ -43,6 +51,11 @@ export interface ReconcilerOptions {
   maxIntervalMs?: number;
   /** How often unfinished intents whose driver is gone are resumed (default 15 s; 0: never). */
   sweepIntervalMs?: number;
+  /**
+   * How long after our RPC showed a payment landed a service that has not answered the
+   * execution request since is flagged for a person (default 15 min); it is asked again all the same.
+   */
+  unansweredAttentionMs?: number;
   log?: (line: string) => void;
 }
 
@@ -66,6 +79,10 @@ export class Reconciler {
   }
   private get max() {
     return this.o.maxIntervalMs ?? 30_000;
+  }
+  /** How a resume of this reconciler drives an intent. */
+  private get resuming() {
+    return { unansweredAttentionMs: this.o.unansweredAttentionMs ?? UNANSWERED_ATTENTION_MS };
   }
 
   start(): void {
@@ -97,7 +114,7 @@ export class Reconciler {
   sweep(): Promise<void> {
     if (this.stopping) return Promise.resolve();
     this.sweeping ??= this.o.engine
-      .resumeUnfinished()
+      .resumeUnfinished(this.resuming)
       .then(({ resumed }) => {
         if (resumed > 0) this.schedule();
       })
@@ -197,7 +214,7 @@ export class Reconciler {
     if (!current || current.nextPollAt === null) return;
     if (current.state !== "executed") {
       // Outcome unknown after signing: drive the intent on with its own key.
-      await this.o.engine.resume(current);
+      await this.o.engine.resume(current, this.resuming);
       const after = await this.o.journal.intent(row.intentId);
       if (after && after.state !== "executed" && after.nextPollAt !== null) await this.backoff(after, undefined);
       return;

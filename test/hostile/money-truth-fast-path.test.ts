@@ -7,8 +7,10 @@
  * (test/helpers/rails.ts): Solana's ledger and the sandbox's EVM ledger.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startConsole } from "../../src/console/server.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import type { PaidCall } from "../../src/engine/model/types.js";
+import { loginAsPerson } from "../helpers/console-person.js";
 import { engineFixture, outcome, SMALL_SERVER, type EngineFixture } from "../helpers/engine.js";
 import { ensureBuilt } from "../helpers/process.js";
 import { on, type ProxyRule, type SeenRequest } from "../helpers/proxy.js";
@@ -92,7 +94,10 @@ describe.each(RAILS)("money truth on the fast path, on $name: the proof settles 
         transform: () => ({ error: { code: "internal", message: "something went wrong" } }),
       },
     };
-    f = await engineFixture({ t, env: rail.env(t), rules: [settleThen500], open: { settleWaitMs: 0 } });
+    // The engine's clock runs ahead on demand: the reconciler's bound on a silent service passes.
+    let ahead = 0;
+    const now = () => Date.now() + ahead;
+    f = await engineFixture({ t, env: rail.env(t), rules: [settleThen500], open: { settleWaitMs: 0, now } });
     const before = await balances(rail, t);
     const req = { action: "servers.provision", input: { ...SMALL_SERVER, image: "fast-500" }, intentKey: "fast-500" };
     const results = [];
@@ -113,6 +118,101 @@ describe.each(RAILS)("money truth on the fast path, on $name: the proof settles 
     const sent = new Set(f.proxy.seen.filter(PAID_EXECUTION).map((r) => r.headers["x-payment-proof"]));
     expect([...sent]).toEqual([intent.proof]);
     expect(["reserved", "spent"]).toContain(intent.budgetState);
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+
+    // The reconciler's sweep resumes it: still no answer, so our own RPC is asked, and it shows
+    // the transfer landed: the journal says so (as the settlement's verification would), spent.
+    const reconciler = f.pa.reconciler!;
+    await reconciler.sweep();
+    const settledTx = (
+      t.sb.db.prepare(`SELECT transaction_sig AS tx FROM payments WHERE quote_id = ?`).get(intent.quoteId) as {
+        tx: string;
+      }
+    ).tx;
+    expect(settledTx).toMatch(rail.tx);
+    let payment = (await f.pa.journal.payment(intent.quoteId!))!;
+    expect(payment.fate).toBe("landed");
+    expect(payment.tx).toBe(settledTx);
+    let row = (await f.pa.journal.intent(intent.intentId))!;
+    expect(row.state).toBe("paid");
+    expect(row.budgetState).toBe("spent");
+    expect(row.paymentTx).toBe(settledTx);
+    expect(row.settlement).toBe("verified");
+    expect(row.attempt).toBe(0);
+    expect(row.nextPollAt).not.toBeNull(); // still followed: the execution is asked for again
+    expect(row.attention).toBeNull(); // not yet: the service has had less than the bound
+    expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
+    expect(await moved(rail, t, before)).toEqual(ONCE);
+    // A call now says where the money is: spent, not in flight, never "nothing was charged".
+    const later = await outcome(f.pa.engine.pay(req));
+    expect(later).toMatchObject({ code: "service_unavailable", context: { money: "settled" } });
+
+    // Past the bound (15 minutes after the transfer landed), the next sweep tells a person
+    // what the chain shows, and keeps asking the service.
+    ahead += 16 * 60_000;
+    const asked = f.proxy.seen.filter(PAID_EXECUTION).length;
+    await reconciler.sweep();
+    expect(f.proxy.seen.filter(PAID_EXECUTION).length).toBeGreaterThan(asked);
+    row = (await f.pa.journal.intent(intent.intentId))!;
+    expect(row.state).toBe("paid");
+    expect(row.budgetState).toBe("spent");
+    expect(row.attention).toContain(`in transaction ${settledTx}`);
+    expect(row.attention).toMatch(/0\.288 USDC paid .* landed by \S+Z.* has not created the execution/);
+    const flagged = await f.pa.engine.needsAttention();
+    expect(flagged.map((v) => v.intentId)).toEqual([intent.intentId]);
+    expect(flagged[0]).toMatchObject({ state: "paid", paymentTransaction: settledTx, settlement: "verified" });
+    expect(flagged[0]!.attention).toBe(row.attention);
+    // The agent reads the same by the intent's id (no execution yet), and so does a person in the console.
+    expect(await f.pa.engine.getExecution(intent.intentId)).toMatchObject({
+      intentId: intent.intentId,
+      executionId: null,
+      state: "paid",
+      attention: row.attention,
+    });
+    const desk = await startConsole({
+      engine: f.pa.engine,
+      journal: f.pa.journal,
+      transcripts: f.pa.transcripts,
+      home: f.home,
+      config: f.pa.config,
+      audit: async () => ({}),
+    });
+    try {
+      const person = await loginAsPerson(desk.loginUrl());
+      const listed = (await (await person.get("/api/executions?attention=true")).json()) as {
+        items: Array<{ intentId: string; attention?: string }>;
+      };
+      expect(listed.items).toMatchObject([{ intentId: intent.intentId, attention: row.attention }]);
+      const page = (await (await person.get(`/api/executions/${intent.intentId}`)).json()) as {
+        execution: { attention?: string };
+      };
+      expect(page.execution.attention).toBe(row.attention);
+    } finally {
+      await desk.close();
+    }
+    // Told once: a later sweep asks again without adding to the note.
+    await reconciler.sweep();
+    expect((await f.pa.journal.intent(intent.intentId))!.attention).toBe(row.attention);
+
+    // The service recovers: the next sweep gets the execution it created, with the same key.
+    f.proxy.rules.length = 0;
+    await reconciler.sweep();
+    row = (await f.pa.journal.intent(intent.intentId))!;
+    expect(row.state).toBe("executed");
+    expect(row.executionId).not.toBeNull();
+    expect(row.budgetState).toBe("spent");
+    expect(row.settlement).toBe("verified");
+    expect(row.paymentTx).toBe(settledTx);
+    // The note about its silence is withdrawn: nothing needs a person any more.
+    expect(row.attention).toBeNull();
+    expect(await f.pa.engine.needsAttention()).toEqual([]);
+    // One execution, one debit, one proof.
+    expect(f.executionsFor(intent.quoteId!)).toBe(1);
+    expect(f.settledFor(intent.quoteId!)).toBe(1);
+    expect(await moved(rail, t, before)).toEqual(ONCE);
+    expect((await f.pa.journal.paymentsSince(0)).filter((p) => p.intentId === intent.intentId)).toHaveLength(1);
+    payment = (await f.pa.journal.payment(intent.quoteId!))!;
+    expect(payment.fate).toBe("landed");
     expect((await f.pa.engine.spending()).committedLast24h).toBe("0.288");
   });
 

@@ -43,6 +43,7 @@ export const OUTCOMES = [
   "never_landed",
   "fate_unknown",
   "refused_after_payment",
+  "unanswered",
   "executed",
 ] as const;
 export const BUDGETS = ["none", "reserved", "spent", "released"] as const;
@@ -111,6 +112,9 @@ export const ROWS: Row[] = [
   ["signed", "settled", "paid", "spend", false, false],
   ["signed", "settlement_mismatch", "attention", "spend", false, true],
   ["signed", "executed", "executed", "spend", false, false],
+  // No answer to the execution request, and a resume asked the chain.
+  ["signed", "landed", "paid", "spend", false, false],
+  ["signed", "never_landed", "failed", "release", false, false],
   // Unsettled: only the chain decides.
   ["unsettled", "transient", "unsettled", "hold", true, false],
   ["unsettled", "cancelled", "unsettled", "hold", true, false],
@@ -125,6 +129,7 @@ export const ROWS: Row[] = [
   ["paid", "refused_after_payment", "attention", "hold", false, true],
   ["signed", "refused_after_payment", "attention", "hold", false, true],
   ["paid", "settlement_mismatch", "attention", "hold", false, true],
+  ["paid", "unanswered", "paid", "hold", true, true],
   ["paid", "executed", "executed", "hold", false, false],
 ];
 

@@ -51,8 +51,11 @@ export type FateVerdict =
   | { kind: "never"; why: string }
   | { kind: "unknown"; why: string };
 
-/** Did the proof of the intent's current attempt land, or can it never land? */
-export async function establishFate(c: Ctx, intent: IntentIn<"unsettled">): Promise<FateVerdict> {
+/**
+ * Did the proof of the intent's current attempt land, or can it never land? Asked when the
+ * service refused the proof (unsettled), or gave no answer to the request it travelled with (signed).
+ */
+export async function establishFate(c: Ctx, intent: IntentIn<"signed" | "unsettled">): Promise<FateVerdict> {
   const payment = await c.journal.payment(intent.quoteId);
   const proof = journaledProof(intent, payment, intent.updatedAt);
   const rail = await railOf(c, proof);

@@ -13,7 +13,16 @@ import { PaidActionError, paidError } from "../errors.js";
 import { LeaseLost } from "../journal/port.js";
 import { narrowIntent } from "../model/narrow.js";
 import { restartable } from "../model/transitions.js";
-import type { Intent, IntentAt, IntentPatch, PaidCall, PayOptions, PayRequest, StoredRequest } from "../model/types.js";
+import type {
+  Intent,
+  IntentAt,
+  IntentPatch,
+  PaidCall,
+  PayOptions,
+  PayRequest,
+  ResumeOptions,
+  StoredRequest,
+} from "../model/types.js";
 import { executedOrThrow, paidCallOf } from "../read/executions.js";
 import { sellerWordOf } from "../evidence/seller-word.js";
 import type { FetchedResponse } from "../x402-http/http.js";
@@ -167,11 +176,11 @@ export class Calls {
    * Drives one unfinished intent no call of this process drives, as far as it goes without a
    * human; false when another process holds it.
    */
-  async resume(c: Ctx, intent: Intent): Promise<boolean> {
+  async resume(c: Ctx, intent: Intent, resuming: ResumeOptions = {}): Promise<boolean> {
     if (!(await c.journal.claim(intent.intentId, this.d.owner, this.d.now(), LEASE_MS))) return false;
     const claimed = await c.journal.intent(intent.intentId);
     if (!claimed) return false;
-    const p = this.drive(c, claimed, {});
+    const p = this.drive(c, claimed, {}, false, undefined, resuming);
     this.tracked(intent.intentId, p).catch(() => undefined);
     try {
       await p;
@@ -233,8 +242,15 @@ export class Calls {
     return this.drive(c, intent, opts, fresh);
   }
 
-  private async drive(c: Ctx, intent: Intent, opts: PayOptions, fresh = false, probe?: FetchedResponse): Promise<Done> {
-    const drive = new Drive(c, intent, this.d.owner, opts).withProbe(probe);
+  private async drive(
+    c: Ctx,
+    intent: Intent,
+    opts: PayOptions,
+    fresh = false,
+    probe?: FetchedResponse,
+    resuming?: ResumeOptions,
+  ): Promise<Done> {
+    const drive = new Drive(c, intent, this.d.owner, opts, resuming).withProbe(probe);
     try {
       // A fresh attempt at a stop with nothing spent: recorded before it is driven (it never pauses).
       if (fresh) await drive.apply(restart(drive.intent));

@@ -13,7 +13,7 @@ import { fromStored, paidError, toStored, type PaidActionError } from "../errors
 import { LeaseLost, PaymentsFrozen, QuoteTaken } from "../journal/port.js";
 import { narrowIntent } from "../model/narrow.js";
 import { passage, type Passage } from "../model/transitions.js";
-import type { Intent, IntentPatch, PayOptions } from "../model/types.js";
+import type { Intent, IntentPatch, PayOptions, ResumeOptions } from "../model/types.js";
 import type { FetchedResponse } from "../x402-http/http.js";
 import { budgetRefusal, cancelled } from "./failures.js";
 import { frozenError } from "./freeze.js";
@@ -32,6 +32,8 @@ export class HeldIntent {
     public intent: Intent,
     readonly owner: string,
     readonly opts: PayOptions,
+    /** Set when a resume drives the intent (no caller waits): the chain is asked where the service gives no answer. */
+    readonly resuming?: ResumeOptions,
   ) {
     this.renewTimer = setInterval(() => {
       Promise.resolve(this.c.journal.renew(this.intent.intentId, owner, this.c.now(), LEASE_MS)).then(

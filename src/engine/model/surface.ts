@@ -38,6 +38,18 @@ export interface PayOptions {
   onProgress?: (message: string) => void;
 }
 
+/**
+ * How a resume drives an intent nobody's call drives (at start-up, the reconciler's sweep and
+ * polls): no caller waits for it, so where the service gives no answer it asks the chain.
+ */
+export interface ResumeOptions {
+  /**
+   * A payment our RPC showed landed whose service has not answered the execution request for
+   * this long since is flagged for a person (absent: this resume flags nothing).
+   */
+  unansweredAttentionMs?: number;
+}
+
 export interface PaidCall {
   intentId: string;
   intentKey: string;

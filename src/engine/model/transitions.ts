@@ -48,6 +48,11 @@ export type Outcome =
   | "fate_unknown"
   /** After settlement: the service asked to be paid again, or refused the execution. */
   | "refused_after_payment"
+  /**
+   * After a payment our RPC shows landed: the service has still not answered the execution
+   * request, longer than the reconciler's bound (its `unansweredAttentionMs`). Still followed.
+   */
+  | "unanswered"
   /** The execution was created. */
   | "executed";
 
@@ -120,6 +125,10 @@ const TABLE: Table = {
     executed: t("executed", "spend"),
     // ...and may answer it with an execution that is not ours: the money may have moved.
     refused_after_payment: t("attention", "hold", false, true),
+    // No answer to the execution request, so a resume asks the chain: landed, it is spent and
+    // the execution is asked for again; it can never land, nothing was spent.
+    landed: t("paid", "spend"),
+    never_landed: t("failed", "release"),
   },
   unsettled: {
     transient: t("unsettled", "hold", true),
@@ -136,6 +145,8 @@ const TABLE: Table = {
     proof_refused: t("attention", "hold", false, true),
     refused_after_payment: t("attention", "hold", false, true),
     settlement_mismatch: t("attention", "hold", false, true),
+    // Paid, and the service still silent past the bound: a person is told, and it is asked again.
+    unanswered: t("paid", "hold", true, true),
     executed: t("executed", "hold"),
   },
   // Resting states: nothing drives them, but the chain may still speak.

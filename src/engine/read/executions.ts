@@ -173,15 +173,22 @@ export async function applyExecution(
   return next;
 }
 
-/** An execution from the journal, refreshed from the service when it is not final. */
+/**
+ * An execution from the journal, refreshed from the service when it is not final — or, by its
+ * intent's id, a purchase the service has created no execution for yet (a paid one whose
+ * service is silent, say: its `attention` says what the chain shows).
+ */
 export async function getExecution(
   f: Folding,
   client: ServiceClient | undefined,
   executionId: string,
   refresh: boolean,
 ): Promise<ExecutionView | undefined> {
-  let intent: IntentRecord | undefined = await f.journal.intentByExecution(executionId);
+  let intent: IntentRecord | undefined =
+    (await f.journal.intentByExecution(executionId)) ??
+    (executionId.startsWith("int_") ? await f.journal.intent(executionId) : undefined);
   if (!intent) return undefined;
+  if (intent.executionId !== executionId) return view(intent); // no execution of its own to refresh
   if (refresh && client && !FINAL_STATUSES.has(intent.execStatus ?? "pending")) {
     try {
       const res = await serviceApi(client).getExecution(executionId);

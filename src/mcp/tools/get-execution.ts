@@ -11,7 +11,7 @@ export function registerGetExecutionTool(tools: MirrorTools, ctx: McpContext): v
     name: "get_execution",
     title: "Get an execution",
     description:
-      "An execution this server paid for, from its journal, refreshed from the service: status, output, refund.",
+      "An execution this server paid for, from its journal, refreshed from the service: status, output, refund. A purchase the service has created no execution for yet is found by its intentId.",
     schema: z.strictObject({ executionId: z.string().min(1).max(128) }),
     // Refreshed from the service: open-world.
     openWorld: true,

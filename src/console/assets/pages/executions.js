@@ -169,6 +169,40 @@ function loader({ body, info, more, actions, filters }) {
 }
 
 /**
+ * What needs a person, above the list: every purchase with an attention note — a paid one the
+ * service has created no execution for is listed nowhere else. Empty (and hidden) when none does.
+ * @param {HTMLElement} box
+ */
+async function loadAttention(box) {
+  let items;
+  try {
+    items = (await getExecutions(new URLSearchParams({ attention: "true" }))).items ?? [];
+  } catch {
+    return; // the list below tells a failure to load
+  }
+  box.hidden = items.length === 0;
+  fill(
+    box,
+    h("h2", {}, "Needs a person"),
+    h(
+      "ul",
+      { class: "attention-list" },
+      items.map((x) =>
+        h(
+          "li",
+          { "data-intent": x.intentId },
+          h("a", { href: linkOf(x), class: "strong" }, x.action),
+          " ",
+          statusBadge(x.status),
+          x.amount ? ` ${x.amount} USDC ` : " ",
+          h("span", {}, x.attention ?? ""),
+        ),
+      ),
+    ),
+  );
+}
+
+/**
  * /executions?status=&action=
  * @param {HTMLElement} main
  */
@@ -177,8 +211,10 @@ export async function mountList(main) {
   const { table, body } = executionsTable();
   const more = h("button", { type: "button", class: "secondary", hidden: true }, "Show older");
   const info = h("div", {});
+  const attention = h("section", { class: "card attention", hidden: true });
   main.append(
     pageHead("Executions", "Every purchase that reached the service, newest first."),
+    attention,
     form,
     info,
     h("div", { class: "table-wrap card" }, table),
@@ -194,6 +230,9 @@ export async function mountList(main) {
   status.addEventListener("change", () => form.requestSubmit());
   more.addEventListener("click", () => load(true));
   fill(body, h("tr", {}, h("td", { colspan: 6 }, loading("Loading…"))));
-  await load();
-  return on("executions", () => load());
+  await Promise.all([load(), loadAttention(attention)]);
+  return on("executions", () => {
+    load();
+    loadAttention(attention);
+  });
 }

@@ -58,18 +58,7 @@ export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): P
         : {}),
   });
   if (fate.kind === "landed") {
-    if (fate.problems.length > 0) {
-      const e = paidError("payment_failed", {
-        problem: "landed",
-        transaction: fate.tx.signature,
-        detail: `a transfer for quote ${intent.quoteId} landed in ${fate.tx.signature} but is not what was priced (${fate.problems.join("; ")}); a human should check`,
-      });
-      return {
-        outcome: "settlement_mismatch",
-        error: e,
-        patch: { paymentTx: fate.tx.signature, settlement: "mismatch" },
-      };
-    }
+    if (fate.problems.length > 0) return landedNotAsPriced(intent, fate.tx.signature, fate.problems);
     const note = `${who} refused a payment that landed on chain in ${fate.tx.signature} (${refusal?.message ?? "no reason given"}); it was paid once and the purchase goes on`;
     return { outcome: "landed", patch: { paymentTx: fate.tx.signature, settlement: "verified", attention: note } };
   }
@@ -83,16 +72,38 @@ export async function establish(h: HeldIntent, intent: IntentIn<"unsettled">): P
     return { outcome: "fate_unknown", error: e };
   }
   const serviceCode = refusal?.code === "outcome_unknown" ? refusal.context?.serviceCode : undefined;
+  return neverLanded(intent, fate.why, serviceCode);
+}
+
+/** A transfer of the proof landed, and it is not what was priced: spent, and a human's case. */
+export function landedNotAsPriced(
+  intent: IntentIn<"signed" | "unsettled">,
+  tx: string,
+  problems: readonly string[],
+): Move {
+  const e = paidError("payment_failed", {
+    problem: "landed",
+    transaction: tx,
+    detail: `a transfer for quote ${intent.quoteId} landed in ${tx} but is not what was priced (${problems.join("; ")}); a human should check`,
+  });
+  return { outcome: "settlement_mismatch", error: e, patch: { paymentTx: tx, settlement: "mismatch" } };
+}
+
+/**
+ * The proof can never land: nothing was spent, the reservation goes back (the proof is still
+ * watched: chain/released-watch.ts) and, for an action, one fresh attempt follows at once.
+ */
+export function neverLanded(intent: IntentIn<"signed" | "unsettled">, why: string, serviceCode?: string): Move {
   const e = paidError("payment_invalid", {
     problem: "never_landed",
     who: payee(intent),
-    why: fate.why,
+    why,
     quoteId: intent.quoteId,
     ...(serviceCode !== undefined ? { serviceCode } : {}),
   });
   const failed: Move = { outcome: "never_landed", error: e };
   // A fetch is not sent again unasked: the agent's next call with the same intentKey starts afresh.
   if (intent.kind === "fetch" || intent.attempt >= MAX_AUTOMATIC_ATTEMPTS) return failed;
-  const retry = { step: "retry", data: { decision: "the refused proof can never land: a fresh attempt" } };
+  const retry = { step: "retry", data: { decision: "the proof can never land: a fresh attempt" } };
   return { ...failed, then: restart(intent, retry) };
 }

@@ -2,7 +2,8 @@
  * The execute step (from `paid`, or from `signed` when the proof travels with the request):
  * asks the service to run the paid execution and records it — or adopts the one the quote
  * already funded, or records why a paid intent now needs a human. The service's signed
- * receipt in the answer's PAYMENT-RESPONSE (x402 offer-receipt) is checked and kept.
+ * receipt in the answer's PAYMENT-RESPONSE (x402 offer-receipt) is checked and kept. A
+ * request that gets no answer at all, on a resume, is for the chain to judge (unanswered.ts).
  */
 import type { Execution } from "../../../domain/wire.js";
 import type { Ctx } from "../../context.js";
@@ -12,11 +13,13 @@ import { keepReceipt } from "../../evidence/seller-word.js";
 import { resourceUrlOf } from "../../payment/challenge.js";
 import { readPaymentResponse } from "../../x402-http/challenge.js";
 import { POLL_START_MS } from "../../context.js";
-import { serviceApi } from "../../service/api.js";
+import { isCode } from "../../errors.js";
+import { serviceApi, type ServiceApi } from "../../service/api.js";
 import type { HeldIntent } from "../held.js";
 import { refusal, type Move } from "../moves.js";
 import { executionProblem, executionRefusalVerdict, isOurs, type ForAHuman } from "../verdicts.js";
 import { proofRefused } from "./establish.js";
+import { unanswered, withoutUnansweredNote } from "./unanswered.js";
 
 /** An action whose proof has left: paid, or signed with the proof travelling with the execution request. */
 type Executing = IntentIn<"paid" | "signed", "action">;
@@ -24,10 +27,17 @@ type Executing = IntentIn<"paid" | "signed", "action">;
 export async function execute(h: HeldIntent, intent: Executing): Promise<Move> {
   const { c } = h;
   const sentAt = c.now();
-  const res = await serviceApi(c.client).createExecution(
-    { action: intent.action, input: intent.input },
-    { quoteId: intent.quoteId, paymentProof: intent.proof, idempotencyKey: intent.idemKey, trace: c.trace(intent) },
-  );
+  let res: Awaited<ReturnType<ServiceApi["createExecution"]>>;
+  try {
+    res = await serviceApi(c.client).createExecution(
+      { action: intent.action, input: intent.input },
+      { quoteId: intent.quoteId, paymentProof: intent.proof, idempotencyKey: intent.idemKey, trace: c.trace(intent) },
+    );
+  } catch (e) {
+    // No answer at all: a caller is answered at once (the money in flight); a resume asks the chain.
+    if (h.resuming && isCode(e, "service_unavailable")) return unanswered(h, intent, e);
+    throw e;
+  }
   // From `signed` the proof travelled with this request: it was handed over, and answered, here.
   if (intent.state === "signed") c.step("confirm_sent", intent);
   c.step("execution_sent", intent);
@@ -106,7 +116,8 @@ export function recordExecution(
       output: e.output ?? null,
       paymentTx: claimed ?? null,
       settlement: intent.settlement === "none" ? "claimed" : intent.settlement,
-      attention: intent.attention,
+      // The service answered after all: a note about its silence is withdrawn (the transcript keeps it).
+      attention: withoutUnansweredNote(intent.attention),
       // Followed until the execution is final and its settlement is verified on chain.
       nextPollAt: c.now() + POLL_START_MS,
       pollIntervalMs: POLL_START_MS,
