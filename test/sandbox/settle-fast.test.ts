@@ -23,6 +23,7 @@ import {
   wireMessageHash,
 } from "../../src/sandbox/ledger/wire-format.js";
 import type { PaymentPayload, PaymentRequirements } from "../../src/domain/wire.js";
+import type { Ledger } from "../../src/sandbox/ledger/ledger.js";
 import { SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
 const kitTx = getTransactionDecoder();
@@ -150,13 +151,19 @@ describe("the settlement's fast path", () => {
       ["signature", { ...payload, payload: { ...payload.payload, transaction: tampered.toString("base64") } }, stored],
     ];
     const before = await t.usdc(t.wallet.address);
+    // The payer's signature is checked by the ledger's simulation; on a ledger that would not
+    // check it, by the fast path itself.
+    expect(t.sb.ledger.verifiesSignatures()).toBe(true);
+    const lax = Object.assign(Object.create(t.sb.ledger) as Ledger, { verifiesSignatures: () => false });
+    const checking = new FastExactSettler(lax, t.sb.keys.feePayer, t.sb.network);
     for (const [what, p, reqs] of cases) {
       const verdict = await reference.verify(p as unknown as X402Payload, reqs as unknown as X402Reqs);
       expect(verdict.isValid, what).toBe(false);
       expect(await fast.settle(p, reqs), what).toBeUndefined();
+      expect(await checking.settle(p, reqs), what).toBeUndefined();
     }
     expect(await t.usdc(t.wallet.address)).toBe(before);
-    // The untouched proof still settles: the refusals sent nothing.
-    expect(await fast.settle(payload, stored)).toMatchObject({ success: true });
+    // The untouched proof still settles (its signature checked here): the refusals sent nothing.
+    expect(await checking.settle(payload, stored)).toMatchObject({ success: true });
   });
 });

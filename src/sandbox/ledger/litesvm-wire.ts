@@ -67,3 +67,8 @@ export function simulateWire(svm: LiteSVM, wireBase64: string): SimulationResult
     ? fast.native.simulateLegacyTransaction(fast.tx.bytes)
     : fast.native.simulateVersionedTransaction(fast.tx.bytes);
 }
+
+/** Whether LiteSVM checks every signature of what it simulates and sends (unknown: false). */
+export function verifiesSignatures(svm: LiteSVM): boolean {
+  return nativeOf(svm)?.getSigverify() === true;
+}

@@ -3,8 +3,9 @@
  * [SetComputeUnitLimit, SetComputeUnitPrice, TransferChecked (SPL Token), Memo] — checked
  * against the quote's requirements by every rule the reference facilitator's verification
  * (`@x402/svm` ExactSvmScheme, its static path) applies, read once from the transaction's
- * bytes (ledger/wire-format.ts), its signatures verified with node:crypto on keys imported
- * once; then co-signed by the fee payer, simulated and submitted in one synchronous step.
+ * bytes (ledger/wire-format.ts); then co-signed by the fee payer, simulated and submitted in
+ * one synchronous step. The payer's signature is the one the simulation verifies (LiteSVM
+ * checks every signature, natively; where it would not, node:crypto checks them here first).
  *
  * It only ever accepts: a proof it would refuse, one in another shape, or one whose
  * simulation or submission fails answers `undefined`, and the reference facilitator settles
@@ -109,8 +110,10 @@ export class FastExactSettler {
     if (stored.extra.feePayer !== this.feePayer.address) return undefined;
     const tx = readWireBase64(payload.payload.transaction);
     if (!tx || tx.lookupTables !== 0 || !sameBytes(tx.keys[0]!, this.feePayerBytes)) return undefined;
-    for (let i = 1; i < tx.numRequiredSignatures; i++) {
-      if (!this.signatureValid(tx.keys[i]!, tx.signatures[i]!, tx.message)) return undefined;
+    if (!this.ledger.verifiesSignatures()) {
+      for (let i = 1; i < tx.numRequiredSignatures; i++) {
+        if (!this.signatureValid(tx.keys[i]!, tx.signatures[i]!, tx.message)) return undefined;
+      }
     }
     const ixs = tx.instructions;
     if (ixs.length !== 4) return undefined;
