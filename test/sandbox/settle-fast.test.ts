@@ -151,8 +151,9 @@ describe("the settlement's fast path", () => {
       ["signature", { ...payload, payload: { ...payload.payload, transaction: tampered.toString("base64") } }, stored],
     ];
     const before = await t.usdc(t.wallet.address);
-    // The payer's signature is checked by the ledger's simulation; on a ledger that would not
-    // check it, by the fast path itself.
+    const feePayerLamports = t.sb.ledger.lamports(t.sb.keys.feePayer.address);
+    // The payer's signature is checked by the ledger's submission (nothing charged when it fails);
+    // on a ledger that would not check it, by the fast path itself.
     expect(t.sb.ledger.verifiesSignatures()).toBe(true);
     const lax = Object.assign(Object.create(t.sb.ledger) as Ledger, { verifiesSignatures: () => false });
     const checking = new FastExactSettler(lax, t.sb.keys.feePayer, t.sb.network);
@@ -163,6 +164,7 @@ describe("the settlement's fast path", () => {
       expect(await checking.settle(p, reqs), what).toBeUndefined();
     }
     expect(await t.usdc(t.wallet.address)).toBe(before);
+    expect(t.sb.ledger.lamports(t.sb.keys.feePayer.address)).toBe(feePayerLamports);
     // The untouched proof still settles (its signature checked here): the refusals sent nothing.
     expect(await checking.settle(payload, stored)).toMatchObject({ success: true });
   });

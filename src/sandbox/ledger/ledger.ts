@@ -288,9 +288,13 @@ export class Ledger {
     );
   }
 
-  simulate(wireBase64: string): SimulateResult {
+  /**
+   * Simulates a transaction. `checkSignatures: false` leaves its signatures to the submission
+   * that follows (litesvm-wire.ts): the simulation says whether it would run.
+   */
+  simulate(wireBase64: string, opts: { checkSignatures?: boolean } = {}): SimulateResult {
     if (!transactionIds(wireBase64)) return { ok: false, error: "SanitizeFailure", logs: [] };
-    const result = simulateWire(this.svm, wireBase64);
+    const result = simulateWire(this.svm, wireBase64, opts.checkSignatures ?? true);
     if (result instanceof FailedTransactionMetadata) {
       return { ok: false, error: describeTxError(result), logs: result.meta().logs() };
     }

@@ -19,6 +19,7 @@ export type SimulationResult = { meta(): TransactionMetadata } | FailedTransacti
 /** The part of LiteSVM's native handle used here. */
 interface NativeTransactions {
   getSigverify(): boolean;
+  setSigverify(sigverify: boolean): void;
   sendLegacyTransaction(bytes: Uint8Array): SendResult;
   sendVersionedTransaction(bytes: Uint8Array): SendResult;
   simulateLegacyTransaction(bytes: Uint8Array): SimulationResult;
@@ -27,6 +28,7 @@ interface NativeTransactions {
 
 const METHODS = [
   "getSigverify",
+  "setSigverify",
   "sendLegacyTransaction",
   "sendVersionedTransaction",
   "simulateLegacyTransaction",
@@ -58,14 +60,28 @@ export function sendWire(svm: LiteSVM, wireBase64: string): SendResult {
     : fast.native.sendVersionedTransaction(fast.tx.bytes);
 }
 
-/** Simulates a base64 wire transaction on LiteSVM (throws only where the public API throws). */
-export function simulateWire(svm: LiteSVM, wireBase64: string): SimulationResult {
+/**
+ * Simulates a base64 wire transaction on LiteSVM (throws only where the public API throws).
+ * `checkSignatures: false` spares the signature checks in this simulation only, for a caller
+ * that submits the transaction next, where they are made (a transaction whose signature fails
+ * is refused before it is charged anything): the simulation then says whether it would run.
+ */
+export function simulateWire(svm: LiteSVM, wireBase64: string, checkSignatures = true): SimulationResult {
   const fast = nativeWire(svm, wireBase64);
   if (!fast) return svm.simulateTransaction(decodeWireTransaction(wireBase64));
+  const { native, tx } = fast;
   // The native answer is what the public API wraps (SimulatedTransactionInfo.meta() is its meta()).
-  return fast.tx.version === "legacy"
-    ? fast.native.simulateLegacyTransaction(fast.tx.bytes)
-    : fast.native.simulateVersionedTransaction(fast.tx.bytes);
+  const simulate = () =>
+    tx.version === "legacy"
+      ? native.simulateLegacyTransaction(tx.bytes)
+      : native.simulateVersionedTransaction(tx.bytes);
+  if (checkSignatures || !native.getSigverify()) return simulate();
+  native.setSigverify(false);
+  try {
+    return simulate();
+  } finally {
+    native.setSigverify(true);
+  }
 }
 
 /** Whether LiteSVM checks every signature of what it simulates and sends (unknown: false). */

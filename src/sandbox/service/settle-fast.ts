@@ -4,8 +4,9 @@
  * against the quote's requirements by every rule the reference facilitator's verification
  * (`@x402/svm` ExactSvmScheme, its static path) applies, read once from the transaction's
  * bytes (ledger/wire-format.ts); then co-signed by the fee payer, simulated and submitted in
- * one synchronous step. The payer's signature is the one the simulation verifies (LiteSVM
- * checks every signature, natively; where it would not, node:crypto checks them here first).
+ * one synchronous step. The payer's signature is checked by the submission (LiteSVM checks
+ * every signature natively, and refuses a transaction whose signature fails before charging
+ * it anything; where it would not, node:crypto checks them here first).
  *
  * It only ever accepts: a proof it would refuse, one in another shape, or one whose
  * simulation or submission fails answers `undefined`, and the reference facilitator settles
@@ -76,7 +77,9 @@ export class FastExactSettler {
     const wire = this.verified(payload, stored, destination);
     if (!wire) return undefined;
     const signed = this.coSign(wire);
-    if (!this.ledger.simulate(signed).ok) return undefined;
+    // The simulation says whether it runs (a transaction that fails once run is charged its fee
+    // and kept by LiteSVM, so nothing is sent before); the submission checks its signatures.
+    if (!this.ledger.simulate(signed, { checkSignatures: !this.ledger.verifiesSignatures() }).ok) return undefined;
     const result = this.ledger.submit(signed);
     if (!result.ok) return undefined;
     const payer = keyName(wire.keys[wire.instructions[2]!.accounts[3]!]!);
