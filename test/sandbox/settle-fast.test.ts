@@ -152,20 +152,26 @@ describe("the settlement's fast path", () => {
     ];
     const before = await t.usdc(t.wallet.address);
     const feePayerLamports = t.sb.ledger.lamports(t.sb.keys.feePayer.address);
-    // The payer's signature is checked by the ledger's submission (nothing charged when it fails);
-    // on a ledger that would not check it, by the fast path itself.
-    expect(t.sb.ledger.verifiesSignatures()).toBe(true);
-    const lax = Object.assign(Object.create(t.sb.ledger) as Ledger, { verifiesSignatures: () => false });
-    const checking = new FastExactSettler(lax, t.sb.keys.feePayer, t.sb.network);
+    // Refused before anything is simulated or submitted, but for the signature: the ledger's
+    // submission checks it, and refuses it before charging anything.
+    let ledgerCalls = 0;
+    const counted = Object.assign(Object.create(t.sb.ledger) as Ledger, {
+      simulate: (...a: Parameters<Ledger["simulate"]>) => (ledgerCalls++, t.sb.ledger.simulate(...a)),
+      submit: (...a: Parameters<Ledger["submit"]>) => (ledgerCalls++, t.sb.ledger.submit(...a)),
+    });
+    const checking = new FastExactSettler(counted, t.sb.keys.feePayer, t.sb.network);
     for (const [what, p, reqs] of cases) {
       const verdict = await reference.verify(p as unknown as X402Payload, reqs as unknown as X402Reqs);
       expect(verdict.isValid, what).toBe(false);
       expect(await fast.settle(p, reqs), what).toBeUndefined();
+      const calls = ledgerCalls;
       expect(await checking.settle(p, reqs), what).toBeUndefined();
+      expect(ledgerCalls - calls, what).toBe(what === "signature" ? 2 : 0);
     }
     expect(await t.usdc(t.wallet.address)).toBe(before);
     expect(t.sb.ledger.lamports(t.sb.keys.feePayer.address)).toBe(feePayerLamports);
-    // The untouched proof still settles (its signature checked here): the refusals sent nothing.
+    // The untouched proof still settles: the refusals sent nothing.
     expect(await checking.settle(payload, stored)).toMatchObject({ success: true });
+    expect(ledgerCalls).toBe(4);
   });
 });

@@ -25,7 +25,7 @@ import { airdropPayload, applyOperation, setAccountPayload, SLOTS_PER_BLOCKHASH,
 import { BalanceReader, decodeTokenAccount } from "./balances.js";
 import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
-import { simulateWire, verifiesSignatures } from "./litesvm-wire.js";
+import { simulateWire } from "./litesvm-wire.js";
 import { base58, isSigned, keyName, readWireBase64, wireMessageHash } from "./wire-format.js";
 import { statement } from "../db.js";
 
@@ -181,11 +181,6 @@ export class Ledger {
     this.expireStaleBlockhash();
     const slot = this.svm.getClock().slot;
     return { blockhash: this.svm.latestBlockhash(), lastValidBlockHeight: slot + SLOTS_PER_BLOCKHASH - 1n, slot };
-  }
-
-  /** Whether every signature of a simulated or submitted transaction is verified (LiteSVM's sigverify). */
-  verifiesSignatures(): boolean {
-    return verifiesSignatures(this.svm);
   }
 
   /** The blockhash LiteSVM accepts right now, without rotating. */

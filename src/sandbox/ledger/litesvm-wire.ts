@@ -83,8 +83,3 @@ export function simulateWire(svm: LiteSVM, wireBase64: string, checkSignatures =
     native.setSigverify(true);
   }
 }
-
-/** Whether LiteSVM checks every signature of what it simulates and sends (unknown: false). */
-export function verifiesSignatures(svm: LiteSVM): boolean {
-  return nativeOf(svm)?.getSigverify() === true;
-}

@@ -3,17 +3,16 @@
  * [SetComputeUnitLimit, SetComputeUnitPrice, TransferChecked (SPL Token), Memo] — checked
  * against the quote's requirements by every rule the reference facilitator's verification
  * (`@x402/svm` ExactSvmScheme, its static path) applies, read once from the transaction's
- * bytes (ledger/wire-format.ts); then co-signed by the fee payer, simulated and submitted in
- * one synchronous step. The payer's signature is checked by the submission (LiteSVM checks
- * every signature natively, and refuses a transaction whose signature fails before charging
- * it anything; where it would not, node:crypto checks them here first).
+ * bytes (ledger/wire-format.ts) but for the signatures, which LiteSVM checks when it is
+ * submitted; then co-signed by the fee payer (node:crypto, on the thread pool), simulated
+ * and submitted in one synchronous step.
  *
  * It only ever accepts: a proof it would refuse, one in another shape, or one whose
  * simulation or submission fails answers `undefined`, and the reference facilitator settles
  * it as before, so every refusal and its reason stay the reference's own. Nothing is sent
  * before the simulation passed, and between it and the submission nothing else runs.
  */
-import { createPublicKey, KeyObject, sign, verify } from "node:crypto";
+import { KeyObject, sign } from "node:crypto";
 import { getAddressEncoder, type KeyPairSigner } from "@solana/kit";
 import { associatedTokenAddress } from "../../domain/token.js";
 import type { PaymentPayload, PaymentRequirements } from "../../domain/wire.js";
@@ -32,8 +31,6 @@ const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
 /** The reference's ceiling on the compute unit price (MAX_COMPUTE_UNIT_PRICE_MICROLAMPORTS). */
 const MAX_PRICE_MICROLAMPORTS = 5_000_000n;
 const TRANSFER_CHECKED = 12;
-/** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 key bytes follow. */
-const ED25519_SPKI = Buffer.from("302a300506032b6570032100", "hex");
 
 const addressEncoder = getAddressEncoder();
 const bytesOf = (address: string) => addressEncoder.encode(address as never) as Uint8Array;
@@ -53,8 +50,6 @@ export interface FastSettlement {
 export class FastExactSettler {
   private readonly feePayerBytes: Uint8Array;
   private feePayerKey: KeyObject | undefined;
-  /** Public keys imported once each, by their 32 bytes. */
-  private readonly publicKeys = new Map<string, KeyObject>();
   /** The associated token account of (payTo, asset), once derived. */
   private readonly destinations = new Map<string, Uint8Array>();
 
@@ -73,13 +68,19 @@ export class FastExactSettler {
   async settle(payload: PaymentPayload, stored: PaymentRequirements): Promise<FastSettlement | undefined> {
     const destination = await this.destinationFor(stored);
     if (!destination) return undefined;
-    // Synchronous from here on: the checks, the simulation and the submission see one ledger state.
     const wire = this.verified(payload, stored, destination);
     if (!wire) return undefined;
-    const signed = this.coSign(wire);
-    // The simulation says whether it runs (a transaction that fails once run is charged its fee
-    // and kept by LiteSVM, so nothing is sent before); the submission checks its signatures.
-    if (!this.ledger.simulate(signed, { checkSignatures: !this.ledger.verifiesSignatures() }).ok) return undefined;
+    // The fee payer's signature is made on libuv's thread pool (node:crypto with a callback),
+    // off the request thread, while the loop turns once through its timers, as it did while the
+    // reference facilitator awaited WebCrypto: a request for the same payment arriving meanwhile
+    // meets this one settling (409, retry shortly), and a lock another process takes on the
+    // store meets it when it writes (503, retry) — a timer's wait (1 ms), not a CPU cost.
+    const [signed] = await Promise.all([this.coSign(wire), new Promise((resume) => setTimeout(resume, 0))]);
+    // Synchronous from here: the simulation and the submission see one ledger state. The
+    // simulation says whether it runs (a transaction that fails once run is charged its fee and
+    // kept by LiteSVM, so nothing is sent before); the submission checks every signature,
+    // natively, as a cluster would, and refuses a bad one before charging anything.
+    if (!this.ledger.simulate(signed, { checkSignatures: false }).ok) return undefined;
     const result = this.ledger.submit(signed);
     if (!result.ok) return undefined;
     const payer = keyName(wire.keys[wire.instructions[2]!.accounts[3]!]!);
@@ -102,7 +103,7 @@ export class FastExactSettler {
     return ata;
   }
 
-  /** The proof's transaction, when every rule of the reference's verification holds for it. */
+  /** The proof's transaction, when every rule of the reference's verification holds for it but the signatures' (the ledger's). */
   private verified(
     payload: PaymentPayload,
     stored: PaymentRequirements,
@@ -113,11 +114,6 @@ export class FastExactSettler {
     if (stored.extra.feePayer !== this.feePayer.address) return undefined;
     const tx = readWireBase64(payload.payload.transaction);
     if (!tx || tx.lookupTables !== 0 || !sameBytes(tx.keys[0]!, this.feePayerBytes)) return undefined;
-    if (!this.ledger.verifiesSignatures()) {
-      for (let i = 1; i < tx.numRequiredSignatures; i++) {
-        if (!this.signatureValid(tx.keys[i]!, tx.signatures[i]!, tx.message)) return undefined;
-      }
-    }
     const ixs = tx.instructions;
     if (ixs.length !== 4) return undefined;
     const program = (ix: WireInstruction) => tx.keys[ix.programIndex]!;
@@ -148,27 +144,16 @@ export class FastExactSettler {
     return /^\d+$/.test(stored.amount) && Buffer.from(ix.data).readBigUInt64LE(1) === BigInt(stored.amount);
   }
 
-  private signatureValid(key: Uint8Array, signature: Uint8Array, message: Uint8Array): boolean {
-    const id = Buffer.from(key.buffer, key.byteOffset, 32).toString("latin1");
-    let publicKey = this.publicKeys.get(id);
-    try {
-      if (!publicKey) {
-        publicKey = createPublicKey({ key: Buffer.concat([ED25519_SPKI, key]), format: "der", type: "spki" });
-        if (this.publicKeys.size >= 4096) this.publicKeys.clear();
-        this.publicKeys.set(id, publicKey);
-      }
-      return verify(null, message, publicKey, signature);
-    } catch {
-      return false;
-    }
-  }
-
   /** The transaction with the fee payer's signature in its slot, as the reference signer makes it. */
-  private coSign(tx: WireTransaction): string {
+  private async coSign(tx: WireTransaction): Promise<string> {
     this.feePayerKey ??= KeyObject.from(this.feePayer.keyPair.privateKey);
+    const key = this.feePayerKey;
+    const signature = await new Promise<Buffer>((done, fail) =>
+      sign(null, tx.message, key, (e, made) => (e ? fail(e) : done(made))),
+    );
     const full = Buffer.from(tx.bytes);
     // The fee payer's slot is the first of the signatures, which end where the message begins.
-    full.set(sign(null, tx.message, this.feePayerKey), tx.bytes.length - tx.message.length - 64 * tx.signatures.length);
+    full.set(signature, tx.bytes.length - tx.message.length - 64 * tx.signatures.length);
     return full.toString("base64");
   }
 }
