@@ -25,6 +25,7 @@ import {
 import type { PaymentPayload, PaymentRequirements } from "../../src/domain/wire.js";
 import type { Ledger } from "../../src/sandbox/ledger/ledger.js";
 import { SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
+import { expectError, freshKey } from "../helpers/api.js";
 
 const kitTx = getTransactionDecoder();
 const kitMessage = getCompiledTransactionMessageDecoder();
@@ -140,6 +141,8 @@ describe("the settlement's fast path", () => {
     const transaction = payload.payload.transaction;
     const tampered = Buffer.from(transaction, "base64");
     tampered[1 + 64 + 7] = tampered[1 + 64 + 7]! ^ 1; // the payer's signature
+    const unsigned = Buffer.from(transaction, "base64");
+    unsigned.fill(0, 1 + 64, 1 + 64 + 64); // no payer's signature at all
     const cases: Array<[string, PaymentPayload, PaymentRequirements]> = [
       ["amount", payload, { ...stored, amount: String(BigInt(stored.amount) + 1n) }],
       ["recipient", payload, { ...stored, payTo: other }],
@@ -149,6 +152,11 @@ describe("the settlement's fast path", () => {
       ["network", payload, { ...stored, network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp" }],
       ["scheme", payload, { ...stored, scheme: "upto" }],
       ["signature", { ...payload, payload: { ...payload.payload, transaction: tampered.toString("base64") } }, stored],
+      [
+        "no signature",
+        { ...payload, payload: { ...payload.payload, transaction: unsigned.toString("base64") } },
+        stored,
+      ],
     ];
     const before = await t.usdc(t.wallet.address);
     const feePayerLamports = t.sb.ledger.lamports(t.sb.keys.feePayer.address);
@@ -173,5 +181,19 @@ describe("the settlement's fast path", () => {
     // The untouched proof still settles: the refusals sent nothing.
     expect(await checking.settle(payload, stored)).toMatchObject({ success: true });
     expect(ledgerCalls).toBe(4);
+  });
+  it("answers a proof without the payer's signature as the reference refuses it: 402, nothing kept settling", async () => {
+    const { payload, stored } = await proofFor(5);
+    const bytes = Buffer.from(payload.payload.transaction, "base64");
+    bytes.fill(0, 1 + 64, 1 + 64 + 64);
+    const proof = { ...payload, payload: { ...payload.payload, transaction: bytes.toString("base64") } };
+    const quoteId = String(stored.extra.memo);
+    const res = await t.call("POST", "/payments/confirm", {
+      body: { quoteId, paymentProof: Buffer.from(JSON.stringify(proof)).toString("base64") },
+      headers: { "idempotency-key": freshKey("unsigned") },
+    });
+    const error = expectError(res, 402, "payment_invalid");
+    expect(error.reason).toBe("invalid_exact_svm_payload_signature_invalid");
+    expect(t.sb.db.prepare(`SELECT COUNT(*) AS n FROM payments WHERE quote_id = ?`).get(quoteId)).toEqual({ n: 0 });
   });
 });

@@ -7,9 +7,9 @@
  * submitted; then co-signed by the fee payer (node:crypto, on the thread pool), simulated
  * and submitted in one synchronous step.
  *
- * It only ever accepts: a proof it would refuse, one in another shape, or one whose
- * simulation or submission fails answers `undefined`, and the reference facilitator settles
- * it as before, so every refusal and its reason stay the reference's own. Nothing is sent
+ * It never refuses anything itself: a proof the reference would refuse, one in another shape,
+ * or one whose simulation or submission fails answers `undefined`, and the reference
+ * facilitator settles it as before, so every refusal and its reason stay the reference's own. Nothing is sent
  * before the simulation passed, and between it and the submission nothing else runs.
  */
 import { KeyObject, sign } from "node:crypto";
@@ -18,6 +18,7 @@ import { associatedTokenAddress } from "../../domain/token.js";
 import type { PaymentPayload, PaymentRequirements } from "../../domain/wire.js";
 import type { Ledger } from "../ledger/ledger.js";
 import {
+  isSigned,
   keyName,
   readWireBase64,
   sameBytes,
@@ -80,11 +81,20 @@ export class FastExactSettler {
     // simulation says whether it runs (a transaction that fails once run is charged its fee and
     // kept by LiteSVM, so nothing is sent before); the submission checks every signature,
     // natively, as a cluster would, and refuses a bad one before charging anything.
-    if (!this.ledger.simulate(signed, { checkSignatures: false }).ok) return undefined;
+    if (!this.simulates(signed)) return undefined;
     const result = this.ledger.submit(signed);
     if (!result.ok) return undefined;
     const payer = keyName(wire.keys[wire.instructions[2]!.accounts[3]!]!);
     return { success: true, transaction: result.signature, payer };
+  }
+
+  /** Whether the co-signed transaction runs on the ledger now (a simulation that throws: nothing was sent). */
+  private simulates(signed: string): boolean {
+    try {
+      return this.ledger.simulate(signed, { checkSignatures: false }).ok;
+    } catch {
+      return false;
+    }
   }
 
   /** The ATA the transfer must pay into (the reference derives it on every verification). */
@@ -114,6 +124,8 @@ export class FastExactSettler {
     if (stored.extra.feePayer !== this.feePayer.address) return undefined;
     const tx = readWireBase64(payload.payload.transaction);
     if (!tx || tx.lookupTables !== 0 || !sameBytes(tx.keys[0]!, this.feePayerBytes)) return undefined;
+    // Every signature but the fee payer's is there (the ledger checks them when it is submitted).
+    if (!tx.signatures.slice(1).every(isSigned)) return undefined;
     const ixs = tx.instructions;
     if (ixs.length !== 4) return undefined;
     const program = (ix: WireInstruction) => tx.keys[ix.programIndex]!;
