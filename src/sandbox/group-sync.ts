@@ -15,7 +15,7 @@
  * Writes are counted with SQLite's `total_changes()` (rows changed by this connection): a
  * request that changed nothing since the last fsync began is answered at once.
  */
-import { closeSync, fstatSync, fsync, fsyncSync, openSync, statSync } from "node:fs";
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { statement } from "./db.js";
 
@@ -31,7 +31,10 @@ export interface SyncFiles {
 
 /**
  * node:fs, the file kept open between syncs (each open and close would be one more hop to
- * the thread pool): reopened when the path names another file than the one held.
+ * the thread pool): reopened when the path names another file than the one held. A sync is
+ * fdatasync(2): the WAL's data, and its size when it grew — all that reading it back after a
+ * crash needs — without its timestamps, whose journal commit each full fsync would add to
+ * every sync of a WAL that SQLite rewrites in place once checkpointed.
  */
 export function nodeSyncFiles(): SyncFiles {
   let held: { path: string; fd: number; ino: number } | undefined;
@@ -57,11 +60,11 @@ export function nodeSyncFiles(): SyncFiles {
       new Promise<void>((done, fail) => {
         const fd = descriptor(path);
         if (fd === undefined) return done();
-        fsync(fd, (e) => (e ? fail(e) : done()));
+        fdatasync(fd, (e) => (e ? fail(e) : done()));
       }),
     syncNow: (path) => {
       const fd = descriptor(path);
-      if (fd !== undefined) fsyncSync(fd);
+      if (fd !== undefined) fdatasyncSync(fd);
     },
     close: release,
   };

@@ -52,6 +52,7 @@ describe("the journal on PostgreSQL, shared by a fleet", () => {
         "payment_freeze",
         "payments",
         "response_bodies",
+        "seller_words",
         "transcripts",
       ]);
     } finally {

@@ -55,6 +55,11 @@ export class FacilitatorFaults {
     this.held.clear();
   }
 
+  /** Whether a fault is waiting for the next settlements (they must then take the reference facilitator's path). */
+  armed(): boolean {
+    return this.pendingAfterSendLeft > 0 || this.holdLeft > 0;
+  }
+
   /** Clears every pending fault. */
   reset(): void {
     this.pendingAfterSendLeft = 0;

@@ -12,7 +12,7 @@
  */
 import type Database from "better-sqlite3";
 import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } from "litesvm";
-import { address, type Transaction } from "@solana/kit";
+import { address, type Address, type Transaction } from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import {
   LedgerHistory,
@@ -25,6 +25,8 @@ import { airdropPayload, applyOperation, setAccountPayload, SLOTS_PER_BLOCKHASH,
 import { BalanceReader, decodeTokenAccount } from "./balances.js";
 import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
+import { simulateWire } from "./litesvm-wire.js";
+import { base58, isSigned, keyName, readWireBase64, wireMessageHash } from "./wire-format.js";
 import { statement } from "../db.js";
 
 export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
@@ -240,14 +242,9 @@ export class Ledger {
    * synchronous step, and described for getTransaction.
    */
   submit(wireBase64: string): SubmitResult {
-    let tx: Transaction;
-    try {
-      tx = decodeWireTransaction(wireBase64);
-    } catch {
-      return { ok: false, signature: "", error: "SanitizeFailure", logs: [] };
-    }
-    const signature = signatureOf(tx);
-    const accounts = staticAccountsOf(tx);
+    const ids = transactionIds(wireBase64);
+    if (!ids) return { ok: false, signature: "", error: "SanitizeFailure", logs: [] };
+    const { signature, accounts, messageHash } = ids;
     let pre: { lamports: bigint[]; tokens: TokenBalance[] } | undefined;
     return this.applyDurably<SubmitResult>(
       "tx",
@@ -265,7 +262,7 @@ export class Ledger {
           slot: this.svm.getClock().slot,
           blockTime: Math.floor(this.opts.now() / 1000),
           wire: wireBase64,
-          messageHash: messageHashOf(tx),
+          messageHash,
           fee: fee > 0n ? fee : 0n,
           logs: result.logs(),
           computeUnits: result.computeUnitsConsumed(),
@@ -277,7 +274,7 @@ export class Ledger {
         const detail = JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
         return {
           value: { ok: true, signature, landed },
-          log: { signature, messageHash: landed.messageHash, detail, addresses: accounts },
+          log: { signature, messageHash, detail, addresses: accounts },
         };
       },
       () => {
@@ -286,14 +283,13 @@ export class Ledger {
     );
   }
 
-  simulate(wireBase64: string): SimulateResult {
-    let tx: Transaction;
-    try {
-      tx = decodeWireTransaction(wireBase64);
-    } catch {
-      return { ok: false, error: "SanitizeFailure", logs: [] };
-    }
-    const result = this.svm.simulateTransaction(tx);
+  /**
+   * Simulates a transaction. `checkSignatures: false` leaves its signatures to the submission
+   * that follows (litesvm-wire.ts): the simulation says whether it would run.
+   */
+  simulate(wireBase64: string, opts: { checkSignatures?: boolean } = {}): SimulateResult {
+    if (!transactionIds(wireBase64)) return { ok: false, error: "SanitizeFailure", logs: [] };
+    const result = simulateWire(this.svm, wireBase64, opts.checkSignatures ?? true);
     if (result instanceof FailedTransactionMetadata) {
       return { ok: false, error: describeTxError(result), logs: result.meta().logs() };
     }
@@ -336,4 +332,29 @@ export class Ledger {
   close(): void {
     if (this.opsSinceSnapshot > 0) this.snapshot();
   }
+}
+
+/**
+ * A transaction's signature, the accounts it names and its message hash: read from its bytes
+ * (wire-format.ts), or through kit's decoder for what that reader does not take; undefined
+ * when it does not decode at all.
+ */
+function transactionIds(
+  wireBase64: string,
+): { signature: string; accounts: Address[]; messageHash: string } | undefined {
+  const wire = readWireBase64(wireBase64);
+  if (wire) {
+    return {
+      signature: isSigned(wire.signatures[0]!) ? base58(wire.signatures[0]!) : "",
+      accounts: wire.keys.map((k) => keyName(k) as Address),
+      messageHash: wireMessageHash(wire),
+    };
+  }
+  let tx: Transaction;
+  try {
+    tx = decodeWireTransaction(wireBase64);
+  } catch {
+    return undefined;
+  }
+  return { signature: signatureOf(tx), accounts: staticAccountsOf(tx), messageHash: messageHashOf(tx) };
 }

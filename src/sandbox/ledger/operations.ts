@@ -5,7 +5,8 @@
  */
 import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } from "litesvm";
 import { address, getBase64Decoder, getBase64Encoder, lamports as toLamports } from "@solana/kit";
-import { decodeWireTransaction, describeTxError } from "./tx-wire.js";
+import { describeTxError } from "./tx-wire.js";
+import { sendWire } from "./litesvm-wire.js";
 
 export const SLOTS_PER_BLOCKHASH = 150n;
 
@@ -44,7 +45,7 @@ export function applyOperation(
 ): TransactionMetadata | FailedTransactionMetadata | undefined {
   switch (kind) {
     case "tx": {
-      const result = svm.sendTransaction(decodeWireTransaction(payload));
+      const result = sendWire(svm, payload);
       if (replaying && result instanceof FailedTransactionMetadata) {
         const reason = describeTxError(result);
         // A transaction already in the snapshot's history is already applied.

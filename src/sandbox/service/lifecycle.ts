@@ -71,19 +71,24 @@ export class ProviderLifecycle {
         this.o.db,
         `SELECT * FROM executions WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at LIMIT 200`,
       ).all(this.o.now()) as ExecutionRow[];
-      for (const row of due) {
+      // The steps that need no await commit together (one write of the pages they share); each
+      // step's own transaction is a savepoint within, so a step that fails is undone alone.
+      const refunds: ExecutionRow[] = [];
+      this.o.db.transaction(() => {
+        for (const row of due) {
+          if (this.closed) break;
+          if (row.status === "failed") refunds.push(row);
+          else if (!this.busy.has(row.execution_id)) this.attempt(row);
+        }
+      })();
+      for (const row of refunds) {
         if (this.closed) break;
         if (this.busy.has(row.execution_id)) continue;
         this.busy.add(row.execution_id);
         try {
-          await this.advance(row);
+          await this.refund(row);
         } catch (e) {
-          this.o.log(`provider step for ${row.execution_id} failed: ${(e as Error).message}; will retry`);
-          const wait = Math.min(60_000, 1000 * 2 ** Math.min(row.attempts, 6));
-          statement(this.o.db, `UPDATE executions SET attempts = attempts + 1, next_at = ? WHERE execution_id = ?`).run(
-            this.o.now() + wait,
-            row.execution_id,
-          );
+          this.retryLater(row, e as Error);
         } finally {
           this.busy.delete(row.execution_id);
         }
@@ -92,6 +97,24 @@ export class ProviderLifecycle {
       this.running = false;
       this.schedule();
     }
+  }
+
+  /** Runs one synchronous provider step (atomic: its writes are one transaction); a failure schedules it again, later. */
+  private attempt(row: ExecutionRow): void {
+    try {
+      this.step(row);
+    } catch (e) {
+      this.retryLater(row, e as Error);
+    }
+  }
+
+  private retryLater(row: ExecutionRow, e: Error): void {
+    this.o.log(`provider step for ${row.execution_id} failed: ${e.message}; will retry`);
+    const wait = Math.min(60_000, 1000 * 2 ** Math.min(row.attempts, 6));
+    statement(this.o.db, `UPDATE executions SET attempts = attempts + 1, next_at = ? WHERE execution_id = ?`).run(
+      this.o.now() + wait,
+      row.execution_id,
+    );
   }
 
   private transition(row: ExecutionRow, patch: Partial<ExecutionRow>): ExecutionRow {
@@ -111,8 +134,8 @@ export class ProviderLifecycle {
     return next;
   }
 
-  /** One provider step for a due execution. */
-  private async advance(row: ExecutionRow): Promise<void> {
+  /** One provider step for a due execution that is not failed (a failed one is refunded: `refund`). */
+  private step(row: ExecutionRow): void {
     const action = findAction(row.action)!;
     const now = this.o.now();
     switch (row.status) {
@@ -142,9 +165,6 @@ export class ProviderLifecycle {
         this.transition(row, { status: "completed", output: JSON.stringify(output), next_at: null });
         return;
       }
-      case "failed":
-        await this.refund(row);
-        return;
       default:
         statement(this.o.db, `UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
     }
