@@ -61,8 +61,8 @@ export function summaryRows(results) {
     rows.push({
       measure: `Reconciler at ${c.unfinished.toLocaleString("en-US")} unfinished executions: CPU per followed execution (one poll)`,
       result: `${f2(c.cpuMsPerFollow)} ms; ${f1(c.coreShare * 100)} % of one core`,
-      target: "",
-      verdict: "",
+      target: "< 30 % of one core",
+      verdict: c.unfinished >= 1000 ? verdict(c.coreShare < 0.3) : "",
     });
   }
   const m = results.memory;
@@ -70,8 +70,8 @@ export function summaryRows(results) {
     rows.push({
       measure: `Memory (RSS): idle, after ${m.calls.toLocaleString("en-US")} paid calls; slope over the second half`,
       result: `${f1(m.idleMb)} -> ${f1(m.afterMb)} MB; ${f2(m.slopeMbPer100Calls)} MB per 100 calls`,
-      target: "idle < 120 MB",
-      verdict: verdict(m.idleMb < 120),
+      target: "<= 1.5x idle; < 1 MB per 100",
+      verdict: verdict(m.afterMb <= 1.5 * m.idleMb && m.slopeMbPer100Calls < 1),
     });
   const s = results.service;
   if (s)

@@ -29,8 +29,8 @@ describe("the summary of a full run", () => {
       ["1.60 (20.0 / 12.5 ms)", "<= 1.25", "MISSED"],
       ["1.07 (104.5 / 97.8 ms)", "<= 1.15", "met"],
       ["1.30 (130.0 / 100.0 ms)", "<= 1.15", "MISSED"],
-      ["1.50 ms; 42.0 % of one core", "", ""],
-      ["90.8 -> 152.9 MB; 1.23 MB per 100 calls", "idle < 120 MB", "met"],
+      ["1.50 ms; 42.0 % of one core", "< 30 % of one core", "MISSED"],
+      ["90.8 -> 152.9 MB; 1.23 MB per 100 calls", "<= 1.5x idle; < 1 MB per 100", "MISSED"],
       ["206", ">= 500", "MISSED"],
     ]);
     const measures = summaryRows(RESULTS).map((r) => r.measure);
@@ -38,6 +38,23 @@ describe("the summary of a full run", () => {
     expect(measures[2]).toMatch(/base-sepolia/);
     expect(measures[3]).toMatch(/^Reconciler at 1,000 unfinished executions/);
     expect(measures[4]).toMatch(/after 1,000 paid calls/);
+  });
+
+  it("holds the memory and the reconciler to issue 34's targets: 1.5x idle and 1 MB per 100 calls; 30 % of a core at 1,000", () => {
+    const rows = summaryRows({
+      ...RESULTS,
+      memory: { calls: 1000, idleMb: 90, afterMb: 135, slopeMbPer100Calls: 0.99 },
+      reconciler: { levels: [{ unfinished: 1000, requestsPerSecond: 280, cpuShare: 0.29 }] },
+    });
+    expect(rows[3]!.verdict).toBe("met");
+    expect(rows[4]!.verdict).toBe("met");
+    const steep = summaryRows({ ...RESULTS, memory: { calls: 1000, idleMb: 90, afterMb: 135, slopeMbPer100Calls: 1 } });
+    expect(steep[4]!.verdict).toBe("MISSED");
+    const small = summaryRows({
+      ...RESULTS,
+      reconciler: { levels: [{ unfinished: 100, requestsPerSecond: 30, cpuShare: 0.5 }] },
+    });
+    expect(small[3]!.verdict).toBe("");
   });
 
   it("says a rail was not measured rather than leaving its row out", () => {
