@@ -7,11 +7,34 @@
  */
 import { getBase58Decoder } from "@solana/kit";
 import { verifyPayment } from "../../chain/chain.js";
-import type { Rail } from "../port.js";
+import type { ExpectedPayment } from "../../chain/chain.js";
+import type { EvidenceReading, Rail } from "../port.js";
+import type { RawEvidence } from "./chain.js";
 import type { SolanaDeps } from "./rail.js";
 import { expected } from "./truth.js";
 
 const rpcFailure = (e: unknown) => (e as Error).message.slice(0, 200);
+
+/** What our RPC's reading of a transaction shows against the payment expected (receipts and their verification). */
+export function readingOf(raw: RawEvidence | null, exp: ExpectedPayment): EvidenceReading {
+  if (!raw) return { kind: "missing" };
+  const { tx } = raw;
+  return {
+    kind: "found",
+    evidence: {
+      transaction: tx.signature,
+      slot: tx.slot,
+      blockHash: null,
+      blockTime: tx.blockTime,
+      finality: raw.finality,
+      failed: tx.failed,
+      transfer: tx.transfers.find((x) => x.source === exp.walletAta) ?? null,
+      memos: tx.memos,
+      wire: raw.wire,
+      problems: verifyPayment(tx, exp),
+    },
+  };
+}
 
 /** The port's evidence and signReceipt, on Solana. */
 export function solanaReceipts(d: SolanaDeps): Pick<Rail, "evidence" | "signReceipt"> {
@@ -26,23 +49,7 @@ export function solanaReceipts(d: SolanaDeps): Pick<Rail, "evidence" | "signRece
       } catch (e) {
         return { kind: "unknown", why: `the Solana RPC did not answer (${rpcFailure(e)})` };
       }
-      if (!raw) return { kind: "missing" };
-      const { tx } = raw;
-      return {
-        kind: "found",
-        evidence: {
-          transaction: tx.signature,
-          slot: tx.slot,
-          blockHash: null,
-          blockTime: tx.blockTime,
-          finality: raw.finality,
-          failed: tx.failed,
-          transfer: tx.transfers.find((x) => x.source === exp.walletAta) ?? null,
-          memos: tx.memos,
-          wire: raw.wire,
-          problems: verifyPayment(tx, exp),
-        },
-      };
+      return readingOf(raw, exp);
     },
 
     async signReceipt(payer, message) {

@@ -17,6 +17,7 @@ import {
 import { associatedTokenAddress } from "../../../domain/token.js";
 import { verifyPayment, type ExpectedPayment } from "../../chain/chain.js";
 import type { RailVerifier, StatedPayment, WireCheck } from "../port.js";
+import { readingOf } from "./receipts.js";
 import { createRpcChain, decodeRpcTransaction } from "./rpc.js";
 
 /** Whether `signature` (64 bytes) is `signer`'s ed25519 signature of `message`; false for anything malformed. */
@@ -106,22 +107,6 @@ export const solanaVerifier: RailVerifier = {
     } catch (e) {
       return { kind: "unknown", why: `the Solana RPC did not answer (${(e as Error).message.slice(0, 200)})` };
     }
-    if (!raw) return { kind: "missing" };
-    const { tx } = raw;
-    return {
-      kind: "found",
-      evidence: {
-        transaction: tx.signature,
-        slot: tx.slot,
-        blockHash: null,
-        blockTime: tx.blockTime,
-        finality: raw.finality,
-        failed: tx.failed,
-        transfer: tx.transfers.find((x) => x.source === exp.walletAta) ?? null,
-        memos: tx.memos,
-        wire: raw.wire,
-        problems: verifyPayment(tx, exp),
-      },
-    };
+    return readingOf(raw, exp);
   },
 };
