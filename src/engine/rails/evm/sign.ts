@@ -15,6 +15,11 @@ import type { PaymentRequirements } from "../../../domain/wire.js";
 import type { ProofOptions } from "../port.js";
 import { AUTHORIZATION_TYPES, type EvmUsdc } from "./assets.js";
 
+/** The EIP-712 domain an EIP-3009 authorization of `usdc` is signed over (and recovered from). */
+export function usdcDomain(usdc: EvmUsdc) {
+  return { name: usdc.name, version: usdc.version, chainId: usdc.chainId, verifyingContract: getAddress(usdc.address) };
+}
+
 /** What an authorization is signed with: ours, journaled before the proof leaves. */
 export interface Validity {
   validAfter: bigint;
@@ -39,12 +44,7 @@ export async function signAuthorization(
     nonce: v.nonce,
   };
   const signature = await key.signTypedData({
-    domain: {
-      name: usdc.name,
-      version: usdc.version,
-      chainId: usdc.chainId,
-      verifyingContract: getAddress(usdc.address),
-    },
+    domain: usdcDomain(usdc),
     types: AUTHORIZATION_TYPES,
     primaryType: "TransferWithAuthorization",
     message: {

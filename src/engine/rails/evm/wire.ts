@@ -23,6 +23,7 @@ import { EVM_USDC } from "../../../domain/networks.js";
 import { canonicalJson } from "../../../domain/wire.js";
 import type { StatedPayment, WireCheck } from "../port.js";
 import { AUTHORIZATION_TYPES, EVM_ADDRESS, sameAddress } from "./assets.js";
+import { usdcDomain } from "./sign.js";
 
 /** The two forms of EIP-3009's transferWithAuthorization (a 65-byte signature as v, r, s; any other as bytes). */
 const EIP3009_ABI = parseAbi([
@@ -119,12 +120,7 @@ async function authorizationSigner(
   const a = w.authorization!;
   try {
     const signer = await recoverTypedDataAddress({
-      domain: {
-        name: usdc.name,
-        version: usdc.version,
-        chainId: usdc.chainId,
-        verifyingContract: getAddress(usdc.address),
-      },
+      domain: usdcDomain(usdc),
       types: AUTHORIZATION_TYPES,
       primaryType: "TransferWithAuthorization",
       message: {
