@@ -7,7 +7,7 @@
 import type { openJournal } from "../app/index.js";
 import { startConsole } from "../console/server.js";
 import type { ApprovalReview } from "../engine/index.js";
-import { consoleAudit, openBrowser } from "./console.js";
+import { consoleDeps, openBrowser } from "./console.js";
 
 type Opened = Awaited<ReturnType<typeof openJournal>>;
 
@@ -27,16 +27,7 @@ async function decided(j: Opened, approvalId: string, until: number, stop: Promi
 
 /** Hands the person the console's page for `review`; exit code 0 once decided there, 1 otherwise. */
 export async function approveInConsole(j: Opened, env: NodeJS.ProcessEnv, review: ApprovalReview): Promise<number> {
-  const config = j.configResult.ok ? j.configResult.config : undefined;
-  const handle = await startConsole({
-    engine: j.engine,
-    journal: j.journal,
-    transcripts: j.transcripts,
-    home: j.home,
-    config,
-    audit: consoleAudit(env),
-    log: (line) => void process.stderr.write(`[paid-actions-mcp console] ${j.transcripts.scrub(line)}\n`),
-  });
+  const handle = await startConsole(consoleDeps(j, env));
   let onSignal: (() => void) | undefined;
   const stop = new Promise<void>((resolve) => {
     onSignal = () => resolve();

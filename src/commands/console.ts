@@ -10,7 +10,7 @@
  */
 import { spawn } from "node:child_process";
 import { openerCommand } from "../app/desktop.js";
-import { openJournal, openPaidActions } from "../app/index.js";
+import { openJournal, openPaidActions, type PaidActions } from "../app/index.js";
 import { startConsole, type ConsoleHandle } from "../console/server.js";
 import type { ReceiptResult } from "../engine/index.js";
 import { runAudit } from "./audit.js";
@@ -34,23 +34,41 @@ export function openBrowser(path: string): void {
   }
 }
 
+type Opened = Awaited<ReturnType<typeof openJournal>>;
+
+/** What each console a command starts is made of: the home's journal and engine, the audit page, stderr for its log. */
+export function consoleDeps(j: Opened, env: NodeJS.ProcessEnv) {
+  return {
+    engine: j.engine,
+    journal: j.journal,
+    transcripts: j.transcripts,
+    home: j.home,
+    config: j.configResult.ok ? j.configResult.config : undefined,
+    audit: consoleAudit(env),
+    log: (line: string) => void process.stderr.write(`[paid-actions-mcp console] ${j.transcripts.scrub(line)}\n`),
+  };
+}
+
+/** The engine with its rails that `audit` and `receipt` use: the embedded sandbox reused, or started for the run. */
+async function withPaidActions<T>(env: NodeJS.ProcessEnv, use: (pa: PaidActions) => Promise<T>): Promise<T> {
+  const pa = await openPaidActions({
+    env,
+    log: () => undefined,
+    reconcile: false,
+    resume: false,
+    sandbox: { providerDelayMs: 3_000 },
+  });
+  try {
+    return await use(pa);
+  } finally {
+    await pa.close();
+  }
+}
+
 /** The audit as `paid-actions-mcp audit` makes it (over the default window), for the console's Audit page. */
 export function consoleAudit(env: NodeJS.ProcessEnv): () => Promise<unknown> {
-  return async () => {
-    // As the audit command: the embedded sandbox (whose RPC is the chain in sandbox mode) is reused, or started for the run.
-    const pa = await openPaidActions({
-      env,
-      log: () => undefined,
-      reconcile: false,
-      resume: false,
-      sandbox: { providerDelayMs: 3_000 },
-    });
-    try {
-      return (await runAudit(pa, { now: Date.now() })).report;
-    } finally {
-      await pa.close();
-    }
-  };
+  // As the audit command: the embedded sandbox (whose RPC is the chain in sandbox mode) is reused, or started for the run.
+  return () => withPaidActions(env, async (pa) => (await runAudit(pa, { now: Date.now() })).report);
 }
 
 /**
@@ -58,42 +76,17 @@ export function consoleAudit(env: NodeJS.ProcessEnv): () => Promise<unknown> {
  * payment's rail reads the chain and signs it (the embedded sandbox reused, or started for it).
  */
 export function consoleReceipt(env: NodeJS.ProcessEnv): (id: string) => Promise<ReceiptResult> {
-  return async (id) => {
-    const pa = await openPaidActions({
-      env,
-      log: () => undefined,
-      reconcile: false,
-      resume: false,
-      sandbox: { providerDelayMs: 3_000 },
-    });
-    try {
-      return await pa.engine.receipt(id);
-    } finally {
-      await pa.close();
-    }
-  };
+  return (id) => withPaidActions(env, (pa) => pa.engine.receipt(id));
 }
 
 export async function consoleCommand(env: NodeJS.ProcessEnv, o: ConsoleCommandOptions = {}): Promise<number> {
   const j = await openJournal(env);
-  const config = j.configResult.ok ? j.configResult.config : undefined;
+  const deps = consoleDeps(j, env);
+  const config = deps.config;
   if (config) j.transcripts.addSecret(config.apiKey);
-  const log = (line: string) => void process.stderr.write(`[paid-actions-mcp console] ${j.transcripts.scrub(line)}\n`);
   let handle: ConsoleHandle;
   try {
-    handle = await startConsole(
-      {
-        engine: j.engine,
-        journal: j.journal,
-        transcripts: j.transcripts,
-        home: j.home,
-        config,
-        audit: consoleAudit(env),
-        receipt: consoleReceipt(env),
-        log,
-      },
-      { port: o.port },
-    );
+    handle = await startConsole({ ...deps, receipt: consoleReceipt(env) }, { port: o.port });
   } catch (e) {
     await j.close();
     if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") {

@@ -32,7 +32,7 @@ import {
   signStatement,
   type PasskeyRecord,
 } from "../engine/index.js";
-import { consoleAudit, openBrowser } from "./console.js";
+import { consoleDeps, openBrowser } from "./console.js";
 import { interactive, NO_TTY } from "./tty.js";
 
 export type PasskeyAction =
@@ -156,20 +156,7 @@ async function ceremony<T>(
   done: Promise<T>,
   o: PasskeyOptions,
 ): Promise<T | undefined> {
-  const config = j.configResult.ok ? j.configResult.config : undefined;
-  const handle = await startConsole(
-    {
-      engine: j.engine,
-      journal: j.journal,
-      transcripts: j.transcripts,
-      home: j.home,
-      config,
-      audit: consoleAudit(env),
-      log: (line) => void process.stderr.write(`[paid-actions-mcp console] ${j.transcripts.scrub(line)}\n`),
-      passkeyDesk: desk,
-    },
-    { port: o.port },
-  );
+  const handle = await startConsole({ ...consoleDeps(j, env), passkeyDesk: desk }, { port: o.port });
   try {
     const login = handle.login("/passkeys");
     const url = new URL(login.url);
