@@ -11,6 +11,7 @@ import { z } from "zod";
 import type { PaymentRequirements } from "../../domain/wire.js";
 import type { SellerSummary } from "../model/types.js";
 import { verifyJws } from "./jws.js";
+import type { RailVerifier } from "../rails/port.js";
 
 export const OFFER_RECEIPT = "offer-receipt";
 
@@ -56,15 +57,7 @@ export const KeptWord = z.object({
 export type KeptWord = z.infer<typeof KeptWord>;
 
 /** The rail's EIP-712 recovery (RailVerifier.recoverTypedData), when this build has one. */
-export type RecoverTypedData = (
-  typed: {
-    domain: Record<string, unknown>;
-    types: Record<string, unknown>;
-    primaryType: string;
-    message: Record<string, unknown>;
-  },
-  signature: string,
-) => Promise<string | undefined>;
+export type RecoverTypedData = NonNullable<RailVerifier["recoverTypedData"]>;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
