@@ -138,7 +138,7 @@ async function delegatePayer(pa: PaidActions): Promise<{ payer: Payer; rpcUrl: s
   if (!config.walletPath) throw new Refused("no agent key is configured (PAID_ACTIONS_WALLET)");
   if (!config.rpcUrl) throw new Refused("no Solana RPC is configured (SOLANA_RPC_URL)");
   return {
-    payer: await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner }),
+    payer: await loadPayer(config.walletPath, { mint: config.mint, owner: config.owner }),
     rpcUrl: config.rpcUrl,
   };
 }

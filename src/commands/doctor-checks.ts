@@ -108,7 +108,7 @@ async function solanaWalletChecks(pa: PaidActions, check: Check): Promise<RailCh
   const config = pa.config!;
   if (!config.walletPath) return "skipped";
   try {
-    const payer = await loadPayer(config.walletPath, config.rpcUrl, { mint: config.mint, owner: config.owner });
+    const payer = await loadPayer(config.walletPath, { mint: config.mint, owner: config.owner });
     if (payer.owner) {
       check(
         "ok",

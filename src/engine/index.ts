@@ -103,12 +103,8 @@ export async function createRpcChain(rpcUrl: string | (() => string), timeoutMs?
 }
 
 /** The agent key as the Solana rail's payer (the Solana and x402 libraries load with it). */
-export async function loadPayer(
-  walletPath: string,
-  rpcUrl: string | undefined | (() => string | undefined),
-  o: PayerOptions,
-): Promise<Payer> {
-  return (await import("./rails/solana/payer.js")).loadPayer(walletPath, rpcUrl, o);
+export async function loadPayer(walletPath: string, o: PayerOptions): Promise<Payer> {
+  return (await import("./rails/solana/payer.js")).loadPayer(walletPath, o);
 }
 
 /** A keypair file as a signer (the owner's, for the allowance command). */

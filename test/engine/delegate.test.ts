@@ -14,7 +14,7 @@ import {
   signTransaction,
 } from "@solana/kit";
 import { createRpcChain } from "../../src/engine/rails/solana/rpc.js";
-import { delegateTransfer } from "../../src/engine/rails/solana/delegate.js";
+import { exactTransfer } from "../../src/engine/rails/solana/delegate.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { associatedTokenAddress } from "../../src/domain/token.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
@@ -127,8 +127,8 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
     const lifetime = await (await createRpcChain(t.sb.rpcUrl)).latestBlockhash();
     const source = await associatedTokenAddress(t.wallet.address, t.sb.asset);
     const mine = decode(
-      await delegateTransfer({
-        agent: t.agent,
+      await exactTransfer({
+        authority: t.agent,
         source,
         payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset),
         requirements,
@@ -163,8 +163,8 @@ describe("delegate mode: the agent key spends the owner's USDC within the allowa
     const quote = await t.quote("servers.provision", { ...SMALL_SERVER, image: "over-allowance" });
     const requirements = quote.paymentRequirement.accepts[0] as PaymentRequirements;
     const lifetime = await (await createRpcChain(t.sb.rpcUrl)).latestBlockhash();
-    const transaction = await delegateTransfer({
-      agent: t.agent,
+    const transaction = await exactTransfer({
+      authority: t.agent,
       source: await associatedTokenAddress(t.wallet.address, t.sb.asset),
       payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset),
       requirements,

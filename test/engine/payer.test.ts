@@ -8,7 +8,9 @@ import { getBase58Decoder, getBase58Encoder } from "@solana/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRpcChain } from "../../src/engine/rails/solana/rpc.js";
 import type { ChainPort } from "../../src/engine/rails/solana/chain.js";
-import { loadPayer, proofBlockhash, type Payer } from "../../src/engine/rails/solana/payer.js";
+import { ExactSvmScheme } from "@x402/svm/exact/client";
+import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
+import { loadPayer, loadSigner, proofBlockhash, type Payer } from "../../src/engine/rails/solana/payer.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";
 import { SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";
 
@@ -20,7 +22,7 @@ describe("the payer: our transaction's lifetime is ours", () => {
   let chain: ChainPort;
   beforeAll(async () => {
     t = await startTestSandbox();
-    payer = await loadPayer(t.sb.walletPath, t.sb.rpcUrl, { mint: t.sb.asset });
+    payer = await loadPayer(t.sb.walletPath, { mint: t.sb.asset });
     chain = await createRpcChain(t.sb.rpcUrl);
   });
   afterAll(() => t.close());
@@ -79,5 +81,29 @@ describe("the payer: our transaction's lifetime is ours", () => {
     t.sb.ledger.rotateBlockhash();
     expect(await chain.finalizedHeight()).toBeGreaterThan(lifetime.lastValidHeight);
     expect(await chain.blockhashValid(lifetime.blockhash)).toBe(false);
+  });
+
+  it("the transaction is the x402 reference client's, byte for byte, for the same challenge and lifetime", async () => {
+    const reference = new ExactSvmScheme(await loadSigner(t.sb.walletPath), { rpcUrl: t.sb.rpcUrl });
+    const lifetime = await chain.latestBlockhash();
+    for (const [image, memo] of [
+      ["same-1", undefined],
+      ["same-2", "a memo of the seller's, longer than a quote id, with ünïcode"],
+    ] as const) {
+      const quote = await t.quote("servers.provision", { ...SERVER_INPUT, image: `payer-${image}` });
+      const given = quote.paymentRequirement.accepts[0] as PaymentRequirements;
+      const challenge: PaymentRequirements = {
+        ...given,
+        extra: {
+          ...given.extra,
+          ...(memo ? { memo } : {}),
+          recentBlockhash: lifetime.blockhash,
+          lastValidBlockHeight: lifetime.lastValidHeight.toString(),
+        },
+      };
+      const ours = decode((await payer.createProof(challenge, lifetime)).proof).payload.transaction;
+      const theirs = await reference.createPaymentPayload(2, challenge as unknown as X402Requirements);
+      expect(ours).toBe((theirs.payload as { transaction: string }).transaction);
+    }
   });
 });

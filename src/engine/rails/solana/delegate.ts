@@ -62,12 +62,13 @@ const withLifetime =
     );
 
 /**
- * The exact-scheme transfer of `requirements.amount` from the owner's token account
- * (`source`) to the payee's, authorised by the agent key as delegate, partially signed by it.
- * Returns the wire transaction (base64).
+ * The exact-scheme transfer of `requirements.amount` from `source` to the payee's token
+ * account, authorised by the agent key — `source`'s owner, or in delegate mode its delegate —
+ * and partially signed by it (the fee payer's signature is the facilitator's). The reference
+ * client's layout, byte for byte. Returns the wire transaction (base64).
  */
-export async function delegateTransfer(o: {
-  agent: TransactionSigner;
+export async function exactTransfer(o: {
+  authority: TransactionSigner;
   source: string;
   payeeAccount: string;
   requirements: PaymentRequirements;
@@ -85,7 +86,7 @@ export async function delegateTransfer(o: {
       source: address(o.source),
       mint: address(o.requirements.asset),
       destination: address(o.payeeAccount),
-      authority: o.agent,
+      authority: o.authority,
       amount: BigInt(o.requirements.amount),
       decimals: USDC_DECIMALS,
     }),

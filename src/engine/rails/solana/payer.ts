@@ -3,15 +3,19 @@
  * key). The proof (a secret) is what a standard x402 client sends in `PAYMENT-SIGNATURE`:
  * base64(JSON(PaymentPayload)).
  *
- * Two ways to pay. By default the agent key pays from its own USDC token account, with the
- * x402 reference client (`@x402/svm`'s exact scheme). In delegate mode (an `owner` is
- * configured) it pays from the owner's token account as that account's SPL Token delegate,
- * within the allowance the owner granted on chain (delegate.ts), in the same layout.
+ * Two ways to pay, one transaction layout: the x402 reference client's (`@x402/svm`'s exact
+ * scheme: compute unit limit and price, TransferChecked, memo; the fee payer's signature left
+ * to the facilitator), built by delegate.ts's `exactTransfer`. By default the agent key pays
+ * from its own USDC token account; in delegate mode (an `owner` is configured) from the
+ * owner's, as that account's SPL Token delegate, within the allowance the owner granted on
+ * chain. Unlike the reference client, it derives no token account per proof: the source is
+ * derived once at load and the payee's once per payee (domain/token.ts), and USDC's token
+ * program and decimals are known, so no mint is read from the RPC. test/engine/payer.test.ts
+ * checks the bytes are the reference client's own.
  *
  * The transaction's lifetime is ours: it is signed with the blockhash the caller got from
  * our own RPC, never with the `recentBlockhash` a challenge offers (a service could name one
- * that is not valid yet, and so choose when — and whether — our proof can still land). The
- * built transaction is checked to carry exactly that blockhash before the proof is returned.
+ * that is not valid yet, and so choose when — and whether — our proof can still land).
  */
 import {
   createKeyPairSignerFromBytes,
@@ -21,14 +25,12 @@ import {
   signBytes,
   type KeyPairSigner,
 } from "@solana/kit";
-import { ExactSvmScheme } from "@x402/svm/exact/client";
-import type { PaymentRequirements as X402Requirements } from "@x402/core/types";
 import type { PaymentRequirements } from "../../../domain/wire.js";
 import { KeypairFileError, readKeypairFile } from "../../../domain/keypair.js";
 import { associatedTokenAddress } from "../../../domain/token.js";
 import type { ProofOptions } from "../port.js";
 import type { Lifetime } from "./chain.js";
-import { delegateTransfer } from "./delegate.js";
+import { exactTransfer } from "./delegate.js";
 import { paidError } from "../../errors.js";
 
 export interface Payer {
@@ -83,23 +85,18 @@ export async function loadSigner(walletPath: string): Promise<KeyPairSigner> {
   }
 }
 
-/** Builds the transaction (base64) for a challenge: the reference client's, or the delegate's. */
-type Builder = (requirements: PaymentRequirements, lifetime: Lifetime) => Promise<string>;
-
-/**
- * Loads the agent key and returns a payer. `rpcUrl` may be a function when the RPC may move
- * (the embedded sandbox taken over on another port): it is read for every proof.
- */
-export async function loadPayer(
-  walletPath: string,
-  rpcUrl: string | undefined | (() => string | undefined),
-  o: PayerOptions,
-): Promise<Payer> {
+/** Loads the agent key and returns a payer that pays from `source`: its own account, or the owner's. */
+export async function loadPayer(walletPath: string, o: PayerOptions): Promise<Payer> {
   const signer = await loadSigner(walletPath);
   const source = await associatedTokenAddress(o.owner ?? signer.address, o.mint);
-  const build: Builder = o.owner
-    ? delegateBuilder(signer, source)
-    : referenceBuilder(signer, typeof rpcUrl === "function" ? rpcUrl : () => rpcUrl);
+  const build = async (requirements: PaymentRequirements, lifetime: Lifetime) =>
+    exactTransfer({
+      authority: signer,
+      source,
+      payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset),
+      requirements,
+      lifetime,
+    });
   return {
     address: signer.address,
     source,
@@ -116,9 +113,6 @@ export async function loadPayer(
       } catch (e) {
         throw paidError("payment_failed", { problem: "build", detail: (e as Error).message.slice(0, 300) });
       }
-      if (proofBlockhash(transaction) !== lifetime.blockhash) {
-        throw paidError("payment_failed", { problem: "blockhash", blockhash: lifetime.blockhash });
-      }
       const payload = {
         x402Version: 2,
         ...(o.resource ? { resource: o.resource } : {}),
@@ -130,42 +124,4 @@ export async function loadPayer(
       return { proof: Buffer.from(JSON.stringify(payload)).toString("base64") };
     },
   };
-}
-
-/** The x402 reference client, paying from the agent key's own account, with our lifetime in place of the service's hint. */
-function referenceBuilder(signer: KeyPairSigner, currentUrl: () => string | undefined): Builder {
-  let schemeUrl = currentUrl();
-  let scheme = new ExactSvmScheme(signer, schemeUrl ? { rpcUrl: schemeUrl } : undefined);
-  return async (requirements, lifetime) => {
-    const url = currentUrl();
-    if (url !== schemeUrl) {
-      schemeUrl = url;
-      scheme = new ExactSvmScheme(signer, url ? { rpcUrl: url } : undefined);
-    }
-    // The scheme signs with extra.recentBlockhash when there is one: ours, in place of the service's.
-    const toSign = {
-      ...requirements,
-      extra: {
-        ...requirements.extra,
-        recentBlockhash: lifetime.blockhash,
-        lastValidBlockHeight: lifetime.lastValidHeight.toString(),
-      },
-    };
-    const result = await scheme.createPaymentPayload(2, toSign as unknown as X402Requirements);
-    const transaction = (result.payload as { transaction?: unknown }).transaction;
-    if (typeof transaction !== "string") throw new Error("the x402 client built no transaction");
-    return transaction;
-  };
-}
-
-/** The agent key as the owner's delegate: the same layout, from the owner's account. */
-function delegateBuilder(signer: KeyPairSigner, source: string): Builder {
-  return async (requirements, lifetime) =>
-    delegateTransfer({
-      agent: signer,
-      source,
-      payeeAccount: await associatedTokenAddress(requirements.payTo, requirements.asset),
-      requirements,
-      lifetime,
-    });
 }

@@ -53,7 +53,7 @@ function depsOf(o: SolanaRailOptions): SolanaDeps {
       throw paidError("config_invalid", {
         issues: [{ key: "PAID_ACTIONS_WALLET", message: "names no keypair file: there is no key to pay with" }],
       });
-    return loadPayer(walletPath, o.rpcUrl, { mint: o.mint, owner: o.owner });
+    return loadPayer(walletPath, { mint: o.mint, owner: o.owner });
   });
   const rpcUrl = () => {
     const url = o.rpcUrl();
