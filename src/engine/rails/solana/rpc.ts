@@ -1,11 +1,12 @@
 /**
  * The chain port over a Solana JSON-RPC endpoint (the user's own, from the configuration),
- * with @solana/kit's standard client: `getLatestBlockhash`, `getBlockHeight`, `getAccountInfo`
+ * with @solana/kit's standard client over our transport (rpc-transport.ts): `getLatestBlockhash`, `getBlockHeight`, `getAccountInfo`
  * (jsonParsed, for a token account's delegate and allowance), `isBlockhashValid`,
  * `getSignaturesForAddress`, `getTransaction` (base64, decoded here).
  * Nothing else is asked of the node.
  */
 import type { ChainPort, ChainTransfer, ChainTx, RawEvidence, TokenAccountState } from "./chain.js";
+import { undiciTransport } from "./rpc-transport.js";
 
 type Kit = typeof import("@solana/kit");
 
@@ -184,7 +185,7 @@ export async function createRpcChain(
   let client: { url: string; rpc: ReturnType<typeof kit.createSolanaRpc> } | undefined;
   const rpc = () => {
     const url = currentUrl();
-    if (client?.url !== url) client = { url, rpc: kit.createSolanaRpc(url) };
+    if (client?.url !== url) client = { url, rpc: kit.createSolanaRpcFromTransport(undiciTransport(url)) };
     return client.rpc;
   };
   const signal = () => AbortSignal.timeout(timeoutMs);
