@@ -182,10 +182,11 @@ export abstract class PgRecords {
 
   // ---- The seller's signed word ---------------------------------------------------
 
+  /** Evidence, not money: committed without waiting for the disk, as in SQLite (sqlite-records.ts). */
   async saveSellerWord(intentId: string, part: SellerWordPart, json: string | null, now: number): Promise<void> {
     // `part` is one of two column names, never a caller's text.
     const column = part === "offer" ? "offer" : "receipt";
-    await this.pool.query(
+    await this.relaxed(
       `INSERT INTO seller_words (intent_id, ${column}, updated_at) VALUES ($1, $2, $3)
        ON CONFLICT (intent_id) DO UPDATE SET ${column} = EXCLUDED.${column}, updated_at = EXCLUDED.updated_at`,
       [intentId, json, now],

@@ -185,13 +185,20 @@ export abstract class SqliteRecords {
 
   // ---- The seller's signed word ---------------------------------------------------
 
+  /**
+   * Evidence, not money: without an fsync of its own, like a response body. The offer is
+   * synced by the commit that journals the proof, the receipt by the purchase's next one; a
+   * killed process keeps both (they are in the WAL).
+   */
   saveSellerWord(intentId: string, part: SellerWordPart, json: string | null, now: number): void {
     // `part` is one of two column names, never a caller's text.
     const column = part === "offer" ? "offer" : "receipt";
-    this.sql(
-      `INSERT INTO seller_words (intent_id, ${column}, updated_at) VALUES (?, ?, ?)
+    this.relaxed(() =>
+      this.sql(
+        `INSERT INTO seller_words (intent_id, ${column}, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (intent_id) DO UPDATE SET ${column} = excluded.${column}, updated_at = excluded.updated_at`,
-    ).run(intentId, json, now);
+      ).run(intentId, json, now),
+    );
   }
 
   sellerWord(intentId: string): SellerWordRecord | undefined {
