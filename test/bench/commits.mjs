@@ -5,7 +5,7 @@
 // SQLite journal, then with a PostgreSQL one. Every method of the journal's port is wrapped
 // and counted as test/engine/fast-path.test.ts counts it (test/helpers/journal-calls.mjs):
 // the writes are the commits that wait for the disk, but for indexTranscript and
-// saveResponseBody, written without an fsync of their own and counted apart ("relaxed").
+// saveResponseBody and saveSellerWord, written without an fsync of their own and counted apart ("relaxed").
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { countCalls, RELAXED, WRITES } from "../helpers/journal-calls.mjs";

@@ -28,12 +28,13 @@ export const WRITES = new Set([
   "removePasskey",
   "indexTranscript",
   "saveResponseBody",
+  "saveSellerWord",
   "saveCatalog",
   "freeze",
   "unfreeze",
 ]);
 /** Committed without an fsync of their own (the next synced commit carries them to the disk). */
-export const RELAXED = new Set(["indexTranscript", "saveResponseBody"]);
+export const RELAXED = new Set(["indexTranscript", "saveResponseBody", "saveSellerWord"]);
 export const NOT_DURING_A_CALL = new Set(["close"]);
 
 /**
