@@ -323,6 +323,8 @@ export async function openPaidActions(o: OpenOptions): Promise<PaidActions> {
         await Promise.race([stopped, delay(CLOSE_GRACE_MS, undefined, { ref: false })]);
         op.closed.journal = true;
         await journal.close();
+        // A line written after this opens its file again (and the idle timer closes it).
+        transcripts.closeFiles();
         await sandbox?.close();
       })()),
   };

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { MAX_SEEN_CALLS, Transcripts } from "../../src/engine/read/transcripts.js";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { IDLE_CLOSE_MS, MAX_OPEN, MAX_SEEN_CALLS, Transcripts } from "../../src/engine/read/transcripts.js";
 
 const home = mkdtempSync(join(tmpdir(), "transcripts-unit-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -208,5 +208,45 @@ describe("Transcripts.scrub and addSecret", () => {
     t.append("../escape", "x");
     expect(t.read("../escape")).toBeUndefined();
     expect(t.list().map((e) => e.callId)).not.toContain("../escape");
+  });
+});
+
+describe("Transcripts: the files of recent calls stay open between lines", () => {
+  it(`keeps at most ${MAX_OPEN} open; every line is in its file as soon as append returns, readable, mode 0600`, () => {
+    const t = new Transcripts(mkdtempSync(join(tmpdir(), "transcripts-open-")));
+    try {
+      const ids = Array.from({ length: MAX_OPEN + 3 }, (_, i) => `call_open${i}`);
+      for (let round = 0; round < 3; round++)
+        for (const id of ids) {
+          t.append(id, `step${round}`, { round });
+          expect(t.openFiles).toBeLessThanOrEqual(MAX_OPEN);
+          expect(t.read(id)!.map((e) => e.step)).toEqual(Array.from({ length: round + 1 }, (_, r) => `step${r}`));
+        }
+      expect(statSync(t.pathOf(ids[0]!)).mode & 0o777).toBe(0o600);
+    } finally {
+      t.closeFiles();
+    }
+  });
+
+  it(`closes them all once no line was written for ${IDLE_CLOSE_MS} ms, and reopens on the next line`, () => {
+    vi.useFakeTimers();
+    const t = new Transcripts(mkdtempSync(join(tmpdir(), "transcripts-idle-")));
+    try {
+      t.append("call_idle1", "a");
+      t.append("call_idle2", "a");
+      expect(t.openFiles).toBe(2);
+      vi.advanceTimersByTime(IDLE_CLOSE_MS / 2);
+      t.append("call_idle1", "b");
+      vi.advanceTimersByTime(IDLE_CLOSE_MS);
+      expect(t.openFiles).toBe(2);
+      vi.advanceTimersByTime(IDLE_CLOSE_MS);
+      expect(t.openFiles).toBe(0);
+      t.append("call_idle1", "c");
+      expect(t.openFiles).toBe(1);
+      expect(t.read("call_idle1")!.map((e) => e.step)).toEqual(["a", "b", "c"]);
+    } finally {
+      t.closeFiles();
+      vi.useRealTimers();
+    }
   });
 });

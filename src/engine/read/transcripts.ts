@@ -6,7 +6,7 @@
  * and object key before anything is truncated, so a secret straddling a cut cannot leak
  * in part.
  */
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, existsSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 const SECRET_HEADERS = new Set([
@@ -36,6 +36,14 @@ const MAX_RECENT = 256;
  * writes again after that is announced again, which its index ignores (one row per call).
  */
 export const MAX_SEEN_CALLS = 10_000;
+/**
+ * A call writes about a dozen lines within milliseconds, then, a second later, its
+ * execution's status: the files of the most recent calls stay open between lines (about
+ * two thirds of an append is opening and closing the file), at most MAX_OPEN of them, and
+ * all are closed once no line was written for IDLE_CLOSE_MS.
+ */
+export const MAX_OPEN = 8;
+export const IDLE_CLOSE_MS = 2_000;
 
 /**
  * First pass: masks secret headers and fields, bounds depth and array length, turns bigints
@@ -104,6 +112,10 @@ export class Transcripts {
   private readonly seen = new Set<string>();
   /** Told once per call, at its first line (the app indexes it in the journal). */
   onNewCall?: (callId: string, at: number) => void;
+  /** The files of the calls written to last (their descriptors, opened to append), oldest first. */
+  private readonly files = new Map<string, number>();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private lastWrite = 0;
 
   constructor(
     home: string,
@@ -184,12 +196,47 @@ export class Transcripts {
     }
     const now = new Date();
     const line = this.redactedJson({ t: now.toISOString(), step, ...data });
-    appendFileSync(join(this.dir, `${callId}.jsonl`), `${line}\n`, { mode: 0o600 });
+    writeSync(this.fileOf(callId), `${line}\n`);
     if (!this.seen.has(callId)) {
       if (this.seen.size >= this.maxSeen) this.seen.clear();
       this.seen.add(callId);
       this.onNewCall?.(callId, now.getTime());
     }
+  }
+
+  /** The call's file, open to append: kept from its last line, or opened (the oldest kept one closed past MAX_OPEN). */
+  private fileOf(callId: string): number {
+    this.lastWrite = Date.now();
+    const kept = this.files.get(callId);
+    if (kept !== undefined) {
+      this.files.delete(callId);
+      this.files.set(callId, kept);
+      return kept;
+    }
+    const fd = openSync(join(this.dir, `${callId}.jsonl`), "a", 0o600);
+    this.files.set(callId, fd);
+    if (this.files.size > MAX_OPEN) {
+      const [oldest, oldFd] = this.files.entries().next().value!;
+      this.files.delete(oldest);
+      closeSync(oldFd);
+    }
+    this.idleTimer ??= setInterval(() => {
+      if (Date.now() - this.lastWrite >= IDLE_CLOSE_MS) this.closeFiles();
+    }, IDLE_CLOSE_MS).unref();
+    return fd;
+  }
+
+  /** Closes every file kept open (they reopen on the next line); also when idle. */
+  closeFiles(): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = undefined;
+    for (const fd of this.files.values()) closeSync(fd);
+    this.files.clear();
+  }
+
+  /** How many call files are open now (for tests). */
+  get openFiles(): number {
+    return this.files.size;
   }
 
   read(callId: string): TranscriptEntry[] | undefined {
