@@ -14,7 +14,7 @@ import {
   signTransaction,
 } from "@solana/kit";
 import { createRpcChain } from "../../src/engine/rails/solana/rpc.js";
-import { exactTransfer } from "../../src/engine/rails/solana/delegate.js";
+import { exactTransfer } from "../../src/engine/rails/solana/transfer.js";
 import { PaidActionError } from "../../src/engine/errors.js";
 import { associatedTokenAddress } from "../../src/domain/token.js";
 import type { PaymentRequirements } from "../../src/domain/wire.js";

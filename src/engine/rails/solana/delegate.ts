@@ -4,13 +4,11 @@
  * token program refuses any transfer past what is left of it, whoever holds the agent key:
  * that ceiling holds against anything running as the user, which no local check can.
  *
- * The proof is the x402 `exact` SVM transaction laid out as the reference client lays it out
- * (compute unit limit, compute unit price, TransferChecked, memo; the fee payer's slot left
- * for the facilitator), with the owner's token account as the source and the agent key as
- * the transfer's authority. The reference facilitator does not require the source to belong
- * to the authority, and its simulation enforces the allowance.
+ * The proof is transfer.ts's, the reference client's layout, with the owner's token account
+ * as the source and the agent key as the transfer's authority. The reference facilitator does
+ * not require the source to belong to the authority, and its simulation enforces the allowance.
  *
- * Also here: the owner's transactions that set the allowance (ApproveChecked, which replaces
+ * Here: the owner's transactions that set the allowance (ApproveChecked, which replaces
  * it) and take it back (Revoke), for the `allowance` command, and the check of one handed to
  * `allowance submit` — what it changes, and what it would cost the owner to send.
  */
@@ -30,28 +28,14 @@ import {
   pipe,
   setTransactionMessageFeePayer,
   setTransactionMessageLifetimeUsingBlockhash,
-  type Instruction,
   type TransactionSigner,
 } from "@solana/kit";
-import {
-  getApproveCheckedInstruction,
-  getRevokeInstruction,
-  getTransferCheckedInstruction,
-} from "@solana-program/token";
-import type { PaymentRequirements } from "../../../domain/wire.js";
+import { getApproveCheckedInstruction, getRevokeInstruction } from "@solana-program/token";
 import { formatDecimal, USDC_DECIMALS } from "../../../domain/money.js";
 import type { Lifetime } from "./chain.js";
 import { describeFee, type AllowanceFee } from "./allowance.js";
 
 const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
-const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
-/** The reference client's compute budget (@x402/svm DEFAULT_COMPUTE_UNIT_LIMIT / _PRICE_MICROLAMPORTS). */
-const COMPUTE_UNIT_LIMIT = 20_000;
-const COMPUTE_UNIT_PRICE_MICROLAMPORTS = 1n;
-
-function le(value: bigint, bytes: number): number[] {
-  return Array.from({ length: bytes }, (_, i) => Number((value >> BigInt(8 * i)) & 0xffn));
-}
 
 const withLifetime =
   (lifetime: Lifetime) =>
@@ -60,46 +44,6 @@ const withLifetime =
       { blockhash: toBlockhash(lifetime.blockhash), lastValidBlockHeight: lifetime.lastValidHeight },
       m,
     );
-
-/**
- * The exact-scheme transfer of `requirements.amount` from `source` to the payee's token
- * account, authorised by the agent key — `source`'s owner, or in delegate mode its delegate —
- * and partially signed by it (the fee payer's signature is the facilitator's). The reference
- * client's layout, byte for byte. Returns the wire transaction (base64).
- */
-export async function exactTransfer(o: {
-  authority: TransactionSigner;
-  source: string;
-  payeeAccount: string;
-  requirements: PaymentRequirements;
-  lifetime: Lifetime;
-}): Promise<string> {
-  const memo = o.requirements.extra.memo;
-  if (typeof memo !== "string" || memo.length === 0)
-    throw new Error("the challenge names no memo: a payment must carry its quote's id");
-  const feePayer = o.requirements.extra.feePayer;
-  if (typeof feePayer !== "string") throw new Error("the challenge names no fee payer");
-  const instructions: Instruction[] = [
-    { programAddress: COMPUTE_BUDGET_PROGRAM, data: new Uint8Array([2, ...le(BigInt(COMPUTE_UNIT_LIMIT), 4)]) },
-    { programAddress: COMPUTE_BUDGET_PROGRAM, data: new Uint8Array([3, ...le(COMPUTE_UNIT_PRICE_MICROLAMPORTS, 8)]) },
-    getTransferCheckedInstruction({
-      source: address(o.source),
-      mint: address(o.requirements.asset),
-      destination: address(o.payeeAccount),
-      authority: o.authority,
-      amount: BigInt(o.requirements.amount),
-      decimals: USDC_DECIMALS,
-    }),
-    { programAddress: MEMO_PROGRAM, accounts: [], data: new TextEncoder().encode(memo) },
-  ];
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(address(feePayer), m),
-    withLifetime(o.lifetime),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  );
-  return getBase64EncodedWireTransaction(await partiallySignTransactionMessageWithSigners(message));
-}
 
 /** What the owner's allowance transaction does. */
 export type AllowanceChange = { kind: "grant"; amount: bigint } | { kind: "revoke" };

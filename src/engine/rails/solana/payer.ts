@@ -30,7 +30,7 @@ import { KeypairFileError, readKeypairFile } from "../../../domain/keypair.js";
 import { associatedTokenAddress } from "../../../domain/token.js";
 import type { ProofOptions } from "../port.js";
 import type { Lifetime } from "./chain.js";
-import { exactTransfer } from "./delegate.js";
+import { exactTransfer } from "./transfer.js";
 import { paidError } from "../../errors.js";
 
 export interface Payer {
