@@ -1,6 +1,6 @@
 /**
  * The settlement's fast path (src/sandbox/service/settle-fast.ts) and the reading of wire
- * transactions from their bytes it stands on (src/sandbox/ledger/wire-format.ts):
+ * transactions from their bytes it stands on (src/domain/solana-wire.ts):
  *  - the bytes read the way kit's decoders read them (signatures, keys, blockhash, message
  *    hash), and whatever kit might read otherwise is not read at all;
  *  - a stock client's proof that the reference facilitator accepts is settled, co-signed as
@@ -15,13 +15,7 @@ import type { Network, PaymentPayload as X402Payload, PaymentRequirements as X40
 import { FastExactSettler } from "../../src/sandbox/service/settle-fast.js";
 import { ledgerFacilitatorSigner } from "../../src/sandbox/ledger/chain.js";
 import { blockhashOf, messageHashOf } from "../../src/sandbox/ledger/tx-wire.js";
-import {
-  base58,
-  keyName,
-  readWireBase64,
-  readWireTransaction,
-  wireMessageHash,
-} from "../../src/sandbox/ledger/wire-format.js";
+import { base58, keyName, readWireBase64, readWireTransaction, wireMessageHash } from "../../src/domain/solana-wire.js";
 import type { PaymentPayload, PaymentRequirements } from "../../src/domain/wire.js";
 import type { Ledger } from "../../src/sandbox/ledger/ledger.js";
 import { SERVER_INPUT, startTestSandbox, type TestSandbox } from "../helpers/sandbox.js";

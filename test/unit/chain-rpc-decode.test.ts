@@ -235,4 +235,25 @@ describe("decodeRpcTransaction", () => {
   it("refuses an answer that is not base64-encoded", async () => {
     await expect(decodeRpcTransaction("Sig11", { ...rpcAnswer(""), transaction: [] })).rejects.toThrow(/base64/);
   });
+
+  it("reads the same from the bytes as kit's decoders do: a wire the byte reader does not take (a key named twice) goes to kit, which reads it alike", async () => {
+    const { wire } = await signed([transferChecked(5n), memoIx("twice")]);
+    const fast = await decodeRpcTransaction("Sig12", rpcAnswer(wire));
+    // The same message with its second key written over by the first: the byte reader refuses it, kit reads it.
+    const bytes = Buffer.from(wire, "base64");
+    const messageAt = 1 + 64 * bytes[0]!;
+    const keysAt = messageAt + (bytes[messageAt]! & 0x80 ? 1 : 0) + 3 + 1;
+    bytes.copy(bytes, keysAt + 32, keysAt, keysAt + 32);
+    const slow = await decodeRpcTransaction("Sig12", rpcAnswer(bytes.toString("base64")));
+    expect(slow.feePayer).toBe(fast.feePayer);
+    expect(slow.memos).toEqual(["twice"]);
+    expect(slow.transfers).toHaveLength(1);
+  });
+
+  it("refuses a message version it does not read, through either reader", async () => {
+    const { wire } = await signed([memoIx("v")]);
+    const bytes = Buffer.from(wire, "base64");
+    bytes[1 + 64 * bytes[0]!] = 0x81; // version 1
+    await expect(decodeRpcTransaction("Sig13", rpcAnswer(bytes.toString("base64")))).rejects.toThrow();
+  });
 });

@@ -26,7 +26,7 @@ import { BalanceReader, decodeTokenAccount } from "./balances.js";
 import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
 import { simulateWire } from "./litesvm-wire.js";
-import { base58, isSigned, keyName, readWireBase64, wireMessageHash } from "./wire-format.js";
+import { base58, isSigned, keyName, readWireBase64, wireMessageHash } from "../../domain/solana-wire.js";
 import { statement } from "../db.js";
 
 export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
@@ -336,7 +336,7 @@ export class Ledger {
 
 /**
  * A transaction's signature, the accounts it names and its message hash: read from its bytes
- * (wire-format.ts), or through kit's decoder for what that reader does not take; undefined
+ * (domain/solana-wire.ts), or through kit's decoder for what that reader does not take; undefined
  * when it does not decode at all.
  */
 function transactionIds(

@@ -3,14 +3,14 @@
  * `sendTransaction`/`simulateTransaction` take a kit `Transaction` and encode it back to
  * bytes each call (after kit decoded it from those bytes); its native handle (litesvm 1.5's
  * `inner`) takes the wire bytes themselves. The public API is used whenever the native one
- * is missing or the transaction is one the strict reader (wire-format.ts) does not take, and
+ * is missing or the transaction is one the strict reader (domain/solana-wire.ts) does not take, and
  * for a transaction with an absent signature, which the public API refuses by throwing
  * (`assertIsFullySignedTransaction`) while signatures are verified: results are the same
  * either way.
  */
 import type { FailedTransactionMetadata, LiteSVM, TransactionMetadata } from "litesvm";
 import { decodeWireTransaction } from "./tx-wire.js";
-import { fullySigned, readWireBase64, type WireTransaction } from "./wire-format.js";
+import { fullySigned, readWireBase64, type WireTransaction } from "../../domain/solana-wire.js";
 
 type SendResult = TransactionMetadata | FailedTransactionMetadata;
 /** What a simulation answers: the transaction's meta, or its failure. */

@@ -7,7 +7,7 @@
 import { PaymentPayload, type PaymentRequirements } from "../../domain/wire.js";
 import type { ApiError } from "../http/errors.js";
 import { blockhashOf, decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
-import { keyName, readWireBase64, wireMessageHash } from "../ledger/wire-format.js";
+import { keyName, readWireBase64, wireMessageHash } from "../../domain/solana-wire.js";
 import type { QuoteRow } from "./records.js";
 
 /** The fields of x402 `accepted` that bind a proof to its quote (decisions.md). */
@@ -41,7 +41,7 @@ export function decodeProof(proof: string, reject: RejectProof): DecodedProof {
       "the payment proof is not an x402 v2 PaymentPayload {x402Version: 2, accepted, payload: {transaction}}",
     );
   }
-  // Read from its bytes when it is in a shape kit decodes the same way (wire-format.ts).
+  // Read from its bytes when it is in a shape kit decodes the same way (domain/solana-wire.ts).
   const wire = readWireBase64(parsed.data.payload.transaction);
   if (wire) return { payload: parsed.data, messageHash: wireMessageHash(wire), blockhash: keyName(wire.blockhash) };
   try {

@@ -3,7 +3,7 @@
  * [SetComputeUnitLimit, SetComputeUnitPrice, TransferChecked (SPL Token), Memo] — checked
  * against the quote's requirements by every rule the reference facilitator's verification
  * (`@x402/svm` ExactSvmScheme, its static path) applies, read once from the transaction's
- * bytes (ledger/wire-format.ts) but for the signatures, which LiteSVM checks when it is
+ * bytes (domain/solana-wire.ts) but for the signatures, which LiteSVM checks when it is
  * submitted; then co-signed by the fee payer (node:crypto, on the thread pool), simulated
  * and submitted in one synchronous step.
  *
@@ -24,7 +24,7 @@ import {
   sameBytes,
   type WireInstruction,
   type WireTransaction,
-} from "../ledger/wire-format.js";
+} from "../../domain/solana-wire.js";
 
 const COMPUTE_BUDGET = "ComputeBudget111111111111111111111111111111";
 const TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";

@@ -1,5 +1,7 @@
 /**
- * Solana's wire format read straight from its bytes, for the settlement's hot path: the
+ * Solana's wire format read straight from its bytes, for the hot paths that read
+ * transactions — the sandbox's settlement, and the engine's check of a settlement on our RPC
+ * (rails/solana/rpc.ts): the
  * signatures, the message's header, account keys, blockhash and instructions as views into
  * the transaction's bytes, and base58 names for the few that need one (cached: a ledger meets
  * the same accounts again and again). `@solana/kit`'s decoders name every account in base58
