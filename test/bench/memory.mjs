@@ -57,10 +57,10 @@ async function heapReading(inspector, calls) {
  * `calls` paid calls through the MCP server over stdio, RSS and CPU sampled every `every`
  * calls; with `heapEvery` or `snapshots` (call counts), the heap read or snapshotted too.
  */
-async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots = [] } = {}) {
+async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots = [], nodeArgs = [] } = {}) {
   const env = serviceEnv(svc.info, join(work, home));
   const inspect = heapEvery > 0 || snapshots.length > 0;
-  const { client, pid, inspector } = await mcpClient(env, { inspect });
+  const { client, pid, inspector } = await mcpClient(env, { inspect, nodeArgs });
   if (snapshots.length > 0) {
     mkdirSync(HEAP_DIR, { recursive: true });
     for (const f of readdirSync(HEAP_DIR)) if (f.endsWith(".heapsnapshot")) rmSync(join(HEAP_DIR, f));
@@ -110,17 +110,39 @@ async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots 
   const after = rssMb(pid);
   inspector?.close();
   await client.close();
-  return { idleMb: idle, afterMb: after, calls, samples, unsettled, heap, snapshots: written };
+  return { idleMb: idle, afterMb: after, calls, samples, unsettled, heap, snapshots: written, nodeArgs };
 }
 
 // ---- 3. Memory -------------------------------------------------------------------------
 
-export async function memory(svc) {
+/** Section 3; `options.nodeArgs`: Node flags for the server (`--only memory --server-args "…"`). */
+export async function memory(svc, options = {}) {
   log(`3. memory: idle, then ${N_MEMORY} paid calls…`);
-  const run = await paidCallsRss(svc, N_MEMORY, 100, "mem-home");
+  const run = await paidCallsRss(svc, N_MEMORY, 100, "mem-home", options);
   // Trend: the slope over the second half of the run.
   const half = run.samples.slice(Math.floor(run.samples.length / 2));
   return { ...run, slopeMbPer100Calls: slopePer100(half) };
+}
+
+/**
+ * `--only memory`: section 3 alone — idle, after, the ratio and the trend against issue 34's
+ * targets, and RSS every 100 calls split into anonymous memory (the V8 heap, the allocator's,
+ * SQLite's page cache) and file-backed (the node binary and libraries, mapped).
+ */
+export function formatMemory(m) {
+  const ratio = m.afterMb / m.idleMb;
+  const met = ratio <= 1.5 && m.slopeMbPer100Calls < 1;
+  const lines = [
+    "",
+    `Memory (RSS) over ${m.calls} paid calls (MCP server over stdio, SQLite journal${m.nodeArgs.length ? `, node ${m.nodeArgs.join(" ")}` : ""}):`,
+    `  idle ${m.idleMb.toFixed(1)} MB; after ${m.afterMb.toFixed(1)} MB (${ratio.toFixed(2)}x idle); trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls — targets <= 1.5x idle and < 1 MB per 100: ${met ? "met" : "missed"}`,
+  ];
+  for (const p of m.samples)
+    lines.push(
+      `  ${String(p.calls).padStart(6)} calls: RSS ${p.rssMb.toFixed(1)} MB (anonymous ${p.anonMb.toFixed(1)}, file ${p.fileMb.toFixed(1)}), server CPU ${p.cpuMsPerCall.toFixed(1)} ms per call`,
+    );
+  lines.push(`  calls that ended unsettled (outcome_unknown or busy): ${m.unsettled.length}`);
+  return lines;
 }
 
 /** The long run: RSS every 1,000 calls and the slope over each half and over the last 5,000. */
@@ -142,7 +164,7 @@ export async function memoryLong(svc, calls, heapOptions = {}) {
 export function formatMemoryLong(m) {
   const lines = [
     "",
-    `Memory over ${m.calls} paid calls (MCP server over stdio, SQLite journal): idle ${m.idleMb.toFixed(1)} MB`,
+    `Memory over ${m.calls} paid calls (MCP server over stdio, SQLite journal${m.nodeArgs?.length ? `, node ${m.nodeArgs.join(" ")}` : ""}): idle ${m.idleMb.toFixed(1)} MB`,
   ];
   for (const p of m.samples)
     lines.push(
