@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { INPUT, log, mcpClient, N_MEMORY, ROOT, rssMb, serviceEnv, sleep, work } from "./common.mjs";
-import { cpuMs, heapAfterGc, writeHeapSnapshot } from "./inspector.mjs";
+import { anonymousByKind, cpuMs, heapAfterGc, heapSpaces, writeHeapSnapshot } from "./inspector.mjs";
 import { engineSide } from "./alternation.mjs";
 
 /** Least-squares slope of RSS over calls, in MB per 100 calls. */
@@ -41,10 +41,29 @@ export const HEAP_DIR = join(ROOT, ".bench", "heap");
 
 const MB = 2 ** 20;
 
-/** After three full GCs: the heap in use and reserved, `external` and array buffers, in MB. */
-async function heapReading(inspector, calls) {
+/**
+ * Where the resident memory is, read before any GC is forced (as the process runs): V8's heap
+ * resident by space, the malloc heaps (smaps), in MB.
+ */
+async function residentReading(inspector, pid) {
+  const spaces = Object.fromEntries((await heapSpaces(inspector)).map((s) => [s.name, s.resident / MB]));
+  return {
+    v8: {
+      newMb: (spaces.new_space ?? 0) + (spaces.new_large_object_space ?? 0),
+      oldMb: spaces.old_space ?? 0,
+      codeMb: (spaces.code_space ?? 0) + (spaces.code_large_object_space ?? 0),
+      largeMb: spaces.large_object_space ?? 0,
+    },
+    ...anonymousByKind(pid),
+  };
+}
+
+/** The resident memory as it is (residentReading), then after three full GCs: the heap in use and reserved, `external` and array buffers, in MB. */
+async function heapReading(inspector, calls, pid) {
+  const resident = pid === undefined ? undefined : await residentReading(inspector, pid);
   const m = await heapAfterGc(inspector);
   return {
+    resident,
     calls,
     heapUsedMb: m.heapUsed / MB,
     heapTotalMb: m.heapTotal / MB,
@@ -68,7 +87,7 @@ async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots 
   await client.listTools();
   await sleep(1500);
   const idle = rssMb(pid);
-  const heap = heapEvery > 0 ? [await heapReading(inspector, 0)] : [];
+  const heap = heapEvery > 0 ? [await heapReading(inspector, 0, pid)] : [];
   const written = [];
   const samples = [];
   const unsettled = [];
@@ -93,7 +112,7 @@ async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots 
       cpuCalls = 0;
       if (calls > N_MEMORY) log(`   ${i} calls: RSS ${samples[samples.length - 1].rssMb.toFixed(1)} MB`);
     }
-    if (heapEvery > 0 && i % heapEvery === 0) heap.push(await heapReading(inspector, i));
+    if (heapEvery > 0 && i % heapEvery === 0) heap.push(await heapReading(inspector, i, pid));
     if (snapshots.includes(i)) {
       const path = join(HEAP_DIR, `${String(i).padStart(6, "0")}.heapsnapshot`);
       const bytes = await writeHeapSnapshot(inspector, path);
@@ -189,6 +208,14 @@ function formatHeap(m) {
       lines.push(
         `    ${String(h.calls).padStart(6)} calls: ${h.heapUsedMb.toFixed(2)} / ${h.heapTotalMb.toFixed(1)} / ${h.externalMb.toFixed(2)} / ${h.arrayBuffersMb.toFixed(2)}`,
       );
+    lines.push(
+      "  resident before those GCs (MB): V8's heap by space (new / old / code / large objects); malloc, main thread's heap / other threads' arenas; other anonymous:",
+    );
+    for (const { calls, resident: r } of m.heap)
+      if (r)
+        lines.push(
+          `    ${String(calls).padStart(6)} calls: ${r.v8.newMb.toFixed(1)} / ${r.v8.oldMb.toFixed(1)} / ${r.v8.codeMb.toFixed(1)} / ${r.v8.largeMb.toFixed(1)}; ${r.mallocMainMb.toFixed(1)} / ${r.mallocArenasMb.toFixed(1)}; ${r.otherAnonMb.toFixed(1)}`,
+        );
     for (const [a, b] of [
       [1000, 3000],
       [3000, 10000],
