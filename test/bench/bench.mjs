@@ -12,12 +12,15 @@
 //   profile        where the CPU of a paid call goes, MCP server (by phase of the call) and
 //                  service, the profiles written to .bench/profile/ (cpu-profile.mjs; --calls N);
 //   cpu-profile    the same section under its first name;
+//   memory         section 3 alone: RSS idle and after 1,000 paid calls, the second half's
+//                  trend, RSS every 100 calls (memory.mjs; --server-args "FLAGS": Node flags
+//                  for the MCP server, to compare a V8 setting);
 //   memory-long    the long memory run (memory.mjs; --calls N or BENCH_MEMORY_CALLS, 10,000 by
-//                  default; --heap-every N, --snapshots a,b,… for heap-diff.mjs);
+//                  default; --heap-every N, --snapshots a,b,… for heap-diff.mjs; --server-args);
 //   memory-engine  the engine's heap in a process of its own (memory.mjs; --calls N, 3,000);
 //   launch         the launch through npm (launch.mjs: npx, a global install; it installs the
 //                  package with npm).
-// Only startup and wan are part of a full run too.
+// Only startup, wan and memory are part of a full run too.
 // Each section is its own module: paid-call.mjs (1, its floor in floor.mjs), wan.mjs (1b, its
 // sides in wan-sides.mjs), commits.mjs (1c), cold-start.mjs (2), startup.mjs, memory.mjs (3),
 // scale.mjs (4-6); report.mjs prints the table. This file runs them in order.
@@ -30,7 +33,7 @@ import { log, QUICK, ROOT, startSandbox, work } from "./common.mjs";
 import { cpuProfiles, formatCpuProfiles } from "./cpu-profile.mjs";
 import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { commitsPerCall } from "./commits.mjs";
-import { formatMemoryEngine, formatMemoryLong, memory, memoryEngine, memoryLong } from "./memory.mjs";
+import { formatMemory, formatMemoryEngine, formatMemoryLong, memory, memoryEngine, memoryLong } from "./memory.mjs";
 import { paidCalls } from "./paid-call.mjs";
 import { formatReport, formatWan } from "./report.mjs";
 import { launchFigures, formatLaunch } from "./launch.mjs";
@@ -45,10 +48,21 @@ const args = parseArgs({
     calls: { type: "string" },
     "heap-every": { type: "string" },
     snapshots: { type: "string" },
+    "server-args": { type: "string" },
   },
 }).values;
 const ONLY = args.only;
-const SECTIONS = ["startup", "wan", "memory-long", "memory-engine", "launch", "alternation", "profile", "cpu-profile"];
+const SECTIONS = [
+  "startup",
+  "wan",
+  "memory",
+  "memory-long",
+  "memory-engine",
+  "launch",
+  "alternation",
+  "profile",
+  "cpu-profile",
+];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY))
   throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
 
@@ -117,10 +131,18 @@ if (ONLY === "memory-engine") {
   svc.child.kill("SIGTERM");
   writeOnly(formatMemoryEngine(results.memoryEngine), "memory-engine.json");
 }
+/** `--server-args "--flag=v …"`: Node flags for the MCP server in the memory sections. */
+const nodeArgs = (args["server-args"] ?? "").split(/\s+/).filter(Boolean);
+if (ONLY === "memory") {
+  results.memory = await memory(svc, { nodeArgs });
+  svc.child.kill("SIGTERM");
+  writeOnly(formatMemory(results.memory), "memory.json");
+}
 if (ONLY === "memory-long") {
   results.memoryLong = await memoryLong(svc, Number(args.calls ?? process.env.BENCH_MEMORY_CALLS ?? 10_000), {
     heapEvery: Number(args["heap-every"] ?? 0),
     snapshots: (args.snapshots ?? "").split(",").filter(Boolean).map(Number),
+    nodeArgs,
   });
   svc.child.kill("SIGTERM");
   writeOnly(formatMemoryLong(results.memoryLong), "memory-long.json");

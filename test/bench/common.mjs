@@ -115,12 +115,13 @@ export function serviceEnv(info, home, extra = {}) {
 
 /**
  * The MCP server over stdio. With `inspect`, it runs with the inspector open on loopback
- * (inspector.mjs) and `inspector` is a CDP session to it.
+ * (inspector.mjs) and `inspector` is a CDP session to it. `nodeArgs`: Node's own flags for
+ * its process (the memory sections' `--server-args`, to compare a V8 setting).
  */
-export async function mcpClient(env, { inspect = false } = {}) {
+export async function mcpClient(env, { inspect = false, nodeArgs = [] } = {}) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: inspect ? [INSPECT_FLAG, CLI, "serve"] : [CLI, "serve"],
+    args: [...nodeArgs, ...(inspect ? [INSPECT_FLAG] : []), CLI, "serve"],
     env,
     stderr: inspect ? "pipe" : "ignore",
   });

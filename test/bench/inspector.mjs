@@ -73,6 +73,50 @@ export async function heapAfterGc(session) {
   return JSON.parse(result.value);
 }
 
+/**
+ * V8's heap by space — new (both semi-spaces), old, code, large objects — as the process has it
+ * committed and resident now (no GC forced), from `v8.getHeapSpaceStatistics()`: bytes.
+ */
+export async function heapSpaces(session) {
+  const { result } = await session.send("Runtime.evaluate", {
+    // The inspector's command line API gives `require` in an ES module process too.
+    expression:
+      "JSON.stringify(require('node:v8').getHeapSpaceStatistics().map((s) => [s.space_name, s.physical_space_size, s.space_used_size]))",
+    includeCommandLineAPI: true,
+    returnByValue: true,
+  });
+  return JSON.parse(result.value).map(([name, resident, used]) => ({ name, resident, used }));
+}
+
+/**
+ * The process's anonymous resident memory by who mapped it (/proc/<pid>/smaps, MB): the main
+ * thread's malloc heap (`[heap]`), other threads' malloc arenas (a read-write mapping followed by
+ * its reserved rest, 64 MB together) and every other anonymous mapping (V8's heap among them).
+ */
+export function anonymousByKind(pid) {
+  const maps = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      maps.push({ start: BigInt(`0x${head[1]}`), end: BigInt(`0x${head[2]}`), perm: head[3], name: head[4], rssKb: 0 });
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+)/.exec(line);
+    if (rss && maps.length) maps[maps.length - 1].rssKb = Number(rss[1]);
+  }
+  const ARENA = 64n * 2n ** 20n;
+  const out = { mallocMainMb: 0, mallocArenasMb: 0, otherAnonMb: 0 };
+  maps.forEach((m, i) => {
+    const next = maps[i + 1];
+    if (m.name === "[heap]") out.mallocMainMb += m.rssKb / 1024;
+    else if (m.name !== "") return;
+    else if (next?.name === "" && next.perm === "---p" && next.start === m.end && next.end - m.start === ARENA)
+      out.mallocArenasMb += m.rssKb / 1024;
+    else out.otherAnonMb += m.rssKb / 1024;
+  });
+  return out;
+}
+
 /** A heap snapshot (V8 takes it after a full GC) streamed to `path`; resolves with its size in bytes. */
 export async function writeHeapSnapshot(session, path) {
   const out = createWriteStream(path);

@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { INPUT, log, mcpClient, N_MEMORY, ROOT, rssMb, serviceEnv, sleep, work } from "./common.mjs";
-import { cpuMs, heapAfterGc, writeHeapSnapshot } from "./inspector.mjs";
+import { anonymousByKind, cpuMs, heapAfterGc, heapSpaces, writeHeapSnapshot } from "./inspector.mjs";
 import { engineSide } from "./alternation.mjs";
 
 /** Least-squares slope of RSS over calls, in MB per 100 calls. */
@@ -41,10 +41,29 @@ export const HEAP_DIR = join(ROOT, ".bench", "heap");
 
 const MB = 2 ** 20;
 
-/** After three full GCs: the heap in use and reserved, `external` and array buffers, in MB. */
-async function heapReading(inspector, calls) {
+/**
+ * Where the resident memory is, read before any GC is forced (as the process runs): V8's heap
+ * resident by space, the malloc heaps (smaps), in MB.
+ */
+async function residentReading(inspector, pid) {
+  const spaces = Object.fromEntries((await heapSpaces(inspector)).map((s) => [s.name, s.resident / MB]));
+  return {
+    v8: {
+      newMb: (spaces.new_space ?? 0) + (spaces.new_large_object_space ?? 0),
+      oldMb: spaces.old_space ?? 0,
+      codeMb: (spaces.code_space ?? 0) + (spaces.code_large_object_space ?? 0),
+      largeMb: spaces.large_object_space ?? 0,
+    },
+    ...anonymousByKind(pid),
+  };
+}
+
+/** The resident memory as it is (residentReading), then after three full GCs: the heap in use and reserved, `external` and array buffers, in MB. */
+async function heapReading(inspector, calls, pid) {
+  const resident = pid === undefined ? undefined : await residentReading(inspector, pid);
   const m = await heapAfterGc(inspector);
   return {
+    resident,
     calls,
     heapUsedMb: m.heapUsed / MB,
     heapTotalMb: m.heapTotal / MB,
@@ -57,10 +76,10 @@ async function heapReading(inspector, calls) {
  * `calls` paid calls through the MCP server over stdio, RSS and CPU sampled every `every`
  * calls; with `heapEvery` or `snapshots` (call counts), the heap read or snapshotted too.
  */
-async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots = [] } = {}) {
+async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots = [], nodeArgs = [] } = {}) {
   const env = serviceEnv(svc.info, join(work, home));
   const inspect = heapEvery > 0 || snapshots.length > 0;
-  const { client, pid, inspector } = await mcpClient(env, { inspect });
+  const { client, pid, inspector } = await mcpClient(env, { inspect, nodeArgs });
   if (snapshots.length > 0) {
     mkdirSync(HEAP_DIR, { recursive: true });
     for (const f of readdirSync(HEAP_DIR)) if (f.endsWith(".heapsnapshot")) rmSync(join(HEAP_DIR, f));
@@ -68,7 +87,7 @@ async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots 
   await client.listTools();
   await sleep(1500);
   const idle = rssMb(pid);
-  const heap = heapEvery > 0 ? [await heapReading(inspector, 0)] : [];
+  const heap = heapEvery > 0 ? [await heapReading(inspector, 0, pid)] : [];
   const written = [];
   const samples = [];
   const unsettled = [];
@@ -93,7 +112,7 @@ async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots 
       cpuCalls = 0;
       if (calls > N_MEMORY) log(`   ${i} calls: RSS ${samples[samples.length - 1].rssMb.toFixed(1)} MB`);
     }
-    if (heapEvery > 0 && i % heapEvery === 0) heap.push(await heapReading(inspector, i));
+    if (heapEvery > 0 && i % heapEvery === 0) heap.push(await heapReading(inspector, i, pid));
     if (snapshots.includes(i)) {
       const path = join(HEAP_DIR, `${String(i).padStart(6, "0")}.heapsnapshot`);
       const bytes = await writeHeapSnapshot(inspector, path);
@@ -110,17 +129,39 @@ async function paidCallsRss(svc, calls, every, home, { heapEvery = 0, snapshots 
   const after = rssMb(pid);
   inspector?.close();
   await client.close();
-  return { idleMb: idle, afterMb: after, calls, samples, unsettled, heap, snapshots: written };
+  return { idleMb: idle, afterMb: after, calls, samples, unsettled, heap, snapshots: written, nodeArgs };
 }
 
 // ---- 3. Memory -------------------------------------------------------------------------
 
-export async function memory(svc) {
+/** Section 3; `options.nodeArgs`: Node flags for the server (`--only memory --server-args "…"`). */
+export async function memory(svc, options = {}) {
   log(`3. memory: idle, then ${N_MEMORY} paid calls…`);
-  const run = await paidCallsRss(svc, N_MEMORY, 100, "mem-home");
+  const run = await paidCallsRss(svc, N_MEMORY, 100, "mem-home", options);
   // Trend: the slope over the second half of the run.
   const half = run.samples.slice(Math.floor(run.samples.length / 2));
   return { ...run, slopeMbPer100Calls: slopePer100(half) };
+}
+
+/**
+ * `--only memory`: section 3 alone — idle, after, the ratio and the trend against issue 34's
+ * targets, and RSS every 100 calls split into anonymous memory (the V8 heap, the allocator's,
+ * SQLite's page cache) and file-backed (the node binary and libraries, mapped).
+ */
+export function formatMemory(m) {
+  const ratio = m.afterMb / m.idleMb;
+  const met = ratio <= 1.5 && m.slopeMbPer100Calls < 1;
+  const lines = [
+    "",
+    `Memory (RSS) over ${m.calls} paid calls (MCP server over stdio, SQLite journal${m.nodeArgs.length ? `, node ${m.nodeArgs.join(" ")}` : ""}):`,
+    `  idle ${m.idleMb.toFixed(1)} MB; after ${m.afterMb.toFixed(1)} MB (${ratio.toFixed(2)}x idle); trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls — targets <= 1.5x idle and < 1 MB per 100: ${met ? "met" : "missed"}`,
+  ];
+  for (const p of m.samples)
+    lines.push(
+      `  ${String(p.calls).padStart(6)} calls: RSS ${p.rssMb.toFixed(1)} MB (anonymous ${p.anonMb.toFixed(1)}, file ${p.fileMb.toFixed(1)}), server CPU ${p.cpuMsPerCall.toFixed(1)} ms per call`,
+    );
+  lines.push(`  calls that ended unsettled (outcome_unknown or busy): ${m.unsettled.length}`);
+  return lines;
 }
 
 /** The long run: RSS every 1,000 calls and the slope over each half and over the last 5,000. */
@@ -142,7 +183,7 @@ export async function memoryLong(svc, calls, heapOptions = {}) {
 export function formatMemoryLong(m) {
   const lines = [
     "",
-    `Memory over ${m.calls} paid calls (MCP server over stdio, SQLite journal): idle ${m.idleMb.toFixed(1)} MB`,
+    `Memory over ${m.calls} paid calls (MCP server over stdio, SQLite journal${m.nodeArgs?.length ? `, node ${m.nodeArgs.join(" ")}` : ""}): idle ${m.idleMb.toFixed(1)} MB`,
   ];
   for (const p of m.samples)
     lines.push(
@@ -167,6 +208,14 @@ function formatHeap(m) {
       lines.push(
         `    ${String(h.calls).padStart(6)} calls: ${h.heapUsedMb.toFixed(2)} / ${h.heapTotalMb.toFixed(1)} / ${h.externalMb.toFixed(2)} / ${h.arrayBuffersMb.toFixed(2)}`,
       );
+    lines.push(
+      "  resident before those GCs (MB): V8's heap by space (new / old / code / large objects); malloc, main thread's heap / other threads' arenas; other anonymous:",
+    );
+    for (const { calls, resident: r } of m.heap)
+      if (r)
+        lines.push(
+          `    ${String(calls).padStart(6)} calls: ${r.v8.newMb.toFixed(1)} / ${r.v8.oldMb.toFixed(1)} / ${r.v8.codeMb.toFixed(1)} / ${r.v8.largeMb.toFixed(1)}; ${r.mallocMainMb.toFixed(1)} / ${r.mallocArenasMb.toFixed(1)}; ${r.otherAnonMb.toFixed(1)}`,
+        );
     for (const [a, b] of [
       [1000, 3000],
       [3000, 10000],

@@ -6,11 +6,31 @@ import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { MIGRATIONS } from "../../src/engine/journal/schema.js";
-import { Journal } from "../../src/engine/journal/sqlite.js";
+import { Journal, PAGE_CACHE_KIB } from "../../src/engine/journal/sqlite.js";
 import { newIntent } from "../helpers/journal-records.js";
 import { ensureBuilt, PROJECT_ROOT } from "../helpers/process.js";
 
 describe("the journal", () => {
+  it("keeps a page cache of SQLite's default size (2,000 KiB), not better-sqlite3's 16 MB, on every opening", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pam-journal-"));
+    const path = join(dir, "journal.sqlite");
+    try {
+      // What the connection would keep without the journal's setting: the process's memory
+      // would grow with the journal's file, up to this, with every paid call.
+      const raw = new Database(":memory:");
+      expect(raw.pragma("cache_size", { simple: true })).toBe(-16000);
+      raw.close();
+      expect(PAGE_CACHE_KIB).toBe(2000);
+      for (let opening = 0; opening < 2; opening++) {
+        const j = new Journal(path);
+        expect(j.pageCacheKib).toBe(PAGE_CACHE_KIB);
+        j.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("several processes opening a new journal at once all succeed: a migration runs once", async () => {
     ensureBuilt();
     const dir = mkdtempSync(join(tmpdir(), "pam-journal-"));

@@ -51,6 +51,15 @@ export {
   type NewIntent,
 } from "./port.js";
 
+/**
+ * The page cache one journal connection keeps, in KiB: SQLite's own default. better-sqlite3
+ * builds SQLite with 16 MB instead, and the journal's file grows by about 9 KB a paid call,
+ * so that cache — process memory outside the JS heap — grew with every call for the first
+ * thousands of them (10–19 MB more RSS after 1,000 paid calls, docs/benchmarks.md "Memory").
+ * Pages past it are read again from the operating system's file cache, not from the disk.
+ */
+export const PAGE_CACHE_KIB = 2000;
+
 function openDatabase(path: string): Database.Database {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new Database(path);
@@ -59,6 +68,7 @@ function openDatabase(path: string): Database.Database {
   db.exec("PRAGMA busy_timeout = 10000");
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = FULL");
+  db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
   return db;
 }
 
@@ -93,6 +103,11 @@ export class Journal extends SqliteIntents implements JournalStore {
         .immediate();
       if (!migrated) return;
     }
+  }
+
+  /** The page cache this connection may keep, in KiB (PAGE_CACHE_KIB). */
+  get pageCacheKib(): number {
+    return -(this.sql("PRAGMA cache_size").get() as { cache_size: number }).cache_size;
   }
 
   get schemaVersion(): number {
