@@ -14,7 +14,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { children, CLI, log, SERVICE_WINDOW_MS, sleep, work } from "./common.mjs";
-import { connectInspector, cpuMs, INSPECT_FLAG, startCpuProfile } from "./inspector.mjs";
+import { connectInspector, cpuMs, INSPECT_FLAG, mainThreadCpuMs, startCpuProfile } from "./inspector.mjs";
 import { attribute } from "./profile-attribution.mjs";
 import {
   prepareExecutions,
@@ -61,13 +61,18 @@ async function startService(cli, nodeArgs = []) {
 /** CPU time both processes spend in `run` (which resolves with how many calls it made), per call. */
 async function cpuPerCall(svc, run) {
   const cpu0 = cpuMs(svc.child.pid);
+  const main0 = mainThreadCpuMs(svc.child.pid);
   const own0 = process.cpuUsage();
   const t0 = performance.now();
   const n = await run();
   const wall = performance.now() - t0;
   const own = process.cpuUsage(own0);
+  const main = mainThreadCpuMs(svc.child.pid) - main0;
   const per = (ms) => (ms / n).toFixed(2);
-  return `CPU per call: service ${per(cpuMs(svc.child.pid) - cpu0)} ms, client ${per((own.user + own.system) / 1000)} ms; ${(wall / 1000).toFixed(1)} s`;
+  return (
+    `CPU per call: service ${per(cpuMs(svc.child.pid) - cpu0)} ms (its main thread ${per(main)} ms, busy ${((main / wall) * 100).toFixed(0)} % of the time), ` +
+    `client ${per((own.user + own.system) / 1000)} ms; ${(wall / 1000).toFixed(1)} s`
+  );
 }
 
 for (let r = 0; r < rounds; r++) {
