@@ -126,6 +126,8 @@ export class Ledger {
     describe: (result: TransactionMetadata | FailedTransactionMetadata | undefined) => {
       value: T;
       log?: { signature?: string; messageHash?: string; detail?: string; addresses?: readonly string[] };
+      /** Runs once the operation is logged, in a savepoint of the same transaction; a throw undoes it alone. */
+      alongside?: () => void;
     },
     before?: () => void,
   ): T {
@@ -146,6 +148,13 @@ export class Ledger {
           });
           if (described.log.addresses) this.history.indexAddresses(lastInsertRowid, described.log.addresses);
           this.opsSinceSnapshot++;
+        }
+        if (described.alongside) {
+          try {
+            this.opts.db.transaction(described.alongside)();
+          } catch {
+            // Undone alone (its savepoint): the operation stands, and the caller sees its record missing.
+          }
         }
         return described.value;
       })
@@ -239,9 +248,12 @@ export class Ledger {
 
   /**
    * Submits a fully signed transaction. On success it is applied and logged in one
-   * synchronous step, and described for getTransaction.
+   * synchronous step, and described for getTransaction. `alongside` runs on success inside
+   * that same SQLite transaction (a savepoint of its own): what the caller records of the
+   * transaction commits with it. Should it throw, its writes alone are undone and the
+   * transaction still lands: the caller sees that nothing of its own was recorded.
    */
-  submit(wireBase64: string): SubmitResult {
+  submit(wireBase64: string, alongside?: (landed: LandedTransaction) => void): SubmitResult {
     const ids = transactionIds(wireBase64);
     if (!ids) return { ok: false, signature: "", error: "SanitizeFailure", logs: [] };
     const { signature, accounts, messageHash } = ids;
@@ -275,6 +287,7 @@ export class Ledger {
         return {
           value: { ok: true, signature, landed },
           log: { signature, messageHash, detail, addresses: accounts },
+          alongside: alongside && (() => alongside(landed)),
         };
       },
       () => {
