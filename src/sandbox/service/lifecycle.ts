@@ -117,7 +117,12 @@ export class ProviderLifecycle {
     );
   }
 
-  private transition(row: ExecutionRow, patch: Partial<ExecutionRow>): ExecutionRow {
+  /**
+   * Writes the execution's next state and its resource, and says it (a webhook event) when
+   * its status changes; `passedThrough`, a state it went through on the way without being
+   * written (a step due at once), is said first.
+   */
+  private transition(row: ExecutionRow, patch: Partial<ExecutionRow>, passedThrough?: ExecutionRow): ExecutionRow {
     const now = this.o.now();
     const next: ExecutionRow = { ...row, ...patch, updated_at: now };
     this.o.db.transaction(() => {
@@ -127,6 +132,9 @@ export class ProviderLifecycle {
              attempts = @attempts, updated_at = @updated_at WHERE execution_id = @execution_id`,
       ).run(next);
       updateResource(this.o.db, this.o.now(), next);
+      if (passedThrough) {
+        this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(passedThrough, false) });
+      }
       if (patch.status && patch.status !== row.status) {
         this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(next, false) });
       }
@@ -136,38 +144,61 @@ export class ProviderLifecycle {
 
   /** One provider step for a due execution that is not failed (a failed one is refunded: `refund`). */
   private step(row: ExecutionRow): void {
-    const action = findAction(row.action)!;
     const now = this.o.now();
     switch (row.status) {
-      case "pending":
-        this.transition(row, { status: "processing", next_at: row.created_at + row.delay_ms, attempts: 1 });
-        return;
-      case "processing": {
-        if (row.outcome === "fail") {
-          this.transition(row, {
-            status: "failed",
-            error: JSON.stringify({
-              code: "provider_failed",
-              message: `${action.provider} could not complete ${action.name} (sandbox outcome: fail)`,
-            }),
-            next_at: now,
-          });
+      case "pending": {
+        const processing: ExecutionRow = {
+          ...row,
+          status: "processing",
+          next_at: row.created_at + row.delay_ms,
+          attempts: 1,
+          updated_at: now,
+        };
+        if (processing.next_at! > now) {
+          this.transition(row, { status: "processing", next_at: processing.next_at, attempts: 1 });
           return;
         }
-        let previous: Record<string, unknown> | undefined;
-        if (action.name === "servers.renew") previous = this.serverRecord(row.tenant, row.resource_id!);
-        const output = providerOutput(action, action.schema.parse(JSON.parse(row.input)), {
-          executionId: row.execution_id,
-          resourceId: row.resource_id ?? "",
-          completedAt: iso(now),
-          previous,
-        });
-        this.transition(row, { status: "completed", output: JSON.stringify(output), next_at: null });
+        // Its provider's delay is over already (none, or a late run): processing is passed
+        // through, said but not written apart, and the provider's step runs now, in one write.
+        this.process(processing, processing);
         return;
       }
+      case "processing":
+        this.process(row);
+        return;
       default:
         statement(this.o.db, `UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
     }
+  }
+
+  /** The provider's work of an execution that is processing: failed as asked, or completed with its output. */
+  private process(row: ExecutionRow, passedThrough?: ExecutionRow): void {
+    const action = findAction(row.action)!;
+    const now = this.o.now();
+    if (row.outcome === "fail") {
+      this.transition(
+        row,
+        {
+          status: "failed",
+          error: JSON.stringify({
+            code: "provider_failed",
+            message: `${action.provider} could not complete ${action.name} (sandbox outcome: fail)`,
+          }),
+          next_at: now,
+        },
+        passedThrough,
+      );
+      return;
+    }
+    let previous: Record<string, unknown> | undefined;
+    if (action.name === "servers.renew") previous = this.serverRecord(row.tenant, row.resource_id!);
+    const output = providerOutput(action, action.schema.parse(JSON.parse(row.input)), {
+      executionId: row.execution_id,
+      resourceId: row.resource_id ?? "",
+      completedAt: iso(now),
+      previous,
+    });
+    this.transition(row, { status: "completed", output: JSON.stringify(output), next_at: null }, passedThrough);
   }
 
   /**
