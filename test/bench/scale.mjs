@@ -236,7 +236,7 @@ export async function serviceCalls(svc) {
 }
 
 /** Settled executions run by this many clients at once. */
-export const SETTLED_CLIENTS = Number(process.env.XCLIENTS ?? 8);
+export const SETTLED_CLIENTS = 8;
 /** Executions prepared for one settled window (each its own quote and proof). */
 export const SETTLED_EXECUTIONS = QUICK ? 1000 : 4000;
 
