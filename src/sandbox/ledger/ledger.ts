@@ -15,6 +15,7 @@ import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } fro
 import { address, type Address, type Transaction } from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import {
+  landedDetail,
   LedgerHistory,
   type LandedTransaction,
   type SignatureEntry,
@@ -27,7 +28,7 @@ import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
 import { simulateWire } from "./litesvm-wire.js";
 import { base58, isSigned, keyName, readWireBase64, wireMessageHash } from "./wire-format.js";
-import { statement } from "../db.js";
+import { inTransaction, statement } from "../db.js";
 
 export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
 
@@ -131,8 +132,9 @@ export class Ledger {
     },
     before?: () => void,
   ): T {
-    const value = this.opts.db
-      .transaction(() => {
+    const value = inTransaction(
+      this.opts.db,
+      () => {
         before?.();
         const result = applyOperation(this.svm, kind, payload, false);
         const described = describe(result);
@@ -151,14 +153,15 @@ export class Ledger {
         }
         if (described.alongside) {
           try {
-            this.opts.db.transaction(described.alongside)();
+            inTransaction(this.opts.db, described.alongside);
           } catch {
             // Undone alone (its savepoint): the operation stands, and the caller sees its record missing.
           }
         }
         return described.value;
-      })
-      .immediate();
+      },
+      "immediate",
+    );
     if (this.opsSinceSnapshot >= this.snapshotEvery) this.snapshot();
     return value;
   }
@@ -283,7 +286,7 @@ export class Ledger {
           preTokenBalances: before.tokens,
           postTokenBalances: post.tokens,
         };
-        const detail = JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+        const detail = landedDetail(landed);
         return {
           value: { ok: true, signature, landed },
           log: { signature, messageHash, detail, addresses: accounts },

@@ -14,7 +14,7 @@ import { decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
 import { executionView, iso, type ExecutionRow, type PaymentRow } from "./records.js";
 import { updateResource } from "./resources.js";
 import type { Webhooks } from "./webhooks.js";
-import { statement } from "../db.js";
+import { inTransaction, statement } from "../db.js";
 import type { EvmSettler } from "../evm/settle.js";
 
 export interface LifecycleOptions {
@@ -74,13 +74,13 @@ export class ProviderLifecycle {
       // The steps that need no await commit together (one write of the pages they share); each
       // step's own transaction is a savepoint within, so a step that fails is undone alone.
       const refunds: ExecutionRow[] = [];
-      this.o.db.transaction(() => {
+      inTransaction(this.o.db, () => {
         for (const row of due) {
           if (this.closed) break;
           if (row.status === "failed") refunds.push(row);
           else if (!this.busy.has(row.execution_id)) this.attempt(row);
         }
-      })();
+      });
       for (const row of refunds) {
         if (this.closed) break;
         if (this.busy.has(row.execution_id)) continue;
@@ -125,7 +125,7 @@ export class ProviderLifecycle {
   private transition(row: ExecutionRow, patch: Partial<ExecutionRow>, passedThrough?: ExecutionRow): ExecutionRow {
     const now = this.o.now();
     const next: ExecutionRow = { ...row, ...patch, updated_at: now };
-    this.o.db.transaction(() => {
+    inTransaction(this.o.db, () => {
       statement(
         this.o.db,
         `UPDATE executions SET status = @status, output = @output, error = @error, refund = @refund, next_at = @next_at,
@@ -138,7 +138,7 @@ export class ProviderLifecycle {
       if (patch.status && patch.status !== row.status) {
         this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(next, false) });
       }
-    })();
+    });
     return next;
   }
 
