@@ -44,6 +44,9 @@ db.exec("PRAGMA synchronous = NORMAL");
 const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
 let timer;
 let wait = workerData.everyMs;
+// The WAL's length in frames at the last checkpoint: any change (frames added, or the WAL
+// restarted by a writer) means writes go on, and the next checkpoint comes soon.
+let lastLog = -1;
 function tick() {
   let result;
   try {
@@ -52,7 +55,9 @@ function tick() {
     parentPort.postMessage({ failed: String(e && e.message) });
     return;
   }
-  wait = result.log > result.checkpointed || result.busy ? workerData.everyMs : Math.min(wait * 2, workerData.idleMs);
+  const writing = result.log !== lastLog || result.log > result.checkpointed || result.busy;
+  lastLog = result.log;
+  wait = writing ? workerData.everyMs : Math.min(wait * 2, workerData.idleMs);
   timer = setTimeout(tick, wait);
 }
 parentPort.on("message", (m) => {

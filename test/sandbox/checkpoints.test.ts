@@ -50,7 +50,10 @@ describe("WAL checkpoints on a worker thread", () => {
       timeoutMs: 15_000,
       what: "the worker's checkpoint of 1,500 pages",
     });
-    // A complete checkpoint lets this thread's next commit restart the WAL: it stops growing.
+    // A complete checkpoint lets this thread's next commit restart the WAL (write it again from
+    // its start): 1,200 more rows leave it well short of the 1.8 times its size they would make
+    // appended to it. (A round written while a checkpoint is still copying appends: the file's
+    // size, what is waited for, grows before the copy ends.)
     const walAfterFirst = statSync(`${path}-wal`).size;
     for (let round = 0; round < 4; round++) {
       write(db, 300, 1500 + round * 300);
@@ -59,7 +62,7 @@ describe("WAL checkpoints on a worker thread", () => {
         what: `the worker's checkpoint of round ${round}`,
       });
     }
-    expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(walAfterFirst);
+    expect(statSync(`${path}-wal`).size).toBeLessThan(walAfterFirst * 1.5);
     expect((statement(db, `SELECT COUNT(*) AS n FROM meta WHERE key LIKE 'k%'`).get() as { n: number }).n).toBe(2700);
     expect(checkpoints.offThread).toBe(true);
     expect(lines).toEqual([]);
