@@ -210,6 +210,20 @@ export function statement(db: Database.Database, sql: string): Database.Statemen
   return stmt;
 }
 
+/** One transaction function per database, made once (below). */
+const runners = new WeakMap<Database.Database, Database.Transaction<(fn: () => unknown) => unknown>>();
+
+/**
+ * Runs `fn` in a transaction on `db` — a savepoint when one is open already; `immediate` takes
+ * the write lock first — as `db.transaction(fn)()` and `.immediate()` do, without building
+ * better-sqlite3's four wrapper functions anew on every call of the hot paths.
+ */
+export function inTransaction<T>(db: Database.Database, fn: () => T, mode: "default" | "immediate" = "default"): T {
+  let run = runners.get(db);
+  if (!run) runners.set(db, (run = db.transaction((f: () => unknown) => f())));
+  return (mode === "immediate" ? run.immediate(fn) : run(fn)) as T;
+}
+
 export function openDatabase(path: string, busyTimeoutMs = 5000): Database.Database {
   const db = new Database(path);
   statements.set(db, new Map());

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import { generateKeypairBytes, readKeypairFile, signerFromBytes, writeKeypairFile } from "../domain/keypair.js";
 import { formatDecimal, parseDecimal } from "../domain/money.js";
+import { startCheckpoints } from "./checkpoints.js";
 import { openDatabase, statement } from "./db.js";
 import { GroupSync, type SyncFiles } from "./group-sync.js";
 import { clearUnfinishedIdempotency } from "./http/handler.js";
@@ -60,17 +61,20 @@ export function loadSigningKey(db: Database.Database): string {
 }
 
 /**
- * The store, its files readable by this user only, the group fsync that makes its writes
- * durable (group-sync.ts), and the API keys it accepts (one generated and kept when none is given).
+ * The store, its files readable by this user only, its WAL checkpoints off the request thread
+ * (checkpoints.ts), the group fsync that makes its writes durable (group-sync.ts), and the API keys it accepts (one generated and kept when none is given).
  */
 export function openStore(
   home: string,
-  o: { apiKeys?: string[]; busyTimeoutMs?: number; syncFiles?: SyncFiles },
+  o: { apiKeys?: string[]; busyTimeoutMs?: number; syncFiles?: SyncFiles; log: (line: string) => void },
   now: () => number,
   cleanups: Array<() => void>,
 ): { db: Database.Database; sync: GroupSync; apiKeys: string[] } {
-  const db = openDatabase(join(home, "sandbox.sqlite"), o.busyTimeoutMs);
+  const path = join(home, "sandbox.sqlite");
+  const db = openDatabase(path, o.busyTimeoutMs);
   cleanups.unshift(() => db.close());
+  const checkpoints = startCheckpoints(db, { path, busyTimeoutMs: o.busyTimeoutMs, log: o.log });
+  cleanups.unshift(() => checkpoints.close());
   const sync = new GroupSync(db, join(home, "sandbox.sqlite-wal"), o.syncFiles);
   cleanups.unshift(() => sync.close());
   for (const suffix of ["", "-wal", "-shm"]) {

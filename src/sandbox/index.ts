@@ -320,7 +320,7 @@ export async function startSandbox(options: SandboxOptions): Promise<Sandbox> {
   const lock = lockHome(home);
   const cleanups: Array<() => void> = [() => rmSync(lock, { force: true })];
   try {
-    const { db, sync, apiKeys } = openStore(home, options, now, cleanups);
+    const { db, sync, apiKeys } = openStore(home, { ...options, log }, now, cleanups);
     const network = SOLANA_DEVNET;
     const mint = USDC_MINT[network]!;
     const keys = await loadServiceKeys(db);

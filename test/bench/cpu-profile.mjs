@@ -6,8 +6,9 @@
 //     which its reconciler verifies each settlement (so its work is in the profile) — the
 //     `servers_provision` action on Solana (mcp.cpuprofile), then, when the sandbox runs its
 //     EVM ledger, `paid_fetch` of its paid resource on EVM (mcp-evm.cpuprofile);
-//   the reference service (its own process, started with the inspector): SETTLED_CLIENTS
-//     clients paying settled executions for SERVICE_WINDOW_MS, as section 6 of the bench does.
+//   the reference service (its own process, started with the inspector): SETTLED_EXECUTIONS
+//     executions quoted and signed before the profile starts, settled in it from SETTLED_CLIENTS
+//     clients, as section 6 of the bench does.
 // Each sample is charged to the innermost JavaScript frame that has a source file (so the time
 // a native call takes — a SQLite commit waiting for the disk, ed25519 in WebCrypto — counts for
 // the code that called it), grouped by package, by Node's internal module, or by our dist/
@@ -20,7 +21,7 @@ import { INPUT, log, mcpClient, QUICK, ROOT, serviceEnv, sleep, startSandbox, wo
 import { connectInspector, cpuMs, INSPECT_FLAG, startCpuProfile } from "./inspector.mjs";
 import { attribute } from "./profile-attribution.mjs";
 import { attributePhases } from "./profile-phases.mjs";
-import { serviceCalls, SETTLED_CLIENTS, throughput } from "./scale.mjs";
+import { prepareExecutions, serviceCalls, SETTLED_CLIENTS, SETTLED_EXECUTIONS, settleAll } from "./scale.mjs";
 import { evmPaidFetch, evmServiceEnv } from "./wan-sides.mjs";
 
 const WARM_UP = 10;
@@ -31,7 +32,6 @@ async function solanaCall(client) {
   if (r.isError) throw new Error(`paid call refused: ${JSON.stringify(r.structuredContent)}`);
 }
 const QUIET_MS = 2500;
-const SERVICE_WINDOW_MS = QUICK ? 4000 : 10_000;
 
 /** Where the profiles are written, as Chrome DevTools and `node --cpu-prof` write them. */
 export const PROFILE_DIR = join(ROOT, ".bench", "profile");
@@ -88,11 +88,14 @@ export async function cpuProfiles(svc, calls = QUICK ? 60 : 300) {
 
   const prof = await startSandbox("sandbox-prof", 0, [INSPECT_FLAG]);
   const session = await connectInspector(prof.inspector);
-  const { settled } = await serviceCalls(prof);
-  await throughput(SETTLED_CLIENTS, 2000, settled);
-  const service = await profiled(session, prof.child.pid, "service", async () =>
-    Math.round(((await throughput(SETTLED_CLIENTS, SERVICE_WINDOW_MS, settled)) * SERVICE_WINDOW_MS) / 1000),
-  );
+  // As section 6: executions quoted and signed before the profile, only their settlement in it.
+  const svcCalls = await serviceCalls(prof);
+  await settleAll(svcCalls, await prepareExecutions(svcCalls, 500));
+  const prepared = await prepareExecutions(svcCalls, SETTLED_EXECUTIONS);
+  const service = await profiled(session, prof.child.pid, "service", async () => {
+    await settleAll(svcCalls, prepared);
+    return prepared.length;
+  });
   session.close();
   prof.child.kill("SIGTERM");
   return { mcp, mcpEvm, service: { ...service, clients: SETTLED_CLIENTS } };

@@ -155,3 +155,11 @@ export function cpuMs(pid) {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
+
+/** The CPU time (ms) of a process's main thread alone (/proc/<pid>/task/<pid>/stat): the event loop's share of cpuMs. */
+export function mainThreadCpuMs(pid) {
+  ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}

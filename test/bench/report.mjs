@@ -173,7 +173,8 @@ export function formatReport(results) {
   lines.push(`  target: p50 < 20 ms at ${big.rows.toLocaleString("en-US")} rows (${pass(big.latest.median < 20)})`);
   lines.push("");
   lines.push(
-    `Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s`,
+    `Reference service: ${results.service.quotesPerSecond.toFixed(0)} quotes/s, ${results.service.settledExecutionsPerSecond.toFixed(0)} settled executions/s ` +
+      `(${results.service.settledExecutions} executions quoted and signed before the window, each POSTed with its own proof by ${results.service.settledClients} clients, settled on the ledger and answered 201 in it)`,
   );
   lines.push(...formatSummary(summaryRows(results)));
   lines.push(

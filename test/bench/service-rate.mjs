@@ -1,7 +1,8 @@
 // `node test/bench/service-rate.mjs [--rounds N] [--dists A,B] [--profile [--save FILE]]`:
-// section 6 of `npm run bench` (scale.mjs's `service`: quotes/s, then settled paid executions/s
-// from SETTLED_CLIENTS clients) alone, against a fresh reference service in its own process,
-// N rounds, with the CPU time per call of the service and of this client (/proc, process.cpuUsage).
+// section 6 of `npm run bench` (scale.mjs's `service`: quotes/s, then settled paid executions/s:
+// SETTLED_EXECUTIONS quoted and signed before the window, settled in it from SETTLED_CLIENTS
+// clients) alone, against a fresh reference service in its own process, N rounds, with the CPU
+// time per call of the service and of this client (/proc, process.cpuUsage).
 // --dists runs the service from each of these builds in turn, alternating every round (a copy of
 // dist/ beside a node_modules link), to compare two builds in the same conditions. With
 // --profile, one more window of settled executions runs under V8's sampling profiler in the
@@ -13,9 +14,16 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { children, CLI, log, SERVICE_WINDOW_MS, sleep, work } from "./common.mjs";
-import { connectInspector, cpuMs, INSPECT_FLAG, startCpuProfile } from "./inspector.mjs";
+import { connectInspector, cpuMs, INSPECT_FLAG, mainThreadCpuMs, startCpuProfile } from "./inspector.mjs";
 import { attribute } from "./profile-attribution.mjs";
-import { serviceCalls, SETTLED_CLIENTS, throughput } from "./scale.mjs";
+import {
+  prepareExecutions,
+  serviceCalls,
+  SETTLED_CLIENTS,
+  SETTLED_EXECUTIONS,
+  settleAll,
+  throughput,
+} from "./scale.mjs";
 
 const args = parseArgs({
   options: {
@@ -50,29 +58,44 @@ async function startService(cli, nodeArgs = []) {
   return { info, child, home, inspector: /Debugger listening on (ws:\/\/\S+)/.exec(err)?.[1] };
 }
 
-/** One phase of section 6, as service() runs it, with the CPU time both processes spent in it. */
-async function phase(svc, clients, windowMs, once) {
+/** CPU time both processes spend in `run` (which resolves with how many calls it made), per call. */
+async function cpuPerCall(svc, run) {
   const cpu0 = cpuMs(svc.child.pid);
+  const main0 = mainThreadCpuMs(svc.child.pid);
   const own0 = process.cpuUsage();
   const t0 = performance.now();
-  const rate = await throughput(clients, windowMs, once);
+  const n = await run();
   const wall = performance.now() - t0;
   const own = process.cpuUsage(own0);
-  const n = (rate * windowMs) / 1000;
+  const main = mainThreadCpuMs(svc.child.pid) - main0;
   const per = (ms) => (ms / n).toFixed(2);
-  return `${rate.toFixed(0)}/s (CPU per call: service ${per(cpuMs(svc.child.pid) - cpu0)} ms, client ${per((own.user + own.system) / 1000)} ms; ${(wall / 1000).toFixed(1)} s)`;
+  return (
+    `CPU per call: service ${per(cpuMs(svc.child.pid) - cpu0)} ms (its main thread ${per(main)} ms, busy ${((main / wall) * 100).toFixed(0)} % of the time), ` +
+    `client ${per((own.user + own.system) / 1000)} ms; ${(wall / 1000).toFixed(1)} s`
+  );
 }
 
 for (let r = 0; r < rounds; r++) {
   for (const cli of clis) {
     const svc = await startService(cli);
-    const { quote, settled } = await serviceCalls(svc);
+    const calls = await serviceCalls(svc);
     const loadBefore = load();
-    const quotes = await phase(svc, 16, SERVICE_WINDOW_MS, quote);
-    const settledLine = await phase(svc, SETTLED_CLIENTS, SERVICE_WINDOW_MS * 2, settled);
+    let quoteRate = 0;
+    const quotes = await cpuPerCall(svc, async () => {
+      quoteRate = await throughput(16, SERVICE_WINDOW_MS, calls.quote);
+      return (quoteRate * SERVICE_WINDOW_MS) / 1000;
+    });
+    await settleAll(calls, await prepareExecutions(calls, 200));
+    const prepared = await prepareExecutions(calls, SETTLED_EXECUTIONS);
+    let settledRate = 0;
+    const settled = await cpuPerCall(svc, async () => {
+      settledRate = await settleAll(calls, prepared);
+      return prepared.length;
+    });
     const from = clis.length > 1 ? ` [${cli}]` : "";
     process.stdout.write(
-      `round ${r + 1}${from}: quotes ${quotes}; settled executions ${settledLine}; load before ${loadBefore}\n`,
+      `round ${r + 1}${from}: quotes ${quoteRate.toFixed(0)}/s (${quotes}); settled executions ${settledRate.toFixed(0)}/s ` +
+        `(${prepared.length} quoted and signed before the window, POSTed by ${SETTLED_CLIENTS} clients; ${settled}); load before ${loadBefore}\n`,
     );
     svc.child.kill("SIGTERM");
   }
@@ -82,17 +105,18 @@ if (args.profile) {
   const svc = await startService(clis[0], [INSPECT_FLAG]);
   log("profiling the service under settled executions…");
   const session = await connectInspector(svc.inspector);
-  const { settled } = await serviceCalls(svc);
-  await throughput(SETTLED_CLIENTS, 2000, settled);
+  const calls = await serviceCalls(svc);
+  await settleAll(calls, await prepareExecutions(calls, 500));
+  const prepared = await prepareExecutions(calls, SETTLED_EXECUTIONS);
   const cpu0 = cpuMs(svc.child.pid);
   const t0 = performance.now();
   const stop = await startCpuProfile(session);
-  const rate = await throughput(SETTLED_CLIENTS, SERVICE_WINDOW_MS, settled);
+  const rate = await settleAll(calls, prepared);
   const profile = await stop();
   if (args.save) writeFileSync(args.save, JSON.stringify(profile));
   const p = attribute(profile);
   const wall = performance.now() - t0;
-  const count = Math.round((rate * SERVICE_WINDOW_MS) / 1000);
+  const count = prepared.length;
   const per = (ms) => (ms / count).toFixed(3).padStart(7);
   const lines = [
     `profiled: ${rate.toFixed(0)}/s; per settled execution ${per(p.busyMs)} ms busy (profile), ${per(cpuMs(svc.child.pid) - cpu0)} ms CPU (/proc, all threads) over ${(wall / 1000).toFixed(1)} s`,

@@ -128,6 +128,40 @@ describe("the settlement's fast path", () => {
     expect(before - (await t.usdc(t.wallet.address))).toBe(BigInt(stored.amount));
   });
 
+  it("commits the caller's record of the settlement with the ledger's transaction; a record that throws is undone alone", async () => {
+    const seqOf = (signature: string) =>
+      (t.sb.db.prepare(`SELECT seq FROM ledger_log WHERE signature = ?`).get(signature) as { seq: number }).seq;
+    const keyOf = (signature: string) => `fast-record-${signature}`;
+    const record = (settlement: { transaction: string }) =>
+      t.sb.db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?)`).run(keyOf(settlement.transaction), "recorded");
+    const first = await proofFor(5);
+    let seenInside: { seq: number; inTransaction: boolean } | undefined;
+    const settled = await fast.settle(first.payload, first.stored, (s) => {
+      // Inside the ledger's own transaction: its log row is already there, not yet committed apart.
+      seenInside = { seq: seqOf(s.transaction), inTransaction: t.sb.db.inTransaction };
+      record(s);
+    });
+    expect(settled?.success).toBe(true);
+    expect(seenInside).toEqual({ seq: seqOf(settled!.transaction), inTransaction: true });
+    expect(t.sb.db.prepare(`SELECT value FROM meta WHERE key = ?`).get(keyOf(settled!.transaction))).toEqual({
+      value: "recorded",
+    });
+
+    const second = await proofFor(6);
+    const before = await t.usdc(t.wallet.address);
+    const landedAnyway = await fast.settle(second.payload, second.stored, (s) => {
+      record(s);
+      throw new Error("the caller's record failed");
+    });
+    // The payment landed and is answered; the caller's write alone was undone, so it records it itself.
+    expect(landedAnyway?.success).toBe(true);
+    expect(t.sb.ledger.transaction(landedAnyway!.transaction)).toBeDefined();
+    expect(before - (await t.usdc(t.wallet.address))).toBe(BigInt(second.stored.amount));
+    expect(t.sb.db.prepare(`SELECT value FROM meta WHERE key = ?`).get(keyOf(landedAnyway!.transaction))).toBe(
+      undefined,
+    );
+  });
+
   it("leaves every proof the reference refuses to it, sending nothing", async () => {
     const { payload, stored } = await proofFor(4);
     const reference = new FacilitatorScheme(ledgerFacilitatorSigner(t.sb.ledger, t.sb.keys.feePayer, t.sb.network));

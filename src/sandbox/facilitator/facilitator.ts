@@ -22,7 +22,7 @@ import { ExactSvmScheme } from "@x402/svm/exact/facilitator";
 import { ledgerFacilitatorSigner, type ServiceKeys } from "../ledger/chain.js";
 import type { LandedTransaction, Ledger } from "../ledger/ledger.js";
 import { blockhashOf, decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
-import { mayHaveBeenSent } from "../service/settlement.js";
+import { mayHaveBeenSent } from "../service/sent.js";
 import { BAZAAR } from "./bazaar.js";
 import type { DiscoveryCatalog } from "./discovery.js";
 import type { FacilitatorFaults } from "./faults.js";

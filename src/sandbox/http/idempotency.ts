@@ -9,7 +9,7 @@ import type Database from "better-sqlite3";
 import { canonicalJson } from "../../domain/wire.js";
 import { ApiError, invalidRequest } from "./errors.js";
 import { errorReply, type Reply } from "./io.js";
-import { statement } from "../db.js";
+import { inTransaction, statement } from "../db.js";
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const IDEMPOTENCY_TTL_MS = 48 * 3_600_000;
@@ -82,7 +82,7 @@ function fingerprintOf(ctx: IdempotentRequest): string {
  * no request of this process is running (`runningHere` false): its owner died.
  */
 function claimKey(o: IdempotencyStore, id: IdemScope, fingerprint: string, runningHere: boolean): IdemRow | undefined {
-  return o.db.transaction((): IdemRow | undefined => {
+  return inTransaction(o.db, (): IdemRow | undefined => {
     const row = statement(
       o.db,
       `SELECT fingerprint, state, status, headers, body, created_at FROM idempotency WHERE tenant = @tenant AND key = @key AND method = @method AND path = @path`,
@@ -99,7 +99,7 @@ function claimKey(o: IdempotencyStore, id: IdemScope, fingerprint: string, runni
       `INSERT INTO idempotency (tenant, key, method, path, fingerprint, state, created_at) VALUES (@tenant, @key, @method, @path, @fingerprint, 'running', @now)`,
     ).run({ ...id, fingerprint, now: o.now() });
     return undefined;
-  })();
+  });
 }
 
 /** A key already taken: the stored outcome replayed, or 422 (another request) / 409 (still running). */

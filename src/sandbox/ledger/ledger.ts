@@ -15,6 +15,7 @@ import { FailedTransactionMetadata, type LiteSVM, type TransactionMetadata } fro
 import { address, type Address, type Transaction } from "@solana/kit";
 import { TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
 import {
+  landedDetail,
   LedgerHistory,
   type LandedTransaction,
   type SignatureEntry,
@@ -27,7 +28,7 @@ import { readSnapshot, writeSnapshot } from "./snapshot.js";
 import { decodeWireTransaction, describeTxError, messageHashOf, signatureOf, staticAccountsOf } from "./tx-wire.js";
 import { simulateWire } from "./litesvm-wire.js";
 import { base58, isSigned, keyName, readWireBase64, wireMessageHash } from "../../domain/solana-wire.js";
-import { statement } from "../db.js";
+import { inTransaction, statement } from "../db.js";
 
 export type { LandedTransaction, SignatureEntry, TokenBalance } from "./history.js";
 
@@ -126,11 +127,14 @@ export class Ledger {
     describe: (result: TransactionMetadata | FailedTransactionMetadata | undefined) => {
       value: T;
       log?: { signature?: string; messageHash?: string; detail?: string; addresses?: readonly string[] };
+      /** Runs once the operation is logged, in a savepoint of the same transaction; a throw undoes it alone. */
+      alongside?: () => void;
     },
     before?: () => void,
   ): T {
-    const value = this.opts.db
-      .transaction(() => {
+    const value = inTransaction(
+      this.opts.db,
+      () => {
         before?.();
         const result = applyOperation(this.svm, kind, payload, false);
         const described = describe(result);
@@ -147,9 +151,17 @@ export class Ledger {
           if (described.log.addresses) this.history.indexAddresses(lastInsertRowid, described.log.addresses);
           this.opsSinceSnapshot++;
         }
+        if (described.alongside) {
+          try {
+            inTransaction(this.opts.db, described.alongside);
+          } catch {
+            // Undone alone (its savepoint): the operation stands, and the caller sees its record missing.
+          }
+        }
         return described.value;
-      })
-      .immediate();
+      },
+      "immediate",
+    );
     if (this.opsSinceSnapshot >= this.snapshotEvery) this.snapshot();
     return value;
   }
@@ -239,9 +251,12 @@ export class Ledger {
 
   /**
    * Submits a fully signed transaction. On success it is applied and logged in one
-   * synchronous step, and described for getTransaction.
+   * synchronous step, and described for getTransaction. `alongside` runs on success inside
+   * that same SQLite transaction (a savepoint of its own): what the caller records of the
+   * transaction commits with it. Should it throw, its writes alone are undone and the
+   * transaction still lands: the caller sees that nothing of its own was recorded.
    */
-  submit(wireBase64: string): SubmitResult {
+  submit(wireBase64: string, alongside?: (landed: LandedTransaction) => void): SubmitResult {
     const ids = transactionIds(wireBase64);
     if (!ids) return { ok: false, signature: "", error: "SanitizeFailure", logs: [] };
     const { signature, accounts, messageHash } = ids;
@@ -271,10 +286,11 @@ export class Ledger {
           preTokenBalances: before.tokens,
           postTokenBalances: post.tokens,
         };
-        const detail = JSON.stringify(landed, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+        const detail = landedDetail(landed);
         return {
           value: { ok: true, signature, landed },
           log: { signature, messageHash, detail, addresses: accounts },
+          alongside: alongside && (() => alongside(landed)),
         };
       },
       () => {

@@ -14,7 +14,7 @@ import { decodeWireTransaction, messageHashOf } from "../ledger/tx-wire.js";
 import { executionView, iso, type ExecutionRow, type PaymentRow } from "./records.js";
 import { updateResource } from "./resources.js";
 import type { Webhooks } from "./webhooks.js";
-import { statement } from "../db.js";
+import { inTransaction, statement } from "../db.js";
 import type { EvmSettler } from "../evm/settle.js";
 
 export interface LifecycleOptions {
@@ -74,13 +74,13 @@ export class ProviderLifecycle {
       // The steps that need no await commit together (one write of the pages they share); each
       // step's own transaction is a savepoint within, so a step that fails is undone alone.
       const refunds: ExecutionRow[] = [];
-      this.o.db.transaction(() => {
+      inTransaction(this.o.db, () => {
         for (const row of due) {
           if (this.closed) break;
           if (row.status === "failed") refunds.push(row);
           else if (!this.busy.has(row.execution_id)) this.attempt(row);
         }
-      })();
+      });
       for (const row of refunds) {
         if (this.closed) break;
         if (this.busy.has(row.execution_id)) continue;
@@ -117,57 +117,88 @@ export class ProviderLifecycle {
     );
   }
 
-  private transition(row: ExecutionRow, patch: Partial<ExecutionRow>): ExecutionRow {
+  /**
+   * Writes the execution's next state and its resource, and says it (a webhook event) when
+   * its status changes; `passedThrough`, a state it went through on the way without being
+   * written (a step due at once), is said first.
+   */
+  private transition(row: ExecutionRow, patch: Partial<ExecutionRow>, passedThrough?: ExecutionRow): ExecutionRow {
     const now = this.o.now();
     const next: ExecutionRow = { ...row, ...patch, updated_at: now };
-    this.o.db.transaction(() => {
+    inTransaction(this.o.db, () => {
       statement(
         this.o.db,
         `UPDATE executions SET status = @status, output = @output, error = @error, refund = @refund, next_at = @next_at,
              attempts = @attempts, updated_at = @updated_at WHERE execution_id = @execution_id`,
       ).run(next);
       updateResource(this.o.db, this.o.now(), next);
+      if (passedThrough) {
+        this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(passedThrough, false) });
+      }
       if (patch.status && patch.status !== row.status) {
         this.o.webhooks.enqueue(row.tenant, "execution.updated", { execution: executionView(next, false) });
       }
-    })();
+    });
     return next;
   }
 
   /** One provider step for a due execution that is not failed (a failed one is refunded: `refund`). */
   private step(row: ExecutionRow): void {
-    const action = findAction(row.action)!;
     const now = this.o.now();
     switch (row.status) {
-      case "pending":
-        this.transition(row, { status: "processing", next_at: row.created_at + row.delay_ms, attempts: 1 });
-        return;
-      case "processing": {
-        if (row.outcome === "fail") {
-          this.transition(row, {
-            status: "failed",
-            error: JSON.stringify({
-              code: "provider_failed",
-              message: `${action.provider} could not complete ${action.name} (sandbox outcome: fail)`,
-            }),
-            next_at: now,
-          });
+      case "pending": {
+        const processing: ExecutionRow = {
+          ...row,
+          status: "processing",
+          next_at: row.created_at + row.delay_ms,
+          attempts: 1,
+          updated_at: now,
+        };
+        if (processing.next_at! > now) {
+          this.transition(row, { status: "processing", next_at: processing.next_at, attempts: 1 });
           return;
         }
-        let previous: Record<string, unknown> | undefined;
-        if (action.name === "servers.renew") previous = this.serverRecord(row.tenant, row.resource_id!);
-        const output = providerOutput(action, action.schema.parse(JSON.parse(row.input)), {
-          executionId: row.execution_id,
-          resourceId: row.resource_id ?? "",
-          completedAt: iso(now),
-          previous,
-        });
-        this.transition(row, { status: "completed", output: JSON.stringify(output), next_at: null });
+        // Its provider's delay is over already (none, or a late run): processing is passed
+        // through, said but not written apart, and the provider's step runs now, in one write.
+        this.process(processing, processing);
         return;
       }
+      case "processing":
+        this.process(row);
+        return;
       default:
         statement(this.o.db, `UPDATE executions SET next_at = NULL WHERE execution_id = ?`).run(row.execution_id);
     }
+  }
+
+  /** The provider's work of an execution that is processing: failed as asked, or completed with its output. */
+  private process(row: ExecutionRow, passedThrough?: ExecutionRow): void {
+    const action = findAction(row.action)!;
+    const now = this.o.now();
+    if (row.outcome === "fail") {
+      this.transition(
+        row,
+        {
+          status: "failed",
+          error: JSON.stringify({
+            code: "provider_failed",
+            message: `${action.provider} could not complete ${action.name} (sandbox outcome: fail)`,
+          }),
+          next_at: now,
+        },
+        passedThrough,
+      );
+      return;
+    }
+    let previous: Record<string, unknown> | undefined;
+    if (action.name === "servers.renew") previous = this.serverRecord(row.tenant, row.resource_id!);
+    const output = providerOutput(action, action.schema.parse(JSON.parse(row.input)), {
+      executionId: row.execution_id,
+      resourceId: row.resource_id ?? "",
+      completedAt: iso(now),
+      previous,
+    });
+    this.transition(row, { status: "completed", output: JSON.stringify(output), next_at: null }, passedThrough);
   }
 
   /**

@@ -16,7 +16,7 @@ import { createResource, readResource } from "./resources.js";
 import { Payments, quoteExpired, type PaymentsOptions } from "./settlement.js";
 import { evmRequirementsFor } from "./settlement-evm.js";
 import type { Webhooks } from "./webhooks.js";
-import { statement } from "../db.js";
+import { inTransaction, statement } from "../db.js";
 
 export type { Outcome } from "./records.js";
 
@@ -296,7 +296,7 @@ export class SandboxService {
       created_at: now,
       updated_at: now,
     };
-    this.o.db.transaction(() => {
+    inTransaction(this.o.db, () => {
       statement(
         this.o.db,
         `INSERT INTO executions (execution_id, tenant, quote_id, action, input, status, provider, region, resource_id,
@@ -310,7 +310,7 @@ export class SandboxService {
       );
       createResource(this.o.db, this.o.now(), action, row, input);
       this.o.webhooks.enqueue(tenant, "execution.updated", { execution: executionView(row, false) });
-    })();
+    });
     this.lifecycle.due(row.next_at!);
     return row;
   }

@@ -5,7 +5,8 @@
  * (`@x402/svm` ExactSvmScheme, its static path) applies, read once from the transaction's
  * bytes (domain/solana-wire.ts) but for the signatures, which LiteSVM checks when it is
  * submitted; then co-signed by the fee payer (node:crypto, on the thread pool), simulated
- * and submitted in one synchronous step.
+ * and submitted in one synchronous step, the caller's record of the settlement committed with
+ * the ledger's (`recordLanded`).
  *
  * It never refuses anything itself: a proof the reference would refuse, one in another shape,
  * or one whose simulation or submission fails answers `undefined`, and the reference
@@ -66,7 +67,11 @@ export class FastExactSettler {
    * Settles the proof when the reference facilitator would, on this same ledger state; answers
    * undefined when it does not settle it (the caller then runs the reference facilitator).
    */
-  async settle(payload: PaymentPayload, stored: PaymentRequirements): Promise<FastSettlement | undefined> {
+  async settle(
+    payload: PaymentPayload,
+    stored: PaymentRequirements,
+    recordLanded?: (settlement: FastSettlement) => void,
+  ): Promise<FastSettlement | undefined> {
     const destination = await this.destinationFor(stored);
     if (!destination) return undefined;
     const wire = this.verified(payload, stored, destination);
@@ -82,9 +87,12 @@ export class FastExactSettler {
     // kept by LiteSVM, so nothing is sent before); the submission checks every signature,
     // natively, as a cluster would, and refuses a bad one before charging anything.
     if (!this.simulates(signed)) return undefined;
-    const result = this.ledger.submit(signed);
-    if (!result.ok) return undefined;
     const payer = keyName(wire.keys[wire.instructions[2]!.accounts[3]!]!);
+    const result = this.ledger.submit(
+      signed,
+      recordLanded && ((landed) => recordLanded({ success: true, transaction: landed.signature, payer })),
+    );
+    if (!result.ok) return undefined;
     return { success: true, transaction: result.signature, payer };
   }
 

@@ -26,6 +26,9 @@ import { statement } from "../db.js";
 import { isEvmNetwork, proofNetwork, type EvmSettler } from "../evm/settle.js";
 import { decodeEvmProof, EvmPayments } from "./settlement-evm.js";
 import { FastExactSettler, type FastSettlement } from "./settle-fast.js";
+import { mayHaveBeenSent } from "./sent.js";
+
+export { mayHaveBeenSent } from "./sent.js";
 
 export interface PaymentsOptions {
   db: Database.Database;
@@ -42,32 +45,6 @@ export interface PaymentsOptions {
   signer: SellerSigner;
   /** The EVM ledger's settlement (absent: the EVM ledger is off). */
   evm?: EvmSettler;
-}
-
-/**
- * Failure reasons of `@x402/svm`'s exact `settle()` that it returns after it has sent the
- * transaction (or when an earlier call of it did): the money may have moved.
- */
-const AFTER_SEND_REASONS = new Set([
-  "settlement_pending",
-  "duplicate_settlement",
-  "post_settlement_transfer_not_confirmed",
-]);
-
-/**
- * Whether a failed facilitator settle may have sent its transaction. Reading the exact
- * scheme's settle(): every verification failure (the `invalid_exact_svm_*` reasons) returns
- * before signing, with `transaction: ""`; a send that throws returns `transaction_failed`
- * with `transaction: ""` (on this ledger that is a refusal: LiteSVM applies a transaction or
- * refuses it, synchronously). Once the transaction is sent, every failure carries its
- * signature in `transaction` (an on-chain failure, a confirmation failure reported as
- * `settlement_pending`), or is one of AFTER_SEND_REASONS.
- */
-export function mayHaveBeenSent(result: Pick<SettleResponse, "errorReason" | "transaction">): boolean {
-  return (
-    (typeof result.transaction === "string" && result.transaction !== "") ||
-    AFTER_SEND_REASONS.has(result.errorReason ?? "")
-  );
 }
 
 /** What the ledger says of a payment's transaction. */
@@ -285,10 +262,16 @@ export class Payments {
     sentBefore: boolean,
   ): Promise<PaymentRow> {
     let result: SettleResponse | FastSettlement | undefined;
+    let settled: PaymentRow | undefined;
     this.settlingNow.add(payment.message_hash);
     try {
-      // A first attempt with no test fault armed: the fast path settles what the reference would.
-      if (!sentBefore && !this.o.facilitatorFaults?.armed()) result = await this.fast.settle(payload, stored);
+      // A first attempt with no test fault armed: the fast path settles what the reference would,
+      // the payment marked settled in the ledger's own commit of its transaction.
+      if (!sentBefore && !this.o.facilitatorFaults?.armed()) {
+        result = await this.fast.settle(payload, stored, (landed) => {
+          settled = this.markSettled(payment, landed.transaction, landed.payer);
+        });
+      }
       result ??= await this.facilitator.settle(
         payload as unknown as X402PaymentPayload,
         stored as unknown as X402PaymentRequirements,
@@ -299,9 +282,9 @@ export class Payments {
       this.settlingNow.delete(payment.message_hash);
     }
     if (result?.success) {
-      this.markSettled(payment, result.transaction, result.payer ?? "");
+      settled ??= this.markSettled(payment, result.transaction, result.payer ?? "");
       this.o.log(`settled ${formatDecimal(BigInt(quote.amount))} USDC for ${quote.quote_id} in ${result.transaction}`);
-      return this.paymentOf(quote.quote_id)!;
+      return settled;
     }
     // Whatever the facilitator said, the ledger knows whether the money moved.
     const fate = this.reconcilePayment(payment);
@@ -325,11 +308,14 @@ export class Payments {
     );
   }
 
-  private markSettled(payment: PaymentRow, signature: string, payer: string): void {
+  /** Records the payment settled by `signature`; answers the row as it now stands. */
+  private markSettled(payment: PaymentRow, signature: string, payer: string): PaymentRow {
+    const now = this.o.now();
     statement(
       this.o.db,
       `UPDATE payments SET status = 'settled', transaction_sig = ?, payer = ?, updated_at = ? WHERE payment_id = ?`,
-    ).run(signature, payer, this.o.now(), payment.payment_id);
+    ).run(signature, payer, now, payment.payment_id);
+    return { ...payment, status: "settled", transaction_sig: signature, payer, updated_at: now };
   }
 
   private deletePayment(payment: PaymentRow): void {
