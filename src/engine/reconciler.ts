@@ -5,7 +5,9 @@
  * intent with its own backoff (about 1 s growing to 30 s, with jitter), at bounded
  * concurrency, honouring Retry-After. Its work grows with the number of unfinished
  * intents, never with the journal's size: it reads only rows with a due `next_poll_at`,
- * through a partial index.
+ * through a partial index. A look that finds nothing new only moves the intent's next poll:
+ * those writes of one pass are committed together at its end (reschedule()); what the
+ * service or the chain says of an execution or of money is committed as soon as it is known.
  *
  * It also sweeps for orphans: a purchase whose driver died mid-way (a server killed, on this
  * machine or another sharing the journal) keeps its lease until the lease expires, so the
@@ -22,7 +24,8 @@ import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
 import type { Engine } from "./engine.js";
 import { isCode } from "./errors.js";
 import { executionPatch } from "./read/executions.js";
-import type { JournalStore } from "./journal/port.js";
+import type { DuePoll, JournalStore, PollMove } from "./journal/port.js";
+import { nextInterval, scheduleOnly } from "./model/polling.js";
 import { serviceApi } from "./service/api.js";
 import type { ServiceClient } from "./service/client.js";
 import type { Intent, IntentAt, IntentPatch } from "./model/types.js";
@@ -176,13 +179,15 @@ export class Reconciler {
     try {
       const concurrency = this.o.concurrency ?? 4;
       const due = (await this.o.journal.duePolls(dueBy, concurrency * 8)).filter((r) => !this.inflight.has(r.intentId));
+      // The pass's schedule-only writes, committed together once it is done (journal.reschedule).
+      const moves: PollMove[] = [];
       let index = 0;
       const worker = async () => {
         while (index < due.length && !this.stopping) {
           const row = due[index++]!;
           this.inflight.add(row.intentId);
           try {
-            await this.handle(row);
+            await this.handle(row, moves);
           } catch (e) {
             this.o.log?.(`reconciler: ${row.intentId}: ${(e as Error).message}`);
             await this.backoff(row, undefined).catch(() => undefined);
@@ -192,24 +197,47 @@ export class Reconciler {
         }
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, due.length) }, worker));
+      await this.reschedule(moves);
     } finally {
       this.running = false;
     }
   }
 
+  /**
+   * Commits a pass's schedule-only writes together: one commit, where each was its own (fsynced)
+   * one. Why that is safe: a crash, or a store that does not answer, loses only when to look
+   * next — those intents stay due as they were and are polled again, their interval not yet
+   * doubled; nothing about an execution or money is ever in this write.
+   */
+  private async reschedule(moves: readonly PollMove[]): Promise<void> {
+    if (moves.length === 0) return;
+    try {
+      await this.o.journal.reschedule(moves, this.o.now());
+    } catch (e) {
+      this.o.log?.(`reconciler: rescheduling ${moves.length} polls failed (they stay due): ${(e as Error).message}`);
+    }
+  }
+
   /** When to look again: the interval doubles (or resets), with jitter, never before Retry-After. */
-  private nextLook(row: Intent, retryAfterMs: number | undefined, reset = false): IntentPatch {
-    const interval = reset ? this.min : Math.min(this.max, Math.max(this.min, (row.pollIntervalMs ?? this.min) * 2));
+  private nextLook(
+    row: Pick<Intent, "pollIntervalMs">,
+    retryAfterMs: number | undefined,
+    reset = false,
+  ): { nextPollAt: number; pollIntervalMs: number } {
+    const interval = nextInterval(row.pollIntervalMs, { minMs: this.min, maxMs: this.max }, reset);
     const wait = Math.max(this.jitter(interval), retryAfterMs ?? 0);
     return { nextPollAt: this.o.now() + wait, pollIntervalMs: interval };
   }
 
-  private async backoff(row: Intent, retryAfterMs: number | undefined): Promise<void> {
+  private async backoff(row: Pick<Intent, "intentId" | "pollIntervalMs">, retryAfterMs: number | undefined) {
     await this.o.journal.update(row.intentId, this.nextLook(row, retryAfterMs), this.o.now());
   }
 
-  /** One pass over one intent, one journal commit: the service's word on the execution, the chain's on the money. */
-  private async handle(row: Intent): Promise<void> {
+  /**
+   * One pass over one intent: the service's word on the execution, the chain's on the money,
+   * in one journal commit — or, when all it moves is the next poll, in the pass's (`moves`).
+   */
+  private async handle(row: DuePoll, moves: PollMove[]): Promise<void> {
     const current = await this.o.journal.intent(row.intentId);
     if (!current || current.nextPollAt === null) return;
     if (current.state !== "executed") {
@@ -262,7 +290,13 @@ export class Reconciler {
     } else {
       next = this.nextLook(seen, retryAfter, record !== undefined && record.status !== current.execStatus);
     }
-    if (record) await this.o.engine.applyExecution(current, record, { ...money, ...next });
+    const move = scheduleOnly(current, {
+      ...(record ? executionPatch(current, record, this.o.now()) : {}),
+      ...money,
+      ...next,
+    });
+    if (move) moves.push({ intentId: current.intentId, ...move, seenNextPollAt: current.nextPollAt });
+    else if (record) await this.o.engine.applyExecution(current, record, { ...money, ...next });
     else {
       await this.o.journal.update(current.intentId, { ...money, ...next }, this.o.now());
       if (Object.keys(money).length > 0) this.o.engine.emitUpdate({ ...seen, ...next }, seen.execStatus);
