@@ -20,7 +20,7 @@ import { MemoScans } from "./memo-resume.js";
 import { loadPayer, type Payer } from "./payer.js";
 import { createRpcChain } from "./rpc.js";
 import { solanaReceipts } from "./receipts.js";
-import { solanaTruth } from "./truth.js";
+import { ataOf, solanaTruth } from "./truth.js";
 import { once } from "../once.js";
 
 export interface SolanaRailOptions {
@@ -44,6 +44,8 @@ export interface SolanaDeps {
   payer: () => Promise<Payer>;
   chain: () => Promise<ChainPort>;
   scans: MemoScans;
+  /** Associated token accounts, derived once per owner and mint (truth.ts ataOf). */
+  ata: (owner: string, mint: string) => Promise<string>;
 }
 
 function depsOf(o: SolanaRailOptions): SolanaDeps {
@@ -67,7 +69,7 @@ function depsOf(o: SolanaRailOptions): SolanaDeps {
         return createRpcChain(rpcUrl);
       }),
   );
-  return { o, payer, chain, scans: new MemoScans() };
+  return { o, payer, chain, scans: new MemoScans(), ata: ataOf() };
 }
 
 type Paying = Omit<

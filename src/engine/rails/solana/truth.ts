@@ -15,6 +15,30 @@ import { watchRuling } from "./rules.js";
 
 const rpcFailure = (e: unknown) => (e as Error).message.slice(0, 200);
 
+/** Owner-and-mint pairs remembered by one rail's ataOf: a handful in use (our wallet, the payees), a bound all the same. */
+const ATAS_KEPT = 256;
+
+/**
+ * An owner's associated token account for a mint, remembered: it is derived (SHA-256 and a
+ * curve check in JavaScript) for every settlement and refund checked, for the same few payees.
+ * A pure function of its inputs, so a remembered answer is the answer.
+ */
+export function ataOf(): (owner: string, mint: string) => Promise<string> {
+  const kept = new Map<string, Promise<string>>();
+  return (owner, mint) => {
+    const key = `${owner}/${mint}`;
+    let ata = kept.get(key);
+    if (!ata) {
+      if (kept.size >= ATAS_KEPT) kept.clear();
+      ata = associatedTokenAddress(owner, mint);
+      kept.set(key, ata);
+      // A refusal (an owner that is no address) is not remembered: it is thrown to each caller.
+      ata.catch(() => kept.delete(key));
+    }
+    return ata;
+  };
+}
+
 /**
  * What the proof's transfer must be on chain: signed by the key that signed it, out of the
  * token account it was journaled with (the owner's, in delegate mode) — as journaled,
@@ -27,13 +51,13 @@ export async function expected(d: SolanaDeps, p: JournaledProof): Promise<Expect
   if (p.payer) {
     wallet = p.payer;
     // Journaled before sources were (schema 4): a payment out of its payer's own account.
-    walletAta = p.source ?? (await associatedTokenAddress(p.payer, mint));
+    walletAta = p.source ?? (await d.ata(p.payer, mint));
   } else {
     const key = await d.payer();
     wallet = key.address;
     walletAta = p.source ?? key.source;
   }
-  const payeeAta = await associatedTokenAddress(p.payee, mint);
+  const payeeAta = await d.ata(p.payee, mint);
   return { wallet, walletAta, payeeAta, mint, amount: p.amount, memo: p.quoteId };
 }
 
