@@ -21,6 +21,7 @@
  * person is told.
  */
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
+import type { ClaimRead } from "./chain/settlement.js";
 import type { Engine } from "./engine.js";
 import { isCode } from "./errors.js";
 import { executionPatch } from "./read/executions.js";
@@ -181,13 +182,14 @@ export class Reconciler {
       const due = (await this.o.journal.duePolls(dueBy, concurrency * 8)).filter((r) => !this.inflight.has(r.intentId));
       // The pass's schedule-only writes, committed together once it is done (journal.reschedule).
       const moves: PollMove[] = [];
+      const reads = await this.readClaims(due);
       let index = 0;
       const worker = async () => {
         while (index < due.length && !this.stopping) {
           const row = due[index++]!;
           this.inflight.add(row.intentId);
           try {
-            await this.handle(row, moves);
+            await this.handle(row, moves, reads.get(row.intentId));
           } catch (e) {
             this.o.log?.(`reconciler: ${row.intentId}: ${(e as Error).message}`);
             await this.backoff(row, undefined).catch(() => undefined);
@@ -218,6 +220,26 @@ export class Reconciler {
     }
   }
 
+  /**
+   * The chain's reading of the settlements claimed among a pass's due intents, read together
+   * (one round trip to our RPC where each took one). Each is still judged and recorded as its
+   * intent is handled, on the row read then, and only for the proof and transaction it was
+   * read for (chain/settlement.ts checkSettlement); anything not read here is read alone.
+   */
+  private async readClaims(due: readonly DuePoll[]): Promise<Map<string, ClaimRead>> {
+    const ids = due.filter((r) => r.settlementClaimed).map((r) => r.intentId);
+    if (ids.length < 2) return new Map();
+    try {
+      const intents = (await Promise.all(ids.map((id) => this.o.journal.intent(id)))).filter(
+        (i): i is Intent => i?.state === "executed" && i.settlement === "claimed",
+      );
+      return intents.length < 2 ? new Map() : await this.o.engine.readClaims(intents);
+    } catch (e) {
+      this.o.log?.(`reconciler: reading ${ids.length} claimed settlements together failed: ${(e as Error).message}`);
+      return new Map();
+    }
+  }
+
   /** When to look again: the interval doubles (or resets), with jitter, never before Retry-After. */
   private nextLook(
     row: Pick<Intent, "pollIntervalMs">,
@@ -237,7 +259,7 @@ export class Reconciler {
    * One pass over one intent: the service's word on the execution, the chain's on the money,
    * in one journal commit — or, when all it moves is the next poll, in the pass's (`moves`).
    */
-  private async handle(row: DuePoll, moves: PollMove[]): Promise<void> {
+  private async handle(row: DuePoll, moves: PollMove[], read: ClaimRead | undefined): Promise<void> {
     const current = await this.o.journal.intent(row.intentId);
     if (!current || current.nextPollAt === null) return;
     if (current.state !== "executed") {
@@ -268,7 +290,7 @@ export class Reconciler {
       }
     }
     // Money: what the chain says of the settlement and of any refund.
-    const money = await this.followMoney(seen);
+    const money = await this.followMoney(seen, read);
     seen = { ...seen, ...money };
     let next: IntentPatch;
     if (
@@ -304,11 +326,11 @@ export class Reconciler {
   }
 
   /** What the chain says of a claimed settlement and a reported refund, as a patch (not yet written). */
-  private async followMoney(intent: IntentAt<"executed">): Promise<MoneyPatch> {
+  private async followMoney(intent: IntentAt<"executed">, read: ClaimRead | undefined): Promise<MoneyPatch> {
     const patch: MoneyPatch = {};
     const notes: string[] = [];
     if (intent.settlement === "claimed") {
-      const v = await this.o.engine.checkSettlement(intent);
+      const v = await this.o.engine.checkSettlement(intent, read);
       if (v.kind === "verified") {
         Object.assign(patch, { settlement: "verified", paymentTx: v.tx });
         if (v.note) notes.push(v.note);

@@ -152,14 +152,15 @@ export abstract class PgIntents extends PgRecords {
   async duePolls(now: number, limit: number): Promise<DuePoll[]> {
     const due = await rows(
       this.pool,
-      `SELECT intent_id, next_poll_at, poll_interval_ms FROM intents
-       WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
+      `SELECT intent_id, next_poll_at, poll_interval_ms, (state = 'executed' AND settlement = 'claimed') IS TRUE AS claimed
+       FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
       [now, limit],
     );
     return due.map((r) => ({
       intentId: r.intent_id as string,
       nextPollAt: r.next_poll_at as number,
       pollIntervalMs: r.poll_interval_ms as number | null,
+      settlementClaimed: r.claimed === true,
     }));
   }
 

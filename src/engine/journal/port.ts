@@ -64,8 +64,8 @@ export interface IntentWrite {
   expect: Expect;
 }
 
-/** An intent a reconciler's pass should poll now: which one, and its schedule as read. */
-export type DuePoll = Pick<Intent, "intentId" | "pollIntervalMs"> & { nextPollAt: number };
+/** An intent a reconciler's pass should poll now: which one, its schedule as read, and whether a settlement awaits our check. */
+export type DuePoll = Pick<Intent, "intentId" | "pollIntervalMs"> & { nextPollAt: number; settlementClaimed: boolean };
 /** A schedule-only write (nothing else of the intent changed): taken only while its next poll is still `seenNextPollAt`. */
 export type PollMove = Pick<DuePoll, "intentId" | "nextPollAt"> & { pollIntervalMs: number; seenNextPollAt: number };
 

@@ -182,10 +182,20 @@ export abstract class SqliteIntents extends SqliteRecords {
   duePolls(now: number, limit: number): DuePoll[] {
     return (
       this.sql(
-        `SELECT intent_id, next_poll_at, poll_interval_ms FROM intents
-         WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
-      ).all(now, limit) as { intent_id: string; next_poll_at: number; poll_interval_ms: number | null }[]
-    ).map((r) => ({ intentId: r.intent_id, nextPollAt: r.next_poll_at, pollIntervalMs: r.poll_interval_ms }));
+        `SELECT intent_id, next_poll_at, poll_interval_ms, state = 'executed' AND settlement = 'claimed' AS claimed
+         FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
+      ).all(now, limit) as {
+        intent_id: string;
+        next_poll_at: number;
+        poll_interval_ms: number | null;
+        claimed: number;
+      }[]
+    ).map((r) => ({
+      intentId: r.intent_id,
+      nextPollAt: r.next_poll_at,
+      pollIntervalMs: r.poll_interval_ms,
+      settlementClaimed: r.claimed === 1,
+    }));
   }
 
   /**

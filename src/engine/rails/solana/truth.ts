@@ -7,7 +7,7 @@
  */
 import { associatedTokenAddress } from "../../../domain/token.js";
 import { carriesMemo, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment } from "../../chain/chain.js";
-import type { JournaledProof, Rail } from "../port.js";
+import type { ClaimReading, JournaledProof, Rail, SettlementClaim } from "../port.js";
 import { proofFate, type ProofLife } from "./chain.js";
 import { findByMemoResuming } from "./memo-resume.js";
 import type { SolanaDeps } from "./rail.js";
@@ -69,8 +69,27 @@ const proofLife = (exp: ExpectedPayment, p: JournaledProof): ProofLife => ({
   signedAt: p.signedAt,
 });
 
-/** The port's fate, verifySettlement, refundInflow and watch, on Solana. */
-export function solanaTruth(d: SolanaDeps): Pick<Rail, "fate" | "verifySettlement" | "refundInflow" | "watch"> {
+/** What the transaction a claim named says of the proof: the one check, read alone or in a batch. */
+function claimReading(tx: ChainTx | null, exp: ExpectedPayment): ClaimReading {
+  if (!tx || !carriesMemo(tx, exp.memo)) return { kind: "not_ours" };
+  return { kind: "ours", tx, problems: verifyPayment(tx, exp) };
+}
+
+/** The port's fate, verifySettlement(s), refundInflow and watch, on Solana. */
+export function solanaTruth(
+  d: SolanaDeps,
+): Pick<Rail, "fate" | "verifySettlement" | "verifySettlements" | "refundInflow" | "watch"> {
+  const verifySettlement = async (p: JournaledProof, claimedTx: string | null): Promise<ClaimReading> => {
+    const exp = await expected(d, p);
+    const rpc = await d.chain();
+    let tx: ChainTx | null = null;
+    try {
+      if (claimedTx) tx = await rpc.transaction(claimedTx);
+    } catch (e) {
+      return { kind: "unknown", why: `the Solana RPC did not answer (${rpcFailure(e)})` };
+    }
+    return claimReading(tx, exp);
+  };
   return {
     async fate(p) {
       const exp = await expected(d, p);
@@ -88,17 +107,22 @@ export function solanaTruth(d: SolanaDeps): Pick<Rail, "fate" | "verifySettlemen
       return { kind: "never", why, ...learned };
     },
 
-    async verifySettlement(p, claimedTx) {
-      const exp = await expected(d, p);
+    verifySettlement,
+
+    async verifySettlements(claims: readonly SettlementClaim[]) {
+      const exps = await Promise.all(claims.map((c) => expected(d, c.proof)));
       const rpc = await d.chain();
-      let tx: ChainTx | null = null;
-      try {
-        if (claimedTx) tx = await rpc.transaction(claimedTx);
-      } catch (e) {
-        return { kind: "unknown", why: `the Solana RPC did not answer (${rpcFailure(e)})` };
-      }
-      if (!tx || !carriesMemo(tx, exp.memo)) return { kind: "not_ours" };
-      return { kind: "ours", tx, problems: verifyPayment(tx, exp) };
+      const named = claims.flatMap((c) => (c.claimedTx ? [c.claimedTx] : []));
+      // A node that refuses batches (or one transaction to read) is read one by one, as alone.
+      const read =
+        rpc.transactions && named.length > 1 ? await rpc.transactions(named).catch(() => undefined) : undefined;
+      if (!read) return Promise.all(claims.map((c) => verifySettlement(c.proof, c.claimedTx)));
+      let next = 0;
+      return claims.map((c, i): ClaimReading => {
+        const tx = c.claimedTx ? read[next++] : null;
+        if (tx instanceof Error) return { kind: "unknown", why: `the Solana RPC did not answer (${rpcFailure(tx)})` };
+        return claimReading(tx ?? null, exps[i]!);
+      });
     },
 
     async refundInflow(p, payee, signature) {
