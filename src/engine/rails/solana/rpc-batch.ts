@@ -6,7 +6,10 @@
  * caller reads them one by one.
  */
 import type { ChainTx } from "./chain.js";
-import { decodeRpcTransaction, type RpcTransaction } from "./rpc.js";
+import type { RpcTransaction } from "./rpc.js";
+
+/** rpc.ts's decodeRpcTransaction, passed in: the decoder a single read uses (and no import cycle). */
+type Decode = (signature: string, raw: RpcTransaction) => Promise<ChainTx>;
 
 /** Bigger batches than a reconciler's pass are split: nodes cap a batch's size (often at 100 or less). */
 export const MAX_TRANSACTIONS_PER_BATCH = 32;
@@ -28,14 +31,15 @@ export async function transactionsInOneTrip(
   url: string,
   signatures: readonly string[],
   signal: AbortSignal,
+  decode: Decode,
 ): Promise<(ChainTx | null | Error)[]> {
   const out: (ChainTx | null | Error)[] = [];
   for (let i = 0; i < signatures.length; i += MAX_TRANSACTIONS_PER_BATCH)
-    out.push(...(await oneBatch(url, signatures.slice(i, i + MAX_TRANSACTIONS_PER_BATCH), signal)));
+    out.push(...(await oneBatch(url, signatures.slice(i, i + MAX_TRANSACTIONS_PER_BATCH), signal, decode)));
   return out;
 }
 
-async function oneBatch(url: string, signatures: readonly string[], signal: AbortSignal) {
+async function oneBatch(url: string, signatures: readonly string[], signal: AbortSignal, decode: Decode) {
   const { request } = await import("undici");
   // The same request a single read sends (rpc.ts transaction()), one per signature, its index as id.
   const body = signatures.map((signature, id) => ({
@@ -69,7 +73,7 @@ async function oneBatch(url: string, signatures: readonly string[], signal: Abor
       if (a.error) return new Error(String(a.error.message ?? "the RPC answered an error").slice(0, 200));
       if (a.result === null || a.result === undefined) return null;
       try {
-        return await decodeRpcTransaction(signature, a.result as RpcTransaction);
+        return await decode(signature, a.result as RpcTransaction);
       } catch (e) {
         return e instanceof Error ? e : new Error(String(e));
       }

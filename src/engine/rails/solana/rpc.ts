@@ -240,7 +240,7 @@ export async function createRpcChain(
       if (!res) return null;
       return decodeRpcTransaction(sig, res as unknown as RpcTransaction);
     },
-    transactions: (sigs) => transactionsInOneTrip(currentUrl(), sigs, signal()),
+    transactions: (sigs) => transactionsInOneTrip(currentUrl(), sigs, signal(), decodeRpcTransaction),
     transactionEvidence: (sig) => evidenceOf(rpc(), sig, signal()),
   };
 }

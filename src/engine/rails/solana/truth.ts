@@ -118,11 +118,14 @@ export function solanaTruth(
         rpc.transactions && named.length > 1 ? await rpc.transactions(named).catch(() => undefined) : undefined;
       if (!read) return Promise.all(claims.map((c) => verifySettlement(c.proof, c.claimedTx)));
       let next = 0;
-      return claims.map((c, i): ClaimReading => {
-        const tx = c.claimedTx ? read[next++] : null;
-        if (tx instanceof Error) return { kind: "unknown", why: `the Solana RPC did not answer (${rpcFailure(tx)})` };
-        return claimReading(tx ?? null, exps[i]!);
-      });
+      return Promise.all(
+        claims.map((c, i): ClaimReading | Promise<ClaimReading> => {
+          const tx = c.claimedTx ? read[next++] : null;
+          // A read the batch answered with an error (a node that limits batches, say) is asked alone.
+          if (tx instanceof Error || tx === undefined) return verifySettlement(c.proof, c.claimedTx);
+          return claimReading(tx, exps[i]!);
+        }),
+      );
     },
 
     async refundInflow(p, payee, signature) {
