@@ -73,6 +73,8 @@ export class Reconciler {
   private tick: Promise<void> | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  /** Whether a pass's settlements read together failed yet (said once: a node may refuse every batch). */
+  private claimsFailed = false;
   /** Requests sent, for the benchmark. */
   requests = 0;
 
@@ -235,7 +237,11 @@ export class Reconciler {
       );
       return intents.length < 2 ? new Map() : await this.o.engine.readClaims(intents);
     } catch (e) {
-      this.o.log?.(`reconciler: reading ${ids.length} claimed settlements together failed: ${(e as Error).message}`);
+      if (!this.claimsFailed)
+        this.o.log?.(
+          `reconciler: reading claimed settlements together failed, reading each alone: ${(e as Error).message}`,
+        );
+      this.claimsFailed = true;
       return new Map();
     }
   }

@@ -1,7 +1,8 @@
 /**
  * The Solana rail's settlement checks read together (verifySettlements): each claim read out
  * of one batch answers exactly as verifySettlement alone would; a node that refuses the batch
- * is read one by one, and a read the batch answered with an error is asked alone. The chain
+ * is reported (the reconciler then reads each alone), and a read the batch answered with an
+ * error is asked alone. The chain
  * is scripted: no network.
  */
 import { describe, expect, it } from "vitest";
@@ -96,10 +97,10 @@ describe("settlements verified together on Solana", async () => {
     expect(seen).toEqual({ single: [], batches: 1 });
   });
 
-  it("a node that refuses batches is read one by one", async () => {
+  it("a node that refuses batches: thrown, for the caller to read them alone at its own pace", async () => {
     const { rail, seen } = chainOf(txs, "refuses");
-    expect(await rail.verifySettlements!(claims)).toEqual(await alone());
-    expect(seen).toEqual({ single: ["sigA", "sigB", "sigC", "sigMissing"], batches: 1 });
+    await expect(rail.verifySettlements!(claims)).rejects.toThrow("batch requests are not allowed");
+    expect(seen).toEqual({ single: [], batches: 1 });
   });
 
   it("a read the batch answered with an error is asked alone", async () => {

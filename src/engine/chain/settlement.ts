@@ -95,21 +95,22 @@ export interface ClaimRead {
  * The chain's reading of the settlements several intents' services claimed, by intent id:
  * each rail's read together (rails/port.ts verifySettlements) where one check each took a
  * round trip. Only reads: checkSettlement(intent, read) judges and records each, as alone.
- * An intent whose rail cannot be had is left out (checkSettlement says why).
+ * Left out: an intent whose rail cannot be had (checkSettlement says why) or reads one at a
+ * time. Throws when a batch got no answer (a node that refuses batches).
  */
 export async function readClaims(c: Ctx, intents: readonly IntentAt<"executed">[]): Promise<Map<string, ClaimRead>> {
   const byRail = new Map<Rail, { intent: IntentAt<"executed">; proof: JournaledProof }[]>();
   for (const intent of intents) {
     const proof = journaledProof(intent, await c.journal.payment(intent.quoteId), intent.createdAt);
     const rail = await railOf(c, proof);
-    if ("kind" in rail) byRail.set(rail, [...(byRail.get(rail) ?? []), { intent, proof }]);
+    // A rail that reads one at a time is left to checkSettlement, at the reconciler's own pace.
+    if ("kind" in rail && rail.verifySettlements) byRail.set(rail, [...(byRail.get(rail) ?? []), { intent, proof }]);
   }
   const reads = new Map<string, ClaimRead>();
   for (const [rail, items] of byRail) {
-    const claims = items.map(({ intent, proof }) => ({ proof, claimedTx: intent.paymentTx }));
-    const readings = rail.verifySettlements
-      ? await rail.verifySettlements(claims)
-      : await Promise.all(claims.map((x) => rail.verifySettlement(x.proof, x.claimedTx)));
+    const readings = await rail.verifySettlements!(
+      items.map(({ intent, proof }) => ({ proof, claimedTx: intent.paymentTx })),
+    );
     items.forEach(({ intent }, i) =>
       reads.set(intent.intentId, { quoteId: intent.quoteId, paymentTx: intent.paymentTx, reading: readings[i]! }),
     );

@@ -272,7 +272,9 @@ export interface Rail {
   verifySettlement(p: JournaledProof, claimedTx: string | null): Promise<ClaimReading>;
   /**
    * verifySettlement for several proofs, in order, each checked exactly as alone, their
-   * transactions read together (Solana: one JSON-RPC batch). A rail without it is asked one by one.
+   * transactions read together (Solana: one JSON-RPC batch). Throws when the batch got no
+   * answer (a node that refuses batches): ask verifySettlement then. A rail without it is
+   * asked one by one.
    */
   verifySettlements?(claims: readonly SettlementClaim[]): Promise<ClaimReading[]>;
 

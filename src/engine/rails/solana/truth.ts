@@ -113,10 +113,9 @@ export function solanaTruth(
       const exps = await Promise.all(claims.map((c) => expected(d, c.proof)));
       const rpc = await d.chain();
       const named = claims.flatMap((c) => (c.claimedTx ? [c.claimedTx] : []));
-      // A node that refuses batches (or one transaction to read) is read one by one, as alone.
-      const read =
-        rpc.transactions && named.length > 1 ? await rpc.transactions(named).catch(() => undefined) : undefined;
-      if (!read) return Promise.all(claims.map((c) => verifySettlement(c.proof, c.claimedTx)));
+      if (!rpc.transactions) return Promise.all(claims.map((c) => verifySettlement(c.proof, c.claimedTx)));
+      // A node that refuses batches throws here: the caller reads them alone, at its own pace.
+      const read = await rpc.transactions(named);
       let next = 0;
       return Promise.all(
         claims.map((c, i): ClaimReading | Promise<ClaimReading> => {
