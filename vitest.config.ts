@@ -22,6 +22,7 @@ const ENGINE_ON_POSTGRES = [
   "test/engine/paid-fetch.test.ts",
   "test/engine/concurrency.test.ts",
   "test/engine/crash.test.ts",
+  "test/engine/reconciler-pass.test.ts",
   "test/engine/audit.test.ts",
   "test/engine/evm-rail.test.ts",
   "test/engine/secrets.test.ts",

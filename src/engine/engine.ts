@@ -28,7 +28,7 @@ import { listPurchases, type PurchasePage } from "./read/purchases.js";
 import { evaluateBudget } from "./budget/policy.js";
 import { quoteOnly } from "./intent/quote-only.js";
 import { watchReleased, type WatchPass } from "./chain/released-watch.js";
-import { checkRefund, checkSettlement } from "./chain/settlement.js";
+import { checkRefund, checkSettlement, readClaims, type ClaimRead } from "./chain/settlement.js";
 import { buildReceipt, type ReceiptResult } from "./evidence/receipt-build.js";
 import { STATES } from "./model/states.js";
 import { serviceApi, type AgentServiceSearchResult, type ServiceApi } from "./service/api.js";
@@ -298,8 +298,13 @@ export class Engine extends EventEmitter {
   }
 
   /** What the chain says of the settlement the service claimed for an executed intent (the reconciler records it). */
-  checkSettlement(intent: Intent) {
-    return checkSettlement(this.ctx(), executed(intent));
+  checkSettlement(intent: Intent, read?: ClaimRead) {
+    return checkSettlement(this.ctx(), executed(intent), read);
+  }
+
+  /** The chain's reading of several intents' claimed settlements, read together (each judged by checkSettlement). */
+  readClaims(intents: readonly Intent[]) {
+    return readClaims(this.ctx(), intents.map(executed));
   }
 
   /** What the chain says of the service's refund claim, and the credit it earns (the reconciler records it). */

@@ -5,7 +5,9 @@
  * intent with its own backoff (about 1 s growing to 30 s, with jitter), at bounded
  * concurrency, honouring Retry-After. Its work grows with the number of unfinished
  * intents, never with the journal's size: it reads only rows with a due `next_poll_at`,
- * through a partial index.
+ * through a partial index. A look that finds nothing new only moves the intent's next poll:
+ * those writes of one pass are committed together at its end (reschedule()); what the
+ * service or the chain says of an execution or of money is committed as soon as it is known.
  *
  * It also sweeps for orphans: a purchase whose driver died mid-way (a server killed, on this
  * machine or another sharing the journal) keeps its lease until the lease expires, so the
@@ -19,10 +21,12 @@
  * person is told.
  */
 import { FINAL_STATUSES, type Execution } from "../domain/wire.js";
+import type { ClaimRead } from "./chain/settlement.js";
 import type { Engine } from "./engine.js";
 import { isCode } from "./errors.js";
 import { executionPatch } from "./read/executions.js";
-import type { JournalStore } from "./journal/port.js";
+import type { DuePoll, JournalStore, PollMove } from "./journal/port.js";
+import { nextInterval, scheduleOnly } from "./model/polling.js";
 import { serviceApi } from "./service/api.js";
 import type { ServiceClient } from "./service/client.js";
 import type { Intent, IntentAt, IntentPatch } from "./model/types.js";
@@ -69,6 +73,8 @@ export class Reconciler {
   private tick: Promise<void> | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  /** Whether a pass's settlements read together failed yet (said once: a node may refuse every batch). */
+  private claimsFailed = false;
   /** Requests sent, for the benchmark. */
   requests = 0;
 
@@ -176,13 +182,16 @@ export class Reconciler {
     try {
       const concurrency = this.o.concurrency ?? 4;
       const due = (await this.o.journal.duePolls(dueBy, concurrency * 8)).filter((r) => !this.inflight.has(r.intentId));
+      // The pass's schedule-only writes, committed together once it is done (journal.reschedule).
+      const moves: PollMove[] = [];
+      const reads = await this.readClaims(due);
       let index = 0;
       const worker = async () => {
         while (index < due.length && !this.stopping) {
           const row = due[index++]!;
           this.inflight.add(row.intentId);
           try {
-            await this.handle(row);
+            await this.handle(row, moves, reads.get(row.intentId));
           } catch (e) {
             this.o.log?.(`reconciler: ${row.intentId}: ${(e as Error).message}`);
             await this.backoff(row, undefined).catch(() => undefined);
@@ -192,24 +201,71 @@ export class Reconciler {
         }
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, due.length) }, worker));
+      await this.reschedule(moves);
     } finally {
       this.running = false;
     }
   }
 
+  /**
+   * Commits a pass's schedule-only writes together: one commit, where each was its own (fsynced)
+   * one. Why that is safe: a crash, or a store that does not answer, loses only when to look
+   * next — those intents stay due as they were and are polled again, their interval not yet
+   * doubled; nothing about an execution or money is ever in this write.
+   */
+  private async reschedule(moves: readonly PollMove[]): Promise<void> {
+    if (moves.length === 0) return;
+    try {
+      await this.o.journal.reschedule(moves, this.o.now());
+    } catch (e) {
+      this.o.log?.(`reconciler: rescheduling ${moves.length} polls failed (they stay due): ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * The chain's reading of the settlements claimed among a pass's due intents, read together
+   * (one round trip to our RPC where each took one). Each is still judged and recorded as its
+   * intent is handled, on the row read then, and only for the proof and transaction it was
+   * read for (chain/settlement.ts checkSettlement); anything not read here is read alone.
+   */
+  private async readClaims(due: readonly DuePoll[]): Promise<Map<string, ClaimRead>> {
+    const ids = due.filter((r) => r.settlementClaimed).map((r) => r.intentId);
+    if (ids.length < 2) return new Map();
+    try {
+      const intents = (await Promise.all(ids.map((id) => this.o.journal.intent(id)))).filter(
+        (i): i is Intent => i?.state === "executed" && i.settlement === "claimed",
+      );
+      return intents.length < 2 ? new Map() : await this.o.engine.readClaims(intents);
+    } catch (e) {
+      if (!this.claimsFailed)
+        this.o.log?.(
+          `reconciler: reading claimed settlements together failed, reading each alone: ${(e as Error).message}`,
+        );
+      this.claimsFailed = true;
+      return new Map();
+    }
+  }
+
   /** When to look again: the interval doubles (or resets), with jitter, never before Retry-After. */
-  private nextLook(row: Intent, retryAfterMs: number | undefined, reset = false): IntentPatch {
-    const interval = reset ? this.min : Math.min(this.max, Math.max(this.min, (row.pollIntervalMs ?? this.min) * 2));
+  private nextLook(
+    row: Pick<Intent, "pollIntervalMs">,
+    retryAfterMs: number | undefined,
+    reset = false,
+  ): { nextPollAt: number; pollIntervalMs: number } {
+    const interval = nextInterval(row.pollIntervalMs, { minMs: this.min, maxMs: this.max }, reset);
     const wait = Math.max(this.jitter(interval), retryAfterMs ?? 0);
     return { nextPollAt: this.o.now() + wait, pollIntervalMs: interval };
   }
 
-  private async backoff(row: Intent, retryAfterMs: number | undefined): Promise<void> {
+  private async backoff(row: Pick<Intent, "intentId" | "pollIntervalMs">, retryAfterMs: number | undefined) {
     await this.o.journal.update(row.intentId, this.nextLook(row, retryAfterMs), this.o.now());
   }
 
-  /** One pass over one intent, one journal commit: the service's word on the execution, the chain's on the money. */
-  private async handle(row: Intent): Promise<void> {
+  /**
+   * One pass over one intent: the service's word on the execution, the chain's on the money,
+   * in one journal commit — or, when all it moves is the next poll, in the pass's (`moves`).
+   */
+  private async handle(row: DuePoll, moves: PollMove[], read: ClaimRead | undefined): Promise<void> {
     const current = await this.o.journal.intent(row.intentId);
     if (!current || current.nextPollAt === null) return;
     if (current.state !== "executed") {
@@ -240,7 +296,7 @@ export class Reconciler {
       }
     }
     // Money: what the chain says of the settlement and of any refund.
-    const money = await this.followMoney(seen);
+    const money = await this.followMoney(seen, read);
     seen = { ...seen, ...money };
     let next: IntentPatch;
     if (
@@ -262,7 +318,13 @@ export class Reconciler {
     } else {
       next = this.nextLook(seen, retryAfter, record !== undefined && record.status !== current.execStatus);
     }
-    if (record) await this.o.engine.applyExecution(current, record, { ...money, ...next });
+    const move = scheduleOnly(current, {
+      ...(record ? executionPatch(current, record, this.o.now()) : {}),
+      ...money,
+      ...next,
+    });
+    if (move) moves.push({ intentId: current.intentId, ...move, seenNextPollAt: current.nextPollAt });
+    else if (record) await this.o.engine.applyExecution(current, record, { ...money, ...next });
     else {
       await this.o.journal.update(current.intentId, { ...money, ...next }, this.o.now());
       if (Object.keys(money).length > 0) this.o.engine.emitUpdate({ ...seen, ...next }, seen.execStatus);
@@ -270,11 +332,11 @@ export class Reconciler {
   }
 
   /** What the chain says of a claimed settlement and a reported refund, as a patch (not yet written). */
-  private async followMoney(intent: IntentAt<"executed">): Promise<MoneyPatch> {
+  private async followMoney(intent: IntentAt<"executed">, read: ClaimRead | undefined): Promise<MoneyPatch> {
     const patch: MoneyPatch = {};
     const notes: string[] = [];
     if (intent.settlement === "claimed") {
-      const v = await this.o.engine.checkSettlement(intent);
+      const v = await this.o.engine.checkSettlement(intent, read);
       if (v.kind === "verified") {
         Object.assign(patch, { settlement: "verified", paymentTx: v.tx });
         if (v.note) notes.push(v.note);

@@ -19,8 +19,12 @@
 //                  default; --heap-every N, --snapshots a,b,… for heap-diff.mjs; --server-args);
 //   memory-engine  the engine's heap in a process of its own (memory.mjs; --calls N, 3,000);
 //   launch         the launch through npm (launch.mjs: npx, a global install; it installs the
-//                  package with npm).
-// Only startup, wan and memory are part of a full run too.
+//                  package with npm);
+//   reconciler     the reconciler's cost with 10 / 100 / 1,000 unfinished executions (scale.mjs,
+//                  section 4): requests/s, share of a core, CPU per poll (--profile: the window
+//                  at 1,000 under V8's sampling profiler, .bench/profile/reconciler.cpuprofile,
+//                  its top frames printed).
+// Only startup, wan, memory and reconciler are part of a full run too.
 // Each section is its own module: paid-call.mjs (1, its floor in floor.mjs), wan.mjs (1b, its
 // sides in wan-sides.mjs), commits.mjs (1c), cold-start.mjs (2), startup.mjs, memory.mjs (3),
 // scale.mjs (4-6); report.mjs prints the table. This file runs them in order.
@@ -35,7 +39,7 @@ import { coldStarts, stubCatalog } from "./cold-start.mjs";
 import { commitsPerCall } from "./commits.mjs";
 import { formatMemory, formatMemoryEngine, formatMemoryLong, memory, memoryEngine, memoryLong } from "./memory.mjs";
 import { paidCalls } from "./paid-call.mjs";
-import { formatReport, formatWan } from "./report.mjs";
+import { formatReconciler, formatReport, formatWan } from "./report.mjs";
 import { launchFigures, formatLaunch } from "./launch.mjs";
 import { journal, reconciler, service } from "./scale.mjs";
 import { startupFigures, formatStartup } from "./startup.mjs";
@@ -49,6 +53,7 @@ const args = parseArgs({
     "heap-every": { type: "string" },
     snapshots: { type: "string" },
     "server-args": { type: "string" },
+    profile: { type: "boolean" },
   },
 }).values;
 const ONLY = args.only;
@@ -62,6 +67,7 @@ const SECTIONS = [
   "alternation",
   "profile",
   "cpu-profile",
+  "reconciler",
 ];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY))
   throw new Error(`--only takes one section name: ${SECTIONS.join(", ")} (not ${ONLY})`);
@@ -98,6 +104,11 @@ if (ONLY === "startup") {
 if (ONLY === "launch") {
   results.launch = await launchFigures({ root: ROOT, work, log, runs: Number(process.env.BENCH_LAUNCH_RUNS ?? 5) });
   writeOnly(formatLaunch(results.launch), "launch.json");
+}
+// The reconciler's section starts its own slow service: it needs none of the others.
+if (ONLY === "reconciler") {
+  results.reconciler = await reconciler({ profile: args.profile === true });
+  writeOnly(formatReconciler(results.reconciler), "reconciler.json");
 }
 const svc = await startSandbox("sandbox", 0);
 /** The WAN section on each rail the sandbox runs: EVM only with its EVM ledger (an anvil binary). */

@@ -156,13 +156,7 @@ export function formatReport(results) {
     `Memory (RSS): idle ${m.idleMb.toFixed(1)} MB (target < 120: ${pass(m.idleMb < 120)}); after ${m.calls} paid calls ${m.afterMb.toFixed(1)} MB; trend over the second half ${m.slopeMbPer100Calls.toFixed(2)} MB per 100 calls; calls that ended unsettled ${m.unsettled.length}`,
   );
   lines.push("");
-  lines.push(
-    `Reconciler over ${results.reconciler.windowMs / 1000} s windows, with 10,000 finished executions in the journal:`,
-  );
-  for (const l of results.reconciler.levels)
-    lines.push(
-      `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core, ${((l.cpuShare * 1000) / l.requestsPerSecond).toFixed(2)} ms per poll (one followed execution)`,
-    );
+  lines.push(...formatReconciler(results.reconciler));
   lines.push("");
   lines.push("list_executions latency (ms, in process):");
   for (const j of results.journal)
@@ -180,5 +174,27 @@ export function formatReport(results) {
   lines.push(
     `\nTotal ${results.durationSeconds.toFixed(0)} s on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}.`,
   );
+  return lines;
+}
+
+/** Section 4's lines: each level's request rate, share of a core and CPU per poll. */
+export function formatReconciler(reconciler) {
+  const lines = [
+    `Reconciler over ${reconciler.windowMs / 1000} s windows, with 10,000 finished executions in the journal:`,
+  ];
+  for (const l of reconciler.levels)
+    lines.push(
+      `  ${String(l.unfinished).padStart(5)} unfinished: ${l.requestsPerSecond.toFixed(1)} requests/s, CPU ${(l.cpuShare * 100).toFixed(1)}% of one core, ${((l.cpuShare * 1000) / l.requestsPerSecond).toFixed(2)} ms per poll (one followed execution)`,
+    );
+  const p = reconciler.profile;
+  if (p) {
+    const row = ([name, ms]) => `    ${ms.toFixed(0).padStart(6)} ms  ${name}`;
+    lines.push(
+      `  profile of the last window (${p.busyMs.toFixed(0)} ms busy), by group:`,
+      ...p.groups.slice(0, 12).map(row),
+    );
+    lines.push("  top functions by self time:", ...p.functions.map(row));
+    lines.push("  ours by inclusive time:", ...p.oursInclusive.map(row));
+  }
   return lines;
 }

@@ -1,7 +1,7 @@
 // `npm run bench`, sections 4–6: how the reconciler's cost grows with unfinished work, how
 // list_executions holds up over very large journals, and what the reference service alone
 // sustains.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { request } from "undici";
@@ -23,10 +23,15 @@ import {
   timed,
   work,
 } from "./common.mjs";
+import { attribute } from "./profile-attribution.mjs";
 
 // ---- 4. Reconciler -------------------------------------------------------------------------
 
-export async function reconciler() {
+/**
+ * With `profile`, the window at the largest level runs under V8's sampling profiler in this
+ * process (node:inspector), and `profile` holds where its CPU went (profile-attribution.mjs).
+ */
+export async function reconciler({ profile = false } = {}) {
   log("4. reconciler cost with unfinished executions…");
   const slow = await startSandbox("sandbox-slow", 3_600_000);
   const { openPaidActions } = await import(join(ROOT, "dist", "app", "index.js"));
@@ -66,6 +71,7 @@ export async function reconciler() {
   })();
   const levels = [];
   let paid = 0;
+  let profiled;
   for (const level of RECONCILE_LEVELS) {
     while (paid < level) {
       const batch = Math.min(16, level - paid);
@@ -81,6 +87,7 @@ export async function reconciler() {
       .prepare(`UPDATE intents SET next_poll_at = ?, poll_interval_ms = 1000 WHERE next_poll_at IS NOT NULL`)
       .run(Date.now());
     const rec = new Reconciler({ engine: pa.engine, journal: pa.journal, client: pollClient, now: Date.now });
+    const stopProfile = profile && level === RECONCILE_LEVELS.at(-1) ? await profileHere() : undefined;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     rec.start();
@@ -88,18 +95,38 @@ export async function reconciler() {
     await rec.stop();
     const wall = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
     levels.push({
       unfinished: level,
       finishedRows: 10_000,
       requests: rec.requests,
       requestsPerSecond: rec.requests / (wall / 1000),
-      cpuShare: (cpu.user + cpu.system) / 1000 / wall,
+      cpuShare: cpuMs / wall,
+      cpuMsPerPoll: rec.requests > 0 ? cpuMs / rec.requests : 0,
     });
+    if (stopProfile) profiled = await stopProfile();
   }
   raw.close();
   await pa.close();
   slow.child.kill("SIGTERM");
-  return { windowMs: RECONCILE_WINDOW_MS, levels };
+  return { windowMs: RECONCILE_WINDOW_MS, levels, ...(profiled ? { profile: profiled } : {}) };
+}
+
+/** V8's sampling profiler on this process; the returned function stops it and resolves with its attribution. */
+async function profileHere() {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    mkdirSync(join(ROOT, ".bench", "profile"), { recursive: true });
+    writeFileSync(join(ROOT, ".bench", "profile", "reconciler.cpuprofile"), JSON.stringify(profile));
+    return attribute(profile);
+  };
 }
 
 // ---- 5. Journal ------------------------------------------------------------------------------

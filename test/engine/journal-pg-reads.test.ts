@@ -262,6 +262,43 @@ describe.each(contractStores(() => server))("the journal's contract (%s)", (_kin
     });
   });
 
+  it("lists due polls by their schedule, and moves a pass's polls in one write unless another writer moved them", async () => {
+    await withStore(async (j) => {
+      for (const id of ["i1", "i2", "i3", "i4"]) await j.insertIntent(newIntent(id));
+      await j.update("i1", { state: "executed", ...EXECUTED, nextPollAt: NOW + 10, pollIntervalMs: 1000 }, NOW);
+      await j.update("i2", { state: "executed", ...EXECUTED, nextPollAt: NOW + 20, pollIntervalMs: 2000 }, NOW);
+      await j.update("i3", { state: "executed", ...EXECUTED, nextPollAt: NOW + 30, settlement: "claimed" }, NOW);
+      await j.update("i4", { state: "paid", ...SIGNED, nextPollAt: NOW + 40, settlement: "claimed" }, NOW);
+      expect(await j.duePolls(NOW + 40, 10)).toEqual([
+        { intentId: "i1", nextPollAt: NOW + 10, pollIntervalMs: 1000, settlementClaimed: false },
+        { intentId: "i2", nextPollAt: NOW + 20, pollIntervalMs: 2000, settlementClaimed: false },
+        // Only an executed intent's claimed settlement is ours to check.
+        { intentId: "i3", nextPollAt: NOW + 30, pollIntervalMs: null, settlementClaimed: true },
+        { intentId: "i4", nextPollAt: NOW + 40, pollIntervalMs: null, settlementClaimed: false },
+      ]);
+      expect(await j.reschedule([], NOW + 40)).toBe(0);
+      // i2 was moved by someone else since it was read, i3 stopped: both left as they are.
+      await j.update("i2", { nextPollAt: NOW + 25 }, NOW + 35);
+      await j.update("i3", { nextPollAt: null }, NOW + 35);
+      const moved = await j.reschedule(
+        [
+          { intentId: "i1", nextPollAt: NOW + 2040, pollIntervalMs: 2000, seenNextPollAt: NOW + 10 },
+          { intentId: "i2", nextPollAt: NOW + 4040, pollIntervalMs: 4000, seenNextPollAt: NOW + 20 },
+          { intentId: "i3", nextPollAt: NOW + 1040, pollIntervalMs: 1000, seenNextPollAt: NOW + 30 },
+          { intentId: "i4", nextPollAt: NOW + 1040, pollIntervalMs: 1000, seenNextPollAt: NOW + 30 },
+          { intentId: "i5", nextPollAt: NOW + 1040, pollIntervalMs: 1000, seenNextPollAt: NOW + 30 },
+        ],
+        NOW + 40,
+      );
+      expect(moved).toBe(1);
+      expect(await j.intent("i1")).toMatchObject({ nextPollAt: NOW + 2040, pollIntervalMs: 2000, updatedAt: NOW + 40 });
+      expect(await j.intent("i2")).toMatchObject({ nextPollAt: NOW + 25, pollIntervalMs: 2000, updatedAt: NOW + 35 });
+      expect(await j.intent("i3")).toMatchObject({ nextPollAt: null, pollIntervalMs: null, updatedAt: NOW + 35 });
+      expect(await j.intent("i4")).toMatchObject({ nextPollAt: NOW + 40, pollIntervalMs: null });
+      expect((await j.duePolls(NOW + 2040, 10)).map((p) => p.intentId)).toEqual(["i2", "i4", "i1"]);
+    });
+  });
+
   it("answers the reconciler's, the audit's and doctor's reads", async () => {
     await withStore(async (j) => {
       await j.insertIntent(newIntent("i1", { createdAt: NOW - 10 }));

@@ -14,6 +14,7 @@ export function portMethods() {
 export const WRITES = new Set([
   "insertIntent",
   "update",
+  "reschedule",
   "claim",
   "renew",
   "release",

@@ -11,7 +11,7 @@ import { formatDecimal, parseDecimal } from "../../domain/money.js";
 import type { Ctx } from "../context.js";
 import { REFUND_PATIENCE_MS, refundVerdict, type RefundVerdict } from "../model/transitions.js";
 import type { IntentAt, IntentIn, PaymentRecord } from "../model/types.js";
-import type { JournaledProof, Rail } from "../rails/port.js";
+import type { ClaimReading, JournaledProof, Rail } from "../rails/port.js";
 import type { ChainTx } from "./chain.js";
 
 /** An intent whose proof may have moved money: its price and payee are known. */
@@ -84,17 +84,59 @@ export type SettlementVerdict =
   | { kind: "mismatch"; tx?: string; detail: string }
   | { kind: "pending"; why: string };
 
+/** What our RPC read of a claimed settlement, for the proof and transaction it was read for. */
+export interface ClaimRead {
+  quoteId: string;
+  paymentTx: string | null;
+  reading: ClaimReading;
+}
+
+/**
+ * The chain's reading of the settlements several intents' services claimed, by intent id:
+ * each rail's read together (rails/port.ts verifySettlements) where one check each took a
+ * round trip. Only reads: checkSettlement(intent, read) judges and records each, as alone.
+ * Left out: an intent whose rail cannot be had (checkSettlement says why) or reads one at a
+ * time. Throws when a batch got no answer (a node that refuses batches).
+ */
+export async function readClaims(c: Ctx, intents: readonly IntentAt<"executed">[]): Promise<Map<string, ClaimRead>> {
+  const byRail = new Map<Rail, { intent: IntentAt<"executed">; proof: JournaledProof }[]>();
+  for (const intent of intents) {
+    const proof = journaledProof(intent, await c.journal.payment(intent.quoteId), intent.createdAt);
+    const rail = await railOf(c, proof);
+    // A rail that reads one at a time is left to checkSettlement, at the reconciler's own pace.
+    if ("kind" in rail && rail.verifySettlements) byRail.set(rail, [...(byRail.get(rail) ?? []), { intent, proof }]);
+  }
+  const reads = new Map<string, ClaimRead>();
+  for (const [rail, items] of byRail) {
+    const readings = await rail.verifySettlements!(
+      items.map(({ intent, proof }) => ({ proof, claimedTx: intent.paymentTx })),
+    );
+    items.forEach(({ intent }, i) =>
+      reads.set(intent.intentId, { quoteId: intent.quoteId, paymentTx: intent.paymentTx, reading: readings[i]! }),
+    );
+  }
+  return reads;
+}
+
 /**
  * Checks a settlement the service reported (or, when it named no transaction, looks for one)
  * against what was priced. A claim the chain does not bear out is a mismatch once the proof
- * can never land and no transfer of it is on chain.
+ * can never land and no transfer of it is on chain. `read`: the chain's reading of this
+ * claim taken already (readClaims), used when it was read for this proof and transaction.
  */
-export async function checkSettlement(c: Ctx, intent: IntentAt<"executed">): Promise<SettlementVerdict> {
+export async function checkSettlement(
+  c: Ctx,
+  intent: IntentAt<"executed">,
+  read?: ClaimRead,
+): Promise<SettlementVerdict> {
   const payment = await c.journal.payment(intent.quoteId);
   const proof = journaledProof(intent, payment, intent.createdAt);
   const rail = await railOf(c, proof);
   if (!("kind" in rail)) return { kind: "pending", why: rail.why };
-  const claim = await rail.verifySettlement(proof, intent.paymentTx);
+  const claim =
+    read && read.quoteId === intent.quoteId && read.paymentTx === intent.paymentTx
+      ? read.reading
+      : await rail.verifySettlement(proof, intent.paymentTx);
   if (claim.kind === "unknown") return { kind: "pending", why: claim.why };
   let landed: { tx: ChainTx; problems: string[] };
   let note: string | undefined;

@@ -12,7 +12,15 @@ import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 import { UNFINISHED_STATES } from "../model/types.js";
 import { changed, paymentStatement, pgValue, rows, transaction, updateStatement, type Row } from "./pg-sql.js";
 import { PgRecords } from "./pg-records.js";
-import { IntentKeyTaken, LeaseLost, type Expect, type JournalOptions, type NewIntent } from "./port.js";
+import {
+  IntentKeyTaken,
+  LeaseLost,
+  type DuePoll,
+  type Expect,
+  type JournalOptions,
+  type NewIntent,
+  type PollMove,
+} from "./port.js";
 import { fromRow } from "./rows.js";
 
 export const UNFINISHED = UNFINISHED_STATES.map((s) => `'${s}'`).join(", ");
@@ -140,11 +148,41 @@ export abstract class PgIntents extends PgRecords {
     ]);
   }
 
-  duePolls(now: number, limit: number): Promise<Intent[]> {
-    return this.intents(
-      `SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
+  /** Due polls, soonest first: only their schedule (the reconciler reads each whole row as it takes it up). */
+  async duePolls(now: number, limit: number): Promise<DuePoll[]> {
+    const due = await rows(
+      this.pool,
+      `SELECT intent_id, next_poll_at, poll_interval_ms, (state = 'executed' AND settlement = 'claimed') IS TRUE AS claimed
+       FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
       [now, limit],
     );
+    return due.map((r) => ({
+      intentId: r.intent_id as string,
+      nextPollAt: r.next_poll_at as number,
+      pollIntervalMs: r.poll_interval_ms as number | null,
+      settlementClaimed: r.claimed === true,
+    }));
+  }
+
+  /**
+   * A pass's schedule-only writes in one statement (one transaction, one commit), each row's
+   * only while its next poll is still the one read: a lost commit leaves them due, polled again.
+   */
+  async reschedule(moves: readonly PollMove[], now: number): Promise<number> {
+    if (moves.length === 0) return 0;
+    const res = await this.pool.query(
+      `UPDATE intents AS i SET next_poll_at = m.next_at, poll_interval_ms = m.interval_ms, updated_at = $1
+       FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) AS m(id, next_at, interval_ms, seen_at)
+       WHERE i.intent_id = m.id AND i.next_poll_at = m.seen_at`,
+      [
+        now,
+        moves.map((m) => m.intentId),
+        moves.map((m) => m.nextPollAt),
+        moves.map((m) => m.pollIntervalMs),
+        moves.map((m) => m.seenNextPollAt),
+      ],
+    );
+    return res.rowCount ?? 0;
   }
 
   async nextPollAt(): Promise<number | undefined> {

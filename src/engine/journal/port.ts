@@ -64,6 +64,11 @@ export interface IntentWrite {
   expect: Expect;
 }
 
+/** An intent a reconciler's pass should poll now: which one, its schedule as read, and whether a settlement awaits our check. */
+export type DuePoll = Pick<Intent, "intentId" | "pollIntervalMs"> & { nextPollAt: number; settlementClaimed: boolean };
+/** A schedule-only write (nothing else of the intent changed): taken only while its next poll is still `seenNextPollAt`. */
+export type PollMove = Pick<DuePoll, "intentId" | "nextPollAt"> & { pollIntervalMs: number; seenNextPollAt: number };
+
 export interface JournalHealth {
   store: "sqlite" | "postgres";
   /** Where it is, for a human: a file path, or a URL without its password. */
@@ -225,8 +230,10 @@ export interface JournalStore {
   renew(intentId: string, owner: string, now: number, ttlMs: number): Awaitable<boolean>;
   release(intentId: string, owner: string): Awaitable<void>;
   unfinished(service: string): Awaitable<Intent[]>;
-  /** Intents the reconciler should look at now (a due poll), soonest first. */
-  duePolls(now: number, limit: number): Awaitable<Intent[]>;
+  /** Intents the reconciler should look at now (a due poll), soonest first: their ids and schedules. */
+  duePolls(now: number, limit: number): Awaitable<DuePoll[]>;
+  /** A reconciler pass's schedule-only writes in one transaction; those another writer moved or stopped since are left. */
+  reschedule(moves: readonly PollMove[], now: number): Awaitable<number>;
   nextPollAt(): Awaitable<number | undefined>;
   /** Another intent that already counts this refund transaction, if any. */
   refundTxOwner(tx: string): Awaitable<string | undefined>;

@@ -10,7 +10,14 @@
 import type Database from "better-sqlite3";
 import type { Intent, IntentPatch, PaymentRecord } from "../model/types.js";
 import { UNFINISHED_STATES } from "../model/types.js";
-import { IntentKeyTaken, type Expect, type JournalOptions, type NewIntent } from "./port.js";
+import {
+  IntentKeyTaken,
+  type DuePoll,
+  type Expect,
+  type JournalOptions,
+  type NewIntent,
+  type PollMove,
+} from "./port.js";
 import { leaseOwnerAlive } from "./lease.js";
 import { intentColumns, fromRow } from "./rows.js";
 import { SqliteRecords } from "./sqlite-records.js";
@@ -168,13 +175,44 @@ export abstract class SqliteIntents extends SqliteRecords {
     );
   }
 
-  /** Intents the reconciler should look at now: only those with a due poll, via the partial index. */
-  duePolls(now: number, limit: number): Intent[] {
-    return this.intentRows(
+  /**
+   * Intents the reconciler should look at now: only those with a due poll, via the partial
+   * index, and only their schedule — the reconciler reads each whole row as it takes it up.
+   */
+  duePolls(now: number, limit: number): DuePoll[] {
+    return (
       this.sql(
-        `SELECT * FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
-      ).all(now, limit),
+        `SELECT intent_id, next_poll_at, poll_interval_ms, state = 'executed' AND settlement = 'claimed' AS claimed
+         FROM intents WHERE next_poll_at IS NOT NULL AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?`,
+      ).all(now, limit) as {
+        intent_id: string;
+        next_poll_at: number;
+        poll_interval_ms: number | null;
+        claimed: number;
+      }[]
+    ).map((r) => ({
+      intentId: r.intent_id,
+      nextPollAt: r.next_poll_at,
+      pollIntervalMs: r.poll_interval_ms,
+      settlementClaimed: r.claimed === 1,
+    }));
+  }
+
+  /**
+   * One commit for a pass's schedule-only writes, where each was its own fsynced commit: a
+   * crash that loses it only leaves those intents due as they were, polled again at once.
+   */
+  reschedule(moves: readonly PollMove[], now: number): number {
+    if (moves.length === 0) return 0;
+    const move = this.sql(
+      `UPDATE intents SET next_poll_at = ?, poll_interval_ms = ?, updated_at = ? WHERE intent_id = ? AND next_poll_at = ?`,
     );
+    return this.atomically(() => {
+      let moved = 0;
+      for (const m of moves)
+        moved += move.run(m.nextPollAt, m.pollIntervalMs, now, m.intentId, m.seenNextPollAt).changes;
+      return moved;
+    });
   }
 
   nextPollAt(): number | undefined {

@@ -97,6 +97,12 @@ export type FateReading = (
 export type ClaimReading =
   { kind: "ours"; tx: ChainTx; problems: string[] } | { kind: "not_ours" } | { kind: "unknown"; why: string };
 
+/** A settlement a service claimed for a proof: the transaction it named (null: none). */
+export interface SettlementClaim {
+  proof: JournaledProof;
+  claimedTx: string | null;
+}
+
 /** What a refund transaction brought back from the payee; `undefined`: our RPC cannot tell now. */
 export type RefundReading = bigint | "missing" | "not_from_payee" | undefined;
 
@@ -264,6 +270,13 @@ export interface Rail {
    * caller asks fate() when it is not ours.
    */
   verifySettlement(p: JournaledProof, claimedTx: string | null): Promise<ClaimReading>;
+  /**
+   * verifySettlement for several proofs, in order, each checked exactly as alone, their
+   * transactions read together (Solana: one JSON-RPC batch). Throws when the batch got no
+   * answer (a node that refuses batches): ask verifySettlement then. A rail without it is
+   * asked one by one.
+   */
+  verifySettlements?(claims: readonly SettlementClaim[]): Promise<ClaimReading[]>;
 
   /**
    * What a refund transaction the service named brought back from `payee` into the account

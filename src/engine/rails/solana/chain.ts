@@ -58,6 +58,12 @@ export interface ChainPort {
   /** A transaction by signature; null when the node does not have it. Throws when the RPC does not answer. */
   transaction(signature: string): Promise<ChainTx | null>;
   /**
+   * Several transactions in one round trip (a JSON-RPC batch), in order: each one, null when
+   * the node does not have it, or the Error it answered for that one. Throws when the batch
+   * got no usable answer (a node that refuses batches): read them one by one then.
+   */
+  transactions?(signatures: readonly string[]): Promise<(ChainTx | null | Error)[]>;
+  /**
    * A transaction with its wire bytes (base64) and its signature status, for a receipt; null
    * when the node does not have it. Throws when the RPC does not answer. (A scripted chain
    * may leave it out: a receipt then says the chain could not be read.)

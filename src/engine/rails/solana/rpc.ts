@@ -1,13 +1,15 @@
 /**
  * The chain port over a Solana JSON-RPC endpoint (the user's own, from the configuration),
- * with @solana/kit's standard client over our transport (rpc-transport.ts): `getLatestBlockhash`, `getBlockHeight`, `getAccountInfo`
+ * with @solana/kit's standard client over our transport (rpc-transport.ts): `getLatestBlockhash`,
+ * `getBlockHeight`, `getAccountInfo`
  * (jsonParsed, for a token account's delegate and allowance), `isBlockhashValid`,
- * `getSignaturesForAddress`, `getTransaction` (base64, decoded here).
+ * `getSignaturesForAddress`, `getTransaction` (base64, decoded here; several in one batch: rpc-batch.ts).
  * Nothing else is asked of the node.
  */
 import type { ChainPort, ChainTransfer, ChainTx, RawEvidence, TokenAccountState } from "./chain.js";
 import { keyName, readWireBase64 } from "../../../domain/solana-wire.js";
 import { undiciTransport } from "./rpc-transport.js";
+import { transactionsInOneTrip } from "./rpc-batch.js";
 
 type Kit = typeof import("@solana/kit");
 
@@ -270,6 +272,7 @@ export async function createRpcChain(
       if (!res) return null;
       return decodeRpcTransaction(sig, res as unknown as RpcTransaction);
     },
+    transactions: (sigs) => transactionsInOneTrip(currentUrl(), sigs, signal(), decodeRpcTransaction),
     transactionEvidence: (sig) => evidenceOf(rpc(), sig, signal()),
   };
 }

@@ -7,7 +7,7 @@
  */
 import { associatedTokenAddress } from "../../../domain/token.js";
 import { carriesMemo, refundInflow, verifyPayment, type ChainTx, type ExpectedPayment } from "../../chain/chain.js";
-import type { JournaledProof, Rail } from "../port.js";
+import type { ClaimReading, JournaledProof, Rail, SettlementClaim } from "../port.js";
 import { proofFate, type ProofLife } from "./chain.js";
 import { findByMemoResuming } from "./memo-resume.js";
 import type { SolanaDeps } from "./rail.js";
@@ -45,8 +45,27 @@ const proofLife = (exp: ExpectedPayment, p: JournaledProof): ProofLife => ({
   signedAt: p.signedAt,
 });
 
-/** The port's fate, verifySettlement, refundInflow and watch, on Solana. */
-export function solanaTruth(d: SolanaDeps): Pick<Rail, "fate" | "verifySettlement" | "refundInflow" | "watch"> {
+/** What the transaction a claim named says of the proof: the one check, read alone or in a batch. */
+function claimReading(tx: ChainTx | null, exp: ExpectedPayment): ClaimReading {
+  if (!tx || !carriesMemo(tx, exp.memo)) return { kind: "not_ours" };
+  return { kind: "ours", tx, problems: verifyPayment(tx, exp) };
+}
+
+/** The port's fate, verifySettlement(s), refundInflow and watch, on Solana. */
+export function solanaTruth(
+  d: SolanaDeps,
+): Pick<Rail, "fate" | "verifySettlement" | "verifySettlements" | "refundInflow" | "watch"> {
+  const verifySettlement = async (p: JournaledProof, claimedTx: string | null): Promise<ClaimReading> => {
+    const exp = await expected(d, p);
+    const rpc = await d.chain();
+    let tx: ChainTx | null = null;
+    try {
+      if (claimedTx) tx = await rpc.transaction(claimedTx);
+    } catch (e) {
+      return { kind: "unknown", why: `the Solana RPC did not answer (${rpcFailure(e)})` };
+    }
+    return claimReading(tx, exp);
+  };
   return {
     async fate(p) {
       const exp = await expected(d, p);
@@ -64,17 +83,24 @@ export function solanaTruth(d: SolanaDeps): Pick<Rail, "fate" | "verifySettlemen
       return { kind: "never", why, ...learned };
     },
 
-    async verifySettlement(p, claimedTx) {
-      const exp = await expected(d, p);
+    verifySettlement,
+
+    async verifySettlements(claims: readonly SettlementClaim[]) {
+      const exps = await Promise.all(claims.map((c) => expected(d, c.proof)));
       const rpc = await d.chain();
-      let tx: ChainTx | null = null;
-      try {
-        if (claimedTx) tx = await rpc.transaction(claimedTx);
-      } catch (e) {
-        return { kind: "unknown", why: `the Solana RPC did not answer (${rpcFailure(e)})` };
-      }
-      if (!tx || !carriesMemo(tx, exp.memo)) return { kind: "not_ours" };
-      return { kind: "ours", tx, problems: verifyPayment(tx, exp) };
+      const named = claims.flatMap((c) => (c.claimedTx ? [c.claimedTx] : []));
+      if (!rpc.transactions) return Promise.all(claims.map((c) => verifySettlement(c.proof, c.claimedTx)));
+      // A node that refuses batches throws here: the caller reads them alone, at its own pace.
+      const read = await rpc.transactions(named);
+      let next = 0;
+      return Promise.all(
+        claims.map((c, i): ClaimReading | Promise<ClaimReading> => {
+          const tx = c.claimedTx ? read[next++] : null;
+          // A read the batch answered with an error (a node that limits batches, say) is asked alone.
+          if (tx instanceof Error || tx === undefined) return verifySettlement(c.proof, c.claimedTx);
+          return claimReading(tx, exps[i]!);
+        }),
+      );
     },
 
     async refundInflow(p, payee, signature) {
