@@ -27,8 +27,8 @@ describe("the summary of a full run", () => {
   it("gives one row per figure, the WAN ratio per rail, each against its target", () => {
     expect(summaryRows(RESULTS).map((r) => [r.result, r.target, r.verdict])).toEqual([
       ["1.60 (20.0 / 12.5 ms)", "<= 1.25", "MISSED"],
-      ["1.07 (104.5 / 97.8 ms)", "<= 1.15", "met"],
-      ["1.30 (130.0 / 100.0 ms)", "<= 1.15", "MISSED"],
+      ["1.07 (104.5 / 97.8 ms)", "<= 1.10", "met"],
+      ["1.30 (130.0 / 100.0 ms)", "<= 1.10", "MISSED"],
       ["1.50 ms; 42.0 % of one core", "< 30 % of one core", "MISSED"],
       ["90.8 -> 152.9 MB; 1.23 MB per 100 calls", "<= 1.5x idle; < 1 MB per 100", "MISSED"],
       ["206", ">= 500", "MISSED"],
@@ -55,6 +55,13 @@ describe("the summary of a full run", () => {
       reconciler: { levels: [{ unfinished: 100, requestsPerSecond: 30, cpuShare: 0.5 }] },
     });
     expect(small[3]!.verdict).toBe("");
+  });
+
+  it("holds the WAN ratio to issue 34's 1.10 on each rail", () => {
+    const at = (mcp: number) =>
+      summaryRows({ ...RESULTS, wanEvm: { mcp: { median: mcp }, peer: { median: 100 } } })[2]!;
+    expect(at(110).verdict).toBe("met");
+    expect(at(110.5).verdict).toBe("MISSED");
   });
 
   it("says a rail was not measured rather than leaving its row out", () => {
