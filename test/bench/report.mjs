@@ -48,7 +48,7 @@ export function formatWan(w, paidCall, commits) {
   if (commits) lines.push(...formatCommits(commits));
   else if (commits === undefined) lines.push("  journal commits per paid call: not counted in this run");
   const wanRatio = w.mcp.median / w.peer.median;
-  const ratioLine = `  ratio MCP/peer p50 ${wanRatio.toFixed(2)} (target <= 1.15: ${verdict(wanRatio <= 1.15)})`;
+  const ratioLine = `  ratio MCP/peer p50 ${wanRatio.toFixed(2)} (target <= 1.10: ${verdict(wanRatio <= 1.1)})`;
   if (paidCall === null) lines.push(ratioLine);
   else {
     const floorRatio = paidCall && paidCall.mcp.median / paidCall.floor.median;
