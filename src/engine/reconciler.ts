@@ -26,7 +26,7 @@ import type { Engine } from "./engine.js";
 import { isCode } from "./errors.js";
 import { executionPatch } from "./read/executions.js";
 import type { DuePoll, JournalStore, PollMove } from "./journal/port.js";
-import { nextInterval, scheduleOnly } from "./model/polling.js";
+import { nextInterval, nextPassWait, scheduleOnly, type LastPass } from "./model/polling.js";
 import { serviceApi } from "./service/api.js";
 import type { ServiceClient } from "./service/client.js";
 import type { Intent, IntentAt, IntentPatch } from "./model/types.js";
@@ -60,12 +60,23 @@ export interface ReconcilerOptions {
    * execution request since is flagged for a person (default 15 min); it is asked again all the same.
    */
   unansweredAttentionMs?: number;
+  /**
+   * After a pass that took every row then due, the next one waits at least this long from
+   * its start (default a quarter of minIntervalMs, at most 250 ms), so that the looks falling
+   * due meanwhile are made together: one batch of settlement reads and one commit of
+   * schedules for them, and the agent's calls, which run on the same thread, are interrupted
+   * once in a while rather than once per call made a second earlier. A pass that left rows
+   * due is followed at once.
+   */
+  passGapMs?: number;
   log?: (line: string) => void;
 }
 
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** When the last pass began, and whether it left rows due (then the next is not held back). */
+  private lastPass: LastPass = { at: Number.NEGATIVE_INFINITY, full: false };
   /** Polling on its own timer (start() was called, stop() was not). */
   private started = false;
   private stopping = false;
@@ -85,6 +96,9 @@ export class Reconciler {
   }
   private get max() {
     return this.o.maxIntervalMs ?? 30_000;
+  }
+  private get passGap() {
+    return this.o.passGapMs ?? Math.min(250, this.min / 4);
   }
   /** How a resume of this reconciler drives an intent. */
   private get resuming() {
@@ -160,7 +174,13 @@ export class Reconciler {
       this.timer.unref();
       return;
     }
-    const wait = Math.max(0, Math.min(next - this.o.now(), this.max));
+    const wait = nextPassWait({
+      nextDue: next,
+      now: this.o.now(),
+      maxMs: this.max,
+      gapMs: this.passGap,
+      last: this.lastPass,
+    });
     this.timer = setTimeout(() => {
       this.tick = this.runOnce().finally(() => {
         this.tick = undefined;
@@ -181,7 +201,11 @@ export class Reconciler {
     this.running = true;
     try {
       const concurrency = this.o.concurrency ?? 4;
-      const due = (await this.o.journal.duePolls(dueBy, concurrency * 8)).filter((r) => !this.inflight.has(r.intentId));
+      const limit = concurrency * 8;
+      this.lastPass = { at: this.o.now(), full: false };
+      const listed = await this.o.journal.duePolls(dueBy, limit);
+      this.lastPass.full = listed.length >= limit;
+      const due = listed.filter((r) => !this.inflight.has(r.intentId));
       // The pass's schedule-only writes, committed together once it is done (journal.reschedule).
       const moves: PollMove[] = [];
       const reads = await this.readClaims(due);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextInterval, scheduleOnly } from "../../src/engine/model/polling.js";
+import { nextInterval, nextPassWait, scheduleOnly } from "../../src/engine/model/polling.js";
 import type { IntentPatch, IntentRecord } from "../../src/engine/model/types.js";
 
 const B = { minMs: 1_000, maxMs: 30_000 };
@@ -70,5 +70,29 @@ describe("a schedule-only patch (committed with its pass)", () => {
     ["a next poll without its interval", { nextPollAt: 3_000 }, false],
   ])("%s: %s", (_what, patch, only) => {
     expect(scheduleOnly(intent, patch)).toEqual(only ? schedule : undefined);
+  });
+});
+
+describe("when the reconciler's next pass starts", () => {
+  const base = { now: 10_000, maxMs: 30_000, gapMs: 250 };
+  it.each<[string, { nextDue: number; at: number; full: boolean }, number]>([
+    ["a row due later, the last pass long ago: at the row", { nextDue: 10_400, at: 0, full: false }, 400],
+    ["a row due now, the last pass long ago: now", { nextDue: 10_000, at: 0, full: false }, 0],
+    ["a row overdue: now", { nextDue: 9_000, at: 0, full: false }, 0],
+    [
+      "a row due now, a pass began 100 ms ago and took every due row: 150 ms on",
+      { nextDue: 10_000, at: 9_900, full: false },
+      150,
+    ],
+    [
+      "a row due in 200 ms, a pass began 100 ms ago: 200 ms on (the later of the two)",
+      { nextDue: 10_200, at: 9_900, full: false },
+      200,
+    ],
+    ["a row due now, a pass began 100 ms ago and left rows due: now", { nextDue: 10_000, at: 9_900, full: true }, 0],
+    ["a row due in an hour: the longest wait, then look again", { nextDue: 3_610_000, at: 0, full: false }, 30_000],
+    ["the first pass ever: no gap to keep", { nextDue: 10_000, at: Number.NEGATIVE_INFINITY, full: false }, 0],
+  ])("%s", (_name, o, wait) => {
+    expect(nextPassWait({ ...base, nextDue: o.nextDue, last: { at: o.at, full: o.full } })).toBe(wait);
   });
 });

@@ -47,3 +47,27 @@ export function scheduleOnly(
   }
   return { nextPollAt, pollIntervalMs };
 }
+
+/** The last pass: when it began, and whether it took as many rows as a pass takes (more may be due). */
+export interface LastPass {
+  at: number;
+  full: boolean;
+}
+
+/**
+ * How long the reconciler waits before its next pass: until the earliest due row (at most
+ * `maxMs`), and — after a pass that took every row then due — at least `gapMs` from that
+ * pass's start, so that rows falling due close together are looked at in one pass. A pass
+ * that left rows due is followed at once.
+ */
+export function nextPassWait(o: {
+  nextDue: number;
+  now: number;
+  maxMs: number;
+  gapMs: number;
+  last: LastPass;
+}): number {
+  const untilDue = Math.min(o.nextDue - o.now, o.maxMs);
+  const untilGap = o.last.full ? 0 : Math.min(o.last.at + o.gapMs - o.now, o.maxMs);
+  return Math.max(0, untilDue, untilGap);
+}
