@@ -15,7 +15,6 @@
 import {
   address,
   appendTransactionMessageInstructions,
-  blockhash as toBlockhash,
   compileTransaction,
   createNoopSigner,
   createTransactionMessage,
@@ -27,23 +26,13 @@ import {
   partiallySignTransactionMessageWithSigners,
   pipe,
   setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
   type TransactionSigner,
 } from "@solana/kit";
 import { getApproveCheckedInstruction, getRevokeInstruction } from "@solana-program/token";
 import { formatDecimal, USDC_DECIMALS } from "../../../domain/money.js";
 import type { Lifetime } from "./chain.js";
 import { describeFee, type AllowanceFee } from "./allowance.js";
-
-const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
-
-const withLifetime =
-  (lifetime: Lifetime) =>
-  <M extends Parameters<typeof setTransactionMessageLifetimeUsingBlockhash>[1]>(m: M) =>
-    setTransactionMessageLifetimeUsingBlockhash(
-      { blockhash: toBlockhash(lifetime.blockhash), lastValidBlockHeight: lifetime.lastValidHeight },
-      m,
-    );
+import { COMPUTE_BUDGET_PROGRAM, SET_COMPUTE_UNIT_LIMIT, SET_COMPUTE_UNIT_PRICE, withLifetime } from "./transfer.js";
 
 /** What the owner's allowance transaction does. */
 export type AllowanceChange = { kind: "grant"; amount: bigint } | { kind: "revoke" };
@@ -93,9 +82,6 @@ const APPROVE = 4;
 const REVOKE = 5;
 const APPROVE_CHECKED = 13;
 
-/** The compute-budget instructions a submitted allowance may carry (our own proofs' two; never heap or data-size requests). */
-const SET_COMPUTE_UNIT_LIMIT = 2;
-const SET_COMPUTE_UNIT_PRICE = 3;
 /** Solana's fee per signature, and its compute budget when none is asked for (per instruction, and at most). */
 const LAMPORTS_PER_SIGNATURE = 5_000n;
 const DEFAULT_UNITS_PER_INSTRUCTION = 200_000;

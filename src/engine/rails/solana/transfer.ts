@@ -32,7 +32,13 @@ import type { PaymentRequirements } from "../../../domain/wire.js";
 import { USDC_DECIMALS } from "../../../domain/money.js";
 import type { Lifetime } from "./chain.js";
 
-const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
+export const COMPUTE_BUDGET_PROGRAM = address("ComputeBudget111111111111111111111111111111");
+/**
+ * The compute budget program's instructions a transfer carries (their first data byte): the
+ * only ones a submitted allowance may carry too (delegate.ts; never heap or data-size requests).
+ */
+export const SET_COMPUTE_UNIT_LIMIT = 2;
+export const SET_COMPUTE_UNIT_PRICE = 3;
 const MEMO_PROGRAM = address("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 /** The reference client's compute budget (@x402/svm DEFAULT_COMPUTE_UNIT_LIMIT / _PRICE_MICROLAMPORTS). */
 const COMPUTE_UNIT_LIMIT = 20_000;
@@ -51,6 +57,15 @@ export interface TransferInput {
   lifetime: Lifetime;
 }
 
+/** Sets a kit transaction message's lifetime to our blockhash (the allowance transactions use it too). */
+export const withLifetime =
+  (lifetime: Lifetime) =>
+  <M extends Parameters<typeof setTransactionMessageLifetimeUsingBlockhash>[1]>(m: M) =>
+    setTransactionMessageLifetimeUsingBlockhash(
+      { blockhash: toBlockhash(lifetime.blockhash), lastValidBlockHeight: lifetime.lastValidHeight },
+      m,
+    );
+
 /** The challenge's memo and fee payer, which every exact proof needs. */
 function memoAndFeePayer(r: PaymentRequirements): { memo: string; feePayer: string } {
   const memo = r.extra.memo;
@@ -65,8 +80,14 @@ function memoAndFeePayer(r: PaymentRequirements): { memo: string; feePayer: stri
 export function transferMessage(o: TransferInput) {
   const { memo, feePayer } = memoAndFeePayer(o.requirements);
   const instructions: Instruction[] = [
-    { programAddress: COMPUTE_BUDGET_PROGRAM, data: new Uint8Array([2, ...le(BigInt(COMPUTE_UNIT_LIMIT), 4)]) },
-    { programAddress: COMPUTE_BUDGET_PROGRAM, data: new Uint8Array([3, ...le(COMPUTE_UNIT_PRICE_MICROLAMPORTS, 8)]) },
+    {
+      programAddress: COMPUTE_BUDGET_PROGRAM,
+      data: new Uint8Array([SET_COMPUTE_UNIT_LIMIT, ...le(BigInt(COMPUTE_UNIT_LIMIT), 4)]),
+    },
+    {
+      programAddress: COMPUTE_BUDGET_PROGRAM,
+      data: new Uint8Array([SET_COMPUTE_UNIT_PRICE, ...le(COMPUTE_UNIT_PRICE_MICROLAMPORTS, 8)]),
+    },
     getTransferCheckedInstruction({
       source: address(o.source),
       mint: address(o.requirements.asset),
@@ -80,11 +101,7 @@ export function transferMessage(o: TransferInput) {
   return pipe(
     createTransactionMessage({ version: 0 }),
     (m) => setTransactionMessageFeePayer(address(feePayer), m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: toBlockhash(o.lifetime.blockhash), lastValidBlockHeight: o.lifetime.lastValidHeight },
-        m,
-      ),
+    withLifetime(o.lifetime),
     (m) => appendTransactionMessageInstructions(instructions, m),
   );
 }
