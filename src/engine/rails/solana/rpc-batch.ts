@@ -7,6 +7,7 @@
  */
 import type { ChainTx } from "./chain.js";
 import type { RpcTransaction } from "./rpc.js";
+import { postJsonRpc } from "./rpc-transport.js";
 
 /** rpc.ts's decodeRpcTransaction, passed in: the decoder a single read uses (and no import cycle). */
 type Decode = (signature: string, raw: RpcTransaction) => Promise<ChainTx>;
@@ -40,7 +41,6 @@ export async function transactionsInOneTrip(
 }
 
 async function oneBatch(url: string, signatures: readonly string[], signal: AbortSignal, decode: Decode) {
-  const { request } = await import("undici");
   // The same request a single read sends (rpc.ts transaction()), one per signature, its index as id.
   const body = signatures.map((signature, id) => ({
     jsonrpc: "2.0",
@@ -48,21 +48,8 @@ async function oneBatch(url: string, signatures: readonly string[], signal: Abor
     method: "getTransaction",
     params: [signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }],
   }));
-  const res = await request(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  const length = Number(res.headers["content-length"] ?? 0);
-  if (res.statusCode !== 200 || length > MAX_ANSWER_BYTES) {
-    await res.body.dump();
-    throw new Error(`the RPC answered the batch with HTTP ${res.statusCode}`);
-  }
-  const text = await res.body.text();
-  if (text.length > MAX_ANSWER_BYTES) throw new Error("the RPC's answer to the batch is too large");
   // Plain JSON: what is read of a transaction (rpc.ts RpcTransaction) takes numbers or bigints alike.
-  const answers: unknown = JSON.parse(text);
+  const answers = await postJsonRpc(url, JSON.stringify(body), signal, MAX_ANSWER_BYTES);
   if (!Array.isArray(answers)) throw new Error("the RPC did not answer the batch with a list");
   const byId = new Map<unknown, Answer>();
   for (const a of answers as Answer[]) if (a && typeof a === "object") byId.set(a.id, a);

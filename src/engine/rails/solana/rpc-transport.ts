@@ -22,19 +22,36 @@ export function jsonOfParams(payload: unknown): string {
   });
 }
 
-/** The transport for `url`: an answer other than 2xx is an error naming its status. */
+/**
+ * One JSON-RPC POST to `url` (a single request, or a batch: rpc-batch.ts), its answer parsed.
+ * An answer other than 2xx, or one past `maxBytes`, is an error naming why.
+ */
+export async function postJsonRpc(
+  url: string,
+  body: string,
+  signal: AbortSignal | undefined,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<unknown> {
+  const res = await request(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body,
+    ...(signal ? { signal } : {}),
+  });
+  const length = Number(res.headers["content-length"] ?? 0);
+  if (res.statusCode < 200 || res.statusCode > 299 || length > maxBytes) {
+    await res.body.dump();
+    throw new Error(
+      length > maxBytes ? "the Solana RPC's answer is too large" : `the Solana RPC answered HTTP ${res.statusCode}`,
+    );
+  }
+  const text = await res.body.text();
+  if (text.length > maxBytes) throw new Error("the Solana RPC's answer is too large");
+  return JSON.parse(text) as unknown;
+}
+
+/** Kit's transport for `url`, over postJsonRpc. */
 export function undiciTransport(url: string): RpcTransport {
-  return (async ({ payload, signal }: { payload: unknown; signal?: AbortSignal }) => {
-    const res = await request(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json" },
-      body: jsonOfParams(payload),
-      ...(signal ? { signal } : {}),
-    });
-    if (res.statusCode < 200 || res.statusCode > 299) {
-      await res.body.dump();
-      throw new Error(`the Solana RPC answered HTTP ${res.statusCode}`);
-    }
-    return (await res.body.json()) as unknown;
-  }) as RpcTransport;
+  return (async ({ payload, signal }: { payload: unknown; signal?: AbortSignal }) =>
+    postJsonRpc(url, jsonOfParams(payload), signal)) as RpcTransport;
 }
